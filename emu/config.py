@@ -1,0 +1,215 @@
+"""Product configs: one TOML file per product of the support matrix.
+
+A config says what the product supports (the API matrix of the spec's section
+13 and the runtime's feature flags), its deployment mode, its devices and their
+memory, and the hardware the timing model builds the machine from. Every number
+carries its source in a `source` table beside it; a config without one, or with
+a field of the wrong type, fails naming the file and the field.
+
+A user config may start with `inherit = "910B"` and override any field.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from models import Hardware
+
+CONFIG_DIR = Path(os.environ.get("ACL_EMU_CONFIG_DIR", Path(__file__).resolve().parent.parent / "configs"))
+DEFAULT_PRODUCT = "910B"
+
+FAMILIES = ("950", "A3", "A2", "200I", "310P", "910", "IPV350")
+
+# Feature flags of the runtime's chip configs (spec §13 and its notes).
+FEATURES = frozenset({
+    "p2p",             # DeviceCanAccessPeer / Enable / Disable
+    "peer_copy_needs_enable",  # a cross-device copy needs EnablePeerAccess first
+    "host_register",   # HostRegister / V2 / GetDevicePointer / Unregister
+    "batch_copy",      # MemcpyBatch family
+    "d2d_by_offset",   # MemcpyAsyncWithOffset
+    "acl_graph",       # capture
+    "stars",           # descriptor copies
+    "memset_task",     # device memset as one task (950)
+    "memcpy2d_async_d2d",
+    "va_flag",         # MallocHostWithCfg VA_FLAG
+    "huge1g",          # HUGE1G policies
+})
+
+
+class ConfigError(ValueError):
+    """A product config is missing, malformed, or names an unknown field."""
+
+    def __init__(self, path, field: str, why: str):
+        super().__init__(f"{path}: field '{field}': {why}")
+        self.path = path
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Product:
+    name: str
+    title: str
+    family: str
+    deployment: str  # "EP" (host drives a card) or "RC" (application on the board)
+    device_count: int
+    memory_bytes: int  # device memory per device, as aclrtGetMemInfo reports total
+    memory_kind: str  # "HBM" or "DDR"
+    malloc_padding: int  # bytes aclrtMalloc adds after rounding to 32
+    max_streams: int
+    max_events: int
+    memcpy_desc_size: int
+    host_link: str  # "pcie", "hccs" or "ub": how the host reaches a device
+    unsupported: frozenset  # C API names this product does not support
+    features: frozenset
+    hardware: Hardware
+    sources: dict  # "section.field" -> source tag
+    path: Path
+
+    def supports(self, api: str) -> bool:
+        return api not in self.unsupported
+
+    def has(self, feature: str) -> bool:
+        return feature in self.features
+
+    @property
+    def ep_mode(self) -> bool:
+        return self.deployment == "EP"
+
+    @property
+    def async_copy_unit(self) -> int:
+        """Largest H2D / D2H task the runtime enqueues (spec §11.1)."""
+        return (256 if self.host_link == "ub" else 64) << 20
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def find(name_or_path: str | os.PathLike) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists():
+        if not p.exists():
+            raise ConfigError(p, "<file>", "no such config file")
+        return p
+    cand = CONFIG_DIR / f"{name_or_path}.toml"
+    if not cand.exists():
+        known = ", ".join(available())
+        raise ConfigError(cand, "<product>", f"unknown product {str(name_or_path)!r}; known: {known}")
+    return cand
+
+
+def available() -> list[str]:
+    return sorted(p.stem for p in CONFIG_DIR.glob("*.toml"))
+
+
+def _read(path: Path, seen=()) -> dict:
+    if path in seen:
+        raise ConfigError(path, "inherit", "inheritance cycle")
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(path, "<syntax>", str(e)) from None
+    parent = data.pop("inherit", None)
+    if parent is not None:
+        if not isinstance(parent, str):
+            raise ConfigError(path, "inherit", "must be a product name or a path")
+        ppath = find(parent if not parent.endswith(".toml") else path.parent / parent)
+        data = _merge(_read(ppath, seen + (path,)), data)
+    return data
+
+
+class _Fields:
+    """Typed access to one table of a config, naming the field on error."""
+
+    def __init__(self, path: Path, data: dict, section: str, sources: dict):
+        self.path, self.section, self.sources = path, section, sources
+        table = data.get(section)
+        if not isinstance(table, dict):
+            raise ConfigError(path, section, "missing table")
+        self.table = table
+        src = table.get("source", {})
+        if not isinstance(src, dict):
+            raise ConfigError(path, f"{section}.source", "must be a table of field -> source")
+        self.src = src
+
+    def get(self, key: str, typ, *, choices=None, positive=False, cited=True):
+        name = f"{self.section}.{key}"
+        if key not in self.table:
+            raise ConfigError(self.path, name, "missing")
+        v = self.table[key]
+        ok = isinstance(v, typ) and not (typ in (int, float) and isinstance(v, bool))
+        if typ is float and isinstance(v, int) and not isinstance(v, bool):
+            v, ok = float(v), True
+        if not ok:
+            raise ConfigError(self.path, name, f"expected {typ.__name__}, got {type(v).__name__} {v!r}")
+        if choices is not None and v not in choices:
+            raise ConfigError(self.path, name, f"{v!r} is not one of {sorted(choices)}")
+        if positive and v <= 0:
+            raise ConfigError(self.path, name, f"must be > 0, got {v!r}")
+        if cited and typ in (int, float):
+            tag = self.src.get(key)
+            if not isinstance(tag, str) or not tag.strip():
+                raise ConfigError(self.path, f"{self.section}.source.{key}",
+                                  "every number needs its source (or 'A: assumed ...')")
+            self.sources[name] = tag
+        return v
+
+
+def _hardware(path: Path, data: dict, sources: dict) -> Hardware:
+    f = _Fields(path, data, "hardware", sources)
+    d = {k: f.get(k, float, positive=True) for k in (
+        "call_overhead_us", "host_memcpy_gbps", "host_memset_gbps", "device_fill_gbps")}
+    d["engines_per_device"] = f.get("engines_per_device", int, positive=True)
+    routes = f.table.get("routes")
+    if not isinstance(routes, dict):
+        raise ConfigError(path, "hardware.routes", "missing table")
+    d["routes"] = {}
+    from models import ROUTES
+    for r in ROUTES:
+        rf = _Fields(path, routes, r, sources)
+        rf.section = f"hardware.routes.{r}"
+        d["routes"][r] = {"gbps": rf.get("gbps", float, positive=True),
+                          "latency_us": rf.get("latency_us", float)}
+    return Hardware.from_dict(d)
+
+
+def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
+    path = find(name_or_path)
+    data = _read(path)
+    sources: dict = {}
+    p = _Fields(path, data, "product", sources)
+    dv = _Fields(path, data, "devices", sources)
+    api = _Fields(path, data, "api", sources)
+    unsupported = api.get("unsupported", list)
+    features = api.get("features", list)
+    for i, x in enumerate(unsupported):
+        if not isinstance(x, str) or not x.startswith("acl"):
+            raise ConfigError(path, f"api.unsupported[{i}]", f"expected an ACL API name, got {x!r}")
+    for i, x in enumerate(features):
+        if x not in FEATURES:
+            raise ConfigError(path, f"api.features[{i}]", f"unknown feature {x!r}; known: {sorted(FEATURES)}")
+    return Product(
+        name=p.get("name", str),
+        title=p.get("title", str),
+        family=p.get("family", str, choices=FAMILIES),
+        deployment=p.get("deployment", str, choices=("EP", "RC")),
+        device_count=dv.get("count", int, positive=True),
+        memory_bytes=dv.get("memory_bytes", int, positive=True),
+        memory_kind=dv.get("memory_kind", str, choices=("HBM", "DDR")),
+        malloc_padding=dv.get("malloc_padding", int),
+        max_streams=dv.get("max_streams", int, positive=True),
+        max_events=dv.get("max_events", int, positive=True),
+        memcpy_desc_size=dv.get("memcpy_desc_size", int, choices=(32, 64)),
+        host_link=dv.get("host_link", str, choices=("pcie", "hccs", "ub")),
+        unsupported=frozenset(unsupported),
+        features=frozenset(features),
+        hardware=_hardware(path, data, sources),
+        sources=sources,
+        path=path,
+    )

@@ -1,0 +1,122 @@
+"""ACL error codes and the exception the runtime raises.
+
+`emu.runtime` raises `AclError(code, message)`; the `emu.acl` facade turns it
+into the integer return code pyACL scripts expect.
+"""
+from __future__ import annotations
+
+import threading
+
+# Every code of the spec's section 2: name -> value.
+CODES: dict[str, int] = {
+    # generic ACL codes
+    "ACL_SUCCESS": 0,
+    "ACL_ERROR_INVALID_PARAM": 100000,
+    "ACL_ERROR_UNINITIALIZE": 100001,
+    "ACL_ERROR_REPEAT_INITIALIZE": 100002,
+    "ACL_ERROR_REPEAT_FINALIZE": 100037,
+    "ACL_ERROR_BAD_ALLOC": 200000,
+    "ACL_ERROR_API_NOT_SUPPORT": 200001,
+    "ACL_ERROR_INVALID_DEVICE": 200002,
+    "ACL_ERROR_MEMORY_ADDRESS_UNALIGNED": 200003,
+    "ACL_ERROR_FEATURE_UNSUPPORTED": 200006,
+    "ACL_ERROR_INTERNAL_ERROR": 500000,
+    "ACL_ERROR_FAILURE": 500001,
+    "ACL_ERROR_RT_FAILURE": 500003,
+    # runtime parameter and state codes
+    "ACL_ERROR_RT_PARAM_INVALID": 107000,
+    "ACL_ERROR_RT_INVALID_DEVICEID": 107001,
+    "ACL_ERROR_RT_CONTEXT_NULL": 107002,
+    "ACL_ERROR_RT_STREAM_CONTEXT": 107003,
+    "ACL_ERROR_RT_STREAM_MODEL": 107005,
+    "ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID": 107006,
+    "ACL_ERROR_RT_EVENT_TIMESTAMP_REVERSAL": 107007,
+    "ACL_ERROR_RT_ADDR_UNALIGNED": 107008,
+    "ACL_ERROR_RT_INVALID_MEMORY_TYPE": 107016,
+    "ACL_ERROR_RT_INVALID_HANDLE": 107017,
+    "ACL_ERROR_RT_INVALID_MALLOC_TYPE": 107018,
+    "ACL_ERROR_RT_DEVICE_TASK_ABORT": 107022,
+    "ACL_ERROR_RT_STREAM_ABORT": 107023,
+    "ACL_ERROR_RT_CAPTURE_DEPENDENCY": 107024,
+    "ACL_ERROR_RT_STREAM_UNJOINED": 107025,
+    "ACL_ERROR_RT_MODEL_CAPTURED": 107026,
+    "ACL_ERROR_RT_STREAM_CAPTURED": 107027,
+    "ACL_ERROR_RT_EVENT_CAPTURED": 107028,
+    "ACL_ERROR_RT_STREAM_NOT_CAPTURED": 107029,
+    "ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT": 107030,
+    "ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT": 107031,
+    "ACL_ERROR_STREAM_CAPTURE_CONFLICT": 107032,
+    "ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED": 107036,
+    "ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD": 107038,
+    "ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC": 107041,
+    "ACL_ERROR_RT_SUB_ACLGRAPH_IS_CAPTURING": 107045,
+    # runtime resource codes
+    "ACL_ERROR_RT_FEATURE_NOT_SUPPORT": 207000,
+    "ACL_ERROR_RT_MEMORY_ALLOCATION": 207001,
+    "ACL_ERROR_RT_MEMORY_FREE": 207002,
+    "ACL_ERROR_RT_NO_DEVICE": 207004,
+    "ACL_ERROR_RT_RESOURCE_ALLOC_FAIL": 207005,
+    "ACL_ERROR_RT_NO_EVENT_RESOURCE": 207007,
+    "ACL_ERROR_RT_NO_STREAM_RESOURCE": 207008,
+    "ACL_ERROR_RT_OVER_LIMIT": 207012,
+    "ACL_ERROR_RT_DEVICE_OOM": 207018,
+    "ACL_ERROR_RT_TIMEOUT": 207020,
+    "ACL_ERROR_RT_LINK_TYPE_NOT_SUPPORTED": 207021,
+    # runtime internal and execution codes
+    "ACL_ERROR_RT_INTERNAL_ERROR": 507000,
+    "ACL_ERROR_RT_TS_ERROR": 507001,
+    "ACL_ERROR_RT_STREAM_TASK_FULL": 507002,
+    "ACL_ERROR_RT_STREAM_NOT_COMPLETE": 507004,
+    "ACL_ERROR_RT_EVENT_NOT_COMPLETE": 507006,
+    "ACL_ERROR_RT_CONTEXT_RELEASE_ERROR": 507007,
+    "ACL_ERROR_RT_SYS_DMA": 507013,
+    "ACL_ERROR_RT_DEV_SETUP_ERROR": 507033,
+    "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT": 507046,
+    "ACL_ERROR_RT_EVENT_SYNC_TIMEOUT": 507047,
+    "ACL_ERROR_RT_COPY_DATA": 507052,
+    "ACL_ERROR_RT_DEVICE_MEM_ERROR": 507053,
+    "ACL_ERROR_RT_DRV_INTERNAL_ERROR": 507899,
+    "ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED": 507903,
+    "ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED": 507910,
+    "ACL_ERROR_HOST_MEMORY_NOT_REGISTERED": 507911,
+}
+
+NAMES: dict[int, str] = {v: k for k, v in CODES.items() if k != "ACL_ERROR_NONE"}
+globals().update(CODES)  # ACL_ERROR_INVALID_PARAM etc. as module constants
+ACL_ERROR_NONE = 0
+
+
+def name_of(code: int) -> str:
+    return NAMES.get(code, f"<unknown ACL code {code}>")
+
+
+class AclError(Exception):
+    """An ACL call failed with `code`; `message` says why, as the runtime log would."""
+
+    def __init__(self, code: int, message: str = ""):
+        super().__init__(code, message)
+        self.code = int(code)
+        self.message = message
+
+    @property
+    def name(self) -> str:
+        return name_of(self.code)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.code}): {self.message}" if self.message else f"{self.name} ({self.code})"
+
+
+class NotEmulated(NotImplementedError):
+    """A feature the emulator does not provide; raised loudly instead of guessing."""
+
+
+# The message of the last failed call, per host thread (acl.get_recent_err_msg).
+_recent = threading.local()
+
+
+def set_recent_error(message: str | None) -> None:
+    _recent.message = message
+
+
+def recent_error() -> str | None:
+    return getattr(_recent, "message", None)

@@ -1,0 +1,311 @@
+"""The address space: where every pointer an ACL program holds points to.
+
+Three kinds of region, one ordered index:
+- device memory: one window per device above the 47-bit user space, so no host
+  pointer can fall in it and a pointer alone tells which device; the backing
+  bytes are allocated on first touch (a 60 GiB allocation never touched costs
+  no RAM);
+- page-locked host memory (aclrtMallocHost): a 64-byte-aligned buffer the
+  emulator owns, at a real process address;
+- pageable host memory: a real buffer the program showed the emulator (through
+  acl.util or `register_host`); the emulator keeps its owner alive while it may
+  still be used, and forgets it once nothing but the emulator refers to it.
+
+An address inside no region is never dereferenced: lookups fail with
+ACL_ERROR_INVALID_PARAM naming the address. Lookup is O(log n) (bisect).
+"""
+from __future__ import annotations
+
+import bisect
+import ctypes
+import sys
+import warnings
+from enum import IntEnum
+
+import numpy as np
+
+from .errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION, AclError
+
+DEVICE_BASE = 1 << 48  # above the 47-bit user address space of x86-64 / arm64 Linux
+DEVICE_WINDOW = 1 << 42  # 4 TiB of addresses per device
+MAX_DEVICES = 64  # RT_MAX_DEV_NUM [source BASEI]
+
+HOST_PAGE = 4096
+HUGE_PAGE = 2 << 20
+HUGE_1G = 1 << 30
+
+
+class Location(IntEnum):
+    """aclrtMemLocationType."""
+    HOST = 0
+    DEVICE = 1
+    UNREGISTERED = 2
+    MANAGED = 3
+    HOST_NUMA = 4
+
+
+class Region:
+    """A contiguous range of addresses and the bytes behind it."""
+
+    __slots__ = ("base", "size", "kind", "device", "page_size", "owner", "_buf", "freed", "policy")
+
+    DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
+
+    def __init__(self, base: int, size: int, kind: str, device: int | None = None,
+                 page_size: int = HOST_PAGE, owner=None, buf: np.ndarray | None = None, policy: int = 0):
+        self.base = base
+        self.size = size
+        self.kind = kind
+        self.device = device
+        self.page_size = page_size
+        self.owner = owner
+        self._buf = buf
+        self.freed = False
+        self.policy = policy
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+    @property
+    def location(self) -> Location:
+        if self.kind == Region.DEVICE:
+            return Location.DEVICE
+        if self.kind == Region.PINNED:
+            return Location.HOST
+        return Location.UNREGISTERED
+
+    @property
+    def is_device(self) -> bool:
+        return self.kind == Region.DEVICE
+
+    @property
+    def materialized(self) -> bool:
+        return self._buf is not None
+
+    def buffer(self) -> np.ndarray:
+        """The region's bytes as a writable uint8 array (device memory: created on first use)."""
+        if self._buf is None:
+            self._buf = np.zeros(self.size, dtype=np.uint8)
+        return self._buf
+
+    def view(self, offset: int, nbytes: int) -> np.ndarray:
+        if offset < 0 or offset + nbytes > self.size:
+            raise AclError(ACL_ERROR_INVALID_PARAM,
+                           f"range 0x{self.base + offset:x}+{nbytes} is outside {self.describe()}")
+        return self.buffer()[offset:offset + nbytes]
+
+    def describe(self) -> str:
+        where = f"device {self.device}" if self.is_device else self.kind + " host"
+        return f"{where} memory [0x{self.base:x}, 0x{self.end:x}) of {self.size} bytes"
+
+    def __repr__(self) -> str:
+        return f"<Region {self.describe()}{' freed' if self.freed else ''}>"
+
+
+def _address_of(arr: np.ndarray) -> int:
+    return arr.__array_interface__["data"][0]
+
+
+def _root_buffer(obj):
+    """(owner, address, nbytes) of the memory block an object's data lives in."""
+    root = obj
+    while isinstance(root, np.ndarray) and root.base is not None:
+        root = root.base
+    if isinstance(root, np.ndarray):
+        return root, _address_of(root), root.nbytes
+    try:
+        flat = np.frombuffer(root, dtype=np.uint8)
+    except (TypeError, ValueError, BufferError):
+        if isinstance(obj, np.ndarray) and obj.flags.c_contiguous:
+            return obj, _address_of(obj), obj.nbytes
+        raise TypeError(f"cannot take the address of a {type(obj).__name__}") from None
+    return root, _address_of(flat), flat.nbytes
+
+
+def writable_view(address: int, nbytes: int, keep=None) -> np.ndarray:
+    """A writable uint8 array over `nbytes` at `address`; `keep` stays alive as long as it."""
+    carr = (ctypes.c_ubyte * nbytes).from_address(address)
+    if keep is not None:
+        carr._keep = keep
+    return np.frombuffer(carr, dtype=np.uint8)
+
+
+class _Window:
+    """First-fit allocator of one device's address window, with coalescing frees."""
+
+    def __init__(self, base: int, size: int):
+        self.starts = [base]
+        self.ends = [base + size]
+
+    def alloc(self, nbytes: int, align: int) -> int | None:
+        for i, (s, e) in enumerate(zip(self.starts, self.ends)):
+            a = (s + align - 1) // align * align
+            if a + nbytes <= e:
+                # split [s, e) into [s, a) and [a + nbytes, e)
+                pieces = [(x, y) for x, y in ((s, a), (a + nbytes, e)) if y > x]
+                self.starts[i:i + 1] = [p[0] for p in pieces]
+                self.ends[i:i + 1] = [p[1] for p in pieces]
+                return a
+        return None
+
+    def free(self, start: int, nbytes: int) -> None:
+        end = start + nbytes
+        i = bisect.bisect_left(self.starts, start)
+        if i > 0 and self.ends[i - 1] == start:  # merge with the left neighbour
+            i -= 1
+            start = self.starts[i]
+            del self.starts[i], self.ends[i]
+        if i < len(self.starts) and self.starts[i] == end:  # and the right one
+            end = self.ends[i]
+            del self.starts[i], self.ends[i]
+        self.starts.insert(i, start)
+        self.ends.insert(i, end)
+
+
+class AddressSpace:
+    """Every region the emulator knows, indexed by base address."""
+
+    def __init__(self, num_devices: int, capacity: int):
+        if num_devices > MAX_DEVICES:
+            raise ValueError(f"at most {MAX_DEVICES} devices")
+        self._starts: list[int] = []
+        self._regions: list[Region] = []
+        self.windows = [_Window(DEVICE_BASE + d * DEVICE_WINDOW, DEVICE_WINDOW) for d in range(num_devices)]
+        self.capacity = capacity
+        self.used = [0] * num_devices
+        self._pageable = 0
+        self._prune_at = 256
+        self._warned: set[int] = set()
+
+    # -- the index -------------------------------------------------------------
+    def _insert(self, region: Region) -> None:
+        i = bisect.bisect_left(self._starts, region.base)
+        self._starts.insert(i, region.base)
+        self._regions.insert(i, region)
+
+    def _remove(self, region: Region) -> None:
+        i = bisect.bisect_left(self._starts, region.base)
+        while self._regions[i] is not region:
+            i += 1
+        del self._starts[i], self._regions[i]
+
+    def find(self, addr: int) -> Region | None:
+        i = bisect.bisect_right(self._starts, addr) - 1
+        if i >= 0:
+            r = self._regions[i]
+            if addr < r.end:
+                return r
+        return None
+
+    def resolve(self, addr: int, nbytes: int = 1) -> tuple[Region, int]:
+        """(region, offset) for `nbytes` at `addr`; AclError if any byte is outside one region."""
+        r = self.find(addr)
+        if r is None:
+            if is_device_address(addr):
+                raise AclError(ACL_ERROR_INVALID_PARAM,
+                               f"address 0x{addr:x} is not in any allocation of device {device_of(addr)}")
+            raise AclError(ACL_ERROR_INVALID_PARAM,
+                           f"host address 0x{addr:x} is not memory the emulator knows: allocate it with "
+                           f"aclrtMallocHost or show it with acl.util.numpy_to_ptr / bytes_to_ptr")
+        off = addr - r.base
+        if off + nbytes > r.size:
+            raise AclError(ACL_ERROR_INVALID_PARAM,
+                           f"{nbytes} bytes at 0x{addr:x} run {off + nbytes - r.size} bytes past the end of "
+                           f"{r.describe()}")
+        return r, off
+
+    def regions(self) -> list[Region]:
+        return list(self._regions)
+
+    # -- device memory ---------------------------------------------------------
+    def alloc_device(self, device: int, nbytes: int, align: int, page_size: int, policy: int = 0) -> Region:
+        if self.used[device] + nbytes > self.capacity:
+            raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                           f"device {device} is out of memory: {nbytes} bytes requested, "
+                           f"{self.capacity - self.used[device]} free")
+        base = self.windows[device].alloc(nbytes, align)
+        if base is None:
+            raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device}: address window exhausted")
+        r = Region(base, nbytes, Region.DEVICE, device=device, page_size=page_size, policy=policy)
+        self.used[device] += nbytes
+        self._insert(r)
+        return r
+
+    def free_device(self, r: Region) -> None:
+        self._remove(r)
+        self.windows[r.device].free(r.base, r.size)
+        self.used[r.device] -= r.size
+        r.freed = True
+        r._buf = None
+
+    # -- page-locked host memory -----------------------------------------------
+    def alloc_pinned(self, nbytes: int, align: int = 64) -> Region:
+        raw = np.zeros(nbytes + align, dtype=np.uint8)
+        skew = (-_address_of(raw)) % align
+        buf = raw[skew:skew + nbytes]
+        r = Region(_address_of(buf), nbytes, Region.PINNED, buf=buf, owner=raw)
+        self._insert(r)
+        return r
+
+    def free_pinned(self, r: Region) -> None:
+        self._remove(r)
+        r.freed = True  # queued tasks still hold `r`, so its buffer outlives them
+
+    # -- pageable host memory ----------------------------------------------------
+    def register_host(self, obj) -> tuple[int, Region | None]:
+        """Make `obj`'s memory known as pageable; return (address of obj's data, region)."""
+        if isinstance(obj, np.ndarray):
+            addr = _address_of(obj)
+        else:
+            addr = _address_of(np.frombuffer(obj, dtype=np.uint8))
+        owner, base, size = _root_buffer(obj)
+        if size == 0:
+            return addr, None
+        existing = self.find(base)
+        if existing is not None and base + size <= existing.end:
+            return addr, existing  # already known (a view of a known buffer, or pinned memory)
+        for r in self._overlapping(base, size):
+            if r.kind != Region.PAGEABLE:
+                raise AclError(ACL_ERROR_INVALID_PARAM,
+                               f"buffer at 0x{base:x}+{size} overlaps {r.describe()}")
+            self._remove(r)
+            self._pageable -= 1
+        r = Region(base, size, Region.PAGEABLE, owner=owner, buf=writable_view(base, size))
+        self._insert(r)
+        self._pageable += 1
+        if self._pageable >= self._prune_at:
+            self._prune()
+        return addr, r
+
+    def _overlapping(self, base: int, size: int) -> list[Region]:
+        i = max(bisect.bisect_right(self._starts, base) - 1, 0)
+        out = []
+        while i < len(self._regions) and self._regions[i].base < base + size:
+            if self._regions[i].end > base:
+                out.append(self._regions[i])
+            i += 1
+        return out
+
+    def _prune(self) -> None:
+        """Forget pageable buffers nothing but the emulator refers to any more."""
+        for r in [r for r in self._regions if r.kind == Region.PAGEABLE]:
+            if sys.getrefcount(r.owner) <= 3:  # r.owner, the loop's reference, getrefcount's argument
+                self._remove(r)
+                r.freed = True
+                self._pageable -= 1
+        self._prune_at = max(256, 2 * self._pageable)
+
+    def warn_freed(self, r: Region, what: str) -> None:
+        if r.base not in self._warned:
+            self._warned.add(r.base)
+            warnings.warn(f"{what} on {r.describe()} after it was freed; the bytes are dropped",
+                          RuntimeWarning, stacklevel=2)
+
+
+def is_device_address(addr: int) -> bool:
+    return DEVICE_BASE <= addr < DEVICE_BASE + MAX_DEVICES * DEVICE_WINDOW
+
+
+def device_of(addr: int) -> int:
+    return (addr - DEVICE_BASE) // DEVICE_WINDOW
