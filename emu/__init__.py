@@ -1,0 +1,27 @@
+"""acl-emu: the CANN ACL runtime's memory APIs, emulated, with a timing model.
+
+    import emu.acl as acl      # pyACL-compatible facade
+    from emu import runtime    # the same APIs, Pythonic (values returned, AclError raised)
+    emu.configure(product="A3")
+    emu.install()              # `import acl` now imports the emulator
+"""
+from __future__ import annotations
+
+import sys
+
+from .errors import AclError, NotEmulated
+from .runtime import configure, current
+
+__version__ = "0.1.0"
+
+
+def install() -> None:
+    """Make `import acl` (and acl.rt, acl.util, ...) import the emulator's facade."""
+    from . import acl
+
+    sys.modules["acl"] = acl
+    for name in ("rt", "util", "media", "mdl", "op"):
+        sys.modules[f"acl.{name}"] = getattr(acl, name)
+
+
+__all__ = ["AclError", "NotEmulated", "configure", "current", "install", "__version__"]

@@ -1,0 +1,35 @@
+"""pyACL-compatible facade: `import emu.acl as acl` (or `emu.install()` and `import acl`).
+
+Same module tree, names, argument order and return convention as pyACL:
+ints in, a return code (or `(outputs..., ret)`) out. What the emulator does not
+provide raises AttributeError saying so.
+"""
+from __future__ import annotations
+
+import types
+
+from .. import runtime as _rt
+from ..errors import recent_error
+from . import media, rt, util
+from ._bind import bind, install_missing
+
+init = bind("acl.init", _rt.init, "s", optional=1)
+finalize = bind("acl.finalize", _rt.finalize)
+
+
+def get_recent_err_msg() -> str | None:
+    """The message of the last failed ACL call on this thread (None if none failed)."""
+    return recent_error()
+
+
+def _empty(name: str) -> types.ModuleType:
+    mod = types.ModuleType(f"{__name__}.{name}", f"acl.{name}: not emulated by acl-emu.")
+    mod.__getattr__ = lambda attr: (_ for _ in ()).throw(
+        AttributeError(f"acl.{name}.{attr} is not emulated by acl-emu"))
+    return mod
+
+
+mdl = _empty("mdl")
+op = _empty("op")
+
+install_missing(__name__)

@@ -1,0 +1,61 @@
+"""acl.rt: pyACL's runtime functions (names, argument order and returns as pyACL)."""
+from __future__ import annotations
+
+from .. import runtime as _rt
+from ._bind import INT, bind, install_missing
+
+
+def _b(name, method, params="", outputs=(), **kw):
+    globals()[name] = bind(f"acl.rt.{name}", getattr(_rt, method), params, outputs, **kw)
+
+
+def _attributes(a):
+    return {"location": {"id": a.id, "type": int(a.type)}, "page_size": a.page_size, "rsv": [0, 0, 0, 0]}
+
+
+# devices and contexts
+_b("set_device", "set_device", "i")
+_b("reset_device", "reset_device", "i")
+_b("reset_device_force", "reset_device_force", "i")
+_b("get_device", "get_device", "", (0,))
+_b("get_device_count", "get_device_count", "", (0,))
+_b("get_run_mode", "get_run_mode", "", (0,))
+_b("synchronize_device", "synchronize_device")
+_b("create_context", "create_context", "i", (0,))
+_b("destroy_context", "destroy_context", "i")
+_b("set_context", "set_context", "i")
+_b("get_context", "get_context", "", (0,))
+# streams
+_b("create_stream", "create_stream", "", (0,))
+_b("create_stream_with_config", "create_stream_with_config", "ii", (0,))
+_b("destroy_stream", "destroy_stream", "i")
+_b("destroy_stream_force", "destroy_stream_force", "i")
+_b("synchronize_stream", "synchronize_stream", "i")
+_b("synchronize_stream_with_timeout", "synchronize_stream_with_timeout", "ii")
+_b("stream_query", "stream_query", "i", (0,))
+# events
+_b("create_event", "create_event", "", (0,))
+_b("create_event_with_flag", "create_event_with_flag", "i", (0,))
+_b("destroy_event", "destroy_event", "i")
+_b("record_event", "record_event", "ii")
+_b("reset_event", "reset_event", "ii")
+_b("stream_wait_event", "stream_wait_event", "ii")
+_b("synchronize_event", "synchronize_event", "i")
+_b("query_event_status", "query_event_status", "i", (0,))
+_b("event_elapsed_time", "event_elapsed_time", "ii", (0.0,))
+# memory
+_b("malloc", "malloc", "ii", (0,))
+_b("malloc_host", "malloc_host", "i", (0,))
+_b("free", "free", "i")
+_b("free_host", "free_host", "i")
+_b("get_mem_info", "get_mem_info", "i", (0, 0))
+_b("pointer_get_attributes", "pointer_get_attributes", "i", ({},), convert=_attributes)
+# copies and memsets
+_b("memcpy", "memcpy", "iiiii")
+_b("memcpy_async", "memcpy_async", "iiiiii")
+_b("memcpy_async_with_condition", "memcpy_async_with_condition", "iiiiii")
+_b("memset", "memset", "iiii")
+_b("memset_async", "memset_async", "iiiii")
+
+install_missing(__name__)
+del INT

@@ -1,0 +1,48 @@
+"""The `acl-emu` command (also `python -m emu`)."""
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+
+
+def run_script(script: str, args: list[str], product: str | None = None) -> int:
+    """Run an unchanged pyACL script with the emulator installed as `acl`."""
+    import emu
+
+    if product:
+        emu.configure(product=product)
+    emu.install()
+    rt = emu.current()
+    old_argv = sys.argv
+    sys.argv = [script, *args]
+    code = 0
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if not isinstance(e.code, int) and e.code is not None:
+            print(e.code, file=sys.stderr)
+    finally:
+        sys.argv = old_argv
+    rt = emu.current()
+    print(f"[acl-emu] {rt.product.name}: simulated time {rt.clock * 1e3:.3f} ms, "
+          f"{sum(rt.calls.values())} ACL calls, {len(rt.machine.records)} device tasks", file=sys.stderr)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="acl-emu", description="Emulated CANN ACL runtime")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run an unchanged pyACL script under the emulator")
+    run.add_argument("--product", help="product config name or TOML path (default: $ACL_EMU_PRODUCT or 910B)")
+    run.add_argument("script")
+    run.add_argument("args", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(argv)
+    if ns.command == "run":
+        return run_script(ns.script, ns.args, ns.product)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""The emulated ACL runtime: the semantics behind every API.
+
+Call it directly for a Pythonic API (values returned, `AclError` raised), or
+through `emu.acl` for pyACL's (ints in, `(values..., ret)` out). One runtime
+per process, built from the product chosen with `emu.configure` (or the
+ACL_EMU_PRODUCT environment variable; default 910B).
+
+    from emu import runtime as rt
+    rt.set_device(0)
+    dev = rt.malloc(1 << 20)
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from .. import config
+from .core import Context, Core, Device, Event, Stream, api
+from .memops import MemoryOps, PointerAttributes, correct_kind, route_of
+
+
+class Runtime(MemoryOps, Core):
+    """One emulated process: its devices, memory, streams, events and simulated machine."""
+
+
+_current: Runtime | None = None
+_settings: dict = {}
+_lock = threading.Lock()
+
+
+def configure(product: str | os.PathLike | None = None, *, functional: bool | None = None) -> Runtime:
+    """Choose the product (a name from configs/ or a TOML path) and start a fresh runtime.
+
+    Call before acl.init(); everything of the previous runtime is dropped.
+    """
+    global _current
+    with _lock:
+        if product is not None:
+            _settings["product"] = product
+        if functional is not None:
+            _settings["functional"] = functional
+        name = _settings.get("product") or os.environ.get("ACL_EMU_PRODUCT") or config.DEFAULT_PRODUCT
+        _current = Runtime(config.load(name), functional=_settings.get("functional", True))
+        return _current
+
+
+def current() -> Runtime:
+    """The process's runtime, created on first use."""
+    rt = _current
+    if rt is None:
+        with _lock:
+            rt = _current
+        if rt is None:
+            rt = configure()
+    return rt
+
+
+def _delegate(name: str):
+    method = getattr(Runtime, name)
+
+    def call(*args, **kwargs):
+        return method(current(), *args, **kwargs)
+
+    call.__name__ = name
+    call.__doc__ = method.__doc__
+    call.__wrapped__ = method
+    return call
+
+
+API_NAMES = sorted(n for n in dir(Runtime) if hasattr(getattr(Runtime, n), "acl_name"))
+globals().update({n: _delegate(n) for n in API_NAMES + ["register_host", "host_array"]})
+
+__all__ = ["Runtime", "Context", "Device", "Event", "Stream", "PointerAttributes", "configure", "current",
+           "correct_kind", "route_of", "api", "API_NAMES", *API_NAMES, "register_host", "host_array"]

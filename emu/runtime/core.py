@@ -1,0 +1,565 @@
+"""Process, thread, device, context, stream and event state of the emulated runtime.
+
+One `Runtime` per emulated process. Every public method is an ACL API: it
+checks its arguments in the reference runtime's order (ACL layer first, then
+the runtime's C entry and parameter checks) and raises `AclError` with the
+code the real runtime returns. A global lock makes concurrent calls from
+several threads safe; the current context and the host's virtual clock are
+per thread, as in ACL.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import threading
+from itertools import count
+
+from models import MARKER, Machine, Task
+
+from .. import constants as C
+from ..config import Product
+from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_REPEAT_FINALIZE,
+                      ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_CONTEXT_NULL,
+                      ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_DRV_INTERNAL_ERROR,
+                      ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                      ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_INVALID_HANDLE,
+                      ACL_ERROR_RT_NO_DEVICE, ACL_ERROR_RT_NO_EVENT_RESOURCE, ACL_ERROR_RT_NO_STREAM_RESOURCE,
+                      ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CONTEXT,
+                      ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, AclError, set_recent_error)
+from ..memory import AddressSpace
+
+_handles = count(0x5A000010, 16)  # handle values look like pointers and are never reused
+
+
+def api(name: str):
+    """Mark a method as the ACL API `name`: lock, product gate, host clock, error message."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(self: "Core", *args, **kwargs):
+            with self.lock:
+                if name in self.product.unsupported:
+                    err = AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                                   f"{name} is not supported on {self.product.name} ({self.product.title})")
+                    set_recent_error(str(err))
+                    raise err
+                self.calls[name] = self.calls.get(name, 0) + 1
+                self.tick()
+                try:
+                    return fn(self, *args, **kwargs)
+                except AclError as err:
+                    if not err.message:
+                        err.message = f"{name} failed"
+                    set_recent_error(f"{name}: {err}")
+                    raise
+
+        call.acl_name = name
+        return call
+
+    return wrap
+
+
+def fail(code: int, message: str) -> None:
+    raise AclError(code, message)
+
+
+class Context:
+    def __init__(self, device: "Device", primary: bool):
+        self.handle = next(_handles)
+        self.device = device
+        self.primary = primary
+        self.destroyed = False
+        self.streams: list[Stream] = []
+        self.default_stream: Stream | None = None
+
+
+class Stream:
+    def __init__(self, ctx: Context, mstream, flags: int = 0, priority: int = 0, default: bool = False):
+        self.handle = 0 if default else next(_handles)
+        self.ctx = ctx
+        self.m = mstream  # the models.Stream the tasks run on
+        self.flags = flags
+        self.priority = priority
+        self.default = default
+        self.destroyed = False
+
+    @property
+    def device(self) -> int:
+        return self.ctx.device.id
+
+    def __repr__(self) -> str:
+        return f"<Stream {self.m.name}>"
+
+
+class Event:
+    def __init__(self, flags: int, device: int):
+        self.handle = next(_handles)
+        self.flags = flags
+        self.device = device
+        self.record: Task | None = None  # the latest record's marker task
+        self.destroyed = False
+
+    @property
+    def can_wait(self) -> bool:
+        return bool(self.flags & (C.ACL_EVENT_SYNC | C.ACL_EVENT_DDSYNC))
+
+    @property
+    def timed(self) -> bool:
+        return bool(self.flags & C.ACL_EVENT_TIME_LINE)
+
+
+class Device:
+    def __init__(self, device_id: int):
+        self.id = device_id
+        self.refcount = 0
+        self.primary: Context | None = None
+        self.contexts: list[Context] = []
+        self.events = 0
+        self.regions: set = set()
+
+    @property
+    def streams(self) -> int:
+        return sum(len(c.streams) + 1 for c in self.contexts)
+
+
+class Core:
+    """The whole emulated process."""
+
+    def __init__(self, product: Product, functional: bool = True):
+        self.product = product
+        self.functional = functional
+        self.lock = threading.RLock()
+        self.space = AddressSpace(product.device_count, product.memory_bytes)
+        self.machine = Machine(product.hardware, product.device_count)
+        self.visible = self._visible_devices()
+        self.devices = [Device(i) for i in range(product.device_count)]
+        self.handles: dict[int, object] = {}
+        self.init_refcount = 0
+        self.finalized = False
+        self.init_hash: str | None = None
+        self.default_device: int | None = None
+        self.calls: dict[str, int] = {}
+        self._tls = threading.local()
+
+    # -- thread state and the host clock ------------------------------------------
+    @property
+    def ctx(self) -> Context | None:
+        ctx = getattr(self._tls, "ctx", None)
+        if ctx is not None and ctx.destroyed:
+            self._tls.ctx = ctx = None
+        return ctx
+
+    @ctx.setter
+    def ctx(self, value: Context | None) -> None:
+        self._tls.ctx = value
+
+    @property
+    def clock(self) -> float:
+        """This host thread's virtual time, in simulated seconds."""
+        return getattr(self._tls, "clock", 0.0)
+
+    @clock.setter
+    def clock(self, t: float) -> None:
+        self._tls.clock = t
+
+    def tick(self, seconds: float | None = None) -> None:
+        """Spend host time (one API call by default) and let the devices catch up to it."""
+        self.clock = self.clock + (self.product.hardware.call_overhead if seconds is None else seconds)
+        self.machine.run_until(self.clock)
+
+    def wait_for(self, task: Task) -> None:
+        """Block this host thread until `task` completes."""
+        end = self.machine.wait(task)
+        self.clock = max(self.clock, end)
+
+    def current_context(self, implicit: bool = True) -> Context:
+        """G7: the thread's context; `implicit` paths may open the configured default device."""
+        ctx = self.ctx
+        if ctx is None and implicit and self.default_device is not None:
+            self._set_device(self.default_device)
+            ctx = self.ctx
+        if ctx is None:
+            fail(ACL_ERROR_RT_CONTEXT_NULL, "no current context: call aclrtSetDevice first")
+        return ctx
+
+    # -- handles -----------------------------------------------------------------
+    def _lookup(self, handle: int, typ, what: str):
+        obj = self.handles.get(handle)
+        if not isinstance(obj, typ) or obj.destroyed:
+            fail(ACL_ERROR_RT_INVALID_HANDLE, f"{what} handle 0x{handle:x} is not a live {what}")
+        return obj
+
+    def stream_of(self, handle: int, check_context: bool = True) -> Stream:
+        """Resolve a stream handle: 0 is the current context's default stream (G5, G6, G8)."""
+        if handle == 0:
+            return self.current_context().default_stream
+        s = self._lookup(handle, Stream, "stream")
+        if check_context:
+            ctx = self.current_context()
+            if s.ctx is not ctx:
+                fail(ACL_ERROR_RT_STREAM_CONTEXT,
+                     f"stream 0x{handle:x} belongs to a context of device {s.device}, "
+                     f"not to the current context (device {ctx.device.id})")
+        return s
+
+    def check_stream_handle(self, handle: int) -> None:
+        if handle != 0:
+            self._lookup(handle, Stream, "stream")
+
+    def event_of(self, handle: int) -> Event:
+        return self._lookup(handle, Event, "event")
+
+    # -- init / finalize ------------------------------------------------------------
+    @api("aclInit")
+    def init(self, config_path: str | None = None) -> None:
+        if self.init_refcount > 0:
+            self.init_refcount += 1
+            fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called")
+        content = b""
+        if config_path:
+            try:
+                with open(config_path, "rb") as f:
+                    content = f.read()
+            except OSError as e:
+                fail(ACL_ERROR_INVALID_PARAM, f"cannot read config {config_path}: {e.strerror}")
+        digest = hashlib.sha256(content).hexdigest()
+        if self.finalized and self.init_hash is not None and digest != self.init_hash:
+            fail(ACL_ERROR_INVALID_PARAM, "aclInit after aclFinalize with a different config")
+        if content.strip():
+            try:
+                cfg = json.loads(content)
+            except ValueError as e:
+                fail(ACL_ERROR_INVALID_PARAM, f"config {config_path} is not JSON: {e}")
+            dd = cfg.get("defaultDevice") if isinstance(cfg, dict) else None
+            if isinstance(dd, dict):
+                dd = dd.get("default_device")
+            if dd is not None:
+                try:
+                    self.default_device = int(dd)
+                except (TypeError, ValueError):
+                    fail(ACL_ERROR_INVALID_PARAM, f"defaultDevice {dd!r} is not a device id")
+        self.init_hash = self.init_hash or digest
+        self.init_refcount = 1
+        self.finalized = False
+
+    @api("aclFinalize")
+    def finalize(self) -> None:
+        if self.finalized:
+            fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize was already called")
+        self.finalized = True
+        self.init_refcount = 0
+
+    # -- devices --------------------------------------------------------------------
+    def _visible_devices(self) -> list[int]:
+        spec = os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
+        n = self.product.device_count
+        if not spec:
+            return list(range(n))
+        try:
+            ids = [int(x) for x in spec.split(",") if x.strip()]
+        except ValueError:
+            return []
+        return [i for i in ids if 0 <= i < n]
+
+    def physical(self, device_id: int) -> "Device":
+        if not isinstance(device_id, int) or not 0 <= device_id < len(self.visible):
+            fail(ACL_ERROR_RT_INVALID_DEVICEID,
+                 f"device {device_id} is not one of the {len(self.visible)} visible devices of "
+                 f"{self.product.name}")
+        return self.devices[self.visible[device_id]]
+
+    def _new_context(self, dev: Device, primary: bool) -> Context:
+        ctx = Context(dev, primary)
+        m = self.machine.stream(f"dev{dev.id}/ctx{ctx.handle:x}/default", dev.id)
+        ctx.default_stream = Stream(ctx, m, default=True)
+        dev.contexts.append(ctx)
+        self.handles[ctx.handle] = ctx
+        return ctx
+
+    def _set_device(self, device_id: int) -> None:
+        dev = self.physical(device_id)
+        if dev.refcount == 0 or dev.primary is None:
+            dev.primary = self._new_context(dev, primary=True)
+        dev.refcount += 1
+        self.ctx = dev.primary
+
+    @api("aclrtSetDevice")
+    def set_device(self, device_id: int) -> None:
+        self._set_device(device_id)
+
+    def _release_context(self, ctx: Context) -> None:
+        for s in [ctx.default_stream, *ctx.streams]:
+            if not s.m.idle:
+                self.wait_for(s.m.last)
+            s.destroyed = True
+        ctx.streams.clear()
+        ctx.destroyed = True
+        ctx.device.contexts.remove(ctx)
+        if self.ctx is ctx:
+            self.ctx = None
+
+    def _release_device(self, dev: Device) -> None:
+        for ctx in list(dev.contexts):
+            self._release_context(ctx)
+        dev.primary = None
+        dev.refcount = 0
+        for r in [r for r in self.space.regions() if r.is_device and r.device == dev.id]:
+            self.space.free_device(r)
+
+    @api("aclrtResetDevice")
+    def reset_device(self, device_id: int) -> None:
+        dev = self.physical(device_id)
+        if dev.refcount <= 0:
+            fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, f"device {device_id} is not set (or already reset)")
+        dev.refcount -= 1
+        if dev.refcount == 0:
+            self._release_device(dev)
+
+    @api("aclrtResetDeviceForce")
+    def reset_device_force(self, device_id: int) -> None:
+        dev = self.physical(device_id)
+        if dev.refcount <= 0:
+            fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, f"device {device_id} is not set (or already reset)")
+        self._release_device(dev)
+
+    @api("aclrtGetDevice")
+    def get_device(self) -> int:
+        ctx = self.ctx
+        if ctx is None:
+            if self.default_device is not None:
+                return self.default_device
+            fail(ACL_ERROR_RT_CONTEXT_NULL, "no current device: call aclrtSetDevice first")
+        return self.visible.index(ctx.device.id)
+
+    @api("aclrtGetDeviceCount")
+    def get_device_count(self) -> int:
+        if not self.visible:
+            fail(ACL_ERROR_RT_NO_DEVICE, "ASCEND_RT_VISIBLE_DEVICES names no device of this product")
+        return len(self.visible)
+
+    @api("aclrtGetRunMode")
+    def get_run_mode(self) -> int:
+        return C.ACL_HOST if self.product.ep_mode else C.ACL_DEVICE
+
+    @api("aclrtSynchronizeDevice")
+    def synchronize_device(self) -> None:
+        ctx = self.current_context()
+        for s in [ctx.default_stream, *ctx.streams]:
+            self._drain(s)
+
+    # -- contexts -------------------------------------------------------------------
+    @api("aclrtCreateContext")
+    def create_context(self, device_id: int) -> int:
+        dev = self.physical(device_id)
+        if dev.refcount == 0 or dev.primary is None:
+            dev.primary = self._new_context(dev, primary=True)
+        dev.refcount += 1
+        ctx = self._new_context(dev, primary=False)
+        self.ctx = ctx
+        return ctx.handle
+
+    @api("aclrtDestroyContext")
+    def destroy_context(self, handle: int) -> None:
+        if handle == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "context is null")
+        ctx = self._lookup(handle, Context, "context")
+        if ctx.primary:
+            fail(ACL_ERROR_RT_PARAM_INVALID, "the primary context is released by aclrtResetDevice")
+        dev = ctx.device
+        self._release_context(ctx)
+        dev.refcount -= 1
+        if dev.refcount == 0:
+            self._release_device(dev)
+
+    @api("aclrtSetCurrentContext")
+    def set_context(self, handle: int) -> None:
+        if handle == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "context is null")
+        self.ctx = self._lookup(handle, Context, "context")
+
+    @api("aclrtGetCurrentContext")
+    def get_context(self) -> int:
+        return self.current_context(implicit=False).handle
+
+    # -- streams ---------------------------------------------------------------------
+    def _new_stream(self, flags: int = 0, priority: int = 0) -> int:
+        ctx = self.current_context()
+        dev = ctx.device
+        if dev.streams >= self.product.max_streams:
+            fail(ACL_ERROR_RT_NO_STREAM_RESOURCE,
+                 f"device {dev.id} already has {self.product.max_streams} streams, the limit on "
+                 f"{self.product.name}")
+        s = Stream(ctx, None, flags=flags, priority=priority)
+        s.m = self.machine.stream(f"dev{dev.id}/stream{s.handle:x}", dev.id)
+        ctx.streams.append(s)
+        self.handles[s.handle] = s
+        return s.handle
+
+    @api("aclrtCreateStream")
+    def create_stream(self) -> int:
+        return self._new_stream()
+
+    @api("aclrtCreateStreamWithConfig")
+    def create_stream_with_config(self, priority: int, flag: int) -> int:
+        if flag & ~0x3F:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"stream flag 0x{flag:x} has unknown bits")
+        return self._new_stream(flags=flag, priority=min(max(priority, 0), 7))
+
+    def _drain(self, s: Stream) -> None:
+        if not s.m.idle:
+            self.wait_for(s.m.last)
+        if s.m.failed:
+            task, s.m.failed[:] = s.m.failed[0], []
+            fail(ACL_ERROR_RT_DRV_INTERNAL_ERROR, f"{task.label} on {s.m.name} failed: {task.error}")
+
+    def _destroy_stream(self, handle: int, wait: bool) -> None:
+        if handle == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "stream is null")
+        s = self._lookup(handle, Stream, "stream")
+        if wait and not s.m.idle:
+            self.wait_for(s.m.last)
+        s.destroyed = True
+        if s in s.ctx.streams:
+            s.ctx.streams.remove(s)
+
+    @api("aclrtDestroyStream")
+    def destroy_stream(self, handle: int) -> None:
+        self._destroy_stream(handle, wait=True)
+
+    @api("aclrtDestroyStreamForce")
+    def destroy_stream_force(self, handle: int) -> None:
+        self._destroy_stream(handle, wait=False)
+
+    @api("aclrtSynchronizeStream")
+    def synchronize_stream(self, handle: int = 0) -> None:
+        s = self.stream_of(handle, check_context=False)
+        if s.flags & (C.ACL_STREAM_PERSISTENT | C.ACL_STREAM_DEVICE_USE_ONLY | C.ACL_STREAM_CPU_SCHEDULE):
+            return
+        self._drain(s)
+
+    @api("aclrtSynchronizeStreamWithTimeout")
+    def synchronize_stream_with_timeout(self, handle: int, timeout_ms: int) -> None:
+        if timeout_ms < -1:
+            fail(ACL_ERROR_INVALID_PARAM, f"timeout {timeout_ms} ms: must be -1 (forever) or >= 0")
+        s = self.stream_of(handle, check_context=False)
+        if timeout_ms > 0 and not s.m.idle:
+            deadline = self.clock + timeout_ms / 1000.0
+            self.machine.run_until(deadline)
+            if not s.m.last.completed:
+                self.clock = deadline
+                fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
+                     f"stream not complete after {timeout_ms} ms of simulated time")
+        self._drain(s)
+
+    @api("aclrtStreamQuery")
+    def stream_query(self, handle: int = 0) -> int:
+        s = self.stream_of(handle, check_context=False)
+        return C.ACL_STREAM_STATUS_COMPLETE if s.m.idle else C.ACL_STREAM_STATUS_NOT_READY
+
+    # -- events -----------------------------------------------------------------------
+    def _new_event(self, flags: int) -> int:
+        dev = self.current_context().device
+        if dev.events >= self.product.max_events:
+            fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, f"device {dev.id} has no event left")
+        ev = Event(flags, dev.id)
+        dev.events += 1
+        self.handles[ev.handle] = ev
+        return ev.handle
+
+    @api("aclrtCreateEvent")
+    def create_event(self) -> int:
+        return self._new_event(C.ACL_EVENT_DEFAULT_FLAGS)
+
+    @api("aclrtCreateEventWithFlag")
+    def create_event_with_flag(self, flag: int) -> int:
+        if flag & 0x3F == 0:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"event flag 0x{flag:x} sets no known bit")
+        if flag > 0x3F:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"event flag 0x{flag:x} is out of range (IPC events unsupported)")
+        for solo in (C.ACL_EVENT_DEVICE_USE_ONLY, C.ACL_EVENT_EXTERNAL):
+            if flag & solo and flag != solo:
+                fail(ACL_ERROR_RT_PARAM_INVALID, f"event flag 0x{solo:x} cannot be combined with others")
+        return self._new_event(flag)
+
+    @api("aclrtDestroyEvent")
+    def destroy_event(self, handle: int) -> None:
+        if handle == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "event is null")
+        ev = self.event_of(handle)
+        ev.destroyed = True
+        self.devices[ev.device].events -= 1
+
+    def submit(self, stream: Stream, task: Task) -> Task:
+        return self.machine.submit(stream.m, task, self.clock)
+
+    @api("aclrtRecordEvent")
+    def record_event(self, event: int, stream: int = 0) -> None:
+        if event == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "event is null")
+        ev = self.event_of(event)
+        self.check_stream_handle(stream)
+        if ev.flags & C.ACL_EVENT_DEVICE_USE_ONLY:
+            fail(ACL_ERROR_RT_PARAM_INVALID, "a DEVICE_USE_ONLY event cannot be recorded from the host")
+        s = self.stream_of(stream)
+        ev.record = self.submit(s, Task(MARKER, device=s.device, label=f"record event 0x{event:x}"))
+
+    @api("aclrtResetEvent")
+    def reset_event(self, event: int, stream: int = 0) -> None:
+        if event == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "event is null")
+        ev = self.event_of(event)
+        self.stream_of(stream)
+        ev.record = None
+
+    @api("aclrtStreamWaitEvent")
+    def stream_wait_event(self, stream: int, event: int) -> None:
+        if event == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "event is null")
+        ev = self.event_of(event)
+        self.check_stream_handle(stream)
+        if ev.flags & C.ACL_EVENT_DEVICE_USE_ONLY:
+            fail(ACL_ERROR_RT_PARAM_INVALID, "a DEVICE_USE_ONLY event cannot be waited on from the host")
+        if not ev.can_wait:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "event was created without ACL_EVENT_SYNC: it cannot be waited on")
+        s = self.stream_of(stream)
+        if ev.record is not None:
+            self.submit(s, Task(MARKER, device=s.device, waits=(ev.record,),
+                                label=f"wait event 0x{event:x}"))
+
+    @api("aclrtSynchronizeEvent")
+    def synchronize_event(self, event: int) -> None:
+        if event == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "event is null")
+        ev = self.event_of(event)
+        if ev.flags & C.ACL_EVENT_EXTERNAL:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an EXTERNAL event cannot be synchronized")
+        if ev.record is not None:
+            self.wait_for(ev.record)
+
+    @api("aclrtQueryEventStatus")
+    def query_event_status(self, event: int) -> int:
+        if event == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "event is null")
+        ev = self.event_of(event)
+        if ev.flags & C.ACL_EVENT_EXTERNAL:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an EXTERNAL event cannot be queried")
+        done = ev.record is not None and ev.record.completed
+        return C.ACL_EVENT_RECORDED_STATUS_COMPLETE if done else C.ACL_EVENT_RECORDED_STATUS_NOT_READY
+
+    @api("aclrtEventElapsedTime")
+    def event_elapsed_time(self, start: int, end: int) -> float:
+        if start == 0 or end == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "event is null")
+        a, b = self.event_of(start), self.event_of(end)
+        if (a.flags | b.flags) & (C.ACL_EVENT_EXTERNAL | C.ACL_EVENT_IPC):
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "EXTERNAL / IPC events have no elapsed time")
+        if a.record is None or b.record is None:
+            fail(ACL_ERROR_RT_INTERNAL_ERROR, "both events must be recorded first")
+        if not (a.timed and b.timed):
+            fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "an event created without ACL_EVENT_TIME_LINE has no timestamp")
+        if not (a.record.completed and b.record.completed):
+            fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "an event has not completed yet: synchronize first")
+        return (b.record.end - a.record.end) * 1000.0
+

@@ -1,0 +1,391 @@
+"""Memory APIs: allocation, pointer attributes, copies and memsets.
+
+Copies and fills become tasks on streams; the bytes move in the task's
+completion callback, at the simulated instant the task ends. Synchronous APIs
+run the simulation until their own task completes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from models import COPY, FILL, Task
+
+from .. import constants as C
+from .. import kernels
+from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+                      ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_PARAM_INVALID, AclError)
+from ..memory import HOST_PAGE, HUGE_1G, HUGE_PAGE, Location, Region, is_device_address, writable_view
+from .core import Core, Stream, api, fail
+
+H2H, H2D, D2H, D2D, DEFAULT, H2B2D = 0, 1, 2, 3, 4, 5
+HOST, DEV, UNREG = Location.HOST, Location.DEVICE, Location.UNREGISTERED
+ON_CHIP_UNIT = 4 << 30  # largest on-chip D2D task [source BASEI]
+MEMSET_BLOCK = 64 << 20  # memset block [source context.hpp]
+
+
+def roundup(n: int, unit: int) -> int:
+    return (n + unit - 1) // unit * unit
+
+
+@dataclass(frozen=True)
+class PointerAttributes:
+    """aclrtPtrAttributes."""
+    type: int  # aclrtMemLocationType
+    id: int  # device id for DEVICE, 0 for host memory
+    page_size: int
+
+
+# Kind auto-correction (spec 8.2): (src, dst) -> (forced kind, allowed kinds, what DEFAULT becomes).
+_CORRECTION = {
+    (HOST, DEV): (H2D, None, H2D),
+    (DEV, HOST): (D2H, None, D2H),
+    (HOST, HOST): (H2H, None, H2H),
+    (DEV, DEV): (D2D, None, D2D),
+    (UNREG, DEV): (None, {H2D, D2D}, H2D),
+    (DEV, UNREG): (None, {D2H, D2D}, D2H),
+    (HOST, UNREG): (None, {H2H, H2D}, H2H),
+    (UNREG, HOST): (None, {H2H, D2H}, H2H),
+    (UNREG, UNREG): (None, {H2H, H2D, D2H, D2D}, H2H),
+}
+
+
+def correct_kind(src: Location, dst: Location, kind: int) -> int:
+    """The kind an EP-mode async copy really uses, from where its pointers are (spec 8.2)."""
+    if kind not in (H2H, H2D, D2H, D2D, DEFAULT):
+        return kind
+    rule = _CORRECTION.get((src, dst))
+    if rule is None:
+        return kind  # pairs the table leaves alone pass unchanged
+    forced, allowed, default = rule
+    if forced is not None:
+        return forced
+    if kind == DEFAULT:
+        return default
+    if kind not in allowed:
+        fail(ACL_ERROR_RT_PARAM_INVALID,
+             f"kind {C.MEMCPY_KIND_NAMES[kind]} does not fit a copy from {src.name} to {dst.name} memory")
+    return kind
+
+
+def route_of(src: Region, dst: Region) -> str:
+    if src.is_device and dst.is_device:
+        return "d2d" if src.device == dst.device else "p2p"
+    if src.is_device:
+        return "d2h"
+    if dst.is_device:
+        return "h2d"
+    return "h2h"
+
+
+class MemoryOps:
+    """Mixed into `Runtime`."""
+
+    # -- moving bytes ------------------------------------------------------------------
+    def _mover(self: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str):
+        space = self.space
+
+        def move():
+            if dst.freed or src.freed:
+                space.warn_freed(dst if dst.freed else src, what)
+                return
+            if not self.functional:
+                return
+            if src.is_device and not src.materialized:  # never written: zeros
+                if dst.materialized or not dst.is_device:
+                    kernels.fill(dst.view(doff, n), 0)
+                return
+            kernels.copy(dst.view(doff, n), src.view(soff, n))
+
+        return move
+
+    def _filler(self: Core, dst: Region, off: int, n: int, value: int, what: str):
+        space = self.space
+
+        def fill():
+            if dst.freed:
+                space.warn_freed(dst, what)
+                return
+            if self.functional:
+                kernels.fill(dst.view(off, n), value)
+
+        return fill
+
+    def locate(self: Core, addr: int, nbytes: int) -> tuple[Region, int]:
+        return self.space.resolve(addr, max(nbytes, 1))
+
+    def _engine_device(self, src: Region, dst: Region) -> int:
+        return src.device if src.is_device else (dst.device if dst.is_device else self.current_context().device.id)
+
+    def _copy_now(self: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str) -> None:
+        """A blocking copy: the host waits for it, other streams go on."""
+        route = route_of(src, dst)
+        move = self._mover(dst, doff, src, soff, n, what)
+        if route == "h2h":
+            self.tick(self.product.hardware.routes["h2h"].duration(n))
+            move()
+            return
+        dev = self._engine_device(src, dst)
+        task = Task(COPY, route=route, nbytes=n, device=dev, label=what, on_complete=move)
+        self.machine.submit(self.machine.stream(f"dev{dev}/sync", dev), task, self.clock)
+        self.wait_for(task)
+        if task.error is not None:
+            raise task.error
+
+    def _enqueue_copy(self: Core, s: Stream, dst: Region, doff: int, src: Region, soff: int, n: int,
+                      what: str) -> None:
+        """Split into the runtime's task sizes (spec 11.1) and queue on `s`."""
+        route = route_of(src, dst)
+        unit = ON_CHIP_UNIT if route in ("d2d", "p2p") else self.product.async_copy_unit
+        for off in range(0, n, unit):
+            m = min(unit, n - off)
+            self.submit(s, Task(COPY, route=route, nbytes=m, device=s.device, label=what,
+                                on_complete=self._mover(dst, doff + off, src, soff + off, m, what)))
+
+    # -- allocation ----------------------------------------------------------------------
+    def _alloc_device(self: Core, device: int, nbytes: int, policy: int) -> Region:
+        p = policy if 0 <= policy <= 7 else C.ACL_MEM_MALLOC_HUGE_FIRST  # unknown -> default
+        if p in (3, 4, 5, 7) and not self.product.has("p2p"):
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"P2P malloc policies need peer access, which "
+                                                   f"{self.product.name} lacks")
+        nbytes = roundup(nbytes, 32)
+        space = self.space
+        if p in (6, 7):
+            if not self.product.has("huge1g"):
+                fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"1 GiB pages are not available on {self.product.name}")
+            return space.alloc_device(device, roundup(nbytes, HUGE_1G), HUGE_1G, HUGE_1G, policy)
+        if p in (1, 4):
+            return space.alloc_device(device, roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy)
+        if p in (0, 3) and nbytes > (1 << 20):
+            try:
+                return space.alloc_device(device, roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy)
+            except AclError as e:
+                if e.code != ACL_ERROR_RT_MEMORY_ALLOCATION:
+                    raise  # otherwise fall back to normal pages
+        return space.alloc_device(device, nbytes, 64, HOST_PAGE, policy)
+
+    @api("aclrtMalloc")
+    def malloc(self: Core, size: int, policy: int = C.ACL_MEM_MALLOC_HUGE_FIRST) -> int:
+        if size == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "size is 0")
+        pad = 0 if policy in (6, 7) else self.product.malloc_padding
+        if size < 0 or size + 32 + pad > C.SIZE_MAX:
+            fail(ACL_ERROR_INVALID_PARAM, f"size {size} overflows once rounded and padded")
+        ctx = self.current_context()
+        return self._alloc_device(ctx.device.id, roundup(size, 32) + pad, policy).base
+
+    @api("aclrtFree")
+    def free(self: Core, ptr: int) -> None:
+        if ptr == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
+        r = self.space.find(ptr)
+        if r is None or not r.is_device or r.base != ptr:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of a device allocation")
+        self.space.free_device(r)
+
+    @api("aclrtMallocHost")
+    def malloc_host(self: Core, size: int) -> int:
+        if size == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "size is 0")
+        if size < 0 or size > C.SIZE_MAX - 32:
+            fail(ACL_ERROR_INVALID_PARAM, f"size {size} is out of range")
+        self.current_context()
+        try:
+            return self.space.alloc_pinned(roundup(size, 32)).base
+        except MemoryError:
+            fail(ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes of page-locked host memory")
+
+    @api("aclrtFreeHost")
+    def free_host(self: Core, ptr: int) -> None:
+        if ptr == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "hostPtr is null")
+        r = self.space.find(ptr)
+        if r is not None and r.is_device:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is device memory: free it with aclrtFree")
+        if r is None or r.kind != Region.PINNED or r.base != ptr:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of an aclrtMallocHost allocation")
+        self.space.free_pinned(r)
+
+    @api("aclrtGetMemInfo")
+    def get_mem_info(self: Core, attr: int) -> tuple[int, int]:
+        """(free, total) bytes of the current device for a memory attribute (aclrtMemAttr)."""
+        if not 0 <= attr <= 17:
+            fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, f"memory attribute {attr} is not one of 0..17")
+        dev = self.current_context().device.id
+        ddr_only = {C.ACL_DDR_MEM, C.ACL_DDR_MEM_HUGE, C.ACL_DDR_MEM_NORMAL,
+                    C.ACL_DDR_MEM_P2P_HUGE, C.ACL_DDR_MEM_P2P_NORMAL}
+        huge1g = {C.ACL_HBM_MEM_HUGE1G, C.ACL_HBM_MEM_P2P_HUGE1G, C.ACL_MEM_HUGE1G, C.ACL_MEM_P2P_HUGE1G}
+        if self.product.memory_kind == "HBM" and attr in ddr_only:
+            return 0, 0  # no DDR device memory on an HBM product
+        if attr in huge1g and not self.product.has("huge1g"):
+            return 0, 0
+        total = self.space.capacity
+        return total - self.space.used[dev], total
+
+    @api("aclrtPointerGetAttributes")
+    def pointer_get_attributes(self: Core, ptr: int) -> PointerAttributes:
+        if ptr == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "ptr is null")
+        r = self.space.find(ptr)
+        if r is None:
+            if is_device_address(ptr):
+                fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is in no device allocation: unknown memory type")
+            return PointerAttributes(Location.UNREGISTERED, 0, HOST_PAGE)
+        if r.is_device:
+            return PointerAttributes(Location.DEVICE, self.visible.index(r.device), r.page_size)
+        return PointerAttributes(r.location, 0, r.page_size)
+
+    # -- host memory shown by the program ---------------------------------------------------
+    def register_host(self: Core, obj) -> int:
+        """Make a numpy array's or bytes-like object's memory usable as pageable host memory."""
+        with self.lock:
+            return self.space.register_host(obj)[0]
+
+    def host_array(self: Core, ptr: int, nbytes: int) -> np.ndarray:
+        """A writable uint8 array over `nbytes` of known host memory at `ptr` (acl.util)."""
+        with self.lock:
+            r = self.space.find(ptr)
+            if r is not None and r.is_device:
+                raise ValueError(f"0x{ptr:x} is device memory: the host cannot read it directly; "
+                                 f"copy it to the host with aclrtMemcpy first")
+            r, off = self.space.resolve(ptr, max(nbytes, 1))
+            if r.kind == Region.PINNED:
+                return r.buffer()[off:off + nbytes]
+            return writable_view(ptr, nbytes, keep=r.owner)
+
+    # -- copies ----------------------------------------------------------------------------------
+    def _check_copy_args(self, dst: int, src: int, kind: int) -> None:
+        if dst == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "dst is null")
+        if src == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "src is null")
+        if not 0 <= kind <= 5:
+            fail(ACL_ERROR_INVALID_PARAM, f"copy kind {kind} is not one of 0..5")
+
+    @api("aclrtMemcpy")
+    def memcpy(self: Core, dst: int, dest_max: int, src: int, count: int, kind: int) -> None:
+        """Synchronous copy; the direction comes from the addresses, `kind` is only range-checked."""
+        if count == 0:
+            return
+        self._check_copy_args(dst, src, kind)
+        if dest_max == 0:
+            fail(ACL_ERROR_RT_PARAM_INVALID, "destMax is 0")
+        if count > dest_max:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
+        if dst == src:
+            return
+        self.current_context()
+        dr, doff = self.locate(dst, count)
+        sr, soff = self.locate(src, count)
+        self._copy_now(dr, doff, sr, soff, count, "aclrtMemcpy")
+
+    def _memcpy_async(self: Core, dst: int, dest_max: int, src: int, count: int, kind: int, stream: int,
+                      what: str) -> None:
+        if count == 0:
+            return
+        self._check_copy_args(dst, src, kind)
+        self.check_stream_handle(stream)
+        if count > dest_max:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
+        self.current_context(implicit=False)
+        dr, doff = self.locate(dst, count)
+        sr, soff = self.locate(src, count)
+        ep = self.product.ep_mode
+        if kind == H2B2D and ep:
+            if sr.is_device or not dr.is_device:
+                fail(ACL_ERROR_RT_PARAM_INVALID,
+                     "HOST_TO_BUF_TO_DEVICE needs a host source and a device destination")
+            final, pageable = H2D, False
+        else:
+            final = correct_kind(sr.location, dr.location, kind) if ep else kind
+            pageable = final not in (H2H, D2D) and UNREG in (sr.location, dr.location)
+        if ep and final == H2H:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode")
+        if dst == src:
+            return
+        if pageable:  # pageable memory: synchronize the stream, then copy synchronously
+            s = self.stream_of(stream, check_context=False)
+            self._drain(s)
+            self._copy_now(dr, doff, sr, soff, count, what)
+            return
+        s = self.stream_of(stream)
+        if kind == H2B2D and ep:  # staged during the call, so src may be freed on return
+            staging = Region(0, count, Region.PINNED, buf=np.empty(count, dtype=np.uint8))
+            self.tick(self.product.hardware.routes["h2h"].duration(count))
+            self._mover(staging, 0, sr, soff, count, what)()
+            sr, soff = staging, 0
+        self._enqueue_copy(s, dr, doff, sr, soff, count, what)
+
+    @api("aclrtMemcpyAsync")
+    def memcpy_async(self: Core, dst: int, dest_max: int, src: int, count: int, kind: int,
+                     stream: int = 0) -> None:
+        self._memcpy_async(dst, dest_max, src, count, kind, stream, "aclrtMemcpyAsync")
+
+    @api("aclrtMemcpyAsyncWithCondition")
+    def memcpy_async_with_condition(self: Core, dst: int, dest_max: int, src: int, count: int, kind: int,
+                                    stream: int = 0) -> None:
+        self._memcpy_async(dst, dest_max, src, count, kind, stream, "aclrtMemcpyAsyncWithCondition")
+
+    # -- memsets ------------------------------------------------------------------------------------
+    def _fill_host_now(self: Core, r: Region, off: int, n: int, value: int, what: str) -> None:
+        self.tick(n / self.product.hardware.host_memset_bandwidth)
+        self._filler(r, off, n, value, what)()
+
+    @api("aclrtMemset")
+    def memset(self: Core, ptr: int, max_count: int, value: int, count: int) -> None:
+        if count == 0:
+            return
+        if ptr == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
+        self.current_context()
+        if count > max_count:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > maxCount {max_count}")
+        r, off = self.locate(ptr, count)
+        value &= 0xFF
+        if not r.is_device:
+            self._fill_host_now(r, off, count, value, "aclrtMemset")
+            return
+        task = Task(FILL, nbytes=count, device=r.device, label="aclrtMemset",
+                    on_complete=self._filler(r, off, count, value, "aclrtMemset"))
+        self.machine.submit(self.machine.stream(f"dev{r.device}/sync", r.device), task, self.clock)
+        self.wait_for(task)
+
+    @api("aclrtMemsetAsync")
+    def memset_async(self: Core, ptr: int, max_count: int, value: int, count: int, stream: int = 0) -> None:
+        if count == 0:
+            return
+        if ptr == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
+        self.check_stream_handle(stream)
+        if count > max_count:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > maxCount {max_count}")
+        self.current_context(implicit=False)
+        s = self.stream_of(stream)
+        r, off = self.locate(ptr, count)
+        value &= 0xFF
+        if not r.is_device:  # host targets: filled now, on the calling thread, not stream-ordered
+            self._fill_host_now(r, off, count, value, "aclrtMemsetAsync")
+            return
+        for b in range(0, count, MEMSET_BLOCK):
+            m = min(MEMSET_BLOCK, count - b)
+            self.submit(s, Task(FILL, nbytes=m, device=s.device, label="aclrtMemsetAsync",
+                                on_complete=self._filler(r, off + b, m, value, "aclrtMemsetAsync")))
+
+    # -- DVPP memory (acl.media) --------------------------------------------------------------------
+    @api("acldvppMalloc")
+    def dvpp_malloc(self: Core, size: int) -> int:
+        if size == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "size is 0")
+        ctx = self.current_context()
+        return self._alloc_device(ctx.device.id, roundup(size, 32) + self.product.malloc_padding,
+                                  C.ACL_MEM_MALLOC_HUGE_FIRST).base
+
+    @api("acldvppFree")
+    def dvpp_free(self: Core, ptr: int) -> None:
+        if ptr == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
+        r = self.space.find(ptr)
+        if r is None or not r.is_device or r.base != ptr:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of a DVPP allocation")
+        self.space.free_device(r)
