@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import runpy
 import sys
+from pathlib import Path
 
 
 def run_script(script: str, args: list[str], product: str | None = None) -> int:
@@ -26,6 +27,7 @@ def run_script(script: str, args: list[str], product: str | None = None) -> int:
     finally:
         sys.argv = old_argv
     rt = emu.current()
+    sys.stdout.flush()
     print(f"[acl-emu] {rt.product.name}: simulated time {rt.clock * 1e3:.3f} ms, "
           f"{sum(rt.calls.values())} ACL calls, {len(rt.machine.records)} device tasks", file=sys.stderr)
     return code
@@ -36,11 +38,13 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run an unchanged pyACL script under the emulator")
     run.add_argument("--product", help="product config name or TOML path (default: $ACL_EMU_PRODUCT or 910B)")
-    run.add_argument("script")
+    run.add_argument("script", nargs="?", default=None,
+                     help="the script (default: the bundled example, examples/copy_pipeline.py)")
     run.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
     if ns.command == "run":
-        return run_script(ns.script, ns.args, ns.product)
+        script = ns.script or str(Path(__file__).parent / "examples" / "copy_pipeline.py")
+        return run_script(script, ns.args, ns.product)
     return 2
 
 
