@@ -164,7 +164,8 @@ class _Fields:
 def _hardware(path: Path, data: dict, sources: dict) -> Hardware:
     f = _Fields(path, data, "hardware", sources)
     d = {k: f.get(k, float, positive=True) for k in (
-        "call_overhead_us", "host_memcpy_gbps", "host_memset_gbps", "device_fill_gbps")}
+        "call_overhead_us", "host_memcpy_gbps", "host_memset_gbps", "device_fill_gbps", "memory_gbps",
+        "peak_tflops")}
     d["engines_per_device"] = f.get("engines_per_device", int, positive=True)
     routes = f.table.get("routes")
     if not isinstance(routes, dict):

@@ -30,6 +30,8 @@ class Hardware:
     host_memcpy_bandwidth: float  # bytes/s of one CPU thread copying host memory
     host_memset_bandwidth: float  # bytes/s of one CPU thread filling host memory
     device_fill_bandwidth: float  # bytes/s of a device memset (writes HBM)
+    memory_bandwidth: float  # bytes/s of device memory (HBM or DDR), read + write
+    peak_flops: float  # FLOP/s a kernel can reach at best
     extra: dict = field(default_factory=dict)
 
     def route(self, name: str) -> Route:
@@ -49,4 +51,10 @@ class Hardware:
             host_memcpy_bandwidth=float(d["host_memcpy_gbps"]) * 1e9,
             host_memset_bandwidth=float(d["host_memset_gbps"]) * 1e9,
             device_fill_bandwidth=float(d["device_fill_gbps"]) * 1e9,
+            memory_bandwidth=float(d["memory_gbps"]) * 1e9,
+            peak_flops=float(d["peak_tflops"]) * 1e12,
         )
+
+    def kernel_duration(self, nbytes: float = 0, flops: float = 0) -> float:
+        """Roofline: a kernel takes as long as its memory traffic or its arithmetic, whichever is longer."""
+        return max(nbytes / self.memory_bandwidth, flops / self.peak_flops)

@@ -22,11 +22,11 @@ class Task:
     """One unit of device work. Times are simulated seconds."""
 
     __slots__ = ("kind", "route", "nbytes", "device", "stream", "label", "duration", "waits",
-                 "on_complete", "done", "submit", "start", "end", "engine", "error")
+                 "on_start", "on_complete", "done", "submit", "start", "end", "engine", "error")
 
     def __init__(self, kind: str, *, route: str | None = None, nbytes: int = 0, device: int = 0,
-                 label: str = "", duration: float | None = None,
-                 waits: Iterable["Task"] = (), on_complete: Callable[[], None] | None = None):
+                 label: str = "", duration: float | None = None, waits: Iterable["Task"] = (),
+                 on_start: Callable[[], None] | None = None, on_complete: Callable[[], None] | None = None):
         self.kind = kind
         self.route = route
         self.nbytes = int(nbytes)
@@ -34,6 +34,7 @@ class Task:
         self.label = label
         self.duration = duration
         self.waits = tuple(waits)
+        self.on_start = on_start
         self.on_complete = on_complete
         self.stream = None
         self.done: simpy.Event | None = None
@@ -45,6 +46,12 @@ class Task:
     def completed(self) -> bool:
         return self.end is not None
 
+    def clone(self) -> "Task":
+        """A new, unsubmitted task doing the same work (graph replay)."""
+        return Task(self.kind, route=self.route, nbytes=self.nbytes, device=self.device, label=self.label,
+                    duration=self.duration, waits=self.waits, on_start=self.on_start,
+                    on_complete=self.on_complete)
+
     def __repr__(self) -> str:
         return (f"Task({self.kind}, {self.label!r}, route={self.route}, bytes={self.nbytes}, "
                 f"submit={self.submit}, start={self.start}, end={self.end})")
@@ -53,7 +60,7 @@ class Task:
 class Stream:
     """A FIFO of tasks; runs one task at a time, in submission order."""
 
-    __slots__ = ("name", "device", "pending", "busy", "last")
+    __slots__ = ("name", "device", "pending", "busy", "last", "failed")
 
     def __init__(self, name: str, device: int):
         self.name = name
@@ -61,6 +68,7 @@ class Stream:
         self.pending: deque[Task] = deque()
         self.busy = False
         self.last: Task | None = None  # the most recently submitted task
+        self.failed: list[Task] = []  # completed tasks whose callback raised, until reported
 
     @property
     def idle(self) -> bool:
@@ -126,20 +134,28 @@ class Machine:
                 pool.put(task.engine)
             else:
                 task.start = env.now
+                if task.on_start is not None:
+                    self._call(task, task.on_start)
                 d = self.duration(task)
                 if d:
                     yield env.timeout(d)
             self._complete(task)
         stream.busy = False
 
+    @staticmethod
+    def _call(task: Task, callback: Callable[[], None]) -> None:
+        try:
+            callback()
+        except Exception as exc:  # keep the simulation alive; the caller reports it
+            if task.error is None:
+                task.error = exc
+                task.stream.failed.append(task)
+
     def _complete(self, task: Task) -> None:
         task.end = self.env.now
-        callback, task.on_complete = task.on_complete, None
-        if callback is not None:
-            try:
-                callback()
-            except Exception as exc:  # keep the simulation alive; the caller reports it
-                task.error = exc
+        if task.on_complete is not None:
+            self._call(task, task.on_complete)
+        task.on_start = task.on_complete = None  # let go of the buffers
         self.records.append(task)
         task.done.succeed()
 

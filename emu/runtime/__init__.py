@@ -15,11 +15,14 @@ import os
 import threading
 
 from .. import config
+from .capture import Capture, CaptureOps, Model
+from .copy2d import Copy2dOps
 from .core import Context, Core, Device, Event, Stream, api
-from .memops import MemoryOps, PointerAttributes, correct_kind, route_of
+from .launch import LaunchOps
+from .memops import FillD32Ops, MemoryOps, PointerAttributes, correct_kind, route_of
 
 
-class Runtime(MemoryOps, Core):
+class Runtime(MemoryOps, Copy2dOps, FillD32Ops, CaptureOps, LaunchOps, Core):
     """One emulated process: its devices, memory, streams, events and simulated machine."""
 
 

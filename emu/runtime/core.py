@@ -26,28 +26,29 @@ from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_REPEAT_FINALIZE,
                       ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                       ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_INVALID_HANDLE,
                       ACL_ERROR_RT_NO_DEVICE, ACL_ERROR_RT_NO_EVENT_RESOURCE, ACL_ERROR_RT_NO_STREAM_RESOURCE,
-                      ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CONTEXT,
+                      ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CAPTURED, ACL_ERROR_RT_STREAM_CONTEXT, ACL_ERROR_RT_EVENT_CAPTURED,
                       ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, AclError, set_recent_error)
 from ..memory import AddressSpace
 
 _handles = count(0x5A000010, 16)  # handle values look like pointers and are never reused
 
 
-def api(name: str):
-    """Mark a method as the ACL API `name`: lock, product gate, host clock, error message."""
+def api(name: str, gate: bool = True):
+    """Mark a method as the ACL API `name`: lock, host clock, product gate, error message.
+
+    gate=False leaves the product gate to the method (see `Core.gate`), for APIs
+    whose ACL layer treats the runtime's "not supported" specially.
+    """
 
     def wrap(fn):
         @functools.wraps(fn)
         def call(self: "Core", *args, **kwargs):
             with self.lock:
-                if name in self.product.unsupported:
-                    err = AclError(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
-                                   f"{name} is not supported on {self.product.name} ({self.product.title})")
-                    set_recent_error(str(err))
-                    raise err
                 self.calls[name] = self.calls.get(name, 0) + 1
                 self.tick()
                 try:
+                    if gate:
+                        self.gate(name)
                     return fn(self, *args, **kwargs)
                 except AclError as err:
                     if not err.message:
@@ -73,6 +74,7 @@ class Context:
         self.destroyed = False
         self.streams: list[Stream] = []
         self.default_stream: Stream | None = None
+        self.capture_modes: dict[int, int] = {}  # active captures per mode (aclmdlRICaptureMode)
 
 
 class Stream:
@@ -84,10 +86,15 @@ class Stream:
         self.priority = priority
         self.default = default
         self.destroyed = False
+        self.capture = None  # the active Capture while this stream is being captured
 
     @property
     def device(self) -> int:
         return self.ctx.device.id
+
+    @property
+    def capturing(self) -> bool:
+        return self.capture is not None
 
     def __repr__(self) -> str:
         return f"<Stream {self.m.name}>"
@@ -100,6 +107,7 @@ class Event:
         self.device = device
         self.record: Task | None = None  # the latest record's marker task
         self.destroyed = False
+        self.captured = False  # its latest record went into a capture
 
     @property
     def can_wait(self) -> bool:
@@ -142,6 +150,12 @@ class Core:
         self.default_device: int | None = None
         self.calls: dict[str, int] = {}
         self._tls = threading.local()
+
+    def gate(self, name: str) -> None:
+        """G9: an API this product does not support fails with 207000."""
+        if name in self.product.unsupported:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                 f"{name} is not supported on {self.product.name} ({self.product.title})")
 
     # -- thread state and the host clock ------------------------------------------
     @property
@@ -203,6 +217,10 @@ class Core:
                      f"stream 0x{handle:x} belongs to a context of device {s.device}, "
                      f"not to the current context (device {ctx.device.id})")
         return s
+
+    def check_not_capturing(self, s: Stream) -> None:
+        if s.capture is not None:
+            fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{s.handle:x} is being captured")
 
     def check_stream_handle(self, handle: int) -> None:
         if handle != 0:
@@ -418,6 +436,7 @@ class Core:
         if handle == 0:
             fail(ACL_ERROR_INVALID_PARAM, "stream is null")
         s = self._lookup(handle, Stream, "stream")
+        self.check_not_capturing(s)
         if wait and not s.m.idle:
             self.wait_for(s.m.last)
         s.destroyed = True
@@ -435,6 +454,7 @@ class Core:
     @api("aclrtSynchronizeStream")
     def synchronize_stream(self, handle: int = 0) -> None:
         s = self.stream_of(handle, check_context=False)
+        self.check_not_capturing(s)
         if s.flags & (C.ACL_STREAM_PERSISTENT | C.ACL_STREAM_DEVICE_USE_ONLY | C.ACL_STREAM_CPU_SCHEDULE):
             return
         self._drain(s)
@@ -492,7 +512,16 @@ class Core:
         self.devices[ev.device].events -= 1
 
     def submit(self, stream: Stream, task: Task) -> Task:
+        """Queue a task on a stream; on a capturing stream it is recorded into the graph instead."""
+        if stream.capture is not None:
+            stream.capture.tasks.append(task)
+            return task
         return self.machine.submit(stream.m, task, self.clock)
+
+    @staticmethod
+    def _check_event_not_captured(ev: Event) -> None:
+        if ev.captured:
+            fail(ACL_ERROR_RT_EVENT_CAPTURED, f"event 0x{ev.handle:x} was recorded in a capture")
 
     @api("aclrtRecordEvent")
     def record_event(self, event: int, stream: int = 0) -> None:
@@ -504,6 +533,7 @@ class Core:
             fail(ACL_ERROR_RT_PARAM_INVALID, "a DEVICE_USE_ONLY event cannot be recorded from the host")
         s = self.stream_of(stream)
         ev.record = self.submit(s, Task(MARKER, device=s.device, label=f"record event 0x{event:x}"))
+        ev.captured = s.capture is not None
 
     @api("aclrtResetEvent")
     def reset_event(self, event: int, stream: int = 0) -> None:
@@ -535,6 +565,7 @@ class Core:
         ev = self.event_of(event)
         if ev.flags & C.ACL_EVENT_EXTERNAL:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an EXTERNAL event cannot be synchronized")
+        self._check_event_not_captured(ev)
         if ev.record is not None:
             self.wait_for(ev.record)
 
@@ -545,6 +576,7 @@ class Core:
         ev = self.event_of(event)
         if ev.flags & C.ACL_EVENT_EXTERNAL:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an EXTERNAL event cannot be queried")
+        self._check_event_not_captured(ev)
         done = ev.record is not None and ev.record.completed
         return C.ACL_EVENT_RECORDED_STATUS_COMPLETE if done else C.ACL_EVENT_RECORDED_STATUS_NOT_READY
 
@@ -553,6 +585,8 @@ class Core:
         if start == 0 or end == 0:
             fail(ACL_ERROR_INVALID_PARAM, "event is null")
         a, b = self.event_of(start), self.event_of(end)
+        self._check_event_not_captured(a)
+        self._check_event_not_captured(b)
         if (a.flags | b.flags) & (C.ACL_EVENT_EXTERNAL | C.ACL_EVENT_IPC):
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "EXTERNAL / IPC events have no elapsed time")
         if a.record is None or b.record is None:

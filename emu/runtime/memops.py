@@ -6,6 +6,7 @@ run the simulation until their own task completes.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,6 +133,14 @@ class MemoryOps:
         self.wait_for(task)
         if task.error is not None:
             raise task.error
+
+    def sync_for_pageable(self: Core, s: Stream) -> None:
+        """An async call on pageable memory: refused on a captured stream, else the stream is drained."""
+        if s.capturing:
+            fail(ACL_ERROR_RT_PARAM_INVALID, "pageable host memory cannot be captured: use aclrtMallocHost "
+                                             "or aclrtHostRegister memory")
+        self.check_capture_safe(converted=True)
+        self._drain(s)
 
     def _enqueue_copy(self: Core, s: Stream, dst: Region, doff: int, src: Region, soff: int, n: int,
                       what: str) -> None:
@@ -276,6 +285,7 @@ class MemoryOps:
         if dst == src:
             return
         self.current_context()
+        self.check_capture_safe()
         dr, doff = self.locate(dst, count)
         sr, soff = self.locate(src, count)
         self._copy_now(dr, doff, sr, soff, count, "aclrtMemcpy")
@@ -306,7 +316,7 @@ class MemoryOps:
             return
         if pageable:  # pageable memory: synchronize the stream, then copy synchronously
             s = self.stream_of(stream, check_context=False)
-            self._drain(s)
+            self.sync_for_pageable(s)
             self._copy_now(dr, doff, sr, soff, count, what)
             return
         s = self.stream_of(stream)
@@ -339,6 +349,7 @@ class MemoryOps:
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
         self.current_context()
+        self.check_capture_safe()
         if count > max_count:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > maxCount {max_count}")
         r, off = self.locate(ptr, count)
@@ -389,3 +400,82 @@ class MemoryOps:
         if r is None or not r.is_device or r.base != ptr:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of a DVPP allocation")
         self.space.free_device(r)
+
+
+class FillD32Ops:
+    """aclrtMemsetD32 / aclrtMemsetD32Async (spec 10.2), mixed into `Runtime`."""
+
+    def _d32_target(self: Core, ptr: int, mem_size: int, n: int) -> tuple[Region, int] | None:
+        """The ACL-layer checks; None means nothing to do."""
+        if n == 0:
+            return None
+        if ptr == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "ptr is null")
+        if ptr % 4:
+            fail(ACL_ERROR_INVALID_PARAM, f"ptr 0x{ptr:x} is not 4-byte aligned")
+        if mem_size < 4 * n:
+            fail(ACL_ERROR_INVALID_PARAM, f"memSize {mem_size} < 4 * N = {4 * n}")
+        r, off = self.locate(ptr, 4 * n)
+        if r.location not in (HOST, DEV, Location.HOST_NUMA):
+            fail(ACL_ERROR_INVALID_PARAM, f"0x{ptr:x} is {r.location.name} memory: MemsetD32 needs memory "
+                                          f"allocated by ACL")
+        return r, off
+
+    def _d32_filler(self: Core, r: Region, off: int, n: int, value: int, what: str):
+        def fill():
+            if r.freed:
+                self.space.warn_freed(r, what)
+            elif self.functional:
+                kernels.fill_u32(r.view(off, n), value)
+
+        return fill
+
+    def _d32(self: Core, ptr: int, mem_size: int, value: int, n: int, stream: int | None) -> None:
+        what = "aclrtMemsetD32" if stream is None else "aclrtMemsetD32Async"
+        target = self._d32_target(ptr, mem_size, n)
+        if target is None:
+            return
+        r, off = target
+        value &= 0xFFFFFFFF
+        nbytes = 4 * n
+        try:
+            self.gate(what)  # the runtime layer's product gate; its 207000 is success to ACL (spec 10.2 #7)
+        except AclError as e:
+            warnings.warn(f"{what}: {e.message}; the ACL layer reports success and nothing is written",
+                          RuntimeWarning, stacklevel=4)
+            return
+        self.current_context(implicit=stream is None)
+        if not r.is_device:  # host target: filled now; the async variant ignores the stream
+            self.tick(nbytes / self.product.hardware.host_memset_bandwidth)
+            self._d32_filler(r, off, nbytes, value, what)()
+            return
+        if stream is None:
+            block = self.product.async_copy_unit
+            tasks = [Task(COPY, route="h2d", nbytes=min(block, nbytes - b), device=r.device, label=what,
+                          on_complete=self._d32_filler(r, off + b, min(block, nbytes - b), value, what))
+                     for b in range(0, nbytes, block)]
+            sync = self.machine.stream(f"dev{r.device}/sync", r.device)
+            for t in tasks:
+                self.machine.submit(sync, t, self.clock)
+            self.wait_for(tasks[-1])
+            return
+        self.check_stream_handle(stream)
+        s = self.stream_of(stream)
+        if self.product.has("memset_task") and r.device == s.device:
+            self.submit(s, Task(FILL, nbytes=nbytes, device=s.device, label=what,
+                                on_complete=self._d32_filler(r, off, nbytes, value, what)))
+            return
+        block = self.product.async_copy_unit  # pinned fill at enqueue, then H2D blocks
+        for b in range(0, nbytes, block):
+            m = min(block, nbytes - b)
+            self.submit(s, Task(COPY, route="h2d", nbytes=m, device=s.device, label=what,
+                                on_complete=self._d32_filler(r, off + b, m, value, what)))
+
+    @api("aclrtMemsetD32", gate=False)
+    def memset_d32(self: Core, ptr: int, mem_size: int, value: int, n: int) -> None:
+        """Fill N 32-bit words with `value` (ACL-allocated host or device memory only)."""
+        self._d32(ptr, mem_size, value, n, None)
+
+    @api("aclrtMemsetD32Async", gate=False)
+    def memset_d32_async(self: Core, ptr: int, mem_size: int, value: int, n: int, stream: int = 0) -> None:
+        self._d32(ptr, mem_size, value, n, stream)

@@ -1,0 +1,122 @@
+"""aclrtMemcpy2d and aclrtMemcpy2dAsync (spec 9.3, 9.4): pitched copies.
+
+The bytes move through the pitched-copy kernel. A device-to-device 2D copy is
+issued as one task per row, as the runtime does; host<->device ones as DMA
+tasks of at most the async copy unit each.
+"""
+from __future__ import annotations
+
+from models import COPY, Task
+
+from .. import kernels
+from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID
+from ..memory import Location, Region
+from .core import Core, Stream, api, fail
+from .memops import D2D, D2H, DEFAULT, H2D, correct_kind, route_of
+
+MAX_WIDTH = 5_000_000  # [source internal_error_define.hpp]
+MAX_HEIGHT = 5_242_880
+
+
+class Copy2dOps:
+    """Mixed into `Runtime`."""
+
+    def _check_2d(self: Core, dst, dpitch, src, spitch, width, height, kind) -> bool:
+        """ACL-layer then runtime-layer parameter checks; False means the zero-size shortcut."""
+        if width == 0 or height == 0:
+            return False
+        if dst == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "dst is null")
+        if src == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "src is null")
+        if width > spitch or width > dpitch:
+            fail(ACL_ERROR_INVALID_PARAM, f"width {width} is larger than a pitch (spitch {spitch}, dpitch {dpitch})")
+        if kind not in (H2D, D2H, D2D, DEFAULT):
+            fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not HOST_TO_DEVICE, DEVICE_TO_HOST, DEVICE_TO_DEVICE "
+                                          f"or DEFAULT")
+        if height > MAX_HEIGHT:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"height {height} > {MAX_HEIGHT}")
+        if width > MAX_WIDTH:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"width {width} > {MAX_WIDTH}")
+        return True
+
+    def _locate_2d(self: Core, addr: int, pitch: int, width: int, height: int) -> tuple[Region, int]:
+        return self.locate(addr, (height - 1) * pitch + width)
+
+    def _move_2d(self: Core, dst: Region, doff: int, dpitch: int, src: Region, soff: int, spitch: int,
+                 width: int, height: int, what: str):
+        def move():
+            if dst.freed or src.freed:
+                self.space.warn_freed(dst if dst.freed else src, what)
+                return
+            if not self.functional:
+                return
+            dn, sn = (height - 1) * dpitch + width, (height - 1) * spitch + width
+            kernels.copy_2d(dst.view(doff, dn), dpitch, src.view(soff, sn), spitch, width, height)
+
+        return move
+
+    def _copy_2d_now(self: Core, dr, doff, dpitch, sr, soff, spitch, width, height, what) -> None:
+        route = route_of(sr, dr)
+        dev = sr.device if sr.is_device else dr.device
+        task = Task(COPY, route=route, nbytes=width * height, device=dev, label=what,
+                    on_complete=self._move_2d(dr, doff, dpitch, sr, soff, spitch, width, height, what))
+        self.machine.submit(self.machine.stream(f"dev{dev}/sync", dev), task, self.clock)
+        self.wait_for(task)
+
+    @api("aclrtMemcpy2d")
+    def memcpy2d(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
+                 kind: int) -> None:
+        """Synchronous 2D copy: host-to-device or device-to-host only."""
+        if not self._check_2d(dst, dpitch, src, spitch, width, height, kind):
+            return
+        if kind == D2D:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "synchronous 2D copies are HOST_TO_DEVICE or DEVICE_TO_HOST only")
+        if not self.product.ep_mode and self.product.family == "200I":
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "no 2D copy on Atlas 200I/500 A2 in RC mode")
+        dr, doff = self._locate_2d(dst, dpitch, width, height)
+        sr, soff = self._locate_2d(src, spitch, width, height)
+        final = correct_kind(sr.location, dr.location, kind)
+        if final not in (H2D, D2H):
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"a synchronous 2D copy from {sr.location.name} to "
+                                             f"{dr.location.name} memory is not HOST_TO_DEVICE or DEVICE_TO_HOST")
+        self.current_context()
+        self.check_capture_safe()
+        self._copy_2d_now(dr, doff, dpitch, sr, soff, spitch, width, height, "aclrtMemcpy2d")
+
+    @api("aclrtMemcpy2dAsync")
+    def memcpy2d_async(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
+                       kind: int, stream: int = 0) -> None:
+        if not self._check_2d(dst, dpitch, src, spitch, width, height, kind):
+            return
+        self.check_stream_handle(stream)
+        if not self.product.ep_mode and self.product.family == "200I":
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "no 2D copy on Atlas 200I/500 A2 in RC mode")
+        self.current_context(implicit=False)
+        dr, doff = self._locate_2d(dst, dpitch, width, height)
+        sr, soff = self._locate_2d(src, spitch, width, height)
+        final = correct_kind(sr.location, dr.location, kind) if self.product.ep_mode else kind
+        if final not in (H2D, D2H, D2D):
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"a 2D copy from {sr.location.name} to {dr.location.name} memory "
+                                             f"is not HOST_TO_DEVICE, DEVICE_TO_HOST or DEVICE_TO_DEVICE")
+        if final == D2D and not self.product.has("memcpy2d_async_d2d"):
+            fail(ACL_ERROR_INVALID_PARAM, f"asynchronous 2D DEVICE_TO_DEVICE copies are not supported on "
+                                          f"{self.product.name}")
+        what = "aclrtMemcpy2dAsync"
+        if final != D2D and Location.UNREGISTERED in (sr.location, dr.location):  # pageable
+            s = self.stream_of(stream, check_context=False)
+            self.sync_for_pageable(s)
+            self._copy_2d_now(dr, doff, dpitch, sr, soff, spitch, width, height, what)
+            return
+        s = self.stream_of(stream)
+        self._enqueue_2d(s, dr, doff, dpitch, sr, soff, spitch, width, height, what, per_row=final == D2D)
+
+    def _enqueue_2d(self: Core, s: Stream, dr, doff, dpitch, sr, soff, spitch, width, height, what,
+                    per_row: bool) -> None:
+        route = route_of(sr, dr)
+        rows = 1 if per_row else max(1, self.product.async_copy_unit // width)
+        for r in range(0, height, rows):
+            h = min(rows, height - r)
+            self.submit(s, Task(COPY, route=route, nbytes=width * h, device=s.device, label=what,
+                                on_complete=self._move_2d(dr, doff + r * dpitch, dpitch, sr, soff + r * spitch,
+                                                          spitch, width, h, what)))

@@ -1,0 +1,76 @@
+"""Device kernels: a user function enqueued as a task on a stream (the seeds' myKernel<<<...>>>).
+
+The function runs at the task's simulated start, in stream order, on numpy
+views of the device buffers it is given. Its duration is declared, in
+microseconds, or follows from a declared cost (bytes moved and FLOPs) through
+the product's roofline.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from models import KERNEL, Task
+
+from ..errors import ACL_ERROR_INVALID_PARAM
+from ..memory import Region
+from .core import Core, api, fail
+
+
+class LaunchOps:
+    """Mixed into `Runtime`."""
+
+    def _kernel_arg(self: Core, arg) -> tuple[Region, int, int, tuple, np.dtype]:
+        if isinstance(arg, (tuple, list)) and len(arg) == 2:
+            ptr, nbytes = arg
+            shape, dtype = (int(nbytes),), np.dtype(np.uint8)
+        elif isinstance(arg, (tuple, list)) and len(arg) == 3:
+            ptr, shape, dtype = arg
+            dtype = np.dtype(dtype)
+            shape = tuple(int(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        else:
+            fail(ACL_ERROR_INVALID_PARAM, f"kernel argument {arg!r}: expected (ptr, nbytes) or (ptr, shape, dtype)")
+        r, off = self.locate(int(ptr), int(nbytes))
+        if not r.is_device:
+            fail(ACL_ERROR_INVALID_PARAM, f"kernel argument 0x{int(ptr):x} is {r.location.name} memory: kernels "
+                                          f"take device memory (or a mapped device alias)")
+        return r, off, int(nbytes), shape, dtype
+
+    @api("aclrtLaunchKernel")
+    def launch_kernel(self: Core, fn: Callable, buffers: Sequence = (), stream: int = 0, *,
+                      duration_us: float | None = None, nbytes: float = 0, flops: float = 0,
+                      name: str | None = None) -> None:
+        """Enqueue `fn(*views)` on `stream`; `buffers` are (ptr, nbytes) or (ptr, shape, dtype) of device memory.
+
+        Give `duration_us`, or the kernel's cost (`nbytes` of memory traffic, `flops`) for a roofline duration.
+        """
+        if not callable(fn):
+            fail(ACL_ERROR_INVALID_PARAM, f"{fn!r} is not callable")
+        self.check_stream_handle(stream)
+        if duration_us is None:
+            if not (nbytes or flops):
+                fail(ACL_ERROR_INVALID_PARAM, "a kernel needs duration_us or a cost (nbytes, flops)")
+            duration = self.product.hardware.kernel_duration(nbytes, flops)
+        elif duration_us < 0:
+            fail(ACL_ERROR_INVALID_PARAM, f"duration_us {duration_us} < 0")
+        else:
+            duration = duration_us * 1e-6
+        s = self.stream_of(stream)
+        args = [self._kernel_arg(a) for a in buffers]
+        label = name or getattr(fn, "__name__", "kernel")
+
+        def run():
+            if not self.functional:
+                return
+            views = []
+            for r, off, n, shape, dtype in args:
+                if r.freed:
+                    self.space.warn_freed(r, label)
+                    return
+                views.append(r.view(off, n).view(dtype).reshape(shape))
+            fn(*views)
+
+        self.submit(s, Task(KERNEL, device=s.device, label=label, duration=duration,
+                            nbytes=int(nbytes), on_start=run))
