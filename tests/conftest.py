@@ -1,0 +1,42 @@
+"""Shared fixtures: each test gets a fresh emulated process on a chosen product."""
+from __future__ import annotations
+
+import pytest
+
+import emu
+from emu import runtime as rt_module
+
+
+@pytest.fixture
+def rt():
+    """A fresh runtime on the default product (910B) with device 0 set on this thread."""
+    r = emu.configure(product="910B", functional=True)
+    r.set_device(0)
+    return r
+
+
+@pytest.fixture
+def fresh():
+    """A factory: fresh(product) -> a new runtime on that product, no device set."""
+
+    def make(product: str = "910B"):
+        return emu.configure(product=product, functional=True)
+
+    return make
+
+
+@pytest.fixture
+def acl():
+    """The pyACL facade on a fresh 910B runtime (nothing initialised, no device set)."""
+    emu.configure(product="910B", functional=True)
+    import emu.acl as facade
+    return facade
+
+
+@pytest.fixture(autouse=True)
+def _reset_after():
+    yield
+    emu.configure(product="910B", functional=True)
+
+
+__all__ = ["rt_module"]
