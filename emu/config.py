@@ -61,6 +61,7 @@ class Product:
     max_events: int
     memcpy_desc_size: int
     host_link: str  # "pcie", "hccs" or "ub": how the host reaches a device
+    peer_groups: tuple  # groups of devices that can access each other (a switch, an HCCS mesh, ...)
     unsupported: frozenset  # C API names this product does not support
     features: frozenset
     hardware: Hardware
@@ -180,6 +181,24 @@ def _hardware(path: Path, data: dict, sources: dict) -> Hardware:
     return Hardware.from_dict(d)
 
 
+def _device_count(path: Path, dv: _Fields) -> int:
+    n = dv.get("count", int, positive=True)
+    if n > 64:
+        raise ConfigError(path, "devices.count", f"{n} > 64 (RT_MAX_DEV_NUM)")
+    return n
+
+
+def _peer_groups(path: Path, dv: _Fields) -> tuple:
+    """devices.peer_groups: lists of device ids that can access each other; default: all of them."""
+    n = dv.get("count", int, positive=True)
+    groups = dv.table.get("peer_groups", [list(range(n))])
+    ok = isinstance(groups, list) and all(isinstance(g, list) and all(
+        isinstance(d, int) and not isinstance(d, bool) and 0 <= d < n for d in g) for g in groups)
+    if not ok:
+        raise ConfigError(path, "devices.peer_groups", f"expected lists of device ids in 0..{n - 1}")
+    return tuple(frozenset(g) for g in groups)
+
+
 def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
     path = find(name_or_path)
     data = _read(path)
@@ -200,7 +219,7 @@ def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
         title=p.get("title", str),
         family=p.get("family", str, choices=FAMILIES),
         deployment=p.get("deployment", str, choices=("EP", "RC")),
-        device_count=dv.get("count", int, positive=True),
+        device_count=_device_count(path, dv),
         memory_bytes=dv.get("memory_bytes", int, positive=True),
         memory_kind=dv.get("memory_kind", str, choices=("HBM", "DDR")),
         malloc_padding=dv.get("malloc_padding", int),
@@ -208,6 +227,7 @@ def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
         max_events=dv.get("max_events", int, positive=True),
         memcpy_desc_size=dv.get("memcpy_desc_size", int, choices=(32, 64)),
         host_link=dv.get("host_link", str, choices=("pcie", "hccs", "ub")),
+        peer_groups=_peer_groups(path, dv),
         unsupported=frozenset(unsupported),
         features=frozenset(features),
         hardware=_hardware(path, data, sources),

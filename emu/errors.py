@@ -106,6 +106,14 @@ class AclError(Exception):
         return f"{self.name} ({self.code}): {self.message}" if self.message else f"{self.name} ({self.code})"
 
 
+class BatchError(AclError):
+    """A batch copy failed; `fail_index` is the entry concerned (SIZE_MAX when none is)."""
+
+    def __init__(self, code: int, message: str, fail_index: int):
+        super().__init__(code, message)
+        self.fail_index = fail_index
+
+
 class NotEmulated(NotImplementedError):
     """A feature the emulator does not provide; raised loudly instead of guessing."""
 

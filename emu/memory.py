@@ -47,12 +47,14 @@ class Location(IntEnum):
 class Region:
     """A contiguous range of addresses and the bytes behind it."""
 
-    __slots__ = ("base", "size", "kind", "device", "page_size", "owner", "_buf", "freed", "policy")
+    __slots__ = ("base", "size", "kind", "device", "page_size", "owner", "_buf", "freed", "policy", "origin",
+                 "va_flag")
 
     DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
 
     def __init__(self, base: int, size: int, kind: str, device: int | None = None,
-                 page_size: int = HOST_PAGE, owner=None, buf: np.ndarray | None = None, policy: int = 0):
+                 page_size: int = HOST_PAGE, owner=None, buf: np.ndarray | None = None, policy: int = 0,
+                 origin: str = ""):
         self.base = base
         self.size = size
         self.kind = kind
@@ -62,6 +64,8 @@ class Region:
         self._buf = buf
         self.freed = False
         self.policy = policy
+        self.origin = origin or kind  # which API made it: "malloc", "malloc_host", "dvpp", "alias", ...
+        self.va_flag = False  # MallocHostWithCfg VA_FLAG: a mapping gives the same address on the device
 
     @property
     def end(self) -> int:
@@ -163,6 +167,20 @@ class _Window:
         self.ends.insert(i, end)
 
 
+class Registration:
+    """A host range registered with aclrtHostRegister / V2: pinned, and maybe mapped to a device alias."""
+
+    __slots__ = ("base", "size", "flags", "region", "alias", "pinned")
+
+    def __init__(self, base: int, size: int, flags: int, region: Region, alias: Region | None, pinned: bool):
+        self.base, self.size, self.flags = base, size, flags
+        self.region, self.alias, self.pinned = region, alias, pinned
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+
 class AddressSpace:
     """Every region the emulator knows, indexed by base address."""
 
@@ -177,6 +195,8 @@ class AddressSpace:
         self._pageable = 0
         self._prune_at = 256
         self._warned: set[int] = set()
+        self._reg_starts: list[int] = []
+        self._regs: list[Registration] = []
 
     # -- the index -------------------------------------------------------------
     def _insert(self, region: Region) -> None:
@@ -219,7 +239,8 @@ class AddressSpace:
         return list(self._regions)
 
     # -- device memory ---------------------------------------------------------
-    def alloc_device(self, device: int, nbytes: int, align: int, page_size: int, policy: int = 0) -> Region:
+    def alloc_device(self, device: int, nbytes: int, align: int, page_size: int, policy: int = 0,
+                     origin: str = "malloc") -> Region:
         if self.used[device] + nbytes > self.capacity:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION,
                            f"device {device} is out of memory: {nbytes} bytes requested, "
@@ -227,7 +248,7 @@ class AddressSpace:
         base = self.windows[device].alloc(nbytes, align)
         if base is None:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device}: address window exhausted")
-        r = Region(base, nbytes, Region.DEVICE, device=device, page_size=page_size, policy=policy)
+        r = Region(base, nbytes, Region.DEVICE, device=device, page_size=page_size, policy=policy, origin=origin)
         self.used[device] += nbytes
         self._insert(r)
         return r
@@ -244,7 +265,7 @@ class AddressSpace:
         raw = np.zeros(nbytes + align, dtype=np.uint8)
         skew = (-_address_of(raw)) % align
         buf = raw[skew:skew + nbytes]
-        r = Region(_address_of(buf), nbytes, Region.PINNED, buf=buf, owner=raw)
+        r = Region(_address_of(buf), nbytes, Region.PINNED, buf=buf, owner=raw, origin="malloc_host")
         self._insert(r)
         return r
 
@@ -295,6 +316,54 @@ class AddressSpace:
                 r.freed = True
                 self._pageable -= 1
         self._prune_at = max(256, 2 * self._pageable)
+
+    # -- host registration -------------------------------------------------------------
+    def location(self, r: Region, addr: int) -> Location:
+        """Where `addr` (inside `r`) lives: registered pageable memory counts as page-locked."""
+        if r.kind == Region.PAGEABLE and self._regs and self.registration(addr) is not None:
+            return Location.HOST
+        return r.location
+
+    def registration(self, addr: int) -> Registration | None:
+        i = bisect.bisect_right(self._reg_starts, addr) - 1
+        if i >= 0 and addr < self._regs[i].end:
+            return self._regs[i]
+        return None
+
+    def registrations_overlapping(self, base: int, size: int) -> list[Registration]:
+        i = max(bisect.bisect_right(self._reg_starts, base) - 1, 0)
+        out = []
+        while i < len(self._regs) and self._regs[i].base < base + size:
+            if self._regs[i].end > base:
+                out.append(self._regs[i])
+            i += 1
+        return out
+
+    def register(self, reg: Registration) -> None:
+        i = bisect.bisect_left(self._reg_starts, reg.base)
+        self._reg_starts.insert(i, reg.base)
+        self._regs.insert(i, reg)
+
+    def unregister(self, reg: Registration) -> None:
+        i = self._regs.index(reg)
+        del self._reg_starts[i], self._regs[i]
+        if reg.alias is not None:
+            self.free_alias(reg.alias)
+
+    def alloc_alias(self, device: int, host: Region, offset: int, nbytes: int) -> Region:
+        """A device-window address range whose bytes are host memory (a mapped registration)."""
+        base = self.windows[device].alloc(nbytes, 64)
+        if base is None:
+            raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device}: address window exhausted")
+        r = Region(base, nbytes, Region.DEVICE, device=device, buf=host.buffer()[offset:offset + nbytes],
+                   origin="alias", owner=host)
+        self._insert(r)
+        return r
+
+    def free_alias(self, r: Region) -> None:
+        self._remove(r)
+        self.windows[r.device].free(r.base, r.size)
+        r.freed = True
 
     def warn_freed(self, r: Region, what: str) -> None:
         if r.base not in self._warned:

@@ -130,6 +130,8 @@ class Machine:
                 pool = self.engines[task.device]
                 task.engine = yield pool.get()
                 task.start = env.now
+                if task.on_start is not None:  # e.g. a descriptor read: may set nbytes
+                    self._call(task, task.on_start)
                 yield env.timeout(self.duration(task))
                 pool.put(task.engine)
             else:

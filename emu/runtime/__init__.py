@@ -15,14 +15,18 @@ import os
 import threading
 
 from .. import config
+from .batch import BatchOps
 from .capture import Capture, CaptureOps, Model
 from .copy2d import Copy2dOps
+from .descriptors import DescriptorOps
 from .core import Context, Core, Device, Event, Stream, api
+from .hostmem import HostMemoryOps, PeerOps
 from .launch import LaunchOps
 from .memops import FillD32Ops, MemoryOps, PointerAttributes, correct_kind, route_of
 
 
-class Runtime(MemoryOps, Copy2dOps, FillD32Ops, CaptureOps, LaunchOps, Core):
+class Runtime(MemoryOps, Copy2dOps, BatchOps, DescriptorOps, FillD32Ops, HostMemoryOps, PeerOps, CaptureOps,
+              LaunchOps, Core):
     """One emulated process: its devices, memory, streams, events and simulated machine."""
 
 

@@ -76,10 +76,11 @@ class Copy2dOps:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "no 2D copy on Atlas 200I/500 A2 in RC mode")
         dr, doff = self._locate_2d(dst, dpitch, width, height)
         sr, soff = self._locate_2d(src, spitch, width, height)
-        final = correct_kind(sr.location, dr.location, kind)
+        sloc, dloc = self.space.location(sr, src), self.space.location(dr, dst)
+        final = correct_kind(sloc, dloc, kind) if self.product.ep_mode else kind
         if final not in (H2D, D2H):
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"a synchronous 2D copy from {sr.location.name} to "
-                                             f"{dr.location.name} memory is not HOST_TO_DEVICE or DEVICE_TO_HOST")
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"a synchronous 2D copy from {sloc.name} to {dloc.name} memory "
+                                             f"is not HOST_TO_DEVICE or DEVICE_TO_HOST")
         self.current_context()
         self.check_capture_safe()
         self._copy_2d_now(dr, doff, dpitch, sr, soff, spitch, width, height, "aclrtMemcpy2d")
@@ -95,15 +96,16 @@ class Copy2dOps:
         self.current_context(implicit=False)
         dr, doff = self._locate_2d(dst, dpitch, width, height)
         sr, soff = self._locate_2d(src, spitch, width, height)
-        final = correct_kind(sr.location, dr.location, kind) if self.product.ep_mode else kind
+        sloc, dloc = self.space.location(sr, src), self.space.location(dr, dst)
+        final = correct_kind(sloc, dloc, kind) if self.product.ep_mode else kind
         if final not in (H2D, D2H, D2D):
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"a 2D copy from {sr.location.name} to {dr.location.name} memory "
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"a 2D copy from {sloc.name} to {dloc.name} memory "
                                              f"is not HOST_TO_DEVICE, DEVICE_TO_HOST or DEVICE_TO_DEVICE")
         if final == D2D and not self.product.has("memcpy2d_async_d2d"):
             fail(ACL_ERROR_INVALID_PARAM, f"asynchronous 2D DEVICE_TO_DEVICE copies are not supported on "
                                           f"{self.product.name}")
         what = "aclrtMemcpy2dAsync"
-        if final != D2D and Location.UNREGISTERED in (sr.location, dr.location):  # pageable
+        if self.product.ep_mode and final != D2D and Location.UNREGISTERED in (sloc, dloc):  # pageable
             s = self.stream_of(stream, check_context=False)
             self.sync_for_pageable(s)
             self._copy_2d_now(dr, doff, dpitch, sr, soff, spitch, width, height, what)

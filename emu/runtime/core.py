@@ -149,6 +149,8 @@ class Core:
         self.init_hash: str | None = None
         self.default_device: int | None = None
         self.calls: dict[str, int] = {}
+        self.peers: set[tuple[int, int]] = set()
+        self.descriptors: dict[int, tuple[int, int, int]] = {}  # desc address -> (src, dst, count) last set  # (device, peer): device may access peer's memory
         self._tls = threading.local()
 
     def gate(self, name: str) -> None:

@@ -153,7 +153,7 @@ class MemoryOps:
                                 on_complete=self._mover(dst, doff + off, src, soff + off, m, what)))
 
     # -- allocation ----------------------------------------------------------------------
-    def _alloc_device(self: Core, device: int, nbytes: int, policy: int) -> Region:
+    def _alloc_device(self: Core, device: int, nbytes: int, policy: int, origin: str = "malloc") -> Region:
         p = policy if 0 <= policy <= 7 else C.ACL_MEM_MALLOC_HUGE_FIRST  # unknown -> default
         if p in (3, 4, 5, 7) and not self.product.has("p2p"):
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"P2P malloc policies need peer access, which "
@@ -163,16 +163,16 @@ class MemoryOps:
         if p in (6, 7):
             if not self.product.has("huge1g"):
                 fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"1 GiB pages are not available on {self.product.name}")
-            return space.alloc_device(device, roundup(nbytes, HUGE_1G), HUGE_1G, HUGE_1G, policy)
+            return space.alloc_device(device, roundup(nbytes, HUGE_1G), HUGE_1G, HUGE_1G, policy, origin)
         if p in (1, 4):
-            return space.alloc_device(device, roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy)
+            return space.alloc_device(device, roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy, origin)
         if p in (0, 3) and nbytes > (1 << 20):
             try:
-                return space.alloc_device(device, roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy)
+                return space.alloc_device(device, roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy, origin)
             except AclError as e:
                 if e.code != ACL_ERROR_RT_MEMORY_ALLOCATION:
                     raise  # otherwise fall back to normal pages
-        return space.alloc_device(device, nbytes, 64, HOST_PAGE, policy)
+        return space.alloc_device(device, nbytes, 64, HOST_PAGE, policy, origin)
 
     @api("aclrtMalloc")
     def malloc(self: Core, size: int, policy: int = C.ACL_MEM_MALLOC_HUGE_FIRST) -> int:
@@ -189,7 +189,7 @@ class MemoryOps:
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
         r = self.space.find(ptr)
-        if r is None or not r.is_device or r.base != ptr:
+        if r is None or not r.is_device or r.base != ptr or r.origin in ("alias", "malloc_host"):
             fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of a device allocation")
         self.space.free_device(r)
 
@@ -200,21 +200,33 @@ class MemoryOps:
         if size < 0 or size > C.SIZE_MAX - 32:
             fail(ACL_ERROR_INVALID_PARAM, f"size {size} is out of range")
         self.current_context()
+        return self._alloc_host(roundup(size, 32)).base
+
+    def _alloc_host(self: Core, nbytes: int) -> Region:
+        """Page-locked host memory; in RC mode host memory is device memory (normal pages) [doc 11-02]."""
+        if not self.product.ep_mode:
+            return self.space.alloc_device(self.current_context().device.id, nbytes, 64, HOST_PAGE,
+                                           origin="malloc_host")
         try:
-            return self.space.alloc_pinned(roundup(size, 32)).base
+            return self.space.alloc_pinned(nbytes)
         except MemoryError:
-            fail(ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {size} bytes of page-locked host memory")
+            fail(ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {nbytes} bytes of page-locked host memory")
 
     @api("aclrtFreeHost")
     def free_host(self: Core, ptr: int) -> None:
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "hostPtr is null")
         r = self.space.find(ptr)
-        if r is not None and r.is_device:
+        if r is not None and r.is_device and r.origin != "malloc_host":
             fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is device memory: free it with aclrtFree")
-        if r is None or r.kind != Region.PINNED or r.base != ptr:
+        if r is None or r.origin != "malloc_host" or r.base != ptr:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of an aclrtMallocHost allocation")
-        self.space.free_pinned(r)
+        for reg in self.space.registrations_overlapping(r.base, r.size):
+            self.space.unregister(reg)
+        if r.is_device:
+            self.space.free_device(r)
+        else:
+            self.space.free_pinned(r)
 
     @api("aclrtGetMemInfo")
     def get_mem_info(self: Core, attr: int) -> tuple[int, int]:
@@ -243,7 +255,7 @@ class MemoryOps:
             return PointerAttributes(Location.UNREGISTERED, 0, HOST_PAGE)
         if r.is_device:
             return PointerAttributes(Location.DEVICE, self.visible.index(r.device), r.page_size)
-        return PointerAttributes(r.location, 0, r.page_size)
+        return PointerAttributes(self.space.location(r, ptr), 0, r.page_size)
 
     # -- host memory shown by the program ---------------------------------------------------
     def register_host(self: Core, obj) -> int:
@@ -255,11 +267,11 @@ class MemoryOps:
         """A writable uint8 array over `nbytes` of known host memory at `ptr` (acl.util)."""
         with self.lock:
             r = self.space.find(ptr)
-            if r is not None and r.is_device:
+            if r is not None and r.is_device and r.origin != "malloc_host":
                 raise ValueError(f"0x{ptr:x} is device memory: the host cannot read it directly; "
                                  f"copy it to the host with aclrtMemcpy first")
             r, off = self.space.resolve(ptr, max(nbytes, 1))
-            if r.kind == Region.PINNED:
+            if r.kind != Region.PAGEABLE:
                 return r.buffer()[off:off + nbytes]
             return writable_view(ptr, nbytes, keep=r.owner)
 
@@ -288,6 +300,7 @@ class MemoryOps:
         self.check_capture_safe()
         dr, doff = self.locate(dst, count)
         sr, soff = self.locate(src, count)
+        self.check_peer_copy(sr, dr)
         self._copy_now(dr, doff, sr, soff, count, "aclrtMemcpy")
 
     def _memcpy_async(self: Core, dst: int, dest_max: int, src: int, count: int, kind: int, stream: int,
@@ -308,12 +321,14 @@ class MemoryOps:
                      "HOST_TO_BUF_TO_DEVICE needs a host source and a device destination")
             final, pageable = H2D, False
         else:
-            final = correct_kind(sr.location, dr.location, kind) if ep else kind
-            pageable = final not in (H2H, D2D) and UNREG in (sr.location, dr.location)
+            sloc, dloc = self.space.location(sr, src), self.space.location(dr, dst)
+            final = correct_kind(sloc, dloc, kind) if ep else kind
+            pageable = ep and final not in (H2H, D2D) and UNREG in (sloc, dloc)
         if ep and final == H2H:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode")
         if dst == src:
             return
+        self.check_peer_copy(sr, dr)
         if pageable:  # pageable memory: synchronize the stream, then copy synchronously
             s = self.stream_of(stream, check_context=False)
             self.sync_for_pageable(s)
@@ -390,7 +405,7 @@ class MemoryOps:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
         ctx = self.current_context()
         return self._alloc_device(ctx.device.id, roundup(size, 32) + self.product.malloc_padding,
-                                  C.ACL_MEM_MALLOC_HUGE_FIRST).base
+                                  C.ACL_MEM_MALLOC_HUGE_FIRST, origin="dvpp").base
 
     @api("acldvppFree")
     def dvpp_free(self: Core, ptr: int) -> None:
@@ -416,8 +431,9 @@ class FillD32Ops:
         if mem_size < 4 * n:
             fail(ACL_ERROR_INVALID_PARAM, f"memSize {mem_size} < 4 * N = {4 * n}")
         r, off = self.locate(ptr, 4 * n)
-        if r.location not in (HOST, DEV, Location.HOST_NUMA):
-            fail(ACL_ERROR_INVALID_PARAM, f"0x{ptr:x} is {r.location.name} memory: MemsetD32 needs memory "
+        loc = self.space.location(r, ptr)
+        if loc not in (HOST, DEV, Location.HOST_NUMA):
+            fail(ACL_ERROR_INVALID_PARAM, f"0x{ptr:x} is {loc.name} memory: MemsetD32 needs memory "
                                           f"allocated by ACL")
         return r, off
 

@@ -1,0 +1,166 @@
+"""Descriptor and offset copies (spec 9.6, 9.7): copies whose addresses live in device memory.
+
+aclrtSetMemcpyDesc writes a record {resv x3, len, src, dst} into device memory;
+aclrtMemcpyAsyncWithDesc reads it when its task runs, so a record rewritten
+before then changes what is copied. aclrtMemcpyAsyncWithOffset reads its base
+addresses from 8-byte device slots, also when it runs.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from models import COPY, Task
+
+from .. import kernels
+from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID
+from .core import Core, Stream, api, fail
+from .memops import route_of
+
+INNER_D2D = 6
+MAX_DESC_COPY = 4 << 30  # [source BASEI]
+MAX_OFFSET = 0xFFFF_FFFF_FFFF
+_RECORD = struct.Struct("<3IIQQ")  # resv0..2, len, src, dst: 32 bytes (V1) [source mem.h]
+
+
+class DescriptorOps:
+    """Mixed into `Runtime`."""
+
+    def _stars(self: Core, kind: int) -> None:
+        if not self.product.has("stars"):
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies are not supported on {self.product.name}")
+        if kind != INNER_D2D:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies take kind INNER_DEVICE_TO_DEVICE (6), not {kind}")
+
+    def _desc_region(self: Core, desc: int):
+        r, off = self.locate(desc, self.product.memcpy_desc_size)
+        if not r.is_device:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"descriptor 0x{desc:x} is not in device memory")
+        if desc % 64:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"descriptor 0x{desc:x} is not 64-byte aligned")
+        return r, off
+
+    @api("aclrtGetMemcpyDescSize")
+    def get_memcpy_desc_size(self: Core, kind: int) -> int:
+        if not 0 <= kind < 8:
+            fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
+        self._stars(kind)
+        return self.product.memcpy_desc_size
+
+    @api("aclrtSetMemcpyDesc")
+    def set_memcpy_desc(self: Core, desc: int, kind: int, src: int, dst: int, count: int, config=None) -> int:
+        """Write the copy record into the descriptor (device memory); returns desc."""
+        for name, v in (("desc", desc),):
+            if v == 0:
+                fail(ACL_ERROR_INVALID_PARAM, f"{name} is null")
+        if not 0 <= kind < 8:
+            fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
+        if src == 0 or dst == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "src is null" if src == 0 else "dst is null")
+        if count == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "count is 0")
+        if config is not None:
+            fail(ACL_ERROR_INVALID_PARAM, "config is reserved and must be null")
+        self._stars(kind)
+        if count > MAX_DESC_COPY:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > 4 GiB")
+        r, off = self._desc_region(desc)
+        sr, _ = self.locate(src, count)
+        dr, _ = self.locate(dst, count)
+        if not (sr.is_device and dr.is_device and sr.device == dr.device):
+            fail(ACL_ERROR_RT_PARAM_INVALID, "src and dst must both be device memory of one device")
+        record = np.zeros(self.product.memcpy_desc_size, dtype=np.uint8)
+        _RECORD.pack_into(record, 0, 0, 0, 0, count & 0xFFFFFFFF, src, dst)
+        self.descriptors[desc] = (src, dst, count)
+        staging = self.space.alloc_pinned(record.size)
+        try:
+            staging.buffer()[:] = record
+            self._copy_now(r, off, staging, 0, record.size, "aclrtSetMemcpyDesc")
+        finally:
+            self.space.free_pinned(staging)
+        return desc
+
+    def _read_desc(self: Core, r, off: int, desc: int) -> tuple[int | None, int | None, int]:
+        if not self.functional:
+            return None, None, self.descriptors[desc][2]
+        _, _, _, n, src, dst = _RECORD.unpack_from(r.view(off, _RECORD.size).tobytes())
+        return src, dst, n
+
+    @api("aclrtMemcpyAsyncWithDesc")
+    def memcpy_async_with_desc(self: Core, desc: int, kind: int, stream: int) -> None:
+        if desc == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "desc is null")
+        if not 0 <= kind < 8:
+            fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
+        if stream == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "stream is null: descriptor copies need an explicit stream")
+        if not self.product.has("stars"):
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies are not supported on {self.product.name}")
+        self.check_stream_handle(stream)
+        self._stars(kind)
+        r, off = self._desc_region(desc)
+        s = self.stream_of(stream)
+        self._enqueue_indirect(s, "aclrtMemcpyAsyncWithDesc", lambda: self._read_desc(r, off, desc), 0, 0)
+
+    def _enqueue_indirect(self: Core, s: Stream, what: str, resolve, doff: int, soff: int) -> None:
+        """A copy whose (src, dst, count) are read from device memory when its task starts."""
+        plan = {}
+        task = Task(COPY, route="d2d", device=s.device, label=what)
+
+        def start():
+            src, dst, n = resolve()
+            task.nbytes = n
+            if src is None:  # timing-only: nothing to read, nothing to move
+                return
+            sr, so = self.locate(src + soff, n)
+            dr, do = self.locate(dst + doff, n)
+            plan.update(sr=sr, so=so, dr=dr, do=do, n=n)
+            task.nbytes, task.route = n, route_of(sr, dr)
+
+        def complete():
+            if plan and self.functional:
+                kernels.copy(plan["dr"].view(plan["do"], plan["n"]), plan["sr"].view(plan["so"], plan["n"]))
+
+        task.on_start, task.on_complete = start, complete
+        self.submit(s, task)
+
+    @api("aclrtMemcpyAsyncWithOffset", gate=False)
+    def memcpy_async_with_offset(self: Core, dst: int, dest_max: int, dst_offset: int, src: int, count: int,
+                                 src_offset: int, kind: int, stream: int = 0) -> None:
+        """Copy count bytes from *src + src_offset to *dst + dst_offset; dst and src are 8-byte device slots."""
+        if count == 0:
+            return
+        if kind != INNER_D2D:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"kind must be INNER_DEVICE_TO_DEVICE (6), not {kind}")
+        self.gate("aclrtMemcpyAsyncWithOffset")
+        if not self.product.has("d2d_by_offset"):
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"copies by offset are not supported on {self.product.name}")
+        self.check_stream_handle(stream)
+        if dst == 0 or src == 0:
+            fail(ACL_ERROR_RT_PARAM_INVALID, "dst is null" if dst == 0 else "src is null")
+        if count > dest_max:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
+        if count > MAX_DESC_COPY:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > 4 GiB")
+        if dst_offset > MAX_OFFSET or src_offset > MAX_OFFSET:
+            fail(ACL_ERROR_RT_PARAM_INVALID, "an offset is larger than 0xFFFFFFFFFFFF")
+        if dst_offset >= dest_max:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"dstDataOffset {dst_offset} >= destMax {dest_max}")
+        if count > dest_max - dst_offset:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax - dstDataOffset = {dest_max - dst_offset}")
+        ds, ds_off = self.locate(dst, 8)
+        ss, ss_off = self.locate(src, 8)
+        for name, r in (("dst", ds), ("src", ss)):
+            if not r.is_device:
+                fail(ACL_ERROR_RT_PARAM_INVALID, f"{name} must be the address of an 8-byte slot in device memory")
+        s = self.stream_of(stream)
+
+        def resolve():
+            if not self.functional:
+                return None, None, count
+            d = int(ds.view(ds_off, 8).view(np.uint64)[0])
+            sv = int(ss.view(ss_off, 8).view(np.uint64)[0])
+            return sv, d, count
+
+        self._enqueue_indirect(s, "aclrtMemcpyAsyncWithOffset", resolve, dst_offset, src_offset)
