@@ -10,7 +10,7 @@ import types
 
 from .. import runtime as _rt
 from ..errors import recent_error
-from . import media, rt, util
+from . import mdl, media, rt, util
 from ._bind import bind, install_missing
 
 init = bind("acl.init", _rt.init, "s", optional=1)
@@ -29,7 +29,6 @@ def _empty(name: str) -> types.ModuleType:
     return mod
 
 
-mdl = _empty("mdl")
 op = _empty("op")
 
 install_missing(__name__)

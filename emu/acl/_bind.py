@@ -12,12 +12,18 @@ import types
 
 from ..errors import AclError
 
-INT, STR, OBJ = "i", "s", "o"
+INT, STR, OBJ, INTS = "i", "s", "o", "l"
 
 
 def _parse(kind: str, value):
     if kind == INT:
         return operator.index(value)  # int, bool, numpy integers; not float or str
+    if kind == INTS:  # a list of ints (a C array), or None (a null pointer)
+        if value is None:
+            return None
+        if not isinstance(value, (list, tuple)):
+            raise TypeError
+        return [operator.index(v) for v in value]
     if kind == STR:
         if value is not None and not isinstance(value, str):
             raise TypeError
@@ -28,7 +34,7 @@ def _parse(kind: str, value):
 def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int = 0, convert=None):
     """A pyACL function calling `fn`.
 
-    params: one letter per argument (i int, s str, o object); the last `optional`
+    params: one letter per argument (i int, l list of ints, s str, o object); the last `optional`
     may be omitted. outputs: the values returned on failure, one per output.
     """
     lo, hi = len(params) - optional, len(params)
@@ -43,6 +49,8 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
         try:
             result = fn(*parsed)
         except AclError as err:
+            if outputs and hasattr(err, "fail_index"):  # batch copies report the entry concerned
+                return err.fail_index, err.code
             return (*outputs, err.code) if outputs else err.code
         if not outputs:
             return 0

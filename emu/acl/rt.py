@@ -1,7 +1,11 @@
 """acl.rt: pyACL's runtime functions (names, argument order and returns as pyACL)."""
 from __future__ import annotations
 
+import operator
+
 from .. import runtime as _rt
+from ..constants import SIZE_MAX
+from ..errors import AclError
 from ._bind import INT, bind, install_missing
 
 
@@ -56,6 +60,49 @@ _b("memcpy_async", "memcpy_async", "iiiiii")
 _b("memcpy_async_with_condition", "memcpy_async_with_condition", "iiiiii")
 _b("memset", "memset", "iiii")
 _b("memset_async", "memset_async", "iiiii")
+
+# 2D, D32, descriptor, offset and batch copies (extensions for the C-only APIs: PYACL.md)
+_b("memcpy2d", "memcpy2d", "iiiiiii")
+_b("memcpy2d_async", "memcpy2d_async", "iiiiiiii")
+_b("memset_d32", "memset_d32", "iiii")
+_b("memset_d32_async", "memset_d32_async", "iiiii")
+_b("get_memcpy_desc_size", "get_memcpy_desc_size", "i", (0,))
+_b("set_memcpy_desc", "set_memcpy_desc", "iiiiio", (0,))
+_b("memcpy_async_with_desc", "memcpy_async_with_desc", "iii")
+_b("memcpy_async_with_offset", "memcpy_async_with_offset", "iiiiiiii")
+_b("memcpy_batch", "memcpy_batch", "llllioli", (SIZE_MAX,))
+_b("memcpy_batch_async", "memcpy_batch_async", "lllliolii", (SIZE_MAX,))
+_b("memcpy_batch_v2", "memcpy_batch_v2", "llllioli")
+_b("memcpy_batch_async_v2", "memcpy_batch_async_v2", "lllliolii")
+# allocation with configs, host registration, peer access
+_b("malloc_with_cfg", "malloc_with_cfg", "iio", (0,))
+_b("malloc_host_with_cfg", "malloc_host_with_cfg", "io", (0,))
+_b("host_register", "host_register", "iii", (0,))
+_b("host_register_v2", "host_register_v2", "iii")
+_b("host_get_device_pointer", "host_get_device_pointer", "ii", (0,))
+_b("host_unregister", "host_unregister", "i")
+_b("device_can_access_peer", "device_can_access_peer", "ii", (0,))
+_b("device_enable_peer_access", "device_enable_peer_access", "ii")
+_b("device_disable_peer_access", "device_disable_peer_access", "i")
+_b("device_peer_access_status", "device_peer_access_status", "ii", (0,))
+
+
+def launch_kernel(fn, buffers, stream, duration_us=None, nbytes=0, flops=0):
+    """Enqueue `fn(*views)` as a device task on `stream` (the emulator's stand-in for a kernel launch).
+
+    buffers: a list of (dev_ptr, nbytes) or (dev_ptr, shape, dtype); give duration_us or a cost
+    (nbytes of memory traffic, flops). Returns ret.
+    """
+    try:
+        stream = operator.index(stream)
+    except TypeError:
+        raise TypeError("acl.rt.launch_kernel args parse failed") from None
+    try:
+        _rt.launch_kernel(fn, buffers, stream, duration_us=duration_us, nbytes=nbytes, flops=flops)
+    except AclError as err:
+        return err.code
+    return 0
+
 
 install_missing(__name__)
 del INT
