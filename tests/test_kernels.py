@@ -1,0 +1,291 @@
+"""Tests for emu.kernels: results against numpy references, memmove overlap
+semantics, argument validation and the on-disk compilation cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from emu import kernels
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RNG = np.random.default_rng(12345)
+
+
+def random_bytes(n, rng=RNG):
+    return rng.integers(0, 256, size=n, dtype=np.uint8)
+
+
+@pytest.fixture(params=["default", "streaming"])
+def nt_mode(request, monkeypatch):
+    """Run a test with the normal store path and again with streaming (non-temporal) stores forced on."""
+    if request.param == "streaming":
+        monkeypatch.setattr(kernels, "NT_THRESHOLD", 0)
+    return request.param
+
+
+def ref_copy_2d(dst_buf, doff, dst_pitch, src_buf, soff, src_pitch, width, height):
+    """Row-by-row reference; rows are read completely before any write (memmove of the region)."""
+    rows = [src_buf[soff + r * src_pitch: soff + r * src_pitch + width].copy() for r in range(height)]
+    for r, row in enumerate(rows):
+        dst_buf[doff + r * dst_pitch: doff + r * dst_pitch + width] = row
+
+
+def u32_pattern(value, nbytes):
+    return np.frombuffer((value & 0xFFFFFFFF).to_bytes(4, "little") * (nbytes // 4), dtype=np.uint8)
+
+
+# --------------------------------------------------------------------------- copy
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 15, 16, 31, 33, 63, 64, 65, 127, 255, 256, 257,
+                               1000, 4095, 16384, 16384 + 77, 70001, 300000])
+def test_copy_matches_numpy(n, nt_mode):
+    src_buf = random_bytes(n + 200)
+    for soff, doff in [(0, 0), (1, 0), (0, 3), (13, 57), (64, 63)]:
+        dst_buf = random_bytes(n + 200)
+        expected = dst_buf.copy()
+        expected[doff:doff + n] = src_buf[soff:soff + n]
+        kernels.copy(dst_buf[doff:doff + n], src_buf[soff:soff + n])
+        np.testing.assert_array_equal(dst_buf, expected)
+
+
+@pytest.mark.parametrize("n", [1, 5, 64, 100, 1000, 70000])
+@pytest.mark.parametrize("distance", [1, 3, 8, 31, 32, 63, 64, 200, 256, 4097])
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_copy_overlap_is_memmove(n, distance, direction):
+    buf = random_bytes(n + distance + 64)
+    lo, hi = 16, 16 + distance
+    src_off, dst_off = (hi, lo) if direction == "forward" else (lo, hi)
+    if dst_off + n > buf.size or src_off + n > buf.size:
+        pytest.skip("does not fit")
+    expected = buf.copy()
+    expected[dst_off:dst_off + n] = buf[src_off:src_off + n].copy()
+    kernels.copy(buf[dst_off:dst_off + n], buf[src_off:src_off + n])
+    np.testing.assert_array_equal(buf, expected)
+
+
+def test_copy_same_view_and_readonly_src():
+    buf = random_bytes(300)
+    before = buf.copy()
+    kernels.copy(buf[10:200], buf[10:200])
+    np.testing.assert_array_equal(buf, before)
+
+    src = random_bytes(300)
+    src.flags.writeable = False
+    dst = np.zeros(300, dtype=np.uint8)
+    kernels.copy(dst, src)
+    np.testing.assert_array_equal(dst, src)
+
+
+# ------------------------------------------------------------------------ copy_2d
+
+@st.composite
+def regions_2d(draw):
+    width = draw(st.one_of(st.integers(0, 70), st.integers(0, 300)))
+    height = draw(st.integers(0, 12))
+    dst_pitch = width + draw(st.sampled_from([0, 1, 7, 64, draw(st.integers(0, 200))]))
+    src_pitch = width + draw(st.sampled_from([0, 3, 64, draw(st.integers(0, 200))]))
+    d_need = (height - 1) * dst_pitch + width if width and height else 0
+    s_need = (height - 1) * src_pitch + width if width and height else 0
+    size = max(d_need, s_need) + draw(st.integers(0, 300))
+    doff = draw(st.integers(0, size - d_need))
+    soff = draw(st.integers(0, size - s_need))
+    return size, doff, dst_pitch, soff, src_pitch, width, height
+
+
+@settings(max_examples=300, deadline=None)
+@given(regions_2d(), st.integers(0, 2**32 - 1))
+def test_copy_2d_matches_reference(region, seed):
+    size, doff, dst_pitch, soff, src_pitch, width, height = region
+    rng = np.random.default_rng(seed)
+    src_buf, dst_buf = random_bytes(size, rng), random_bytes(size, rng)
+    src_before = src_buf.copy()
+    expected = dst_buf.copy()
+    ref_copy_2d(expected, doff, dst_pitch, src_buf, soff, src_pitch, width, height)
+    kernels.copy_2d(dst_buf[doff:], dst_pitch, src_buf[soff:], src_pitch, width, height)
+    np.testing.assert_array_equal(dst_buf, expected)
+    np.testing.assert_array_equal(src_buf, src_before)
+
+
+@settings(max_examples=300, deadline=None)
+@given(regions_2d(), st.integers(0, 2**32 - 1))
+def test_copy_2d_overlap_in_one_buffer(region, seed):
+    size, doff, dst_pitch, soff, src_pitch, width, height = region
+    buf = random_bytes(size, np.random.default_rng(seed))
+    expected = buf.copy()
+    ref_copy_2d(expected, doff, dst_pitch, buf.copy(), soff, src_pitch, width, height)
+    kernels.copy_2d(buf[doff:], dst_pitch, buf[soff:], src_pitch, width, height)
+    np.testing.assert_array_equal(buf, expected)
+
+
+@pytest.mark.parametrize("width,pitch", [(16, 80), (64, 128), (1000, 1064), (4096, 4160), (5000, 5003)])
+@pytest.mark.parametrize("shift", [-3 * 1064 - 5, -1, 1, 70, 2 * 1064])
+def test_copy_2d_overlap_equal_pitch(width, pitch, shift):
+    height = 7
+    need = (height - 1) * pitch + width
+    buf = random_bytes(need + abs(shift) + 64)
+    soff = 32 + max(0, -shift)
+    doff = soff + shift
+    expected = buf.copy()
+    ref_copy_2d(expected, doff, pitch, buf.copy(), soff, pitch, width, height)
+    kernels.copy_2d(buf[doff:], pitch, buf[soff:], pitch, width, height)
+    np.testing.assert_array_equal(buf, expected)
+
+
+def test_copy_2d_wide_rows_disjoint():
+    width, height, dst_pitch, src_pitch = 20000, 5, 20001, 20100
+    src = random_bytes((height - 1) * src_pitch + width + 11)
+    dst = random_bytes((height - 1) * dst_pitch + width + 29)
+    expected = dst.copy()
+    ref_copy_2d(expected, 29, dst_pitch, src, 11, src_pitch, width, height)
+    kernels.copy_2d(dst[29:], dst_pitch, src[11:], src_pitch, width, height)
+    np.testing.assert_array_equal(dst, expected)
+
+
+# ---------------------------------------------------------------------------- fill
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 17, 63, 64, 65, 100, 255, 256, 1000, 70001])
+@pytest.mark.parametrize("offset", [0, 1, 5])
+def test_fill_masks_value(n, offset, nt_mode):
+    buf = random_bytes(n + 16)
+    expected = buf.copy()
+    expected[offset:offset + n] = 0xFF
+    kernels.fill(buf[offset:offset + n], 0x1FF)
+    np.testing.assert_array_equal(buf, expected)
+    kernels.fill(buf[offset:offset + n], -2)  # -2 & 0xFF == 0xFE
+    expected[offset:offset + n] = 0xFE
+    np.testing.assert_array_equal(buf, expected)
+
+
+@pytest.mark.parametrize("n", [4, 8, 12, 60, 64, 68, 124, 256, 260, 4096, 70000])
+@pytest.mark.parametrize("offset", range(8))
+def test_fill_u32_any_alignment(n, offset, nt_mode):
+    buf = random_bytes(n + 16)
+    expected = buf.copy()
+    value = 0x11223344
+    expected[offset:offset + n] = u32_pattern(value, n)
+    kernels.fill_u32(buf[offset:offset + n], value)
+    np.testing.assert_array_equal(buf, expected)
+
+
+def test_fill_u32_masks_value_and_matches_uint32_view():
+    buf = np.zeros(1024 + 4, dtype=np.uint8)
+    kernels.fill_u32(buf[4:], 0x1_DEADBEEF)
+    assert (buf[4:].view(np.uint32) == np.uint32(0xDEADBEEF).astype("<u4")).all()
+    assert (buf[:4] == 0).all()
+    kernels.fill_u32(buf[4:], -1)
+    assert (buf[4:] == 0xFF).all()
+
+
+# -------------------------------------------------------------- validation, no-ops
+
+def _bufs():
+    return random_bytes(256), random_bytes(256)
+
+
+def _bad_calls():
+    d, s = _bufs()
+    ro = s.copy()
+    ro.flags.writeable = False
+    return d, s, [
+        ("copy length mismatch", lambda: kernels.copy(d[:10], s[:11])),
+        ("copy wrong dtype", lambda: kernels.copy(d.view(np.int8), s.view(np.int8))),
+        ("copy uint16", lambda: kernels.copy(d.view(np.uint16), s.view(np.uint16))),
+        ("copy 2-D", lambda: kernels.copy(d.reshape(16, 16), s.reshape(16, 16))),
+        ("copy strided", lambda: kernels.copy(d[::2], s[::2])),
+        ("copy read-only dst", lambda: kernels.copy(ro, d)),
+        ("copy list", lambda: kernels.copy(d, list(range(256)))),
+        ("2d width > dst_pitch", lambda: kernels.copy_2d(d, 8, s, 16, 9, 2)),
+        ("2d width > src_pitch", lambda: kernels.copy_2d(d, 16, s, 8, 9, 2)),
+        ("2d dst too short", lambda: kernels.copy_2d(d, 100, s, 10, 60, 3)),
+        ("2d src too short", lambda: kernels.copy_2d(d, 10, s, 100, 60, 3)),
+        ("2d one byte too short", lambda: kernels.copy_2d(d, 64, s, 64, 65, 4)),
+        ("2d negative height", lambda: kernels.copy_2d(d, 16, s, 16, 8, -1)),
+        ("2d negative pitch", lambda: kernels.copy_2d(d, -16, s, 16, 8, 2)),
+        ("2d float width", lambda: kernels.copy_2d(d, 16, s, 16, 8.0, 2)),
+        ("2d huge pitch", lambda: kernels.copy_2d(d, 2**70, s, 16, 8, 2)),
+        ("2d read-only dst", lambda: kernels.copy_2d(ro, 16, d, 16, 8, 2)),
+        ("fill wrong dtype", lambda: kernels.fill(d.view(np.uint32), 1)),
+        ("fill non-integer", lambda: kernels.fill(d, 1.5)),
+        ("fill read-only", lambda: kernels.fill(ro, 1)),
+        ("fill_u32 length", lambda: kernels.fill_u32(d[:254], 1)),
+        ("fill_u32 2-D", lambda: kernels.fill_u32(d.reshape(16, 16), 1)),
+        ("fill_u32 non-integer", lambda: kernels.fill_u32(d, "1")),
+    ]
+
+
+@pytest.mark.parametrize("index", range(len(_bad_calls()[2])), ids=[c[0] for c in _bad_calls()[2]])
+def test_bad_arguments_raise_and_leave_buffers_unchanged(index):
+    d, s, calls = _bad_calls()
+    d_before, s_before = d.copy(), s.copy()
+    with pytest.raises(ValueError):
+        calls[index][1]()
+    np.testing.assert_array_equal(d, d_before)
+    np.testing.assert_array_equal(s, s_before)
+
+
+def test_compiled_kernels_check_bounds_themselves():
+    d, s = _bufs()
+    d_before = d.copy()
+    for name in ("copy_2d", "move_2d_fwd", "move_2d_bwd"):
+        k = kernels.KERNELS[name]
+        for args in [(d, 64, s, 64, 64, 5),      # dst and src one row too short
+                     (d, 64, s[:200], 64, 64, 4),  # src too short
+                     (d[:255], 64, s, 64, 64, 4),  # dst one byte too short
+                     (d, 10, s, 10, 11, 2),       # width > pitch
+                     (d, 16, s, 16, 8, -1)]:      # negative height
+            with pytest.raises(ValueError):
+                k(*args)
+    with pytest.raises(ValueError):
+        kernels.KERNELS["copy"](d[:100], s[:101], False)
+    np.testing.assert_array_equal(d, d_before)
+
+
+def test_zero_lengths_are_noops():
+    d, s = _bufs()
+    d_before = d.copy()
+    empty = np.empty(0, dtype=np.uint8)
+    kernels.copy(empty, empty)
+    kernels.copy(d[5:5], s[7:7])
+    kernels.copy_2d(d, 16, s, 16, 0, 1000)       # width 0: nothing to fit
+    kernels.copy_2d(d, 16, s, 16, 8, 0)          # height 0
+    kernels.copy_2d(empty, 0, empty, 0, 0, 5)
+    kernels.fill(empty, 7)
+    kernels.fill_u32(d[3:3], 7)
+    np.testing.assert_array_equal(d, d_before)
+
+
+# ------------------------------------------------------------------ on-disk cache
+
+_PROBE = f"""
+import json, sys
+sys.path.insert(0, {REPO!r})
+import emu.kernels as k
+k.warmup()
+print(json.dumps({{name: [sum(d.stats.cache_hits.values()), sum(d.stats.cache_misses.values())]
+                  for name, d in k.KERNELS.items()}}))
+"""
+
+
+def _probe():
+    proc = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
+                          cwd=REPO, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="JIT disabled")
+def test_second_process_loads_every_kernel_from_cache():
+    _probe()  # populates the cache if needed
+    stats = _probe()
+    assert set(stats) == set(kernels.KERNELS)
+    for name, (hits, misses) in stats.items():
+        assert misses == 0, f"{name} was recompiled"
+        assert hits >= 1, f"{name} was not loaded"
