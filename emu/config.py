@@ -15,7 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from models import Hardware
+from models import DeviceLink, Hardware, HostLink, PcieLink, Staging
 
 CONFIG_DIR = Path(os.environ.get("ACL_EMU_CONFIG_DIR", Path(__file__).resolve().parent.parent / "configs"))
 DEFAULT_PRODUCT = "910B"
@@ -162,23 +162,54 @@ class _Fields:
         return v
 
 
-def _hardware(path: Path, data: dict, sources: dict) -> Hardware:
+def _hardware(path: Path, data: dict, sources: dict, devices: int, peer_groups: tuple) -> Hardware:
     f = _Fields(path, data, "hardware", sources)
-    d = {k: f.get(k, float, positive=True) for k in (
-        "call_overhead_us", "host_memcpy_gbps", "host_memset_gbps", "device_fill_gbps", "memory_gbps",
-        "peak_tflops")}
-    d["engines_per_device"] = f.get("engines_per_device", int, positive=True)
-    routes = f.table.get("routes")
-    if not isinstance(routes, dict):
-        raise ConfigError(path, "hardware.routes", "missing table")
-    d["routes"] = {}
-    from models import ROUTES
-    for r in ROUTES:
-        rf = _Fields(path, routes, r, sources)
-        rf.section = f"hardware.routes.{r}"
-        d["routes"][r] = {"gbps": rf.get("gbps", float, positive=True),
-                          "latency_us": rf.get("latency_us", float)}
-    return Hardware.from_dict(d)
+    us, gbps = 1e-6, 1e9
+    host = _Fields(path, f.table, "host_link", sources)
+    host.section = "hardware.host_link"
+    kind = host.get("kind", str, choices=("pcie", "hccs", "ub", "soc"))
+    common = dict(latency=host.get("latency_us", float) * us, shared_by=host.get("shared_by", int, positive=True))
+    if kind == "pcie":
+        try:
+            pcie = PcieLink(gen=host.get("gen", int), lanes=host.get("lanes", int), mps=host.get("mps", int),
+                            mrrs=host.get("mrrs", int))
+        except ValueError as e:
+            raise ConfigError(path, "hardware.host_link", str(e)) from None
+        host_link = HostLink(kind, pcie=pcie, **common)
+    else:
+        host_link = HostLink(kind, bandwidth=host.get("gbps", float, positive=True) * gbps, **common)
+
+    def device_link(name: str, topology: bool) -> DeviceLink | None:
+        if name not in f.table:
+            return None
+        t = _Fields(path, f.table, name, sources)
+        t.section = f"hardware.{name}"
+        return DeviceLink(kind=t.get("kind", str, choices=("hccs", "ub", "sio")),
+                          bandwidth=t.get("gbps", float, positive=True) * gbps,
+                          latency=t.get("latency_us", float) * us,
+                          topology=t.get("topology", str, choices=("mesh", "switch")) if topology else "mesh")
+
+    st = _Fields(path, f.table, "staging", sources)
+    st.section = "hardware.staging"
+    return Hardware(
+        num_devices=devices,
+        engines_per_device=f.get("engines_per_device", int, positive=True),
+        call_overhead=f.get("call_overhead_us", float) * us,
+        host_memcpy_bandwidth=f.get("host_memcpy_gbps", float, positive=True) * gbps,
+        host_memset_bandwidth=f.get("host_memset_gbps", float, positive=True) * gbps,
+        memory_bandwidth=f.get("memory_gbps", float, positive=True) * gbps,
+        peak_flops=f.get("peak_tflops", float, positive=True) * 1e12,
+        sdma_latency=f.get("sdma_latency_us", float) * us,
+        row_overhead=f.get("row_overhead_ns", float) * 1e-9,
+        kernel_slots=f.get("kernel_slots", int, positive=True),
+        host_link=host_link,
+        peer_link=device_link("peer_link", topology=True),
+        pair_link=device_link("pair_link", topology=False),
+        staging=Staging(chunk_bytes=st.get("chunk_bytes", int, positive=True),
+                        buffers=st.get("buffers", int, positive=True),
+                        setup=st.get("setup_us", float) * us),
+        peer_groups=peer_groups,
+    )
 
 
 def _device_count(path: Path, dv: _Fields) -> int:
@@ -214,23 +245,30 @@ def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
     for i, x in enumerate(features):
         if x not in FEATURES:
             raise ConfigError(path, f"api.features[{i}]", f"unknown feature {x!r}; known: {sorted(FEATURES)}")
+    device_count = _device_count(path, dv)
+    peer_groups = _peer_groups(path, dv)
+    host_link = dv.get("host_link", str, choices=("pcie", "hccs", "ub"))
+    hardware = _hardware(path, data, sources, device_count, peer_groups)
+    if hardware.host_link.kind not in ("soc", host_link):
+        raise ConfigError(path, "hardware.host_link.kind",
+                          f"{hardware.host_link.kind!r} disagrees with devices.host_link {host_link!r}")
     return Product(
         name=p.get("name", str),
         title=p.get("title", str),
         family=p.get("family", str, choices=FAMILIES),
         deployment=p.get("deployment", str, choices=("EP", "RC")),
-        device_count=_device_count(path, dv),
+        device_count=device_count,
         memory_bytes=dv.get("memory_bytes", int, positive=True),
         memory_kind=dv.get("memory_kind", str, choices=("HBM", "DDR")),
         malloc_padding=dv.get("malloc_padding", int),
         max_streams=dv.get("max_streams", int, positive=True),
         max_events=dv.get("max_events", int, positive=True),
         memcpy_desc_size=dv.get("memcpy_desc_size", int, choices=(32, 64)),
-        host_link=dv.get("host_link", str, choices=("pcie", "hccs", "ub")),
-        peer_groups=_peer_groups(path, dv),
+        host_link=host_link,
+        peer_groups=peer_groups,
         unsupported=frozenset(unsupported),
         features=frozenset(features),
-        hardware=_hardware(path, data, sources),
+        hardware=hardware,
         sources=sources,
         path=path,
     )

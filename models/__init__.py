@@ -1,5 +1,15 @@
-"""Timing model of the hardware that moves the bytes. Never imports `emu`."""
-from .hardware import ROUTES, Hardware, Route
-from .machine import COPY, FILL, KERNEL, MARKER, Machine, Stream, Task
+"""Timing model of the hardware that moves the bytes. Never imports `emu`.
 
-__all__ = ["ROUTES", "Hardware", "Route", "Machine", "Stream", "Task", "COPY", "FILL", "KERNEL", "MARKER"]
+    hw = Hardware(...)            # or emu.config.load("910B").hardware
+    m = Machine(hw)
+    s = m.stream("s0", device=0)
+    t = m.submit(s, Task(COPY, nbytes=1 << 30, device=0, src=None, dst=0), at=0.0)
+    m.wait(t)                     # simulated seconds
+"""
+from .hardware import HOST, DeviceLink, Hardware, HostLink, Staging
+from .machine import COPY, FILL, GROUP, KERNEL, MARKER, STAGED, Machine, Stream, Task
+from .network import Flow, Link, Network
+from .pcie import PcieLink
+
+__all__ = ["HOST", "DeviceLink", "Hardware", "HostLink", "Staging", "Machine", "Stream", "Task", "COPY", "FILL",
+           "GROUP", "KERNEL", "MARKER", "STAGED", "Flow", "Link", "Network", "PcieLink"]

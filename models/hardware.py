@@ -1,6 +1,6 @@
 """The hardware a product is built from, as the timing model sees it.
 
-A frozen record plus pure functions of it. `models` knows nothing of ACL: the
+Frozen records plus pure functions of them. `models` knows nothing of ACL: the
 product loader in `emu.config` builds a `Hardware` from a config's [hardware]
 section and hands it over.
 """
@@ -8,53 +8,127 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Routes a transfer can take. Each is a (bandwidth, latency) pair for now; the
-# flow-level link model refines what a route crosses.
-ROUTES = ("h2d", "d2h", "d2d", "p2p", "h2h")
+from .pcie import PcieLink, read_wire_bytes, tlp_bandwidth, write_wire_bytes
+
+HOST = None  # the host end of a route
 
 
 @dataclass(frozen=True)
-class Route:
-    bandwidth: float  # bytes per second, effective
-    latency: float  # seconds, fixed cost per transfer
+class HostLink:
+    """How the host reaches a device: PCIe (pcie-bench efficiency) or a link given by its effective rate."""
+    kind: str  # "pcie", "hccs" or "ub"
+    latency: float  # seconds per transfer (doorbell, descriptor fetch, completion)
+    pcie: PcieLink | None = None
+    bandwidth: float = 0.0  # bytes/s per direction when not PCIe
+    shared_by: int = 1  # devices behind one physical link (Atlas 300I Duo: 2 chips, one x16)
 
-    def duration(self, nbytes: int) -> float:
-        return self.latency + nbytes / self.bandwidth
+    @property
+    def capacity(self) -> float:
+        """Wire bytes per second, one direction."""
+        return tlp_bandwidth(self.pcie) if self.pcie is not None else self.bandwidth
+
+    def wire_bytes(self, size: int, read: bool) -> float:
+        if self.pcie is None:
+            return float(size)
+        return float(read_wire_bytes(self.pcie, size) if read else write_wire_bytes(self.pcie, size))
+
+
+@dataclass(frozen=True)
+class DeviceLink:
+    """A device-to-device interconnect.
+
+    topology "mesh": a dedicated link per ordered pair (HCCS full mesh); "switch": each device
+    has one port out and one in, shared by all its peers (UB, an HCCS switch).
+    """
+    kind: str  # "hccs", "ub", "sio"
+    bandwidth: float  # bytes/s per direction
+    latency: float
+    topology: str = "mesh"
+
+
+@dataclass(frozen=True)
+class Staging:
+    """The driver's pipeline for pageable host memory: CPU memcpy into pinned chunks, DMA from them."""
+    chunk_bytes: int
+    buffers: int
+    setup: float  # seconds of fixed cost per pageable copy (pinning, bookkeeping)
 
 
 @dataclass(frozen=True)
 class Hardware:
-    routes: dict[str, Route]
-    engines_per_device: int  # DMA (SDMA) engines a device runs copies on concurrently
+    num_devices: int
+    engines_per_device: int  # SDMA engines a device runs copies on concurrently
     call_overhead: float  # seconds of host time per API call
     host_memcpy_bandwidth: float  # bytes/s of one CPU thread copying host memory
     host_memset_bandwidth: float  # bytes/s of one CPU thread filling host memory
-    device_fill_bandwidth: float  # bytes/s of a device memset (writes HBM)
-    memory_bandwidth: float  # bytes/s of device memory (HBM or DDR), read + write
-    peak_flops: float  # FLOP/s a kernel can reach at best
+    memory_bandwidth: float  # bytes/s of device memory (HBM or DDR), reads + writes
+    peak_flops: float  # FLOP/s a kernel reaches at best
+    sdma_latency: float  # seconds of fixed cost of an on-chip copy or fill
+    row_overhead: float  # seconds per row descriptor of a 2D copy
+    kernel_slots: int  # kernels a device runs at once
+    host_link: HostLink
+    staging: Staging
+    peer_link: DeviceLink | None = None  # between devices of one peer group
+    pair_link: DeviceLink | None = None  # between the two dies of a package (SIO)
+    peer_groups: tuple = ()
     extra: dict = field(default_factory=dict)
-
-    def route(self, name: str) -> Route:
-        return self.routes[name]
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "Hardware":
-        """Build from a config's [hardware] table (units: GB/s = 1e9 B/s, us)."""
-        routes = {}
-        for name in ROUTES:
-            r = d["routes"][name]
-            routes[name] = Route(bandwidth=float(r["gbps"]) * 1e9, latency=float(r["latency_us"]) * 1e-6)
-        return cls(
-            routes=routes,
-            engines_per_device=int(d["engines_per_device"]),
-            call_overhead=float(d["call_overhead_us"]) * 1e-6,
-            host_memcpy_bandwidth=float(d["host_memcpy_gbps"]) * 1e9,
-            host_memset_bandwidth=float(d["host_memset_gbps"]) * 1e9,
-            device_fill_bandwidth=float(d["device_fill_gbps"]) * 1e9,
-            memory_bandwidth=float(d["memory_gbps"]) * 1e9,
-            peak_flops=float(d["peak_tflops"]) * 1e12,
-        )
 
     def kernel_duration(self, nbytes: float = 0, flops: float = 0) -> float:
         """Roofline: a kernel takes as long as its memory traffic or its arithmetic, whichever is longer."""
         return max(nbytes / self.memory_bandwidth, flops / self.peak_flops)
+
+    def same_group(self, a: int, b: int) -> bool:
+        return any(a in g and b in g for g in self.peer_groups)
+
+    def route(self, src: int | None, dst: int | None) -> str:
+        """The path a copy between two ends takes (None is the host), as the runtime would choose it."""
+        if src is HOST and dst is HOST:
+            return "h2h"
+        if src is HOST:
+            return "h2d"
+        if dst is HOST:
+            return "d2h"
+        if src == dst:
+            return "sdma"
+        if self.pair_link is not None and src // 2 == dst // 2:
+            return "sio"
+        if self.peer_link is not None and self.same_group(src, dst):
+            return self.peer_link.kind
+        return "pcie-p2p"  # through the host's root complex
+
+    def path(self, route: str, src: int | None, dst: int | None, nbytes: int) -> tuple[list, float]:
+        """([(link name, capacity, weight)], wire bytes) a copy takes; `route` from `route()`, or "fill"."""
+        if route == "fill":  # a memset writes the device's memory
+            return [(f"dev{dst}.hbm", self.memory_bandwidth, 1.0)], float(nbytes)
+        if route == "sdma":  # on-chip: reads and writes the same memory
+            return [(f"dev{src}.hbm", self.memory_bandwidth, 2.0)], float(nbytes)
+        hl = self.host_link
+        if route in ("h2d", "d2h", "pcie-p2p"):
+            def port(dev: int, direction: str) -> tuple:
+                return f"{hl.kind}{dev // hl.shared_by}.{direction}", hl.capacity, 1.0
+            if route == "h2d":  # the device reads host memory: the completions come down
+                return [port(dst, "down")], hl.wire_bytes(nbytes, read=True)
+            if route == "d2h":  # the device writes host memory
+                return [port(src, "up")], hl.wire_bytes(nbytes, read=False)
+            return [port(src, "up"), port(dst, "down")], hl.wire_bytes(nbytes, read=False)
+        pl = self.pair_link if route == "sio" else self.peer_link
+        if route == "sio" or pl.topology == "mesh":
+            return [(f"{pl.kind}{src}->{dst}", pl.bandwidth, 1.0)], float(nbytes)
+        return [(f"{pl.kind}{src}.out", pl.bandwidth, 1.0), (f"{pl.kind}{dst}.in", pl.bandwidth, 1.0)], float(nbytes)
+
+    def alone(self, src: int | None, dst: int | None, nbytes: int) -> float:
+        """Seconds a copy takes with the machine to itself: latency + wire bytes / bottleneck rate."""
+        route = self.route(src, dst)
+        if route == "h2h":
+            return nbytes / self.host_memcpy_bandwidth
+        links, wire = self.path(route, src, dst, nbytes)
+        return self.latency(route) + wire / min(cap / w for _, cap, w in links)
+
+    def latency(self, route: str) -> float:
+        if route in ("h2d", "d2h", "pcie-p2p"):
+            return self.host_link.latency
+        if route == "sio":
+            return self.pair_link.latency
+        if route in ("hccs", "ub"):
+            return self.peer_link.latency
+        return self.sdma_latency

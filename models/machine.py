@@ -1,46 +1,68 @@
-"""The machine: streams of tasks scheduled on DMA engines in simulated time.
+"""The machine: streams of tasks on DMA engines, links and compute, in simulated time.
 
 Every device-side operation is a `Task` on a `Stream`. A stream runs its tasks
-in order; a copy holds one DMA engine of its device for its duration; a task
-may also wait for other tasks (event waits). When a task completes, its
-`on_complete` callback runs at that simulated instant: that is where the caller
-moves the bytes. Nothing here knows about ACL.
+in order; a copy holds one DMA engine of its device and moves its bytes as a
+flow across the links of its route (`network.Network` shares them max-min
+fairly); a kernel holds a compute slot for its duration; a task may also wait
+for tasks of other streams (event waits). When a task completes, its
+`on_complete` callback runs at that simulated instant: that is where the
+caller moves the bytes. Streams are small state machines driven by simpy
+event callbacks: a task costs a few events, whatever its size. Nothing here
+knows about ACL.
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 from typing import Callable, Iterable
 
 import simpy
 
-from .hardware import Hardware
+from .hardware import HOST, Hardware
+from .network import Link, Network
 
-COPY, FILL, KERNEL, MARKER = "copy", "fill", "kernel", "marker"
+COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
+_SLACK = 1e-12  # seconds: a task due within this is due now
 
 
 class Task:
-    """One unit of device work. Times are simulated seconds."""
+    """One unit of device work. Times are simulated seconds.
 
-    __slots__ = ("kind", "route", "nbytes", "device", "stream", "label", "duration", "waits",
-                 "on_start", "on_complete", "done", "submit", "start", "end", "engine", "error")
+    COPY moves `nbytes` from `src` to `dst` (device ids, None for the host); FILL writes
+    `nbytes` of device memory; KERNEL runs for `duration`; MARKER completes when reached
+    (an event record or wait); GROUP runs its `parts` concurrently (a batch); STAGED is a
+    pageable copy through the driver's staging buffers.
+    """
 
-    def __init__(self, kind: str, *, route: str | None = None, nbytes: int = 0, device: int = 0,
-                 label: str = "", duration: float | None = None, waits: Iterable["Task"] = (),
+    __slots__ = ("kind", "nbytes", "device", "src", "dst", "rows", "label", "duration", "waits", "parts",
+                 "on_start", "on_complete", "stream", "submit", "start", "end", "engine", "route", "links",
+                 "error", "waiters", "_done", "_left", "_parent")
+
+    def __init__(self, kind: str, *, nbytes: int = 0, device: int = 0, src: int | None = HOST,
+                 dst: int | None = HOST, rows: int = 0, label: str = "", duration: float | None = None,
+                 waits: Iterable["Task"] = (), parts: Iterable["Task"] = (),
                  on_start: Callable[[], None] | None = None, on_complete: Callable[[], None] | None = None):
         self.kind = kind
-        self.route = route
         self.nbytes = int(nbytes)
         self.device = device
+        self.src, self.dst = src, dst
+        self.rows = rows  # 2D copies: row descriptors to process
         self.label = label
         self.duration = duration
         self.waits = tuple(waits)
+        self.parts = list(parts)
         self.on_start = on_start
         self.on_complete = on_complete
-        self.stream = None
-        self.done: simpy.Event | None = None
+        self.stream: Stream | None = None
         self.submit = self.start = self.end = None
-        self.engine = None
+        self.engine: int | None = None
+        self.route: str | None = None
+        self.links: tuple = ()
         self.error: BaseException | None = None
+        self.waiters: list = []
+        self._done: simpy.Event | None = None
+        self._left = 0
+        self._parent: Task | None = None
 
     @property
     def completed(self) -> bool:
@@ -48,9 +70,9 @@ class Task:
 
     def clone(self) -> "Task":
         """A new, unsubmitted task doing the same work (graph replay)."""
-        return Task(self.kind, route=self.route, nbytes=self.nbytes, device=self.device, label=self.label,
-                    duration=self.duration, waits=self.waits, on_start=self.on_start,
-                    on_complete=self.on_complete)
+        return Task(self.kind, nbytes=self.nbytes, device=self.device, src=self.src, dst=self.dst, rows=self.rows,
+                    label=self.label, duration=self.duration, waits=self.waits,
+                    parts=[p.clone() for p in self.parts], on_start=self.on_start, on_complete=self.on_complete)
 
     def __repr__(self) -> str:
         return (f"Task({self.kind}, {self.label!r}, route={self.route}, bytes={self.nbytes}, "
@@ -60,32 +82,57 @@ class Task:
 class Stream:
     """A FIFO of tasks; runs one task at a time, in submission order."""
 
-    __slots__ = ("name", "device", "pending", "busy", "last", "failed")
+    __slots__ = ("name", "device", "pending", "running", "last", "failed", "waking")
 
     def __init__(self, name: str, device: int):
         self.name = name
         self.device = device
         self.pending: deque[Task] = deque()
-        self.busy = False
+        self.running: Task | None = None
         self.last: Task | None = None  # the most recently submitted task
         self.failed: list[Task] = []  # completed tasks whose callback raised, until reported
+        self.waking = False  # a wake-up at a task's submit time is scheduled
 
     @property
     def idle(self) -> bool:
         return self.last is None or self.last.completed
 
 
-class Machine:
-    """A simpy environment with the devices' DMA engines and the streams on them."""
+class _Pool:
+    """Identical units (DMA engines, compute slots) handed out first come, first served."""
 
-    def __init__(self, hardware: Hardware, num_devices: int):
-        self.hardware = hardware
+    __slots__ = ("free", "waiting", "busy_time", "name")
+
+    def __init__(self, name: str, n: int):
+        self.name = name
+        self.free = list(range(n - 1, -1, -1))
+        self.waiting: deque[Callable[[int], None]] = deque()
+        self.busy_time = 0.0
+
+    def acquire(self, then: Callable[[int], None]) -> None:
+        if self.free:
+            then(self.free.pop())
+        else:
+            self.waiting.append(then)
+
+    def release(self, unit: int) -> None:
+        if self.waiting:
+            self.waiting.popleft()(unit)
+        else:
+            self.free.append(unit)
+
+
+class Machine:
+    """Devices (engines, compute, memory), links and streams in one simpy environment."""
+
+    def __init__(self, hardware: Hardware):
+        self.hardware = hw = hardware
         self.env = simpy.Environment()
-        self.engines = []
-        for _ in range(num_devices):
-            pool = simpy.Store(self.env)
-            pool.items.extend(range(hardware.engines_per_device))
-            self.engines.append(pool)
+        self.network = Network(self.env)
+        n = hw.num_devices
+        self.engines = [_Pool(f"dev{d}.sdma", hw.engines_per_device) for d in range(n)]
+        self.compute = [_Pool(f"dev{d}.aicore", hw.kernel_slots) for d in range(n)]
+        self.links: dict[str, Link] = {}
         self.records: list[Task] = []
 
     @property
@@ -95,54 +142,181 @@ class Machine:
     def stream(self, name: str, device: int) -> Stream:
         return Stream(name, device)
 
+    # -- links --------------------------------------------------------------------------
+    def link(self, name: str, capacity: float) -> Link:
+        link = self.links.get(name)
+        if link is None:
+            link = self.links[name] = Link(name, capacity)
+        return link
+
+    def path(self, task: Task) -> tuple[list[Link], list[float], float]:
+        """(links, weights, wire bytes) of a copy or fill."""
+        route = "fill" if task.kind == FILL else task.route
+        dst = task.device if task.kind == FILL else task.dst
+        spec, wire = self.hardware.path(route, task.src, dst, task.nbytes)
+        return [self.link(name, cap) for name, cap, _ in spec], [w for _, _, w in spec], wire
+
+    # -- submitting and running ------------------------------------------------------------
     def submit(self, stream: Stream, task: Task, at: float) -> Task:
         """Queue `task` on `stream`; it may not start before host time `at`."""
         task.stream = stream
         task.submit = at
-        task.done = self.env.event()
         stream.pending.append(task)
         stream.last = task
-        if not stream.busy:
-            stream.busy = True
-            self.env.process(self._run(stream))
+        if stream.running is None and not stream.waking:
+            self._step(stream)
         return task
 
-    def duration(self, task: Task) -> float:
-        if task.duration is not None:
-            return task.duration
-        if task.kind == FILL:
-            return self.hardware.routes["d2d"].latency + task.nbytes / self.hardware.device_fill_bandwidth
-        if task.route is None:
-            return 0.0
-        return self.hardware.routes[task.route].duration(task.nbytes)
-
-    def _run(self, stream: Stream):
+    def _step(self, stream: Stream) -> None:
+        """Start the stream's next tasks while it can."""
         env = self.env
         pending = stream.pending
-        while pending:
-            task = pending.popleft()
-            if task.submit > env.now:
-                yield env.timeout(task.submit - env.now)
+        while pending and stream.running is None:
+            task = pending[0]
+            if task.submit > env.now + _SLACK:
+                stream.waking = True
+                env.timeout(task.submit - env.now).callbacks.append(lambda _ev: self._wake(stream))
+                return
             for dep in task.waits:
                 if not dep.completed:
-                    yield dep.done
-            if task.kind in (COPY, FILL):
-                pool = self.engines[task.device]
-                task.engine = yield pool.get()
-                task.start = env.now
-                if task.on_start is not None:  # e.g. a descriptor read: may set nbytes
-                    self._call(task, task.on_start)
-                yield env.timeout(self.duration(task))
-                pool.put(task.engine)
-            else:
-                task.start = env.now
-                if task.on_start is not None:
-                    self._call(task, task.on_start)
-                d = self.duration(task)
-                if d:
-                    yield env.timeout(d)
-            self._complete(task)
-        stream.busy = False
+                    dep.waiters.append(stream)
+                    return
+            pending.popleft()
+            stream.running = task
+            self._begin(task)
+
+    def _wake(self, stream: Stream) -> None:
+        stream.waking = False
+        if stream.running is None:
+            self._step(stream)
+
+    def _begin(self, task: Task) -> None:
+        kind = task.kind
+        if kind == COPY or kind == FILL:
+            if kind == COPY:
+                task.route = self.hardware.route(task.src, task.dst)
+            self.engines[task.device].acquire(lambda unit: self._transfer(task, unit))
+        elif kind == KERNEL:
+            self.compute[task.device].acquire(lambda unit: self._kernel(task, unit))
+        elif kind == GROUP:
+            task.start = self.env.now
+            task._left = len(task.parts)
+            if not task.parts:
+                self._finish(task)
+            for part in task.parts:
+                part._parent = task
+                part.stream, part.submit = task.stream, task.submit
+                part.route = self.hardware.route(part.src, part.dst) if part.kind == COPY else None
+                self.engines[part.device].acquire(lambda unit, p=part: self._transfer(p, unit))
+        elif kind == STAGED:
+            task.start = self.env.now
+            self.env.process(self._staged(task))
+        else:  # MARKER
+            task.start = self.env.now
+            self._finish(task)
+
+    def _transfer(self, task: Task, engine: int) -> None:
+        task.engine = engine
+        task.start = self.env.now
+        if task.on_start is not None:  # e.g. a descriptor read, which may set nbytes
+            self._call(task, task.on_start)
+            if task.kind == COPY:
+                task.route = self.hardware.route(task.src, task.dst)
+        hw = self.hardware
+        if task.kind == COPY and task.route == "h2h":  # a host-to-host copy done by the driver
+            self._after(task.nbytes / hw.host_memcpy_bandwidth, task)
+            return
+        extra = (hw.latency(task.route) if task.kind == COPY else hw.sdma_latency) + task.rows * hw.row_overhead
+        links, weights, wire = self.path(task)
+        task.links = tuple(link.name for link in links)
+        self.network.start(links, wire, lambda: self._after(extra, task), weights)
+
+    def _kernel(self, task: Task, slot: int) -> None:
+        task.engine = slot
+        task.start = self.env.now
+        if task.on_start is not None:
+            self._call(task, task.on_start)
+        self._after(task.duration or 0.0, task)
+
+    def _after(self, delay: float, task: Task) -> None:
+        if delay > 0:
+            self.env.timeout(delay).callbacks.append(lambda _ev: self._finish(task))
+        else:
+            self._finish(task)
+
+    def _staged(self, task: Task):
+        """A pageable copy: CPU memcpy through pinned chunks, overlapped with the DMA of other chunks.
+
+        To the device: the CPU fills chunk i, then its DMA runs; a buffer is reused once its DMA is
+        done. From the device: the DMA of chunk i fills a buffer, then the CPU copies it out (one CPU
+        thread, in order); a buffer is reused once copied out.
+        """
+        env, hw = self.env, self.hardware
+        st = hw.staging
+        yield env.timeout(st.setup)
+        n, chunk = task.nbytes, st.chunk_bytes
+        sizes = [min(chunk, n - off) for off in range(0, n, chunk)] or [0]
+        per_byte = 1.0 / hw.host_memcpy_bandwidth
+        done: list[simpy.Event] = []
+        if task.dst is not HOST:  # to the device
+            for i, size in enumerate(sizes):
+                if i >= st.buffers:
+                    yield done[i - st.buffers]
+                yield env.timeout(size * per_byte)
+                done.append(self._part(task, size))
+            yield env.all_of(done)
+        else:
+            def copy_out(dma: simpy.Event, previous: simpy.Event | None, size: int):
+                yield dma
+                if previous is not None:
+                    yield previous
+                yield env.timeout(size * per_byte)
+
+            for i, size in enumerate(sizes):
+                if i >= st.buffers:
+                    yield done[i - st.buffers]
+                dma = self._part(task, size)
+                done.append(env.process(copy_out(dma, done[-1] if done else None, size)))
+            yield done[-1]
+        self._finish(task)
+
+    def _part(self, parent: Task, size: int) -> simpy.Event:
+        """Start one DMA chunk of a staged copy; the event fires when it is done."""
+        part = Task(COPY, nbytes=size, device=parent.device, src=parent.src, dst=parent.dst, label=parent.label)
+        part.stream, part.submit, part._parent = parent.stream, parent.submit, parent
+        part.route = self.hardware.route(part.src, part.dst)
+        done = self.env.event()
+        part.on_complete = done.succeed
+        self.engines[part.device].acquire(lambda unit: self._transfer(part, unit))
+        return done
+
+    def _finish(self, task: Task) -> None:
+        task.end = self.env.now
+        if task.kind in (COPY, FILL) and task.engine is not None:
+            self.engines[task.device].release(task.engine)
+        elif task.kind == KERNEL:
+            self.compute[task.device].release(task.engine)
+        if task.on_complete is not None:
+            self._call(task, task.on_complete)
+        task.on_start = task.on_complete = None  # let go of the buffers
+        self.records.append(task)
+        if task._done is not None:
+            task._done.succeed()
+        parent = task._parent
+        if parent is not None:
+            if parent._left > 0:
+                parent._left -= 1
+                if parent._left == 0:
+                    self._finish(parent)
+            return
+        for stream in task.waiters:
+            if stream.running is None and not stream.waking:
+                self._step(stream)
+        task.waiters = []
+        stream = task.stream
+        if stream is not None and stream.running is task:
+            stream.running = None
+            self._step(stream)
 
     @staticmethod
     def _call(task: Task, callback: Callable[[], None]) -> None:
@@ -151,30 +325,30 @@ class Machine:
         except Exception as exc:  # keep the simulation alive; the caller reports it
             if task.error is None:
                 task.error = exc
-                task.stream.failed.append(task)
+                if task.stream is not None:
+                    task.stream.failed.append(task)
 
-    def _complete(self, task: Task) -> None:
-        task.end = self.env.now
-        if task.on_complete is not None:
-            self._call(task, task.on_complete)
-        task.on_start = task.on_complete = None  # let go of the buffers
-        self.records.append(task)
-        task.done.succeed()
-
-    # -- running the simulation ------------------------------------------------
+    # -- running the simulation --------------------------------------------------------------
     def run_until(self, t: float) -> None:
         """Advance simulated time to `t`, completing everything due by then."""
         env = self.env
         if env.peek() > t:
-            return  # nothing due; tasks submitted later wait for their own submit time
+            return  # nothing due; later submissions wait for their own submit time
         if t > env.now:
             env.run(until=t)
         else:
             while env.peek() <= env.now:
                 env.step()
 
+    def done_event(self, task: Task) -> simpy.Event:
+        if task._done is None:
+            task._done = self.env.event()
+            if task.completed:
+                task._done.succeed()
+        return task._done
+
     def wait(self, task: Task) -> float:
         """Run until `task` completes; return its completion time."""
         if not task.completed:
-            self.env.run(until=task.done)
+            self.env.run(until=self.done_event(task))
         return task.end

@@ -1042,7 +1042,7 @@ def test_async_d2d_200mib_is_one_task(rt):
     rt.memcpy_async(b, n, a, n, D2D, 0)
     rt.synchronize_stream(0)
     tasks = copy_tasks(rt)
-    assert len(tasks) == 1 and tasks[0].nbytes == n and tasks[0].route == "d2d"
+    assert len(tasks) == 1 and tasks[0].nbytes == n and tasks[0].route == "sdma"
 
 
 def test_async_split_copy_moves_all_bytes(rt):

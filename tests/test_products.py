@@ -44,8 +44,8 @@ def test_every_number_of_every_config_has_a_source(name):
     p = config.load(name)
     for field in ("devices.count", "devices.memory_bytes", "devices.malloc_padding", "devices.max_streams",
                   "devices.max_events", "devices.memcpy_desc_size", "hardware.call_overhead_us",
-                  "hardware.engines_per_device", "hardware.routes.h2d.gbps", "hardware.routes.h2d.latency_us",
-                  "hardware.routes.p2p.gbps"):
+                  "hardware.engines_per_device", "hardware.memory_gbps", "hardware.host_link.latency_us",
+                  "hardware.staging.chunk_bytes"):
         assert isinstance(p.sources.get(field), str) and p.sources[field].strip(), field
 
 
@@ -65,14 +65,14 @@ def test_config_missing_a_source_names_the_field(tmp_path):
     assert str(broken) in str(ei.value)
 
 
-def test_config_missing_a_route_source_names_the_field(tmp_path):
+def test_config_missing_a_link_source_names_the_field(tmp_path):
     text = _base_text()
-    broken = tmp_path / "noroute.toml"
-    line = next(ln for ln in text.splitlines() if ln.startswith('source = { gbps = "A: on-chip SDMA'))
-    broken.write_text(text.replace(line, 'source = { latency_us = "A: per-transfer fixed cost" }'))
+    broken = tmp_path / "nolinksource.toml"
+    line = next(ln for ln in text.splitlines() if ln.startswith('gbps = "3P: HCCS full mesh'))
+    broken.write_text(text.replace(line + "\n", ""))
     with pytest.raises(ConfigError) as ei:
         config.load(broken)
-    assert ei.value.field == "hardware.routes.d2d.source.gbps"
+    assert ei.value.field == "hardware.peer_link.source.gbps"
 
 
 def test_config_with_wrong_type_names_file_and_field(tmp_path):
@@ -112,14 +112,16 @@ def test_inherit_910B_with_an_override(tmp_path):
     cfg.write_text('inherit = "910B"\n\n[product]\nname = "mine"\n\n'
                    "[devices]\ncount = 2\n\n"
                    '[devices.source]\ncount = "A: a two-device test box"\n\n'
-                   "[hardware.routes.h2d]\ngbps = 26.0\n"
-                   'source = { gbps = "A: half the link", latency_us = "A: as 910B" }\n')
+                   "[hardware.host_link]\ngen = 4\n"
+                   '[hardware.host_link.source]\ngen = "A: a PCIe 4.0 slot"\n')
     p = config.load(cfg)
     base = config.load("910B")
     assert p.name == "mine" and p.device_count == 2
     assert p.sources["devices.count"] == "A: a two-device test box"
-    assert p.hardware.routes["h2d"].bandwidth == 26e9
-    assert p.hardware.routes["h2d"].latency == base.hardware.routes["h2d"].latency
+    assert p.sources["hardware.host_link.gen"] == "A: a PCIe 4.0 slot"
+    assert p.hardware.host_link.pcie.gen == 4
+    assert p.hardware.host_link.capacity == pytest.approx(base.hardware.host_link.capacity / 2)
+    assert p.hardware.host_link.latency == base.hardware.host_link.latency
     assert p.max_streams == base.max_streams and p.features == base.features
     r = emu.configure(product=cfg)
     assert r.get_device_count() == 2

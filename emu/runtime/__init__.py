@@ -22,7 +22,7 @@ from .descriptors import DescriptorOps
 from .core import Context, Core, Device, Event, Stream, api
 from .hostmem import HostMemoryOps, PeerOps
 from .launch import LaunchOps
-from .memops import FillD32Ops, MemoryOps, PointerAttributes, correct_kind, route_of
+from .memops import FillD32Ops, MemoryOps, PointerAttributes, correct_kind, ends
 
 
 class Runtime(MemoryOps, Copy2dOps, BatchOps, DescriptorOps, FillD32Ops, HostMemoryOps, PeerOps, CaptureOps,
@@ -78,4 +78,4 @@ API_NAMES = sorted(n for n in dir(Runtime) if hasattr(getattr(Runtime, n), "acl_
 globals().update({n: _delegate(n) for n in API_NAMES + ["register_host", "host_array"]})
 
 __all__ = ["Runtime", "Context", "Device", "Event", "Stream", "PointerAttributes", "configure", "current",
-           "correct_kind", "route_of", "api", "API_NAMES", *API_NAMES, "register_host", "host_array"]
+           "correct_kind", "ends", "api", "API_NAMES", *API_NAMES, "register_host", "host_array"]

@@ -6,14 +6,14 @@ entries of one batch, as the runtime does not.
 """
 from __future__ import annotations
 
-from models import COPY, Task
+from models import COPY, GROUP, Task
 
 from ..constants import SIZE_MAX
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, \
     AclError, BatchError
 from ..memory import Location
 from .core import Core, api, fail
-from .memops import route_of
+from .memops import ends
 
 MAX_SYNC_BATCH = 4096  # [source ascend_hal_define.h]
 
@@ -120,19 +120,27 @@ class BatchOps:
                                                 f"are HOST_TO_DEVICE or DEVICE_TO_HOST", j)
             entries.append((dr, doff, sr, soff, n, dsts[j], srcs[j]))
         # execution
-        if s is None:
+        def part(dr, doff, sr, soff, n, device):
+            s_dev, d_dev = ends(sr, dr)
+            return Task(COPY, nbytes=n, device=device, src=s_dev, dst=d_dev, label=what,
+                        on_complete=self._mover(dr, doff, sr, soff, n, what))
+
+        if s is None:  # one driver batch call: the entries spread over the engines
             self.check_capture_safe()
-            for dr, doff, sr, soff, n, *_ in entries:
-                self._copy_now(dr, doff, sr, soff, n, what)
+            dev = self.current_context().device.id
+            self.run_blocking(Task(GROUP, device=dev, label=what,
+                                   parts=[part(dr, doff, sr, soff, n, dev) for dr, doff, sr, soff, n, *_ in entries]))
             return SIZE_MAX
+        parts = []
         for dr, doff, sr, soff, n, dst, src in entries:
             pageable = Location.UNREGISTERED in (self.space.location(sr, src), self.space.location(dr, dst))
-            if pageable and self.product.ep_mode:
+            if pageable and self.product.ep_mode:  # stream synchronize, then a synchronous copy
                 self.sync_for_pageable(s)
                 self._copy_now(dr, doff, sr, soff, n, what)
             else:
-                self.submit(s, Task(COPY, route=route_of(sr, dr), nbytes=n, device=s.device, label=what,
-                                    on_complete=self._mover(dr, doff, sr, soff, n, what)))
+                parts.append(part(dr, doff, sr, soff, n, s.device))
+        if parts:
+            self.submit(s, Task(GROUP, device=s.device, label=what, parts=parts))
         return SIZE_MAX
 
     @api("aclrtMemcpyBatch", gate=False)

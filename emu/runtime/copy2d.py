@@ -6,13 +6,13 @@ tasks of at most the async copy unit each.
 """
 from __future__ import annotations
 
-from models import COPY, Task
+from models import COPY, STAGED, Task
 
 from .. import kernels
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID
 from ..memory import Location, Region
 from .core import Core, Stream, api, fail
-from .memops import D2D, D2H, DEFAULT, H2D, correct_kind, route_of
+from .memops import D2D, D2H, DEFAULT, H2D, correct_kind, ends
 
 MAX_WIDTH = 5_000_000  # [source internal_error_define.hpp]
 MAX_HEIGHT = 5_242_880
@@ -57,12 +57,11 @@ class Copy2dOps:
         return move
 
     def _copy_2d_now(self: Core, dr, doff, dpitch, sr, soff, spitch, width, height, what) -> None:
-        route = route_of(sr, dr)
-        dev = sr.device if sr.is_device else dr.device
-        task = Task(COPY, route=route, nbytes=width * height, device=dev, label=what,
-                    on_complete=self._move_2d(dr, doff, dpitch, sr, soff, spitch, width, height, what))
-        self.machine.submit(self.machine.stream(f"dev{dev}/sync", dev), task, self.clock)
-        self.wait_for(task)
+        s_dev, d_dev = ends(sr, dr)
+        staged = (s_dev is None and self.pageable(sr, soff)) or (d_dev is None and self.pageable(dr, doff))
+        self.run_blocking(Task(STAGED if staged else COPY, nbytes=width * height, rows=0 if staged else height,
+                               device=d_dev if s_dev is None else s_dev, src=s_dev, dst=d_dev, label=what,
+                               on_complete=self._move_2d(dr, doff, dpitch, sr, soff, spitch, width, height, what)))
 
     @api("aclrtMemcpy2d")
     def memcpy2d(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
@@ -115,10 +114,10 @@ class Copy2dOps:
 
     def _enqueue_2d(self: Core, s: Stream, dr, doff, dpitch, sr, soff, spitch, width, height, what,
                     per_row: bool) -> None:
-        route = route_of(sr, dr)
+        s_dev, d_dev = ends(sr, dr)
         rows = 1 if per_row else max(1, self.product.async_copy_unit // width)
         for r in range(0, height, rows):
             h = min(rows, height - r)
-            self.submit(s, Task(COPY, route=route, nbytes=width * h, device=s.device, label=what,
-                                on_complete=self._move_2d(dr, doff + r * dpitch, dpitch, sr, soff + r * spitch,
+            self.submit(s, Task(COPY, nbytes=width * h, rows=0 if per_row else h, device=s.device, src=s_dev,
+                                dst=d_dev, label=what, on_complete=self._move_2d(dr, doff + r * dpitch, dpitch, sr, soff + r * spitch,
                                                           spitch, width, h, what)))

@@ -140,7 +140,7 @@ class Core:
         self.functional = functional
         self.lock = threading.RLock()
         self.space = AddressSpace(product.device_count, product.memory_bytes)
-        self.machine = Machine(product.hardware, product.device_count)
+        self.machine = Machine(product.hardware)
         self.visible = self._visible_devices()
         self.devices = [Device(i) for i in range(product.device_count)]
         self.handles: dict[int, object] = {}
@@ -181,8 +181,11 @@ class Core:
         self._tls.clock = t
 
     def tick(self, seconds: float | None = None) -> None:
-        """Spend host time (one API call by default) and let the devices catch up to it."""
+        """Spend host time (one API call by default). The devices run lazily: see `catch_up`."""
         self.clock = self.clock + (self.product.hardware.call_overhead if seconds is None else seconds)
+
+    def catch_up(self) -> None:
+        """Let the devices run up to this host thread's time, before the host looks at their state."""
         self.machine.run_until(self.clock)
 
     def wait_for(self, task: Task) -> None:
@@ -478,6 +481,7 @@ class Core:
     @api("aclrtStreamQuery")
     def stream_query(self, handle: int = 0) -> int:
         s = self.stream_of(handle, check_context=False)
+        self.catch_up()
         return C.ACL_STREAM_STATUS_COMPLETE if s.m.idle else C.ACL_STREAM_STATUS_NOT_READY
 
     # -- events -----------------------------------------------------------------------
@@ -579,6 +583,7 @@ class Core:
         if ev.flags & C.ACL_EVENT_EXTERNAL:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an EXTERNAL event cannot be queried")
         self._check_event_not_captured(ev)
+        self.catch_up()
         done = ev.record is not None and ev.record.completed
         return C.ACL_EVENT_RECORDED_STATUS_COMPLETE if done else C.ACL_EVENT_RECORDED_STATUS_NOT_READY
 
@@ -595,6 +600,7 @@ class Core:
             fail(ACL_ERROR_RT_INTERNAL_ERROR, "both events must be recorded first")
         if not (a.timed and b.timed):
             fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "an event created without ACL_EVENT_TIME_LINE has no timestamp")
+        self.catch_up()
         if not (a.record.completed and b.record.completed):
             fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "an event has not completed yet: synchronize first")
         return (b.record.end - a.record.end) * 1000.0

@@ -16,7 +16,7 @@ from models import COPY, Task
 from .. import kernels
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID
 from .core import Core, Stream, api, fail
-from .memops import route_of
+from .memops import ends
 
 INNER_D2D = 6
 MAX_DESC_COPY = 4 << 30  # [source BASEI]
@@ -106,7 +106,7 @@ class DescriptorOps:
     def _enqueue_indirect(self: Core, s: Stream, what: str, resolve, doff: int, soff: int) -> None:
         """A copy whose (src, dst, count) are read from device memory when its task starts."""
         plan = {}
-        task = Task(COPY, route="d2d", device=s.device, label=what)
+        task = Task(COPY, device=s.device, src=s.device, dst=s.device, label=what)
 
         def start():
             src, dst, n = resolve()
@@ -116,7 +116,7 @@ class DescriptorOps:
             sr, so = self.locate(src + soff, n)
             dr, do = self.locate(dst + doff, n)
             plan.update(sr=sr, so=so, dr=dr, do=do, n=n)
-            task.nbytes, task.route = n, route_of(sr, dr)
+            task.src, task.dst = ends(sr, dr)
 
         def complete():
             if plan and self.functional:

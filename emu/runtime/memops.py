@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models import COPY, FILL, Task
+from models import COPY, FILL, GROUP, STAGED, Task
 
 from .. import constants as C
 from .. import kernels
@@ -70,14 +70,10 @@ def correct_kind(src: Location, dst: Location, kind: int) -> int:
     return kind
 
 
-def route_of(src: Region, dst: Region) -> str:
-    if src.is_device and dst.is_device:
-        return "d2d" if src.device == dst.device else "p2p"
-    if src.is_device:
-        return "d2h"
-    if dst.is_device:
-        return "h2d"
-    return "h2h"
+def ends(src: Region, dst: Region) -> tuple[int | None, int | None]:
+    """(source device, destination device) of a copy, None for host memory (a mapped alias is host memory)."""
+    return (src.device if src.is_device and src.origin != "alias" else None,
+            dst.device if dst.is_device and dst.origin != "alias" else None)
 
 
 class MemoryOps:
@@ -116,23 +112,29 @@ class MemoryOps:
     def locate(self: Core, addr: int, nbytes: int) -> tuple[Region, int]:
         return self.space.resolve(addr, max(nbytes, 1))
 
-    def _engine_device(self, src: Region, dst: Region) -> int:
-        return src.device if src.is_device else (dst.device if dst.is_device else self.current_context().device.id)
-
-    def _copy_now(self: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str) -> None:
-        """A blocking copy: the host waits for it, other streams go on."""
-        route = route_of(src, dst)
-        move = self._mover(dst, doff, src, soff, n, what)
-        if route == "h2h":
-            self.tick(self.product.hardware.routes["h2h"].duration(n))
-            move()
-            return
-        dev = self._engine_device(src, dst)
-        task = Task(COPY, route=route, nbytes=n, device=dev, label=what, on_complete=move)
+    def run_blocking(self: Core, task: Task) -> None:
+        """Run a task outside any stream and block this host thread until it completes."""
+        dev = task.device
         self.machine.submit(self.machine.stream(f"dev{dev}/sync", dev), task, self.clock)
         self.wait_for(task)
         if task.error is not None:
             raise task.error
+
+    def pageable(self: Core, r: Region, off: int) -> bool:
+        return self.space.location(r, r.base + off) == UNREG
+
+    def _copy_now(self: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str) -> None:
+        """A blocking copy: the host waits for it, other streams go on. Pageable memory goes through
+        the driver's staging pipeline; host-to-host copies are the CPU's."""
+        s_dev, d_dev = ends(src, dst)
+        move = self._mover(dst, doff, src, soff, n, what)
+        if s_dev is None and d_dev is None:
+            self.tick(n / self.product.hardware.host_memcpy_bandwidth)
+            move()
+            return
+        staged = (s_dev is None and self.pageable(src, soff)) or (d_dev is None and self.pageable(dst, doff))
+        self.run_blocking(Task(STAGED if staged else COPY, nbytes=n, device=d_dev if s_dev is None else s_dev,
+                               src=s_dev, dst=d_dev, label=what, on_complete=move))
 
     def sync_for_pageable(self: Core, s: Stream) -> None:
         """An async call on pageable memory: refused on a captured stream, else the stream is drained."""
@@ -145,11 +147,12 @@ class MemoryOps:
     def _enqueue_copy(self: Core, s: Stream, dst: Region, doff: int, src: Region, soff: int, n: int,
                       what: str) -> None:
         """Split into the runtime's task sizes (spec 11.1) and queue on `s`."""
-        route = route_of(src, dst)
-        unit = ON_CHIP_UNIT if route in ("d2d", "p2p") else self.product.async_copy_unit
+        s_dev, d_dev = ends(src, dst)
+        on_chip = s_dev is not None and d_dev is not None
+        unit = ON_CHIP_UNIT if on_chip else self.product.async_copy_unit
         for off in range(0, n, unit):
             m = min(unit, n - off)
-            self.submit(s, Task(COPY, route=route, nbytes=m, device=s.device, label=what,
+            self.submit(s, Task(COPY, nbytes=m, device=s.device, src=s_dev, dst=d_dev, label=what,
                                 on_complete=self._mover(dst, doff + off, src, soff + off, m, what)))
 
     # -- allocation ----------------------------------------------------------------------
@@ -337,7 +340,7 @@ class MemoryOps:
         s = self.stream_of(stream)
         if kind == H2B2D and ep:  # staged during the call, so src may be freed on return
             staging = Region(0, count, Region.PINNED, buf=np.empty(count, dtype=np.uint8))
-            self.tick(self.product.hardware.routes["h2h"].duration(count))
+            self.tick(count / self.product.hardware.host_memcpy_bandwidth)
             self._mover(staging, 0, sr, soff, count, what)()
             sr, soff = staging, 0
         self._enqueue_copy(s, dr, doff, sr, soff, count, what)
@@ -372,10 +375,8 @@ class MemoryOps:
         if not r.is_device:
             self._fill_host_now(r, off, count, value, "aclrtMemset")
             return
-        task = Task(FILL, nbytes=count, device=r.device, label="aclrtMemset",
-                    on_complete=self._filler(r, off, count, value, "aclrtMemset"))
-        self.machine.submit(self.machine.stream(f"dev{r.device}/sync", r.device), task, self.clock)
-        self.wait_for(task)
+        self.run_blocking(Task(FILL, nbytes=count, device=r.device, label="aclrtMemset",
+                               on_complete=self._filler(r, off, count, value, "aclrtMemset")))
 
     @api("aclrtMemsetAsync")
     def memset_async(self: Core, ptr: int, max_count: int, value: int, count: int, stream: int = 0) -> None:
@@ -393,10 +394,19 @@ class MemoryOps:
         if not r.is_device:  # host targets: filled now, on the calling thread, not stream-ordered
             self._fill_host_now(r, off, count, value, "aclrtMemsetAsync")
             return
+        what = "aclrtMemsetAsync"
+        if self.product.has("memset_task") and r.device == s.device:  # 950: one memset task
+            self.submit(s, Task(FILL, nbytes=count, device=s.device, label=what,
+                                on_complete=self._filler(r, off, count, value, what)))
+            return
+        # the runtime's block scheme: fill a pinned block on the host, copy it to the first block,
+        # then replicate it on the device into the remaining blocks and the tail
+        first = min(MEMSET_BLOCK, count)
+        self.tick(first / self.product.hardware.host_memset_bandwidth)
         for b in range(0, count, MEMSET_BLOCK):
             m = min(MEMSET_BLOCK, count - b)
-            self.submit(s, Task(FILL, nbytes=m, device=s.device, label="aclrtMemsetAsync",
-                                on_complete=self._filler(r, off + b, m, value, "aclrtMemsetAsync")))
+            self.submit(s, Task(COPY, nbytes=m, device=s.device, src=None if b == 0 else r.device, dst=r.device,
+                                label=what, on_complete=self._filler(r, off + b, m, value, what)))
 
     # -- DVPP memory (acl.media) --------------------------------------------------------------------
     @api("acldvppMalloc")
@@ -465,15 +475,13 @@ class FillD32Ops:
             self.tick(nbytes / self.product.hardware.host_memset_bandwidth)
             self._d32_filler(r, off, nbytes, value, what)()
             return
+        block = self.product.async_copy_unit  # per block: fill a pinned temporary, then H2D it
         if stream is None:
-            block = self.product.async_copy_unit
-            tasks = [Task(COPY, route="h2d", nbytes=min(block, nbytes - b), device=r.device, label=what,
-                          on_complete=self._d32_filler(r, off + b, min(block, nbytes - b), value, what))
-                     for b in range(0, nbytes, block)]
-            sync = self.machine.stream(f"dev{r.device}/sync", r.device)
-            for t in tasks:
-                self.machine.submit(sync, t, self.clock)
-            self.wait_for(tasks[-1])
+            for b in range(0, nbytes, block):
+                m = min(block, nbytes - b)
+                self.tick(m / self.product.hardware.host_memset_bandwidth)
+                self.run_blocking(Task(COPY, nbytes=m, device=r.device, src=None, dst=r.device, label=what,
+                                       on_complete=self._d32_filler(r, off + b, m, value, what)))
             return
         self.check_stream_handle(stream)
         s = self.stream_of(stream)
@@ -481,10 +489,10 @@ class FillD32Ops:
             self.submit(s, Task(FILL, nbytes=nbytes, device=s.device, label=what,
                                 on_complete=self._d32_filler(r, off, nbytes, value, what)))
             return
-        block = self.product.async_copy_unit  # pinned fill at enqueue, then H2D blocks
-        for b in range(0, nbytes, block):
+        for b in range(0, nbytes, block):  # the pinned temporary is filled at enqueue
             m = min(block, nbytes - b)
-            self.submit(s, Task(COPY, route="h2d", nbytes=m, device=s.device, label=what,
+            self.tick(m / self.product.hardware.host_memset_bandwidth)
+            self.submit(s, Task(COPY, nbytes=m, device=s.device, src=None, dst=r.device, label=what,
                                 on_complete=self._d32_filler(r, off + b, m, value, what)))
 
     @api("aclrtMemsetD32", gate=False)
