@@ -226,10 +226,10 @@ class Machine:
         if task.kind == COPY and task.route == "h2h":  # a host-to-host copy done by the driver
             self._after(task.nbytes / hw.host_memcpy_bandwidth, task)
             return
-        extra = (hw.latency(task.route) if task.kind == COPY else hw.sdma_latency) + task.rows * hw.row_overhead
+        tail = (hw.latency(task.route) if task.kind == COPY else hw.sdma_latency) + task.rows * hw.row_overhead
         links, weights, wire = self.path(task)
         task.links = tuple(link.name for link in links)
-        self.network.start(links, wire, lambda: self._after(extra, task), weights)
+        self.network.start(links, wire, lambda: self._finish(task), weights, tail)
 
     def _kernel(self, task: Task, slot: int) -> None:
         task.engine = slot

@@ -2,8 +2,11 @@
 
 A flow crosses one or more links, using `weight` units of each link's capacity
 per unit of its own rate (an on-chip copy reads and writes HBM: weight 2).
-Rates are max-min fair and recomputed only when a flow starts or ends; the
-network keeps one timer armed for the next flow to finish. No per-byte events.
+Rates are max-min fair and recomputed only when a flow starts or ends; one
+timer stays armed for the next thing to happen. A flow may end with a `tail`
+(a fixed latency after its last byte) that uses no bandwidth: the flow leaves
+its links when its data is done, and reports done `tail` seconds later. No
+per-byte events, and one event per flow when it has its links to itself.
 """
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from typing import Callable
 
 import simpy
 
-EPS = 1e-9  # seconds: flows finishing within this of each other finish together
+EPS = 1e-12  # seconds: things due within this of each other happen together
+INF = float("inf")
 
 
 class Link:
@@ -29,120 +33,168 @@ class Link:
         self.busy_time = 0.0  # seconds with at least one flow
         self.bytes = 0.0  # wire bytes carried
 
+    def utilisation(self, now: float) -> float:
+        """Share of [0, now] the link carried data."""
+        busy = self.busy_time + (now - self.busy_since if self.busy_since is not None else 0.0)
+        return busy / now if now > 0 else 0.0
+
     def __repr__(self) -> str:
         return f"<Link {self.name} {self.capacity / 1e9:.1f} GB/s, {len(self.flows)} flows>"
 
 
 class Flow:
-    __slots__ = ("links", "weights", "remaining", "rate", "updated", "on_done", "size", "start")
+    __slots__ = ("links", "weights", "size", "remaining", "rate", "updated", "finish", "tail", "on_done", "start")
 
-    def __init__(self, links: list[Link], weights: list[float], size: float, on_done: Callable[[], None]):
+    def __init__(self, links: list[Link], weights: list[float], size: float, tail: float,
+                 on_done: Callable[[], None], now: float):
         self.links = links
         self.weights = weights
         self.size = size
         self.remaining = float(size)  # wire bytes left
         self.rate = 0.0
-        self.updated = 0.0
+        self.updated = self.start = now
+        self.finish = INF  # when its last byte arrives, at the current rates
+        self.tail = tail
         self.on_done = on_done
-        self.start = 0.0
+
+    @property
+    def alone(self) -> bool:
+        for link in self.links:
+            if len(link.flows) > 1:
+                return False
+        return True
 
 
 class Network:
     def __init__(self, env: simpy.Environment):
         self.env = env
         self.flows: list[Flow] = []
-        self._armed = float("inf")  # when the pending timer fires
+        self._armed = INF  # when the pending timer fires
         self._generation = 0
 
     def start(self, links: list[Link], size: float, on_done: Callable[[], None],
-              weights: list[float] | None = None) -> Flow:
-        """Start moving `size` wire bytes across `links`; `on_done()` runs when they have all arrived."""
+              weights: list[float] | None = None, tail: float = 0.0) -> Flow:
+        """Move `size` wire bytes across `links`; `on_done()` runs `tail` seconds after the last byte."""
         now = self.env.now
-        flow = Flow(links, weights or [1.0] * len(links), size, on_done)
-        flow.start = flow.updated = now
+        flow = Flow(links, weights or [1.0] * len(links), size, tail, on_done, now)
         if size <= 0 or not links:
-            on_done()
+            flow.finish = now
+            self._later(flow, now + tail)
             return flow
-        self._advance(now)
+        if self.flows:
+            self._advance(now)
+            self._retire(now)
         for link in links:
             if not link.flows:
                 link.busy_since = now
             link.flows.append(flow)
         self.flows.append(flow)
-        self._share()
+        self._share(now)
         self._arm()
         return flow
 
     # -- internals ----------------------------------------------------------------------
+    def _later(self, flow: Flow, when: float) -> None:
+        delay = when - self.env.now
+        if delay > EPS:
+            ev = simpy.Event(self.env)
+            ev._ok, ev._value = True, None
+            ev.callbacks.append(lambda _ev: flow.on_done())
+            self.env.schedule(ev, delay=delay)
+        else:
+            flow.on_done()
+
     def _advance(self, now: float) -> None:
         for f in self.flows:
             dt = now - f.updated
-            if dt:
-                moved = f.rate * dt
+            if dt > 0:
+                moved = min(f.rate * dt, f.remaining)
                 f.remaining -= moved
                 for link, w in zip(f.links, f.weights):
                     link.bytes += moved * w
                 f.updated = now
 
-    def _share(self) -> None:
-        """Max-min fair rates by progressive filling."""
+    def _leave(self, flow: Flow, now: float) -> None:
+        self.flows.remove(flow)
+        flow.remaining = 0.0
+        for link in flow.links:
+            link.flows.remove(flow)
+            if not link.flows:
+                link.busy_time += flow.finish - link.busy_since if flow.finish < now else now - link.busy_since
+                link.busy_since = None
+
+    def _retire(self, now: float) -> None:
+        """Flows whose data is done leave their links; their tail runs on its own."""
+        for f in [f for f in self.flows if f.finish <= now + EPS]:
+            self._leave(f, now)
+            self._later(f, f.finish + f.tail)
+
+    def _share(self, now: float) -> None:
+        """Max-min fair rates by progressive filling, and the finish time each implies."""
         flows = self.flows
         if len(flows) == 1:  # the common case: alone on its links
             f = flows[0]
             f.rate = min(link.capacity / w for link, w in zip(f.links, f.weights))
-            return
-        left = {}
-        for f in flows:
-            f.rate = -1.0
-            for link in f.links:
-                left[link] = link.capacity
-        unfixed = set(flows)
-        while unfixed:
-            best, share = None, float("inf")
-            for link, cap in left.items():
-                w = sum(wt for f in link.flows if f in unfixed for l2, wt in zip(f.links, f.weights) if l2 is link)
-                if w > 0 and cap / w < share:
-                    best, share = link, cap / w
-            if best is None:
-                break
-            for f in [f for f in best.flows if f in unfixed]:
-                f.rate = share
-                unfixed.discard(f)
+        else:
+            left = {}
+            load: dict[Link, float] = {}
+            for f in flows:
+                f.rate = -1.0
                 for link, w in zip(f.links, f.weights):
-                    left[link] -= share * w
-        for f in unfixed:
-            f.rate = 0.0
-
-    def _next_finish(self) -> float:
-        now = self.env.now
-        return min((now + f.remaining / f.rate for f in self.flows if f.rate > 0), default=float("inf"))
+                    left[link] = link.capacity
+                    load[link] = load.get(link, 0.0) + w
+            unfixed = len(flows)
+            while unfixed:
+                best, share = None, INF
+                for link, w in load.items():
+                    if w > 1e-15 and left[link] / w < share:
+                        best, share = link, left[link] / w
+                if best is None:
+                    break
+                for f in best.flows:
+                    if f.rate < 0:
+                        f.rate = share
+                        unfixed -= 1
+                        for link, w in zip(f.links, f.weights):
+                            left[link] -= share * w
+                            load[link] -= w
+            for f in flows:
+                if f.rate < 0:
+                    f.rate = 0.0
+        for f in flows:
+            f.finish = now + f.remaining / f.rate if f.rate > 0 else INF
 
     def _arm(self) -> None:
-        t = self._next_finish()
+        t = INF
+        for f in self.flows:
+            due = f.finish + f.tail if f.alone else f.finish
+            if due < t:
+                t = due
         if t < self._armed - EPS:
             self._armed = t
             self._generation += 1
-            timer = self.env.timeout(max(t - self.env.now, 0.0))
             gen = self._generation
-            timer.callbacks.append(lambda _ev: self._fire(gen))
+            ev = simpy.Event(self.env)
+            ev._ok, ev._value = True, None
+            ev.callbacks.append(lambda _ev: self._fire(gen))
+            self.env.schedule(ev, delay=max(t - self.env.now, 0.0))
 
     def _fire(self, generation: int) -> None:
         if generation != self._generation:
             return  # superseded by an earlier timer
-        self._armed = float("inf")
+        self._armed = INF
         now = self.env.now
         self._advance(now)
-        done = [f for f in self.flows if f.rate > 0 and f.remaining <= f.rate * EPS + 1e-6]
-        for f in done:
-            f.remaining = 0.0
-            self.flows.remove(f)
-            for link in f.links:
-                link.flows.remove(f)
-                if not link.flows and link.busy_since is not None:
-                    link.busy_time += now - link.busy_since
-                    link.busy_since = None
+        done = []
+        for f in [f for f in self.flows if f.finish <= now + EPS]:
+            alone = f.alone
+            self._leave(f, now)
+            if alone and f.finish + f.tail <= now + EPS:
+                done.append(f)
+            else:
+                self._later(f, f.finish + f.tail)
         if self.flows:
-            self._share()
+            self._share(now)
             self._arm()
         for f in done:
             f.on_done()

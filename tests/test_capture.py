@@ -117,8 +117,6 @@ def test_begin_on_ipv350_is_feature_not_supported(fresh):
     assert code(rt.ri_capture_begin, 0x5A000010, GLOBAL) == FEATURE_NOT_SUPPORT
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the product gate runs before the ACL-layer null-stream check "
-                                       "(spec 1 G1 and 10.3: s null -> 100000 first, then 207000)")
 @pytest.mark.parametrize("product", ["910", "200I_A2"])
 def test_begin_null_stream_is_checked_before_the_product_gate(fresh, product):
     rt = fresh(product)
@@ -500,8 +498,6 @@ def test_synchronize_capturing_stream_is_stream_captured(rt):
     assert code(rt.synchronize_stream, s) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: aclrtSynchronizeStreamWithTimeout synchronizes a capturing stream "
-                                       "instead of returning 107027 (spec 10.3)")
 def test_synchronize_with_timeout_capturing_stream_is_stream_captured(rt):
     s = rt.create_stream()
     rt.ri_capture_begin(s, GLOBAL)

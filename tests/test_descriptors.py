@@ -474,8 +474,6 @@ def test_memcpy_async_with_offset_count_over_remaining_dest_is_107000(rt, offset
 # Order: the ACL layer's checks come before the runtime's product gate (1, G9)
 # ---------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="BUG: on a product without descriptor copies the 207000 gate runs "
-                                       "before the ACL-layer checks (spec 1: ACL checks come first)")
 @pytest.mark.parametrize("call", ["desc_size_kind_8", "set_desc_null", "with_desc_null_stream"])
 def test_descriptor_acl_checks_come_before_product_gate(fresh, call):
     """1 / G9 / 9.6 / 15 #41, #42: the call chain is ACL checks, then the runtime's C entry with its

@@ -135,8 +135,6 @@ def test_malloc_with_cfg_duplicate_device_id_mismatch_last_is_107000(rt):
     assert code(rt.malloc_with_cfg, 1024, HUGE_FIRST, cfg) == 107000
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: MallocWithCfg checks every DEVICE_ID attribute instead of the "
-                                       "last duplicate (spec 7.2 'the last duplicate wins')")
 def test_malloc_with_cfg_duplicate_device_id_last_wins(rt):
     """7.2 [source IMPL ParseMallocCfg]: attributes are parsed first, the last duplicate winning, and the
     device check is made on the result: [DEVICE_ID 1, DEVICE_ID 0] on device 0 is device 0 -> ok."""
@@ -464,8 +462,6 @@ def test_host_get_device_pointer_va_flag_memory_equals_host_pointer(fresh, produ
     assert ret == 0 and d2 != h2
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a kernel given the VA-consistent device pointer (== host "
-                                       "pointer, seed 004) is rejected with 100000 by launch_kernel")
 def test_host_register_va_flag_device_pointer_usable_by_kernel(rt):
     """seed 004 / 7.7 (doc 11-02: *devPtr is for kernels): with VA_FLAG memory the device pointer is
     the host pointer, and a device task given it reads the host data."""
@@ -571,8 +567,6 @@ def test_seed004_registered_memory_sample(acl):
 # Order: the ACL layer's checks come before the runtime's product gate (1, G9)
 # ---------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="BUG: on a product without host registration the 207000 gate runs "
-                                       "before the ACL-layer checks (spec 1: ACL checks come first)")
 @pytest.mark.parametrize("call", ["register_size_0", "register_v2_null", "get_device_pointer_flag_1",
                                   "unregister_null"])
 def test_host_register_acl_checks_come_before_product_gate(fresh, call):

@@ -259,8 +259,6 @@ def test_registered_host_memory_is_usable_through_its_device_pointer(rt):
     rt.host_unregister(host)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a VA-consistent registration's device pointer (== host pointer, "
-                                       "seed 004) is refused as a kernel buffer with 100000")
 def test_va_consistent_device_pointer_is_usable_by_a_kernel(rt):
     s = rt.create_stream()
     h = rt.malloc_host_with_cfg(N, [{"attr": 3, "value": 1}])  # ACL_RT_MEM_ATTR_VA_FLAG

@@ -314,8 +314,6 @@ def test_seed002_p2p_copy_sample(acl):
 # Order: the ACL layer's checks come before the runtime's product gate (1, G9)
 # ---------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="BUG: on a product without peer access the 207000 gate runs before "
-                                       "the ACL-layer checks (spec 1: ACL checks come first)")
 @pytest.mark.parametrize("call,expected", [("can_access_same_device", 100000), ("enable_flags_1", 200006),
                                            ("disable_current", 100000)])
 def test_peer_acl_checks_come_before_product_gate(fresh, call, expected):

@@ -36,8 +36,11 @@ _handles = count(0x5A000010, 16)  # handle values look like pointers and are nev
 def api(name: str, gate: bool = True):
     """Mark a method as the ACL API `name`: lock, host clock, product gate, error message.
 
-    gate=False leaves the product gate to the method (see `Core.gate`), for APIs
-    whose ACL layer treats the runtime's "not supported" specially.
+    The product gate (G9) belongs to the runtime layer, so on a product without
+    the API it fires at the method's first runtime-layer step (a context, handle
+    or address lookup), after the ACL layer's argument checks and shortcuts.
+    gate=False leaves the gate to the method (see `Core.gate`), for APIs whose
+    ACL layer treats the runtime's "not supported" specially.
     """
 
     def wrap(fn):
@@ -45,16 +48,18 @@ def api(name: str, gate: bool = True):
         def call(self: "Core", *args, **kwargs):
             with self.lock:
                 self.calls[name] = self.calls.get(name, 0) + 1
-                self.tick()
+                tls = self._tls
+                tls.clock += self.call_overhead
+                tls.gate = name if gate and name in self.product.unsupported else None
                 try:
-                    if gate:
-                        self.gate(name)
                     return fn(self, *args, **kwargs)
                 except AclError as err:
                     if not err.message:
                         err.message = f"{name} failed"
                     set_recent_error(f"{name}: {err}")
                     raise
+                finally:
+                    tls.gate = None
 
         call.acl_name = name
         return call
@@ -64,6 +69,15 @@ def api(name: str, gate: bool = True):
 
 def fail(code: int, message: str) -> None:
     raise AclError(code, message)
+
+
+class _ThreadState(threading.local):
+    """Per host thread: current context, virtual clock, deferred product gate."""
+
+    def __init__(self):
+        self.ctx = None
+        self.clock = 0.0
+        self.gate = None
 
 
 class Context:
@@ -149,9 +163,10 @@ class Core:
         self.init_hash: str | None = None
         self.default_device: int | None = None
         self.calls: dict[str, int] = {}
+        self.call_overhead = product.hardware.call_overhead
         self.peers: set[tuple[int, int]] = set()
         self.descriptors: dict[int, tuple[int, int, int]] = {}  # desc address -> (src, dst, count) last set  # (device, peer): device may access peer's memory
-        self._tls = threading.local()
+        self._tls = _ThreadState()
 
     def gate(self, name: str) -> None:
         """G9: an API this product does not support fails with 207000."""
@@ -159,10 +174,17 @@ class Core:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                  f"{name} is not supported on {self.product.name} ({self.product.title})")
 
+    def runtime_layer(self) -> None:
+        """The call has passed the ACL layer: apply the product gate the decorator deferred."""
+        name = getattr(self._tls, "gate", None)
+        if name is not None:
+            self._tls.gate = None
+            self.gate(name)
+
     # -- thread state and the host clock ------------------------------------------
     @property
     def ctx(self) -> Context | None:
-        ctx = getattr(self._tls, "ctx", None)
+        ctx = self._tls.ctx
         if ctx is not None and ctx.destroyed:
             self._tls.ctx = ctx = None
         return ctx
@@ -174,7 +196,7 @@ class Core:
     @property
     def clock(self) -> float:
         """This host thread's virtual time, in simulated seconds."""
-        return getattr(self._tls, "clock", 0.0)
+        return self._tls.clock
 
     @clock.setter
     def clock(self, t: float) -> None:
@@ -195,6 +217,8 @@ class Core:
 
     def current_context(self, implicit: bool = True) -> Context:
         """G7: the thread's context; `implicit` paths may open the configured default device."""
+        if self._tls.gate is not None:
+            self.runtime_layer()
         ctx = self.ctx
         if ctx is None and implicit and self.default_device is not None:
             self._set_device(self.default_device)
@@ -205,6 +229,8 @@ class Core:
 
     # -- handles -----------------------------------------------------------------
     def _lookup(self, handle: int, typ, what: str):
+        if self._tls.gate is not None:
+            self.runtime_layer()
         obj = self.handles.get(handle)
         if not isinstance(obj, typ) or obj.destroyed:
             fail(ACL_ERROR_RT_INVALID_HANDLE, f"{what} handle 0x{handle:x} is not a live {what}")
@@ -228,6 +254,8 @@ class Core:
             fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{s.handle:x} is being captured")
 
     def check_stream_handle(self, handle: int) -> None:
+        if self._tls.gate is not None:
+            self.runtime_layer()
         if handle != 0:
             self._lookup(handle, Stream, "stream")
 
@@ -287,6 +315,8 @@ class Core:
         return [i for i in ids if 0 <= i < n]
 
     def physical(self, device_id: int) -> "Device":
+        if self._tls.gate is not None:
+            self.runtime_layer()
         if not isinstance(device_id, int) or not 0 <= device_id < len(self.visible):
             fail(ACL_ERROR_RT_INVALID_DEVICEID,
                  f"device {device_id} is not one of the {len(self.visible)} visible devices of "
@@ -469,6 +499,7 @@ class Core:
         if timeout_ms < -1:
             fail(ACL_ERROR_INVALID_PARAM, f"timeout {timeout_ms} ms: must be -1 (forever) or >= 0")
         s = self.stream_of(handle, check_context=False)
+        self.check_not_capturing(s)
         if timeout_ms > 0 and not s.m.idle:
             deadline = self.clock + timeout_ms / 1000.0
             self.machine.run_until(deadline)

@@ -8,7 +8,7 @@ the host's.
 from __future__ import annotations
 
 from ..errors import (ACL_ERROR_FEATURE_UNSUPPORTED, ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
-                      ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_DRV_INTERNAL_ERROR,
+                      ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_DRV_INTERNAL_ERROR,
                       ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID)
 from ..memory import Region, Registration
 from .core import Core, api, fail
@@ -43,14 +43,16 @@ class HostMemoryOps:
         if attrs is not None and not attrs:
             fail(ACL_ERROR_RT_PARAM_INVALID, "malloc config has no attributes")
         ctx = self.current_context()
-        for attr, value in attrs or ():
+        device_id = None
+        for attr, value in attrs or ():  # parse them all first: the last duplicate wins
             if attr in (ATTR_RSV, ATTR_MODULE_ID):
                 continue
             if attr == ATTR_DEVICE_ID:
-                if value != self.visible.index(ctx.device.id):
-                    fail(ACL_ERROR_RT_PARAM_INVALID, f"DEVICE_ID {value} is not the current device")
+                device_id = value
                 continue
             fail(ACL_ERROR_RT_PARAM_INVALID, f"malloc attribute {attr} is not accepted by aclrtMallocWithCfg")
+        if device_id is not None and device_id != self.visible.index(ctx.device.id):
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"DEVICE_ID {device_id} is not the current device")
         return self._alloc_device(ctx.device.id, roundup(size, 32), policy & 0xFF).base
 
     @api("aclrtMallocHostWithCfg")
@@ -136,6 +138,7 @@ class HostMemoryOps:
     def host_unregister(self: Core, ptr: int) -> None:
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "ptr is null")
+        self.runtime_layer()
         reg = self.space.registration(ptr)
         if reg is None or reg.base != ptr:
             fail(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, f"0x{ptr:x} is not the start of a registered host range")
@@ -166,7 +169,10 @@ class PeerOps:
         return int(self.can_access(device_id, peer_device_id))
 
     def _current_and_peer(self: Core, peer: int) -> int:
-        cur = self.visible.index(self.current_context(implicit=False).device.id)
+        ctx = self.ctx  # the ACL layer asks for the current device (aclrtGetDevice)
+        if ctx is None:
+            fail(ACL_ERROR_RT_CONTEXT_NULL, "no current device: call aclrtSetDevice first")
+        cur = self.visible.index(ctx.device.id)
         if cur == peer:
             fail(ACL_ERROR_INVALID_PARAM, "the peer is the current device")
         self._peer_checks(cur, peer)

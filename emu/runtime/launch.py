@@ -33,7 +33,9 @@ class LaunchOps:
         else:
             fail(ACL_ERROR_INVALID_PARAM, f"kernel argument {arg!r}: expected (ptr, nbytes) or (ptr, shape, dtype)")
         r, off = self.locate(int(ptr), int(nbytes))
-        if not r.is_device:
+        reg = None if r.is_device else self.space.registration(int(ptr))
+        mapped = reg is not None and reg.alias is None and reg.region.va_flag
+        if not (r.is_device or mapped):  # a VA-consistent mapping: the device uses the host address
             fail(ACL_ERROR_INVALID_PARAM, f"kernel argument 0x{int(ptr):x} is {r.location.name} memory: kernels "
                                           f"take device memory (or a mapped device alias)")
         return r, off, int(nbytes), shape, dtype

@@ -110,6 +110,8 @@ class MemoryOps:
         return fill
 
     def locate(self: Core, addr: int, nbytes: int) -> tuple[Region, int]:
+        if self._tls.gate is not None:
+            self.runtime_layer()
         return self.space.resolve(addr, max(nbytes, 1))
 
     def run_blocking(self: Core, task: Task) -> None:
@@ -191,6 +193,7 @@ class MemoryOps:
     def free(self: Core, ptr: int) -> None:
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
+        self.runtime_layer()
         r = self.space.find(ptr)
         if r is None or not r.is_device or r.base != ptr or r.origin in ("alias", "malloc_host"):
             fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of a device allocation")
@@ -219,6 +222,7 @@ class MemoryOps:
     def free_host(self: Core, ptr: int) -> None:
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "hostPtr is null")
+        self.runtime_layer()
         r = self.space.find(ptr)
         if r is not None and r.is_device and r.origin != "malloc_host":
             fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is device memory: free it with aclrtFree")
@@ -251,6 +255,7 @@ class MemoryOps:
     def pointer_get_attributes(self: Core, ptr: int) -> PointerAttributes:
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "ptr is null")
+        self.runtime_layer()
         r = self.space.find(ptr)
         if r is None:
             if is_device_address(ptr):
@@ -421,6 +426,7 @@ class MemoryOps:
     def dvpp_free(self: Core, ptr: int) -> None:
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
+        self.runtime_layer()
         r = self.space.find(ptr)
         if r is None or not r.is_device or r.base != ptr:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of a DVPP allocation")
