@@ -15,6 +15,16 @@ from .runtime import configure, current
 __version__ = "0.1.0"
 
 
+def records():
+    """Every completed device task of the current run, as a numpy structured array (see Runtime.records)."""
+    return current().records()
+
+
+def write_trace(path) -> None:
+    """Write the current run as a Chrome / Perfetto trace JSON."""
+    current().write_trace(path)
+
+
 def install() -> None:
     """Make `import acl` (and acl.rt, acl.util, ...) import the emulator's facade."""
     from . import acl
@@ -24,4 +34,4 @@ def install() -> None:
         sys.modules[f"acl.{name}"] = getattr(acl, name)
 
 
-__all__ = ["AclError", "NotEmulated", "configure", "current", "install", "__version__"]
+__all__ = ["AclError", "NotEmulated", "configure", "current", "install", "records", "write_trace", "__version__"]

@@ -28,6 +28,8 @@ from .errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION, Acl
 
 DEVICE_BASE = 1 << 48  # above the 47-bit user address space of x86-64 / arm64 Linux
 DEVICE_WINDOW = 1 << 42  # 4 TiB of addresses per device
+VIRTUAL_HOST_BASE = 1 << 56  # page-locked host memory of timing-only allocations: addresses, no bytes
+VIRTUAL_HOST_WINDOW = 1 << 52
 MAX_DEVICES = 64  # RT_MAX_DEV_NUM [source BASEI]
 
 HOST_PAGE = 4096
@@ -48,7 +50,7 @@ class Region:
     """A contiguous range of addresses and the bytes behind it."""
 
     __slots__ = ("base", "size", "kind", "device", "page_size", "owner", "_buf", "freed", "policy", "origin",
-                 "va_flag")
+                 "va_flag", "virtual")
 
     DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
 
@@ -66,6 +68,7 @@ class Region:
         self.policy = policy
         self.origin = origin or kind  # which API made it: "malloc", "malloc_host", "dvpp", "alias", ...
         self.va_flag = False  # MallocHostWithCfg VA_FLAG: a mapping gives the same address on the device
+        self.virtual = False  # timing-only: an address range with no bytes behind it
 
     @property
     def end(self) -> int:
@@ -89,6 +92,8 @@ class Region:
 
     def buffer(self) -> np.ndarray:
         """The region's bytes as a writable uint8 array (device memory: created on first use)."""
+        if self.virtual:
+            raise AclError(ACL_ERROR_INVALID_PARAM, f"{self.describe()} is timing-only: it has no bytes")
         if self._buf is None:
             self._buf = np.zeros(self.size, dtype=np.uint8)
         return self._buf
@@ -184,9 +189,11 @@ class Registration:
 class AddressSpace:
     """Every region the emulator knows, indexed by base address."""
 
-    def __init__(self, num_devices: int, capacity: int):
+    def __init__(self, num_devices: int, capacity: int, functional: bool = True):
         if num_devices > MAX_DEVICES:
             raise ValueError(f"at most {MAX_DEVICES} devices")
+        self.functional = functional  # default for new allocations: bytes behind them, or timing only
+        self.virtual_host = _Window(VIRTUAL_HOST_BASE, VIRTUAL_HOST_WINDOW)
         self._starts: list[int] = []
         self._regions: list[Region] = []
         self.windows = [_Window(DEVICE_BASE + d * DEVICE_WINDOW, DEVICE_WINDOW) for d in range(num_devices)]
@@ -240,7 +247,7 @@ class AddressSpace:
 
     # -- device memory ---------------------------------------------------------
     def alloc_device(self, device: int, nbytes: int, align: int, page_size: int, policy: int = 0,
-                     origin: str = "malloc") -> Region:
+                     origin: str = "malloc", functional: bool | None = None) -> Region:
         if self.used[device] + nbytes > self.capacity:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION,
                            f"device {device} is out of memory: {nbytes} bytes requested, "
@@ -249,6 +256,7 @@ class AddressSpace:
         if base is None:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device}: address window exhausted")
         r = Region(base, nbytes, Region.DEVICE, device=device, page_size=page_size, policy=policy, origin=origin)
+        r.virtual = not (self.functional if functional is None else functional)
         self.used[device] += nbytes
         self._insert(r)
         return r
@@ -261,7 +269,15 @@ class AddressSpace:
         r._buf = None
 
     # -- page-locked host memory -----------------------------------------------
-    def alloc_pinned(self, nbytes: int, align: int = 64) -> Region:
+    def alloc_pinned(self, nbytes: int, align: int = 64, functional: bool | None = None) -> Region:
+        if not (self.functional if functional is None else functional):
+            base = self.virtual_host.alloc(nbytes, align)
+            if base is None:
+                raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, "timing-only host address window exhausted")
+            r = Region(base, nbytes, Region.PINNED, origin="malloc_host")
+            r.virtual = True
+            self._insert(r)
+            return r
         raw = np.zeros(nbytes + align, dtype=np.uint8)
         skew = (-_address_of(raw)) % align
         buf = raw[skew:skew + nbytes]
@@ -271,6 +287,8 @@ class AddressSpace:
 
     def free_pinned(self, r: Region) -> None:
         self._remove(r)
+        if r.virtual:
+            self.virtual_host.free(r.base, r.size)
         r.freed = True  # queued tasks still hold `r`, so its buffer outlives them
 
     # -- pageable host memory ----------------------------------------------------
@@ -355,8 +373,9 @@ class AddressSpace:
         base = self.windows[device].alloc(nbytes, 64)
         if base is None:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device}: address window exhausted")
-        r = Region(base, nbytes, Region.DEVICE, device=device, buf=host.buffer()[offset:offset + nbytes],
-                   origin="alias", owner=host)
+        r = Region(base, nbytes, Region.DEVICE, device=device, origin="alias", owner=host,
+                   buf=None if host.virtual else host.buffer()[offset:offset + nbytes])
+        r.virtual = host.virtual
         self._insert(r)
         return r
 

@@ -10,6 +10,7 @@ from .hardware import HOST, DeviceLink, Hardware, HostLink, Staging
 from .machine import COPY, FILL, GROUP, KERNEL, MARKER, STAGED, Machine, Stream, Task
 from .network import Flow, Link, Network
 from .pcie import PcieLink
+from . import trace
 
 __all__ = ["HOST", "DeviceLink", "Hardware", "HostLink", "Staging", "Machine", "Stream", "Task", "COPY", "FILL",
            "GROUP", "KERNEL", "MARKER", "STAGED", "Flow", "Link", "Network", "PcieLink"]

@@ -12,8 +12,10 @@ knows about ACL.
 """
 from __future__ import annotations
 
+import gc
 import math
 from collections import deque
+from contextlib import contextmanager
 from typing import Callable, Iterable
 
 import simpy
@@ -25,6 +27,18 @@ COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", 
 _SLACK = 1e-12  # seconds: a task due within this is due now
 
 
+@contextmanager
+def _gc_paused():
+    """The simulation allocates many short-lived objects and makes no cycles: keep the collector out of it."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class Task:
     """One unit of device work. Times are simulated seconds.
 
@@ -34,23 +48,24 @@ class Task:
     pageable copy through the driver's staging buffers.
     """
 
-    __slots__ = ("kind", "nbytes", "device", "src", "dst", "rows", "label", "duration", "waits", "parts",
+    __slots__ = ("kind", "nbytes", "device", "src", "dst", "rows", "chunk", "label", "duration", "waits", "parts",
                  "on_start", "on_complete", "stream", "submit", "start", "end", "engine", "route", "links",
                  "error", "waiters", "_done", "_left", "_parent")
 
     def __init__(self, kind: str, *, nbytes: int = 0, device: int = 0, src: int | None = HOST,
-                 dst: int | None = HOST, rows: int = 0, label: str = "", duration: float | None = None,
-                 waits: Iterable["Task"] = (), parts: Iterable["Task"] = (),
+                 dst: int | None = HOST, rows: int = 0, chunk: int = 0, label: str = "",
+                 duration: float | None = None, waits: Iterable["Task"] = (), parts: Iterable["Task"] = (),
                  on_start: Callable[[], None] | None = None, on_complete: Callable[[], None] | None = None):
         self.kind = kind
-        self.nbytes = int(nbytes)
+        self.nbytes = nbytes
         self.device = device
         self.src, self.dst = src, dst
         self.rows = rows  # 2D copies: row descriptors to process
+        self.chunk = chunk  # a copy the runtime splits into DMA tasks of this many bytes, run back to back
         self.label = label
         self.duration = duration
-        self.waits = tuple(waits)
-        self.parts = list(parts)
+        self.waits = waits if type(waits) is tuple else tuple(waits)
+        self.parts = parts if type(parts) is tuple else tuple(parts)
         self.on_start = on_start
         self.on_complete = on_complete
         self.stream: Stream | None = None
@@ -59,7 +74,7 @@ class Task:
         self.route: str | None = None
         self.links: tuple = ()
         self.error: BaseException | None = None
-        self.waiters: list = []
+        self.waiters: list | None = None
         self._done: simpy.Event | None = None
         self._left = 0
         self._parent: Task | None = None
@@ -68,11 +83,22 @@ class Task:
     def completed(self) -> bool:
         return self.end is not None
 
+    @property
+    def chunks(self) -> int:
+        """How many DMA tasks the runtime issues for this copy."""
+        return -(-self.nbytes // self.chunk) if self.chunk and self.nbytes else 1
+
+    def chunk_sizes(self) -> list[int]:
+        if not self.chunk:
+            return [self.nbytes]
+        return [min(self.chunk, self.nbytes - off) for off in range(0, self.nbytes, self.chunk)] or [0]
+
     def clone(self) -> "Task":
         """A new, unsubmitted task doing the same work (graph replay)."""
         return Task(self.kind, nbytes=self.nbytes, device=self.device, src=self.src, dst=self.dst, rows=self.rows,
-                    label=self.label, duration=self.duration, waits=self.waits,
-                    parts=[p.clone() for p in self.parts], on_start=self.on_start, on_complete=self.on_complete)
+                    chunk=self.chunk, label=self.label, duration=self.duration, waits=self.waits,
+                    parts=tuple(p.clone() for p in self.parts), on_start=self.on_start,
+                    on_complete=self.on_complete)
 
     def __repr__(self) -> str:
         return (f"Task({self.kind}, {self.label!r}, route={self.route}, bytes={self.nbytes}, "
@@ -133,6 +159,7 @@ class Machine:
         self.engines = [_Pool(f"dev{d}.sdma", hw.engines_per_device) for d in range(n)]
         self.compute = [_Pool(f"dev{d}.aicore", hw.kernel_slots) for d in range(n)]
         self.links: dict[str, Link] = {}
+        self._paths: dict[tuple, tuple] = {}
         self.records: list[Task] = []
 
     @property
@@ -149,12 +176,18 @@ class Machine:
             link = self.links[name] = Link(name, capacity)
         return link
 
-    def path(self, task: Task) -> tuple[list[Link], list[float], float]:
-        """(links, weights, wire bytes) of a copy or fill."""
+    def path(self, task: Task) -> tuple[list[Link], list[float], tuple[str, ...], float]:
+        """(links, weights, link names, wire bytes) of a copy or fill."""
         route = "fill" if task.kind == FILL else task.route
         dst = task.device if task.kind == FILL else task.dst
-        spec, wire = self.hardware.path(route, task.src, dst, task.nbytes)
-        return [self.link(name, cap) for name, cap, _ in spec], [w for _, _, w in spec], wire
+        key = (route, task.src, dst)
+        cached = self._paths.get(key)
+        if cached is None:
+            spec, _ = self.hardware.path(route, task.src, dst, 0)
+            cached = self._paths[key] = ([self.link(name, cap) for name, cap, _ in spec], [w for _, _, w in spec],
+                                         tuple(name for name, _, _ in spec))
+        links, weights, names = cached
+        return links, weights, names, self.hardware.wire_bytes(route, task.nbytes)
 
     # -- submitting and running ------------------------------------------------------------
     def submit(self, stream: Stream, task: Task, at: float) -> Task:
@@ -175,17 +208,23 @@ class Machine:
             task = pending[0]
             if task.submit > env.now + _SLACK:
                 stream.waking = True
-                env.timeout(task.submit - env.now).callbacks.append(lambda _ev: self._wake(stream))
+                ev = simpy.Event(env)
+                ev._ok, ev._value = True, stream
+                ev.callbacks.append(self._wake)
+                env.schedule(ev, delay=task.submit - env.now)
                 return
             for dep in task.waits:
-                if not dep.completed:
+                if dep.end is None:
+                    if dep.waiters is None:
+                        dep.waiters = []
                     dep.waiters.append(stream)
                     return
             pending.popleft()
             stream.running = task
             self._begin(task)
 
-    def _wake(self, stream: Stream) -> None:
+    def _wake(self, event: simpy.Event) -> None:
+        stream = event._value
         stream.waking = False
         if stream.running is None:
             self._step(stream)
@@ -195,7 +234,11 @@ class Machine:
         if kind == COPY or kind == FILL:
             if kind == COPY:
                 task.route = self.hardware.route(task.src, task.dst)
-            self.engines[task.device].acquire(lambda unit: self._transfer(task, unit))
+            pool = self.engines[task.device]
+            if pool.free:
+                self._transfer(task, pool.free.pop())
+            else:
+                pool.waiting.append(lambda unit: self._transfer(task, unit))
         elif kind == KERNEL:
             self.compute[task.device].acquire(lambda unit: self._kernel(task, unit))
         elif kind == GROUP:
@@ -226,10 +269,11 @@ class Machine:
         if task.kind == COPY and task.route == "h2h":  # a host-to-host copy done by the driver
             self._after(task.nbytes / hw.host_memcpy_bandwidth, task)
             return
-        tail = (hw.latency(task.route) if task.kind == COPY else hw.sdma_latency) + task.rows * hw.row_overhead
-        links, weights, wire = self.path(task)
-        task.links = tuple(link.name for link in links)
-        self.network.start(links, wire, lambda: self._finish(task), weights, tail)
+        latency = hw.latency(task.route) if task.kind == COPY else hw.sdma_latency
+        tail = latency * task.chunks + task.rows * hw.row_overhead
+        links, weights, names, wire = self.path(task)
+        task.links = names
+        self.network.start(links, wire, self._finish, weights, tail, task)
 
     def _kernel(self, task: Task, slot: int) -> None:
         task.engine = slot
@@ -240,9 +284,15 @@ class Machine:
 
     def _after(self, delay: float, task: Task) -> None:
         if delay > 0:
-            self.env.timeout(delay).callbacks.append(lambda _ev: self._finish(task))
+            ev = simpy.Event(self.env)
+            ev._ok, ev._value = True, task
+            ev.callbacks.append(self._finish_event)
+            self.env.schedule(ev, delay=delay)
         else:
             self._finish(task)
+
+    def _finish_event(self, event: simpy.Event) -> None:
+        self._finish(event._value)
 
     def _staged(self, task: Task):
         """A pageable copy: CPU memcpy through pinned chunks, overlapped with the DMA of other chunks.
@@ -309,10 +359,11 @@ class Machine:
                 if parent._left == 0:
                     self._finish(parent)
             return
-        for stream in task.waiters:
-            if stream.running is None and not stream.waking:
-                self._step(stream)
-        task.waiters = []
+        if task.waiters:
+            waiters, task.waiters = task.waiters, None
+            for stream in waiters:
+                if stream.running is None and not stream.waking:
+                    self._step(stream)
         stream = task.stream
         if stream is not None and stream.running is task:
             stream.running = None
@@ -334,11 +385,12 @@ class Machine:
         env = self.env
         if env.peek() > t:
             return  # nothing due; later submissions wait for their own submit time
-        if t > env.now:
-            env.run(until=t)
-        else:
-            while env.peek() <= env.now:
-                env.step()
+        with _gc_paused():
+            if t > env.now:
+                env.run(until=t)
+            else:
+                while env.peek() <= env.now:
+                    env.step()
 
     def done_event(self, task: Task) -> simpy.Event:
         if task._done is None:
@@ -350,5 +402,6 @@ class Machine:
     def wait(self, task: Task) -> float:
         """Run until `task` completes; return its completion time."""
         if not task.completed:
-            self.env.run(until=self.done_event(task))
+            with _gc_paused():
+                self.env.run(until=self.done_event(task))
         return task.end

@@ -43,10 +43,11 @@ class Link:
 
 
 class Flow:
-    __slots__ = ("links", "weights", "size", "remaining", "rate", "updated", "finish", "tail", "on_done", "start")
+    __slots__ = ("links", "weights", "size", "remaining", "rate", "updated", "finish", "tail", "on_done", "start",
+                 "owner")
 
     def __init__(self, links: list[Link], weights: list[float], size: float, tail: float,
-                 on_done: Callable[[], None], now: float):
+                 on_done: Callable, now: float, owner=None):
         self.links = links
         self.weights = weights
         self.size = size
@@ -56,6 +57,13 @@ class Flow:
         self.finish = INF  # when its last byte arrives, at the current rates
         self.tail = tail
         self.on_done = on_done
+        self.owner = owner
+
+    def done(self) -> None:
+        if self.owner is None:
+            self.on_done()
+        else:
+            self.on_done(self.owner)
 
     @property
     def alone(self) -> bool:
@@ -65,18 +73,24 @@ class Flow:
         return True
 
 
+def _flow_done(event: simpy.Event) -> None:
+    event._value.done()
+
+
 class Network:
     def __init__(self, env: simpy.Environment):
         self.env = env
         self.flows: list[Flow] = []
         self._armed = INF  # when the pending timer fires
+        self._next = INF  # when the next flow is due, at the current rates
         self._generation = 0
 
-    def start(self, links: list[Link], size: float, on_done: Callable[[], None],
-              weights: list[float] | None = None, tail: float = 0.0) -> Flow:
-        """Move `size` wire bytes across `links`; `on_done()` runs `tail` seconds after the last byte."""
+    def start(self, links: list[Link], size: float, on_done: Callable,
+              weights: list[float] | None = None, tail: float = 0.0, owner=None) -> Flow:
+        """Move `size` wire bytes across `links`; `on_done()` (or `on_done(owner)`) runs `tail` seconds
+        after the last byte."""
         now = self.env.now
-        flow = Flow(links, weights or [1.0] * len(links), size, tail, on_done, now)
+        flow = Flow(links, weights or [1.0] * len(links), size, tail, on_done, now, owner)
         if size <= 0 or not links:
             flow.finish = now
             self._later(flow, now + tail)
@@ -98,11 +112,11 @@ class Network:
         delay = when - self.env.now
         if delay > EPS:
             ev = simpy.Event(self.env)
-            ev._ok, ev._value = True, None
-            ev.callbacks.append(lambda _ev: flow.on_done())
+            ev._ok, ev._value = True, flow
+            ev.callbacks.append(_flow_done)
             self.env.schedule(ev, delay=delay)
         else:
-            flow.on_done()
+            flow.done()
 
     def _advance(self, now: float) -> None:
         for f in self.flows:
@@ -135,6 +149,10 @@ class Network:
         if len(flows) == 1:  # the common case: alone on its links
             f = flows[0]
             f.rate = min(link.capacity / w for link, w in zip(f.links, f.weights))
+        elif all(len(f.links) == 1 for f in flows):  # one link each: a fair share of it
+            for f in flows:
+                link = f.links[0]
+                f.rate = link.capacity / sum(g.weights[0] for g in link.flows)
         else:
             left = {}
             load: dict[Link, float] = {}
@@ -170,6 +188,7 @@ class Network:
             due = f.finish + f.tail if f.alone else f.finish
             if due < t:
                 t = due
+        self._next = t
         if t < self._armed - EPS:
             self._armed = t
             self._generation += 1
@@ -184,6 +203,9 @@ class Network:
             return  # superseded by an earlier timer
         self._armed = INF
         now = self.env.now
+        if now < self._next - EPS:  # flows started since slowed the others down: nothing is due yet
+            self._arm()
+            return
         self._advance(now)
         done = []
         for f in [f for f in self.flows if f.finish <= now + EPS]:
@@ -197,4 +219,4 @@ class Network:
             self._share(now)
             self._arm()
         for f in done:
-            f.on_done()
+            f.done()

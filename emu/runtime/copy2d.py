@@ -49,7 +49,7 @@ class Copy2dOps:
             if dst.freed or src.freed:
                 self.space.warn_freed(dst if dst.freed else src, what)
                 return
-            if not self.functional:
+            if dst.virtual or src.virtual:
                 return
             dn, sn = (height - 1) * dpitch + width, (height - 1) * spitch + width
             kernels.copy_2d(dst.view(doff, dn), dpitch, src.view(soff, sn), spitch, width, height)

@@ -16,7 +16,7 @@ import os
 import threading
 from itertools import count
 
-from models import MARKER, Machine, Task
+from models import MARKER, Machine, Task, trace
 
 from .. import constants as C
 from ..config import Product
@@ -49,7 +49,8 @@ def api(name: str, gate: bool = True):
             with self.lock:
                 self.calls[name] = self.calls.get(name, 0) + 1
                 tls = self._tls
-                tls.clock += self.call_overhead
+                t0 = tls.clock
+                tls.clock = t0 + self.call_overhead
                 tls.gate = name if gate and name in self.product.unsupported else None
                 try:
                     return fn(self, *args, **kwargs)
@@ -60,6 +61,11 @@ def api(name: str, gate: bool = True):
                     raise
                 finally:
                     tls.gate = None
+                    calls = self.host_calls  # parallel lists: no tracked objects per call
+                    calls[0].append(name)
+                    calls[1].append(tls.ident)
+                    calls[2].append(t0)
+                    calls[3].append(tls.clock)
 
         call.acl_name = name
         return call
@@ -78,6 +84,7 @@ class _ThreadState(threading.local):
         self.ctx = None
         self.clock = 0.0
         self.gate = None
+        self.ident = threading.get_ident()
 
 
 class Context:
@@ -153,7 +160,7 @@ class Core:
         self.product = product
         self.functional = functional
         self.lock = threading.RLock()
-        self.space = AddressSpace(product.device_count, product.memory_bytes)
+        self.space = AddressSpace(product.device_count, product.memory_bytes, functional)
         self.machine = Machine(product.hardware)
         self.visible = self._visible_devices()
         self.devices = [Device(i) for i in range(product.device_count)]
@@ -164,6 +171,7 @@ class Core:
         self.default_device: int | None = None
         self.calls: dict[str, int] = {}
         self.call_overhead = product.hardware.call_overhead
+        self.host_calls = ([], [], [], [])  # api, host thread, start, end (simulated seconds) of each call
         self.peers: set[tuple[int, int]] = set()
         self.descriptors: dict[int, tuple[int, int, int]] = {}  # desc address -> (src, dst, count) last set  # (device, peer): device may access peer's memory
         self._tls = _ThreadState()
@@ -205,6 +213,16 @@ class Core:
     def tick(self, seconds: float | None = None) -> None:
         """Spend host time (one API call by default). The devices run lazily: see `catch_up`."""
         self.clock = self.clock + (self.product.hardware.call_overhead if seconds is None else seconds)
+
+    # -- what happened --------------------------------------------------------------------
+    def records(self) -> "np.ndarray":
+        """Every completed device task: (api, kind, stream, device, engine, route, links, bytes, submit, start,
+        end), times in simulated seconds, as a numpy structured array."""
+        return trace.to_array(self.machine.records)
+
+    def write_trace(self, path) -> None:
+        """A Chrome / Perfetto trace of the run: host threads, streams, engines and links."""
+        trace.write_chrome_trace(path, self.machine.records, zip(*self.host_calls))
 
     def catch_up(self) -> None:
         """Let the devices run up to this host thread's time, before the host looks at their state."""

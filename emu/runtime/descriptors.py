@@ -73,7 +73,7 @@ class DescriptorOps:
         record = np.zeros(self.product.memcpy_desc_size, dtype=np.uint8)
         _RECORD.pack_into(record, 0, 0, 0, 0, count & 0xFFFFFFFF, src, dst)
         self.descriptors[desc] = (src, dst, count)
-        staging = self.space.alloc_pinned(record.size)
+        staging = self.space.alloc_pinned(record.size, functional=True)
         try:
             staging.buffer()[:] = record
             self._copy_now(r, off, staging, 0, record.size, "aclrtSetMemcpyDesc")
@@ -82,7 +82,7 @@ class DescriptorOps:
         return desc
 
     def _read_desc(self: Core, r, off: int, desc: int) -> tuple[int | None, int | None, int]:
-        if not self.functional:
+        if r.virtual:
             return None, None, self.descriptors[desc][2]
         _, _, _, n, src, dst = _RECORD.unpack_from(r.view(off, _RECORD.size).tobytes())
         return src, dst, n
@@ -119,7 +119,7 @@ class DescriptorOps:
             task.src, task.dst = ends(sr, dr)
 
         def complete():
-            if plan and self.functional:
+            if plan and not (plan["dr"].virtual or plan["sr"].virtual):
                 kernels.copy(plan["dr"].view(plan["do"], plan["n"]), plan["sr"].view(plan["so"], plan["n"]))
 
         task.on_start, task.on_complete = start, complete
@@ -157,7 +157,7 @@ class DescriptorOps:
         s = self.stream_of(stream)
 
         def resolve():
-            if not self.functional:
+            if ds.virtual or ss.virtual:
                 return None, None, count
             d = int(ds.view(ds_off, 8).view(np.uint64)[0])
             sv = int(ss.view(ss_off, 8).view(np.uint64)[0])

@@ -87,7 +87,7 @@ class MemoryOps:
             if dst.freed or src.freed:
                 space.warn_freed(dst if dst.freed else src, what)
                 return
-            if not self.functional:
+            if dst.virtual or src.virtual:  # timing-only memory: no bytes to move
                 return
             if src.is_device and not src.materialized:  # never written: zeros
                 if dst.materialized or not dst.is_device:
@@ -104,7 +104,7 @@ class MemoryOps:
             if dst.freed:
                 space.warn_freed(dst, what)
                 return
-            if self.functional:
+            if not dst.virtual:
                 kernels.fill(dst.view(off, n), value)
 
         return fill
@@ -149,16 +149,18 @@ class MemoryOps:
     def _enqueue_copy(self: Core, s: Stream, dst: Region, doff: int, src: Region, soff: int, n: int,
                       what: str) -> None:
         """Split into the runtime's task sizes (spec 11.1) and queue on `s`."""
-        s_dev, d_dev = ends(src, dst)
-        on_chip = s_dev is not None and d_dev is not None
-        unit = ON_CHIP_UNIT if on_chip else self.product.async_copy_unit
-        for off in range(0, n, unit):
-            m = min(unit, n - off)
-            self.submit(s, Task(COPY, nbytes=m, device=s.device, src=s_dev, dst=d_dev, label=what,
-                                on_complete=self._mover(dst, doff + off, src, soff + off, m, what)))
+        s_dev = src.device if src.is_device and src.origin != "alias" else None
+        d_dev = dst.device if dst.is_device and dst.origin != "alias" else None
+        unit = ON_CHIP_UNIT if s_dev is not None and d_dev is not None else self.product.async_copy_unit
+        move = None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else \
+            self._mover(dst, doff, src, soff, n, what)
+        # the runtime's tasks of `unit` bytes run back to back: one model task stands for them all
+        self.submit(s, Task(COPY, nbytes=n, chunk=unit, device=s.device, src=s_dev, dst=d_dev, label=what,
+                            on_complete=move))
 
     # -- allocation ----------------------------------------------------------------------
-    def _alloc_device(self: Core, device: int, nbytes: int, policy: int, origin: str = "malloc") -> Region:
+    def _alloc_device(self: Core, device: int, nbytes: int, policy: int, origin: str = "malloc",
+                      functional: bool | None = None) -> Region:
         p = policy if 0 <= policy <= 7 else C.ACL_MEM_MALLOC_HUGE_FIRST  # unknown -> default
         if p in (3, 4, 5, 7) and not self.product.has("p2p"):
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"P2P malloc policies need peer access, which "
@@ -168,26 +170,28 @@ class MemoryOps:
         if p in (6, 7):
             if not self.product.has("huge1g"):
                 fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"1 GiB pages are not available on {self.product.name}")
-            return space.alloc_device(device, roundup(nbytes, HUGE_1G), HUGE_1G, HUGE_1G, policy, origin)
+            return space.alloc_device(device, roundup(nbytes, HUGE_1G), HUGE_1G, HUGE_1G, policy, origin, functional)
         if p in (1, 4):
-            return space.alloc_device(device, roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy, origin)
+            return space.alloc_device(device, roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy, origin, functional)
         if p in (0, 3) and nbytes > (1 << 20):
             try:
-                return space.alloc_device(device, roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy, origin)
+                return space.alloc_device(device, roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy, origin, functional)
             except AclError as e:
                 if e.code != ACL_ERROR_RT_MEMORY_ALLOCATION:
                     raise  # otherwise fall back to normal pages
-        return space.alloc_device(device, nbytes, 64, HOST_PAGE, policy, origin)
+        return space.alloc_device(device, nbytes, 64, HOST_PAGE, policy, origin, functional)
 
     @api("aclrtMalloc")
-    def malloc(self: Core, size: int, policy: int = C.ACL_MEM_MALLOC_HUGE_FIRST) -> int:
+    def malloc(self: Core, size: int, policy: int = C.ACL_MEM_MALLOC_HUGE_FIRST, *,
+               functional: bool | None = None) -> int:
+        """Device memory. functional=False: an address range without bytes (timing-only); default: the runtime's."""
         if size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
         pad = 0 if policy in (6, 7) else self.product.malloc_padding
         if size < 0 or size + 32 + pad > C.SIZE_MAX:
             fail(ACL_ERROR_INVALID_PARAM, f"size {size} overflows once rounded and padded")
         ctx = self.current_context()
-        return self._alloc_device(ctx.device.id, roundup(size, 32) + pad, policy).base
+        return self._alloc_device(ctx.device.id, roundup(size, 32) + pad, policy, functional=functional).base
 
     @api("aclrtFree")
     def free(self: Core, ptr: int) -> None:
@@ -200,21 +204,22 @@ class MemoryOps:
         self.space.free_device(r)
 
     @api("aclrtMallocHost")
-    def malloc_host(self: Core, size: int) -> int:
+    def malloc_host(self: Core, size: int, *, functional: bool | None = None) -> int:
+        """Page-locked host memory. functional=False: an address range without bytes (timing-only)."""
         if size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
         if size < 0 or size > C.SIZE_MAX - 32:
             fail(ACL_ERROR_INVALID_PARAM, f"size {size} is out of range")
         self.current_context()
-        return self._alloc_host(roundup(size, 32)).base
+        return self._alloc_host(roundup(size, 32), functional).base
 
-    def _alloc_host(self: Core, nbytes: int) -> Region:
+    def _alloc_host(self: Core, nbytes: int, functional: bool | None = None) -> Region:
         """Page-locked host memory; in RC mode host memory is device memory (normal pages) [doc 11-02]."""
         if not self.product.ep_mode:
             return self.space.alloc_device(self.current_context().device.id, nbytes, 64, HOST_PAGE,
-                                           origin="malloc_host")
+                                           origin="malloc_host", functional=functional)
         try:
-            return self.space.alloc_pinned(nbytes)
+            return self.space.alloc_pinned(nbytes, functional=functional)
         except MemoryError:
             fail(ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {nbytes} bytes of page-locked host memory")
 
@@ -344,7 +349,8 @@ class MemoryOps:
             return
         s = self.stream_of(stream)
         if kind == H2B2D and ep:  # staged during the call, so src may be freed on return
-            staging = Region(0, count, Region.PINNED, buf=np.empty(count, dtype=np.uint8))
+            staging = Region(0, count, Region.PINNED, buf=None if sr.virtual else np.empty(count, dtype=np.uint8))
+            staging.virtual = sr.virtual
             self.tick(count / self.product.hardware.host_memcpy_bandwidth)
             self._mover(staging, 0, sr, soff, count, what)()
             sr, soff = staging, 0
@@ -457,7 +463,7 @@ class FillD32Ops:
         def fill():
             if r.freed:
                 self.space.warn_freed(r, what)
-            elif self.functional:
+            elif not r.virtual:
                 kernels.fill_u32(r.view(off, n), value)
 
         return fill
