@@ -571,8 +571,6 @@ def test_batch_host_numa_attr_matches_page_locked_memory(rt, b):
     assert np.array_equal(b.dev_now()[:32], pattern(N, 1)[:32])
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: an attribute location of type UNREGISTERED is treated as HOST; "
-                                        "only the actual location (and HOST_NUMA in the attr) maps to HOST")
 def test_batch_unregistered_attr_type_never_matches(rt):
     """9.5 per-entry, literal rule: 'the actual location (UNREG counts as HOST) must equal the attr
     location (HOST_NUMA counts as HOST)'. Only HOST_NUMA is folded on the attribute side, so an attribute

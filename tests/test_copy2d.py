@@ -354,8 +354,6 @@ def test_memcpy2d_page_locked_to_device_is_forced_to_h2d(rt, kind):
     assert np.array_equal(peek(rt, dst, 64), ref_2d(np.zeros(64, np.uint8), 0, 16, sview, 0, 16, 8, 4))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: 2D copy between two pageable buffers with kind H2D crashes "
-                                        "(TypeError: engine of device None) instead of copying")
 @pytest.mark.parametrize("asynchronous", [False, True])
 def test_memcpy2d_between_two_pageable_buffers_with_h2d_copies(rt, asynchronous):
     """9.3 runtime 5 / 9.4 step 3 / 8.2: UNREGISTERED -> UNREGISTERED allows all four kinds unchanged, so
@@ -572,8 +570,6 @@ def test_memcpy2d_async_unknown_stream_handle_is_107017(rt, h2d_args):
     assert code(rt.memcpy2d_async, dst, 16, src, 16, 8, 2, H2D, 0x1234) == 107017
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: 2D async checks the height/width limits (ApiErrorDecorator) "
-                                        "before validating the stream handle (C entry): 107000, not 107017")
 def test_memcpy2d_async_destroyed_stream_is_reported_before_the_size_limits(rt, h2d_args):
     """1 (call chain: C entry handle validation -> ApiErrorDecorator parameter checks), G6, 9.4 steps 1-2:
     a destroyed stream together with height > 5,242,880 -> 107017, not the parameter check's 107000."""

@@ -110,7 +110,9 @@ class BatchOps:
             for key, r, addr in (("dst_loc", dr, dsts[j]), ("src_loc", sr, srcs[j])):
                 want_type, want_id = _loc(attrs[k], key, k)
                 have = _side(self.space.location(r, addr))
-                want = _side(Location(want_type)) if want_type in Location._value2member_map_ else None
+                # the memory side folds UNREGISTERED into HOST; the attribute side only HOST_NUMA
+                want = Location.HOST if want_type in (Location.HOST, Location.HOST_NUMA) else (
+                    Location(want_type) if want_type in Location._value2member_map_ else None)
                 if have != want or (have == Location.DEVICE and self.visible.index(r.device) != want_id):
                     bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: {key} of attrs[{k}] says {want_type}/{want_id}, "
                                                     f"the memory is {have.name}", j)

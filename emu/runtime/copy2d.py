@@ -21,8 +21,9 @@ MAX_HEIGHT = 5_242_880
 class Copy2dOps:
     """Mixed into `Runtime`."""
 
-    def _check_2d(self: Core, dst, dpitch, src, spitch, width, height, kind) -> bool:
-        """ACL-layer then runtime-layer parameter checks; False means the zero-size shortcut."""
+    def _check_2d(self: Core, dst, dpitch, src, spitch, width, height, kind, stream: int | None = None) -> bool:
+        """ACL-layer checks, the stream handle (async: the runtime's C entry), then the runtime's parameter
+        checks; False means the zero-size shortcut."""
         if width == 0 or height == 0:
             return False
         if dst == 0:
@@ -34,6 +35,8 @@ class Copy2dOps:
         if kind not in (H2D, D2H, D2D, DEFAULT):
             fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not HOST_TO_DEVICE, DEVICE_TO_HOST, DEVICE_TO_DEVICE "
                                           f"or DEFAULT")
+        if stream is not None:
+            self.check_stream_handle(stream)
         if height > MAX_HEIGHT:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"height {height} > {MAX_HEIGHT}")
         if width > MAX_WIDTH:
@@ -58,10 +61,15 @@ class Copy2dOps:
 
     def _copy_2d_now(self: Core, dr, doff, dpitch, sr, soff, spitch, width, height, what) -> None:
         s_dev, d_dev = ends(sr, dr)
+        move = self._move_2d(dr, doff, dpitch, sr, soff, spitch, width, height, what)
+        if s_dev is None and d_dev is None:  # both ends in host memory: the CPU copies
+            self.tick(width * height / self.product.hardware.host_memcpy_bandwidth)
+            move()
+            return
         staged = (s_dev is None and self.pageable(sr, soff)) or (d_dev is None and self.pageable(dr, doff))
         self.run_blocking(Task(STAGED if staged else COPY, nbytes=width * height, rows=0 if staged else height,
                                device=d_dev if s_dev is None else s_dev, src=s_dev, dst=d_dev, label=what,
-                               on_complete=self._move_2d(dr, doff, dpitch, sr, soff, spitch, width, height, what)))
+                               on_complete=move))
 
     @api("aclrtMemcpy2d")
     def memcpy2d(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
@@ -87,9 +95,8 @@ class Copy2dOps:
     @api("aclrtMemcpy2dAsync")
     def memcpy2d_async(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
                        kind: int, stream: int = 0) -> None:
-        if not self._check_2d(dst, dpitch, src, spitch, width, height, kind):
+        if not self._check_2d(dst, dpitch, src, spitch, width, height, kind, stream):
             return
-        self.check_stream_handle(stream)
         if not self.product.ep_mode and self.product.family == "200I":
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "no 2D copy on Atlas 200I/500 A2 in RC mode")
         self.current_context(implicit=False)
