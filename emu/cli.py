@@ -1,4 +1,13 @@
-"""The `acl-emu` command (also `python -m emu`)."""
+"""The `acl-emu` command (also `python -m emu`).
+
+    acl-emu run [SCRIPT] [ARGS...]    an unchanged pyACL script under the emulator, then a summary
+    acl-emu products                  the product configs and where their numbers come from
+    acl-emu bandwidth                 H2D / D2H / D2D / peer bandwidth across message sizes
+    acl-emu overlap                   plan copy/compute overlap: streams x chunks
+    acl-emu compare                   one study side by side across products
+
+Every subcommand takes --json. Exit codes: 0 success, 1 failure, 2 bad arguments.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,15 +15,51 @@ import runpy
 import sys
 from pathlib import Path
 
+from .config import ConfigError, available, find
 
-def run_script(script: str, args: list[str], product: str | None = None) -> int:
-    """Run an unchanged pyACL script with the emulator installed as `acl`."""
+EXAMPLE = Path(__file__).parent / "examples" / "copy_pipeline.py"
+
+
+class Parser(argparse.ArgumentParser):
+    """Bad arguments: one line naming the argument, exit code 2."""
+
+    def error(self, message: str):
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def product_arg(text: str) -> str:
+    try:
+        find(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(f"unknown product {text!r} (known: {', '.join(available())})") from e
+    return text
+
+
+def typed(fn, what: str):
+    """An argparse type from a parser that raises ValueError."""
+
+    def parse(text: str):
+        try:
+            return fn(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    parse.__name__ = what
+    return parse
+
+
+def run_script(script: str, args: list[str], product: str | None = None, out: str | None = None,
+               as_json: bool = False) -> int:
+    """Run an unchanged pyACL script with the emulator installed as `acl`, then summarise what it did."""
     import emu
+    from .studies.runsummary import summary, print_summary
 
     if product:
         emu.configure(product=product)
+    else:
+        emu.configure()
     emu.install()
-    rt = emu.current()
     old_argv = sys.argv
     sys.argv = [script, *args]
     code = 0
@@ -22,30 +67,47 @@ def run_script(script: str, args: list[str], product: str | None = None) -> int:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        if not isinstance(e.code, int) and e.code is not None:
+        if e.code is not None and not isinstance(e.code, int):
             print(e.code, file=sys.stderr)
     finally:
         sys.argv = old_argv
-    rt = emu.current()
     sys.stdout.flush()
-    print(f"[acl-emu] {rt.product.name}: simulated time {rt.clock * 1e3:.3f} ms, "
-          f"{sum(rt.calls.values())} ACL calls, {len(rt.machine.records)} device tasks", file=sys.stderr)
+    result = summary(emu.current(), Path(out) if out else None)
+    print_summary(result, as_json)
     return code
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="acl-emu", description="Emulated CANN ACL runtime")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _run(args) -> int:
+    script = args.script or str(EXAMPLE)
+    if not Path(script).exists():
+        sys.stderr.write(f"acl-emu run: error: argument SCRIPT: no such file {script!r}\n")
+        return 2
+    return run_script(script, args.args, args.product, args.out, args.json)
+
+
+def build_parser() -> Parser:
+    from .studies import products
+
+    parser = Parser(prog="acl-emu", description="The CANN ACL runtime's memory APIs, emulated, with a timing "
+                                                "model of each product.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = sub.add_parser("run", help="run an unchanged pyACL script under the emulator")
-    run.add_argument("--product", help="product config name or TOML path (default: $ACL_EMU_PRODUCT or 910B)")
-    run.add_argument("script", nargs="?", default=None,
-                     help="the script (default: the bundled example, examples/copy_pipeline.py)")
-    run.add_argument("args", nargs=argparse.REMAINDER)
-    ns = parser.parse_args(argv)
-    if ns.command == "run":
-        script = ns.script or str(Path(__file__).parent / "examples" / "copy_pipeline.py")
-        return run_script(script, ns.args, ns.product)
-    return 2
+    run.add_argument("--product", type=product_arg, help="product name or TOML path (default: "
+                                                          "$ACL_EMU_PRODUCT or 910B)")
+    run.add_argument("--out", help="directory for the trace file (default: acl-emu-out)", default="acl-emu-out")
+    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.add_argument("script", nargs="?", default=None, help="the script (default: the bundled example)")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
+    run.set_defaults(func=_run)
+    for study in (products,):
+        study.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return args.func(args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,192 @@
+"""What the studies share: sizes, tables, files, progress, and timing ACL calls with events."""
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Iterable, Sequence
+
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
+          "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """'4K' -> 4096, '1.5M' -> 1572864, '64' -> 64 (binary units)."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(text))
+    if not m or m.group(2).upper() not in _UNITS:
+        raise ValueError(f"{text!r} is not a size (e.g. 4096, 4K, 64M, 1G)")
+    value = float(m.group(1)) * _UNITS[m.group(2).upper()]
+    if value <= 0 or value != int(value):
+        raise ValueError(f"{text!r} is not a positive whole number of bytes")
+    return int(value)
+
+
+def parse_sizes(text: str) -> list[int]:
+    """'4K..1G' -> powers of two from 4 KiB to 1 GiB; '4K,1M,64M' -> those sizes."""
+    if ".." in text:
+        lo, hi = (parse_size(t) for t in text.split("..", 1))
+        if lo > hi:
+            raise ValueError(f"{text!r}: the range runs backwards")
+        out, s = [], lo
+        while s <= hi:
+            out.append(s)
+            s *= 2
+        return out
+    return [parse_size(t) for t in text.split(",") if t.strip()]
+
+
+def parse_ints(text: str) -> list[int]:
+    """'1..8' -> [1, 2, ..., 8]; '1,2,4' -> [1, 2, 4]."""
+    if ".." in text:
+        lo, hi = (int(t) for t in text.split("..", 1))
+        values = list(range(lo, hi + 1))
+    else:
+        values = [int(t) for t in text.split(",") if t.strip()]
+    if not values or min(values) < 1:
+        raise ValueError(f"{text!r}: expected positive integers, e.g. 1..8 or 1,2,4")
+    return values
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:g} {unit}" if unit == "B" else f"{n:.4g} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def format_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] | None = None) -> str:
+    """A plain-text table; columns are (key, header) pairs (default: every key of the first row)."""
+    if not rows:
+        return "(no rows)"
+    columns = columns or [(k, k) for k in rows[0]]
+
+    def cell(v) -> str:
+        if isinstance(v, float):
+            return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.4e}"
+        return str(v)
+
+    body = [[cell(r.get(k, "")) for k, _ in columns] for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, (_, h) in enumerate(columns)]
+    line = "  ".join(h.ljust(w) for (_, h), w in zip(columns, widths))
+    out = [line, "-" * len(line)]
+    for b in body:
+        out.append("  ".join(v.rjust(w) if _numeric(v) else v.ljust(w) for v, w in zip(b, widths)))
+    return "\n".join(out)
+
+
+def _numeric(v: str) -> bool:
+    try:
+        float(v)
+        return True
+    except ValueError:
+        return False
+
+
+def write_csv(path: Path, rows: Sequence[dict]) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as f:
+        if rows:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    return path
+
+
+def write_json(path: Path, data) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(data, f, indent=2, default=_jsonable)
+    return path
+
+
+def _jsonable(o):
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"{type(o).__name__} is not JSON serialisable")
+
+
+class Progress:
+    """A one-line progress bar on a terminal; silent when the output is not a TTY."""
+
+    def __init__(self, total: int, label: str = "", stream=None):
+        self.total = max(total, 1)
+        self.label = label
+        self.done = 0
+        self.stream = stream or sys.stderr
+        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self._t0 = time.perf_counter()
+
+    def advance(self, n: int = 1, note: str = "") -> None:
+        self.done += n
+        if self.enabled:
+            frac = min(self.done / self.total, 1.0)
+            bar = "#" * int(frac * 30)
+            elapsed = time.perf_counter() - self._t0
+            self.stream.write(f"\r{self.label} [{bar:<30}] {self.done}/{self.total} {elapsed:5.1f}s {note[:40]:<40}")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def plt():
+    """matplotlib.pyplot on a non-interactive backend (the CLI writes PNG files)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as pyplot
+
+    return pyplot
+
+
+def gbps(nbytes: float, seconds: float) -> float:
+    return nbytes / seconds / 1e9 if seconds > 0 else float("inf")
+
+
+def event_time(rt, stream: int, fn) -> float:
+    """Seconds of simulated time `fn()` (which enqueues work on `stream`) takes, measured with two events
+    and aclrtEventElapsedTime, as a user would on hardware."""
+    start, stop = rt.create_event(), rt.create_event()
+    rt.record_event(start, stream)
+    fn()
+    rt.record_event(stop, stream)
+    rt.synchronize_event(stop)
+    ms = rt.event_elapsed_time(start, stop)
+    rt.destroy_event(start)
+    rt.destroy_event(stop)
+    return ms / 1e3
+
+
+def products_arg(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def ensure_dir(path) -> Path:
+    p = Path(path)
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def unique(seq: Iterable) -> list:
+    seen, out = set(), []
+    for x in seq:
+        if x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
