@@ -44,7 +44,7 @@ class Link:
 
 class Flow:
     __slots__ = ("links", "weights", "size", "remaining", "rate", "updated", "finish", "tail", "on_done", "start",
-                 "owner")
+                 "owner", "drained")
 
     def __init__(self, links: list[Link], weights: list[float], size: float, tail: float,
                  on_done: Callable, now: float, owner=None):
@@ -58,12 +58,7 @@ class Flow:
         self.tail = tail
         self.on_done = on_done
         self.owner = owner
-
-    def done(self) -> None:
-        if self.owner is None:
-            self.on_done()
-        else:
-            self.on_done(self.owner)
+        self.drained = False  # its data is done: it has left its links and waits out its tail
 
     @property
     def alone(self) -> bool:
@@ -71,6 +66,17 @@ class Flow:
             if len(link.flows) > 1:
                 return False
         return True
+
+    @property
+    def due(self) -> float:
+        """When the next thing happens to this flow: its last byte, or its end if nothing can change it."""
+        return self.finish + self.tail if self.drained or self.alone else self.finish
+
+    def done(self) -> None:
+        if self.owner is None:
+            self.on_done()
+        else:
+            self.on_done(self.owner)
 
 
 def _flow_done(event: simpy.Event) -> None:
@@ -80,10 +86,11 @@ def _flow_done(event: simpy.Event) -> None:
 class Network:
     def __init__(self, env: simpy.Environment):
         self.env = env
-        self.flows: list[Flow] = []
+        self.flows: list[Flow] = []  # moving data, or draining their tail
         self._armed = INF  # when the pending timer fires
         self._next = INF  # when the next flow is due, at the current rates
         self._generation = 0
+        self._settling = False
 
     def start(self, links: list[Link], size: float, on_done: Callable,
               weights: list[float] | None = None, tail: float = 0.0, owner=None) -> Flow:
@@ -93,9 +100,12 @@ class Network:
         flow = Flow(links, weights or [1.0] * len(links), size, tail, on_done, now, owner)
         if size <= 0 or not links:
             flow.finish = now
-            self._later(flow, now + tail)
+            flow.drained = True
+            self.flows.append(flow)
+            if not self._settling:
+                self._arm()
             return flow
-        if self.flows:
+        if self.flows and not self._settling:
             self._advance(now)
             self._retire(now)
         for link in links:
@@ -103,23 +113,16 @@ class Network:
                 link.busy_since = now
             link.flows.append(flow)
         self.flows.append(flow)
-        self._share(now)
-        self._arm()
+        if not self._settling:  # (while settling, `_fire` shares once for every flow started)
+            self._share(now)
+            self._arm()
         return flow
 
     # -- internals ----------------------------------------------------------------------
-    def _later(self, flow: Flow, when: float) -> None:
-        delay = when - self.env.now
-        if delay > EPS:
-            ev = simpy.Event(self.env)
-            ev._ok, ev._value = True, flow
-            ev.callbacks.append(_flow_done)
-            self.env.schedule(ev, delay=delay)
-        else:
-            flow.done()
-
     def _advance(self, now: float) -> None:
         for f in self.flows:
+            if f.drained:
+                continue
             dt = now - f.updated
             if dt > 0:
                 moved = min(f.rate * dt, f.remaining)
@@ -128,24 +131,21 @@ class Network:
                     link.bytes += moved * w
                 f.updated = now
 
-    def _leave(self, flow: Flow, now: float) -> None:
-        self.flows.remove(flow)
-        flow.remaining = 0.0
-        for link in flow.links:
-            link.flows.remove(flow)
-            if not link.flows:
-                link.busy_time += flow.finish - link.busy_since if flow.finish < now else now - link.busy_since
-                link.busy_since = None
-
     def _retire(self, now: float) -> None:
-        """Flows whose data is done leave their links; their tail runs on its own."""
-        for f in [f for f in self.flows if f.finish <= now + EPS]:
-            self._leave(f, now)
-            self._later(f, f.finish + f.tail)
+        """Flows whose last byte has arrived leave their links (their tail needs no bandwidth)."""
+        for f in self.flows:
+            if not f.drained and f.finish <= now + EPS:
+                f.drained = True
+                f.remaining = 0.0
+                for link in f.links:
+                    link.flows.remove(f)
+                    if not link.flows:
+                        link.busy_time += min(f.finish, now) - link.busy_since
+                        link.busy_since = None
 
     def _share(self, now: float) -> None:
         """Max-min fair rates by progressive filling, and the finish time each implies."""
-        flows = self.flows
+        flows = [f for f in self.flows if not f.drained]
         if len(flows) == 1:  # the common case: alone on its links
             f = flows[0]
             f.rate = min(link.capacity / w for link, w in zip(f.links, f.weights))
@@ -185,21 +185,20 @@ class Network:
     def _arm(self) -> None:
         t = INF
         for f in self.flows:
-            due = f.finish + f.tail if f.alone else f.finish
+            due = f.due
             if due < t:
                 t = due
         self._next = t
         if t < self._armed - EPS:
             self._armed = t
             self._generation += 1
-            gen = self._generation
             ev = simpy.Event(self.env)
-            ev._ok, ev._value = True, None
-            ev.callbacks.append(lambda _ev: self._fire(gen))
+            ev._ok, ev._value = True, self._generation
+            ev.callbacks.append(self._fire)
             self.env.schedule(ev, delay=max(t - self.env.now, 0.0))
 
-    def _fire(self, generation: int) -> None:
-        if generation != self._generation:
+    def _fire(self, event: simpy.Event) -> None:
+        if event._value != self._generation:
             return  # superseded by an earlier timer
         self._armed = INF
         now = self.env.now
@@ -207,16 +206,16 @@ class Network:
             self._arm()
             return
         self._advance(now)
-        done = []
-        for f in [f for f in self.flows if f.finish <= now + EPS]:
-            alone = f.alone
-            self._leave(f, now)
-            if alone and f.finish + f.tail <= now + EPS:
-                done.append(f)
-            else:
-                self._later(f, f.finish + f.tail)
+        self._retire(now)
+        done = [f for f in self.flows if f.drained and f.finish + f.tail <= now + EPS]
+        if done:
+            self.flows = [f for f in self.flows if not (f.drained and f.finish + f.tail <= now + EPS)]
+            self._settling = True  # flows the callbacks start now are shared once, below
+            try:
+                for f in done:
+                    f.done()
+            finally:
+                self._settling = False
         if self.flows:
             self._share(now)
             self._arm()
-        for f in done:
-            f.done()
