@@ -124,13 +124,15 @@ class Hardware:
             return float(nbytes)
         return hl.wire_bytes(nbytes, read=route == "h2d")
 
-    def alone(self, src: int | None, dst: int | None, nbytes: int) -> float:
-        """Seconds a copy takes with the machine to itself: latency + wire bytes / bottleneck rate."""
+    def alone(self, src: int | None, dst: int | None, nbytes: int, chunk: int = 0) -> float:
+        """Seconds a copy takes with the machine to itself: latency (once per runtime task of `chunk` bytes)
+        + wire bytes / bottleneck rate."""
         route = self.route(src, dst)
         if route == "h2h":
             return nbytes / self.host_memcpy_bandwidth
         links, wire = self.path(route, src, dst, nbytes)
-        return self.latency(route) + wire / min(cap / w for _, cap, w in links)
+        tasks = -(-nbytes // chunk) if chunk and nbytes else 1
+        return self.latency(route) * tasks + wire / min(cap / w for _, cap, w in links)
 
     def latency(self, route: str) -> float:
         if route in ("h2d", "d2h", "pcie-p2p"):
