@@ -52,7 +52,7 @@ class Product:
     name: str
     title: str
     family: str
-    deployment: str  # "EP" (host drives a card) or "RC" (application on the board)
+    deployment: str  # "EP" (host drives a card), "RC" (application on the board) or "CTRL_CPU" (on the device's CPU)
     device_count: int
     memory_bytes: int  # device memory per device, as aclrtGetMemInfo reports total
     memory_kind: str  # "HBM" or "DDR"
@@ -77,6 +77,12 @@ class Product:
     @property
     def ep_mode(self) -> bool:
         return self.deployment == "EP"
+
+    @property
+    def no_2d_copy(self) -> bool:
+        """2D copies are refused on 200I/500 A2 in RC mode and on 310P with the control CPU open (spec 9.3, 12)."""
+        return (self.deployment == "RC" and self.family == "200I") or \
+            (self.deployment == "CTRL_CPU" and self.family == "310P")
 
     @property
     def async_copy_unit(self) -> int:
@@ -256,7 +262,7 @@ def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
         name=p.get("name", str),
         title=p.get("title", str),
         family=p.get("family", str, choices=FAMILIES),
-        deployment=p.get("deployment", str, choices=("EP", "RC")),
+        deployment=p.get("deployment", str, choices=("EP", "RC", "CTRL_CPU")),
         device_count=device_count,
         memory_bytes=dv.get("memory_bytes", int, positive=True),
         memory_kind=dv.get("memory_kind", str, choices=("HBM", "DDR")),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import emu
 import emu.acl as acl
 from emu import AclError
 
@@ -223,3 +224,47 @@ def test_device_can_access_peer_is_not_supported_on_200I_A2(rc):
 
 def test_device_can_access_peer_works_on_910B(rt):
     assert rt.device_can_access_peer(0, 1) == 1  # 910B: 8 devices, HCCS full mesh
+
+
+# ---------------------------------------------------------------- control-CPU mode (spec 12)
+
+def _ctrl_cpu_310p(tmp_path):
+    cfg = tmp_path / "310P-ctrl.toml"
+    cfg.write_text('inherit = "310P"\n[product]\nname = "310P-ctrl"\ndeployment = "CTRL_CPU"\n')
+    rt = emu.configure(product=cfg)
+    rt.set_device(0)
+    return rt
+
+
+def test_ctrl_cpu_310p_refuses_2d_copies(tmp_path):
+    """12 / 9.3 [seed 003]: with the control CPU open, 310P has no 2D copy (207000)."""
+    rt = _ctrl_cpu_310p(tmp_path)
+    h, d = rt.malloc_host(4096), rt.malloc(4096)
+    for call in (lambda: rt.memcpy2d(d, 64, h, 64, 32, 4, 1), lambda: rt.memcpy2d_async(d, 64, h, 64, 32, 4, 1, 0)):
+        with pytest.raises(emu.AclError) as ei:
+            call()
+        assert ei.value.code == 207000
+
+
+def test_ctrl_cpu_310p_refuses_peer_access(tmp_path):
+    """12 [seed 003; doc 04]: no P2P on 310P with the control CPU open (207000), where EP 310P allows it."""
+    rt = _ctrl_cpu_310p(tmp_path)
+    for call in (lambda: rt.device_can_access_peer(0, 1), lambda: rt.device_enable_peer_access(1, 0)):
+        with pytest.raises(emu.AclError) as ei:
+            call()
+        assert ei.value.code == 207000
+    ep = emu.configure(product="310P")
+    ep.set_device(0)
+    assert ep.device_can_access_peer(0, 1) == 1
+
+
+def test_ctrl_cpu_async_copies_follow_the_rc_rule(tmp_path):
+    """12: the control CPU follows RC's copy rule: no kind correction and no EP H2H rejection; the run mode is
+    ACL_DEVICE."""
+    rt = _ctrl_cpu_310p(tmp_path)
+    assert rt.get_run_mode() == 0
+    a, b = rt.malloc_host(256), rt.malloc_host(256)
+    rt.host_array(a, 256)[:] = 5
+    rt.memcpy_async(b, 256, a, 256, 0, 0)  # HOST_TO_HOST async: refused in EP mode
+    rt.synchronize_stream(0)
+    assert (rt.host_array(b, 256) == 5).all()

@@ -79,8 +79,9 @@ class Copy2dOps:
             return
         if kind == D2D:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "synchronous 2D copies are HOST_TO_DEVICE or DEVICE_TO_HOST only")
-        if not self.product.ep_mode and self.product.family == "200I":
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "no 2D copy on Atlas 200I/500 A2 in RC mode")
+        if self.product.no_2d_copy:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"no 2D copy on {self.product.name} in "
+                                                   f"{self.product.deployment} mode")
         dr, doff = self._locate_2d(dst, dpitch, width, height)
         sr, soff = self._locate_2d(src, spitch, width, height)
         sloc, dloc = self.space.location(sr, src), self.space.location(dr, dst)
@@ -97,8 +98,9 @@ class Copy2dOps:
                        kind: int, stream: int = 0) -> None:
         if not self._check_2d(dst, dpitch, src, spitch, width, height, kind, stream):
             return
-        if not self.product.ep_mode and self.product.family == "200I":
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "no 2D copy on Atlas 200I/500 A2 in RC mode")
+        if self.product.no_2d_copy:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"no 2D copy on {self.product.name} in "
+                                                   f"{self.product.deployment} mode")
         self.current_context(implicit=False)
         dr, doff = self._locate_2d(dst, dpitch, width, height)
         sr, soff = self._locate_2d(src, spitch, width, height)

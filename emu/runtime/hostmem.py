@@ -164,8 +164,8 @@ class PeerOps:
             fail(ACL_ERROR_INVALID_PARAM, "a device and its peer must differ")
         self.physical(peer_device_id)
         self._peer_checks(device_id, peer_device_id)
-        if not self.product.ep_mode:
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "peer access cannot be queried in RC (offline) mode")
+        if not self.product.ep_mode:  # offline (RC) mode, or the control CPU (no P2P on 310P there)
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"peer access cannot be queried in {self.product.deployment} mode")
         return int(self.can_access(device_id, peer_device_id))
 
     def _current_and_peer(self: Core, peer: int) -> int:
@@ -176,6 +176,8 @@ class PeerOps:
         if cur == peer:
             fail(ACL_ERROR_INVALID_PARAM, "the peer is the current device")
         self._peer_checks(cur, peer)
+        if self.product.deployment == "CTRL_CPU" and self.product.family == "310P":
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "no peer access with the control CPU open on 310P")
         return cur
 
     @api("aclrtDeviceEnablePeerAccess")
