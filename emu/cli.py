@@ -55,10 +55,11 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
     import emu
     from .studies.runsummary import summary, print_summary
 
-    if product:
-        emu.configure(product=product)
+    if product is None and emu.runtime._current is not None:  # a fresh process on the product chosen before
+        previous = emu.current()
+        emu.configure(product=previous.product.path, functional=previous.functional)
     else:
-        emu.configure()
+        emu.configure(product=product)
     emu.install()
     old_argv = sys.argv
     sys.argv = [script, *args]
@@ -86,7 +87,7 @@ def _run(args) -> int:
 
 
 def build_parser() -> Parser:
-    from .studies import overlap, products
+    from .studies import bandwidth, overlap, products
 
     parser = Parser(prog="acl-emu", description="The CANN ACL runtime's memory APIs, emulated, with a timing "
                                                 "model of each product.")
@@ -99,7 +100,7 @@ def build_parser() -> Parser:
     run.add_argument("script", nargs="?", default=None, help="the script (default: the bundled example)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     run.set_defaults(func=_run)
-    for study in (products, overlap):
+    for study in (products, bandwidth, overlap):
         study.add_parser(sub)
     return parser
 

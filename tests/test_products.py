@@ -264,19 +264,18 @@ def test_configure_product_selects_it():
 def test_acl_emu_product_env_var_selects_the_product(monkeypatch):
     monkeypatch.delenv("ASCEND_RT_VISIBLE_DEVICES", raising=False)
     monkeypatch.setenv("ACL_EMU_PRODUCT", "310P")
-    # configure() keeps a product chosen explicitly earlier (the fixtures choose 910B): forget it
-    monkeypatch.delitem(rt_module._settings, "product", raising=False)
     r = emu.configure()
     assert r.product.name == "310P"
     assert r.get_device_count() == 2
-    # an explicit product wins over the variable, and is remembered
+    # an explicit product wins over the variable; each configure() starts afresh
     assert emu.configure(product="A3").product.name == "A3"
-    assert emu.configure().product.name == "A3"
+    assert emu.configure().product.name == "310P"
+    assert emu.configure(functional=False).functional is False
+    assert emu.configure().functional is True
 
 
 def test_default_product_is_910B(monkeypatch):
     monkeypatch.delenv("ACL_EMU_PRODUCT", raising=False)
-    monkeypatch.delitem(rt_module._settings, "product", raising=False)
     r = emu.configure()
     assert r.product.name == "910B" == config.DEFAULT_PRODUCT
 

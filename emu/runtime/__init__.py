@@ -31,24 +31,22 @@ class Runtime(MemoryOps, Copy2dOps, BatchOps, DescriptorOps, FillD32Ops, HostMem
 
 
 _current: Runtime | None = None
-_settings: dict = {}
 _lock = threading.Lock()
 
 
-def configure(product: str | os.PathLike | None = None, *, functional: bool | None = None) -> Runtime:
-    """Choose the product (a name from configs/ or a TOML path) and start a fresh runtime.
+def configure(product: str | os.PathLike | None = None, *, functional: bool = True) -> Runtime:
+    """Start a fresh emulated process on a product and make it the current one.
 
-    Call before acl.init(); everything of the previous runtime is dropped.
+    product: a name from configs/ or a TOML path (default: $ACL_EMU_PRODUCT, else 910B).
+    functional=False: timing-only, allocations get addresses but no bytes (per allocation:
+    `malloc(..., functional=...)`). Call before acl.init(); the previous runtime is dropped.
     """
     global _current
+    name = product or os.environ.get("ACL_EMU_PRODUCT") or config.DEFAULT_PRODUCT
+    runtime = Runtime(config.load(name), functional=functional)
     with _lock:
-        if product is not None:
-            _settings["product"] = product
-        if functional is not None:
-            _settings["functional"] = functional
-        name = _settings.get("product") or os.environ.get("ACL_EMU_PRODUCT") or config.DEFAULT_PRODUCT
-        _current = Runtime(config.load(name), functional=_settings.get("functional", True))
-        return _current
+        _current = runtime
+    return runtime
 
 
 def current() -> Runtime:

@@ -66,7 +66,8 @@ class Copy2dOps:
             self.tick(width * height / self.product.hardware.host_memcpy_bandwidth)
             move()
             return
-        staged = (s_dev is None and self.pageable(sr, soff)) or (d_dev is None and self.pageable(dr, doff))
+        staged = self.product.ep_mode and (
+            (s_dev is None and self.pageable(sr, soff)) or (d_dev is None and self.pageable(dr, doff)))
         self.run_blocking(Task(STAGED if staged else COPY, nbytes=width * height, rows=0 if staged else height,
                                device=d_dev if s_dev is None else s_dev, src=s_dev, dst=d_dev, label=what,
                                on_complete=move))

@@ -134,7 +134,8 @@ class MemoryOps:
             self.tick(n / self.product.hardware.host_memcpy_bandwidth)
             move()
             return
-        staged = (s_dev is None and self.pageable(src, soff)) or (d_dev is None and self.pageable(dst, doff))
+        staged = self.product.ep_mode and (  # on the board (RC, control CPU) there is no staging
+            (s_dev is None and self.pageable(src, soff)) or (d_dev is None and self.pageable(dst, doff)))
         self.run_blocking(Task(STAGED if staged else COPY, nbytes=n, device=d_dev if s_dev is None else s_dev,
                                src=s_dev, dst=d_dev, label=what, on_complete=move))
 
@@ -146,12 +147,23 @@ class MemoryOps:
         self.check_capture_safe(converted=True)
         self._drain(s)
 
+    def copy_unit(self: Core, s_dev: int | None, d_dev: int | None) -> int:
+        """The largest task the runtime issues for a copy between these ends (spec 11.1)."""
+        route = self.product.hardware.route(s_dev, d_dev)
+        if route in ("h2d", "d2h", "h2h"):
+            return self.product.async_copy_unit
+        if route == "pcie-p2p":
+            return 64 << 20
+        if route == "ub":
+            return 256 << 20
+        return ON_CHIP_UNIT  # on-chip SDMA, SIO, HCCS
+
     def _enqueue_copy(self: Core, s: Stream, dst: Region, doff: int, src: Region, soff: int, n: int,
                       what: str) -> None:
         """Split into the runtime's task sizes (spec 11.1) and queue on `s`."""
         s_dev = src.device if src.is_device and src.origin != "alias" else None
         d_dev = dst.device if dst.is_device and dst.origin != "alias" else None
-        unit = ON_CHIP_UNIT if s_dev is not None and d_dev is not None else self.product.async_copy_unit
+        unit = self.copy_unit(s_dev, d_dev)
         move = None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else \
             self._mover(dst, doff, src, soff, n, what)
         # the runtime's tasks of `unit` bytes run back to back: one model task stands for them all

@@ -215,19 +215,10 @@ def count_steps(product: str, sizes: list[int], peer_sizes: list[int] | None = N
 
 @contextmanager
 def _timing_only(product: str):
-    """A fresh timing-only runtime for the study. configure() remembers `functional` for later calls; put
-    the caller's setting back afterwards, so their next emu.configure() is not silently timing-only."""
+    """A fresh timing-only runtime for the study."""
     import emu
-    from .. import runtime as rt_module
 
-    settings = getattr(rt_module, "_settings", None)
-    saved = dict(settings) if settings is not None else None
-    try:
-        yield emu.configure(product=product, functional=False)
-    finally:
-        if saved is not None:
-            settings.clear()
-            settings.update(saved)
+    yield emu.configure(product=product, functional=False)
 
 
 def check(product: str, sizes: list[int], peer_sizes: list[int] | None = None) -> tuple[list[int], list[int]]:

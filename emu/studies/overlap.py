@@ -29,6 +29,19 @@ DEFAULT_STREAMS = "1..8"
 DEFAULT_CHUNKS = "1,2,4,8,16"
 
 
+PIPELINE_APIS = ("aclrtCreateStream", "aclrtCreateEvent", "aclrtRecordEvent", "aclrtStreamWaitEvent",
+                 "aclrtSynchronizeEvent", "aclrtEventElapsedTime", "aclrtMalloc", "aclrtMemcpyAsync",
+                 "aclrtLaunchKernel")
+
+
+def missing_apis(product, pageable: bool = False) -> list[str]:
+    """The APIs the pipeline uses that `product` lacks (IPV350 has no streams or events): the study cannot
+    run there, and saying so up front beats a 207000 from the middle of a sweep."""
+    p = _product(product)
+    needed = PIPELINE_APIS + (() if pageable else ("aclrtMallocHost",))
+    return [a for a in needed if not p.supports(a)]
+
+
 def _product(product) -> config.Product:
     return product if isinstance(product, config.Product) else config.load(product)
 
@@ -204,6 +217,10 @@ def simulate(product, h2d: int, d2h: int, compute_us: float, streams: int, chunk
     """One schedule: iteration time, copy time exposed, link / engine / compute utilisation, and the
     distance from the bound max(copy, compute)."""
     _check(h2d, d2h, compute_us, streams, chunks)
+    missing = missing_apis(product, pageable)
+    if missing:
+        raise ValueError(f"{_product(product).name} does not support {', '.join(missing)}: the overlap pipeline "
+                         f"cannot run on it")
     run = _Schedule(product, h2d, d2h, compute_us, streams, chunks, pageable)
     return _row(run.metrics(), _bounds(product, h2d, d2h, compute_us))
 
@@ -244,6 +261,9 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
     """The sweep over streams x chunks. Settings with more streams than chunks are skipped (the extra streams
     would sit idle); the naive schedule (1 stream, 1 chunk) is always run, as the reference."""
     p = _product(product)
+    missing = missing_apis(p, pageable)
+    if missing:
+        raise ValueError(f"{p.name} does not support {', '.join(missing)}: the overlap pipeline cannot run on it")
     streams_list, chunks_list = sorted(set(streams_list)), sorted(set(chunks_list))
     for s in streams_list:
         _check(h2d, d2h, compute_us, s, 1)
@@ -374,16 +394,21 @@ def summary(result: dict) -> str:
         f"bound max(copy, compute) = {result['bound_ms']:.3f} ms (copy = H2D + D2H = {result['copy_ms']:.3f} ms); "
         f"full-duplex floor max(H2D, D2H, compute) = {result['floor_ms']:.3f} ms",
         f"naive (1 stream, 1 chunk): {n['iteration_ms']:.3f} ms, {n['vs_bound']:.3f} x bound",
-        f"best: {b['streams']} stream{'s' if b['streams'] > 1 else ''} x {b['chunks']} chunks: "
+        f"best: {b['streams']} stream{'s' if b['streams'] > 1 else ''} x {b['chunks']} "
+        f"chunk{'s' if b['chunks'] > 1 else ''}: "
         f"{b['iteration_ms']:.3f} ms, {b['vs_bound']:.3f} x bound ({(b['vs_bound'] - 1) * 100:+.1f}%), "
         f"{b['vs_floor']:.3f} x floor, {result['speedup']:.2f}x faster than naive",
     ]
     if (nb["streams"], nb["chunks"]) != (b["streams"], b["chunks"]):
         lines.append(f"within 1% of the best with less to manage: {nb['streams']} streams x {nb['chunks']} "
                      f"chunks ({nb['iteration_ms']:.3f} ms)")
+    if result["pageable"]:
+        lines.append("pageable copies are synchronous: the host waits for each, and each chunk's D2H waits for its "
+                     "kernel before the next chunk's H2D is issued, so streams cannot hide them")
     if result["skipped"]:
-        lines.append(f"({result['skipped']} settings with more streams than chunks skipped: the extra streams "
-                     f"would sit idle)")
+        n = result["skipped"]
+        lines.append(f"({n} setting{'s' if n > 1 else ''} with more streams than chunks skipped: the extra "
+                     f"streams would sit idle)")
     return "\n".join(lines)
 
 
@@ -398,6 +423,10 @@ def _error(prog: str, message: str) -> int:
 
 def main(args) -> int:
     product = config.load(args.product or default_product())
+    missing = missing_apis(product, args.pageable)
+    if missing:
+        return _error("acl-emu overlap", f"argument --product: {product.name} does not support "
+                                         f"{', '.join(missing)}: the overlap pipeline cannot run on it")
     limit = min(args.h2d, args.d2h)
     if max(args.chunks) > limit:
         return _error("acl-emu overlap", f"argument --chunks: {max(args.chunks)} chunks of {limit} bytes "
