@@ -41,7 +41,8 @@ def test_pinned_h2d_and_d2h_match_the_closed_form(b910):
     for n in SIZES:
         assert close(host(b910, "pinned", "h2d")[n]["gbps"], n / hw.alone(None, 0, n) / 1e9), n
         assert close(host(b910, "pinned", "d2h")[n]["gbps"], n / hw.alone(0, None, n) / 1e9), n
-        assert close(host(b910, "pinned", "h2d")[n]["model_gbps"], n / hw.alone(None, 0, n) / 1e9, 1e-9)
+        # the model column counts the latency once per runtime task (64 MiB over PCIe)
+        assert close(host(b910, "pinned", "h2d")[n]["model_gbps"], n / hw.alone(None, 0, n, 64 * M) / 1e9, 1e-9)
 
 
 def test_d2d_matches_the_closed_form(b910):

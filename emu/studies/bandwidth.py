@@ -322,7 +322,7 @@ def _host_and_d2d(rt, bench: _Bench, sizes: list[int], rows: list, notes: list, 
                                      model, "ceiling: min(host memcpy, link)"))
                 else:
                     rows.append(_row(test, memory, _end(s_end), _end(d_end), route, n, bench.reps, t,
-                                     n / hw.alone(s_end, d_end, n) / 1e9, "alone"))
+                                     n / hw.alone(s_end, d_end, n, rt.copy_unit(s_end, d_end)) / 1e9, "alone"))
                 step(1, f"{test} {memory} {human_bytes(n)}")
         _release_host(rt, memory, host)
     keep.clear()
@@ -339,7 +339,7 @@ def _host_and_d2d(rt, bench: _Bench, sizes: list[int], rows: list, notes: list, 
             t = bench.one(0, other, dev, n, C.ACL_MEMCPY_DEVICE_TO_DEVICE)
             d0 = rt.visible[0]
             rows.append(_row("d2d", "device", 0, 0, hw.route(d0, d0), n, bench.reps, t,
-                             n / hw.alone(d0, d0, n) / 1e9, "alone"))
+                             n / hw.alone(d0, d0, n, rt.copy_unit(d0, d0)) / 1e9, "alone"))
             step(1, f"d2d {human_bytes(n)}")
         rt.free(other)
     rt.free(dev)
@@ -429,7 +429,7 @@ def _peers(rt, bench: _Bench, peer_sizes: list[int], reps: int, rows: list, note
 
     def unidirectional(i: int, j: int, size: int) -> dict:
         t = bench.one(i, bufs[j][1], bufs[i][0], size, C.ACL_MEMCPY_DEVICE_TO_DEVICE)
-        model = size / hw.alone(phys[i], phys[j], size) / 1e9
+        model = size / hw.alone(phys[i], phys[j], size, rt.copy_unit(phys[i], phys[j])) / 1e9
         return _row("p2p", "device", i, j, route(i, j), size, reps, t, model, "alone")
 
     def bidirectional(i: int, j: int, size: int) -> dict:
