@@ -201,3 +201,12 @@ def test_inconsistent_arguments_exit_2_with_one_line(argv, name, tmp_path, capsy
     assert cli(["overlap", *argv, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and name in err, err
+
+
+def test_a_product_without_streams_or_events_is_refused_up_front(tmp_path, capsys):
+    with pytest.raises(ValueError, match="aclrtCreateStream"):
+        overlap.plan("IPV350", MIB, MIB, 10.0, [1], [1])
+    assert cli(["overlap", "--product", "IPV350", "--h2d", "1M", "--d2h", "1M", "--compute-us", "1",
+                "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--product" in err and "IPV350" in err, err
