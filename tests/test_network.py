@@ -1,0 +1,475 @@
+"""Flow-level bandwidth sharing (models.network) on a bare simpy environment: closed forms by hand."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+import simpy
+
+from models import Link, Network
+
+GB = 1e9
+MS = 1e-3
+
+
+class Run:
+    """A network on a fresh environment; `done[name]` is when each flow reported done."""
+
+    def __init__(self):
+        self.env = simpy.Environment()
+        self.net = Network(self.env)
+        self.done: dict[str, float] = {}
+        self.events = 0
+
+    def start(self, name, links, size, weights=None, tail=0.0):
+        return self.net.start(links, size, lambda: self.done.__setitem__(name, self.env.now), weights, tail)
+
+    def at(self, t, name, links, size, weights=None, tail=0.0):
+        """Start a flow at simulated time t."""
+        def proc():
+            yield self.env.timeout(t)
+            self.start(name, links, size, weights, tail)
+        self.env.process(proc())
+
+    def run(self, until=None):
+        """Run to the end (or `until`), counting the events processed."""
+        env = self.env
+        while env.peek() < math.inf and (until is None or env.peek() <= until):
+            env.step()
+            self.events += 1
+        if until is not None and env.now < until:
+            env.run(until=until)
+
+
+def test_models_never_imports_emu():
+    code = ("import pkgutil, importlib, sys, models\n"
+            "for m in pkgutil.iter_modules(models.__path__): importlib.import_module('models.' + m.name)\n"
+            "bad = sorted(n for n in sys.modules if n == 'emu' or n.startswith('emu.'))\n"
+            "assert not bad, bad\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+# -- alone ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("size, cap, tail", [(1e9, 10 * GB, 0.0), (4096, 52 * GB, 2e-6), (1 << 40, 40 * GB, 1e-3)])
+def test_one_flow_alone_takes_size_over_capacity_plus_tail(size, cap, tail):
+    r = Run()
+    link = Link("l", cap)
+    f = r.start("a", [link], size, tail=tail)
+    assert f.rate == pytest.approx(cap, rel=1e-12)
+    r.run()
+    assert r.done["a"] == pytest.approx(size / cap + tail, rel=1e-9)
+    assert not link.flows and not r.net.flows
+    assert r.events == 1  # one timer for a flow that has its links to itself, tail included
+
+
+def test_flow_on_a_path_runs_at_the_bottleneck():
+    r = Run()
+    fast, slow = Link("fast", 30 * GB), Link("slow", 10 * GB)
+    r.start("a", [fast, slow], 1e9)
+    r.run()
+    assert r.done["a"] == pytest.approx(1e9 / (10 * GB), rel=1e-9)
+
+
+def test_empty_flow_is_done_after_its_tail():
+    r = Run()
+    link = Link("l", GB)
+    r.start("zero", [link], 0, tail=5e-6)
+    r.start("nolinks", [], 1e6, tail=0.0)
+    r.run()
+    assert r.done["zero"] == pytest.approx(5e-6, rel=1e-9)
+    assert r.done["nolinks"] == 0.0
+    assert link.bytes == 0.0 and not link.flows
+
+
+def test_link_rejects_non_positive_capacity():
+    with pytest.raises(ValueError):
+        Link("bad", 0.0)
+    with pytest.raises(ValueError):
+        Link("bad", -1.0)
+
+
+# -- sharing ----------------------------------------------------------------------------------------------
+def test_two_flows_together_each_get_half():
+    r = Run()
+    link, cap, size = Link("l", 10 * GB), 10 * GB, 1e9
+    a = r.start("a", [link], size)
+    b = r.start("b", [link], size)
+    assert a.rate == pytest.approx(cap / 2) and b.rate == pytest.approx(cap / 2)
+    r.run()
+    assert r.done["a"] == pytest.approx(2 * size / cap, rel=1e-9)
+    assert r.done["b"] == pytest.approx(2 * size / cap, rel=1e-9)
+
+
+def test_two_flows_with_tails_share_then_each_adds_its_tail():
+    r = Run()
+    link, cap, size = Link("l", 10 * GB), 10 * GB, 1e9
+    r.start("a", [link], size, tail=1e-3)
+    r.start("b", [link], size, tail=3e-3)
+    r.run()
+    assert r.done["a"] == pytest.approx(2 * size / cap + 1e-3, rel=1e-9)
+    assert r.done["b"] == pytest.approx(2 * size / cap + 3e-3, rel=1e-9)
+
+
+def test_unequal_flows_share_then_the_longer_gets_everything():
+    r = Run()
+    cap, link = 8 * GB, Link("l", 8 * GB)
+    r.start("small", [link], 1e9)
+    r.start("big", [link], 3e9)
+    r.run()
+    assert r.done["small"] == pytest.approx(2e9 / cap, rel=1e-9)
+    assert r.done["big"] == pytest.approx(4e9 / cap, rel=1e-9)  # work conserving
+
+
+def test_other_direction_is_a_separate_link():
+    r = Run()
+    cap, size = 10 * GB, 1e9
+    up, down = Link("pcie0.up", cap), Link("pcie0.down", cap)
+    r.start("h2d", [down], size)
+    r.start("d2h", [up], size)
+    r.run()
+    assert r.done["h2d"] == pytest.approx(size / cap, rel=1e-9)
+    assert r.done["d2h"] == pytest.approx(size / cap, rel=1e-9)
+
+
+def test_flow_on_another_link_is_unaffected():
+    r = Run()
+    cap, size = 10 * GB, 1e9
+    l1, l2 = Link("l1", cap), Link("l2", cap)
+    r.start("a", [l1], size)
+    r.start("b", [l1], size)
+    c = r.start("c", [l2], size)
+    assert c.rate == pytest.approx(cap)
+    r.run()
+    assert r.done["c"] == pytest.approx(size / cap, rel=1e-9)
+    assert r.done["a"] == pytest.approx(2 * size / cap, rel=1e-9)
+
+
+@pytest.mark.parametrize("t1, size_b", [(0.02, 1e9), (0.05, 0.2e9), (0.09, 2e9)])
+def test_flow_arriving_midway_slows_the_first_only_from_then_on(t1, size_b):
+    """A (1 GB at 10 GB/s) alone until t1, then A and B at half rate until one ends, then the other alone."""
+    cap, size_a = 10 * GB, 1e9
+    r = Run()
+    link = Link("l", cap)
+    r.start("a", [link], size_a)
+    r.at(t1, "b", [link], size_b)
+    r.run()
+    rem_a = size_a - cap * t1  # A's bytes left when B arrives
+    first = t1 + 2 * min(rem_a, size_b) / cap  # the smaller remainder ends first, at half rate
+    last = first + abs(rem_a - size_b) / cap  # the other one then runs alone
+    if rem_a <= size_b:
+        exp_a, exp_b = first, last
+    else:
+        exp_a, exp_b = last, first
+    assert r.done["a"] == pytest.approx(exp_a, rel=1e-9)
+    assert r.done["b"] == pytest.approx(exp_b, rel=1e-9)
+    # the rate change applies from t1 only: before t1 A ran at full rate
+    assert exp_a > size_a / cap
+
+
+def test_flow_arriving_during_a_tail_does_not_share():
+    """A's data is done at 0.1 s and its 50 ms tail uses no bandwidth: B, starting at 0.12 s, is alone."""
+    cap = 10 * GB
+    r = Run()
+    link = Link("l", cap)
+    r.start("a", [link], 1e9, tail=0.05)
+    r.at(0.12, "b", [link], 1e9)
+    r.run()
+    assert r.done["a"] == pytest.approx(0.15, rel=1e-9)
+    assert r.done["b"] == pytest.approx(0.12 + 0.1, rel=1e-9)
+
+
+def test_flow_started_by_a_completion_shares_with_the_survivors():
+    """A and B end together at 0.2 s; A's completion starts D on the same link as C (still running):
+    from 0.2 s D and C share; nothing is lost or double counted."""
+    cap = 10 * GB
+    r = Run()
+    l1, l2 = Link("l1", cap), Link("l2", cap)
+
+    def a_done():
+        r.done["a"] = r.env.now
+        r.start("d", [l2], 1e9)
+
+    r.net.start([l1], 1e9, a_done)
+    r.start("b", [l1], 1e9)
+    r.start("c", [l2], 5e9)
+    r.run()
+    assert r.done["a"] == pytest.approx(0.2, rel=1e-9)
+    assert r.done["b"] == pytest.approx(0.2, rel=1e-9)
+    # C alone moved 2e9 by 0.2 s; then C and D at 5 GB/s each: D ends at 0.4 s (C has 2e9 left), C alone: 0.6 s
+    assert r.done["d"] == pytest.approx(0.4, rel=1e-9)
+    assert r.done["c"] == pytest.approx(0.6, rel=1e-9)
+    assert l1.bytes == pytest.approx(2e9, rel=1e-9) and l2.bytes == pytest.approx(6e9, rel=1e-9)
+    assert not r.net.flows
+
+
+def test_chains_of_zero_tail_flows_started_from_completions():
+    """Each completion starts the next flow on the same link, at the same instant as other flows end."""
+    cap = 10 * GB
+    r = Run()
+    link, other = Link("l", cap), Link("m", cap)
+    left = [3]
+
+    def next_one():
+        r.done[f"chain{left[0]}"] = r.env.now
+        left[0] -= 1
+        if left[0] >= 0:
+            r.net.start([link], 1e9, next_one)
+
+    r.net.start([link], 1e9, next_one)
+    r.start("x", [other], 1e9)  # ends with the first link of the chain
+    r.start("y", [other], 1e9)
+    r.run()
+    assert [r.done[f"chain{i}"] for i in (3, 2, 1, 0)] == pytest.approx([0.1, 0.2, 0.3, 0.4], rel=1e-9)
+    assert r.done["x"] == r.done["y"] == pytest.approx(0.2, rel=1e-9)
+
+
+# -- max-min fairness -------------------------------------------------------------------------------------
+def test_max_min_fairness_on_a_two_link_path():
+    """A on L1+L2, B on L1, C on L2; L1 = 10 GB/s, L2 = 30 GB/s.
+
+    Progressive filling: L1's fair share 10/2 = 5 < L2's 30/2 = 15, so L1 is the bottleneck: A = B = 5.
+    L2 then has 30 - 5 = 25 left for C alone: C = 25.
+    """
+    r = Run()
+    l1, l2 = Link("l1", 10 * GB), Link("l2", 30 * GB)
+    a = r.start("a", [l1, l2], 1e9)
+    b = r.start("b", [l1], 1e9)
+    c = r.start("c", [l2], 10e9)
+    assert a.rate == pytest.approx(5 * GB, rel=1e-12)
+    assert b.rate == pytest.approx(5 * GB, rel=1e-12)
+    assert c.rate == pytest.approx(25 * GB, rel=1e-12)
+    r.run()
+    # A and B end at 1e9 / 5e9 = 0.2 s; C has moved 25e9 * 0.2 = 5e9 and then has L2 to itself
+    assert r.done["a"] == pytest.approx(0.2, rel=1e-9)
+    assert r.done["b"] == pytest.approx(0.2, rel=1e-9)
+    assert r.done["c"] == pytest.approx(0.2 + (10e9 - 5e9) / (30 * GB), rel=1e-9)
+
+
+def test_max_min_fairness_bottleneck_on_the_second_link():
+    """Swap the capacities: L2 = 6 is the bottleneck (6/2 = 3 < 40/2 = 20): A = C = 3, B = 40 - 3 = 37."""
+    r = Run()
+    l1, l2 = Link("l1", 40 * GB), Link("l2", 6 * GB)
+    a = r.start("a", [l1, l2], 1e9)
+    b = r.start("b", [l1], 1e9)
+    c = r.start("c", [l2], 1e9)
+    assert (a.rate, b.rate, c.rate) == (pytest.approx(3 * GB), pytest.approx(37 * GB), pytest.approx(3 * GB))
+    r.run()
+    t_b = 1e9 / (37 * GB)
+    # after B leaves, A and C are both limited by L2: still 3 each; both end at 1e9 / 3e9
+    assert r.done["b"] == pytest.approx(t_b, rel=1e-9)
+    assert r.done["a"] == pytest.approx(1e9 / (3 * GB), rel=1e-9)
+    assert r.done["c"] == pytest.approx(1e9 / (3 * GB), rel=1e-9)
+
+
+def test_rates_never_overload_a_link():
+    r = Run()
+    links = [Link(f"l{i}", (i + 1) * GB) for i in range(4)]
+    paths = [[0], [0, 1], [1, 2], [2, 3], [0, 3], [3], [1, 2, 3]]
+    flows = [r.start(f"f{i}", [links[j] for j in p], 1e12) for i, p in enumerate(paths)]
+    for link in links:
+        used = sum(f.rate for f in flows if link in f.links)
+        assert used <= link.capacity * (1 + 1e-9)
+    # max-min: every flow crosses at least one saturated link on which it has a largest rate
+    for f in flows:
+        assert any(sum(g.rate for g in flows if l in g.links) >= l.capacity * (1 - 1e-9)
+                   and all(f.rate >= g.rate * (1 - 1e-9) for g in flows if l in g.links) for l in f.links)
+
+
+# -- weights ----------------------------------------------------------------------------------------------
+def test_weight_two_alone_gets_half_the_rate():
+    """An on-chip copy reads and writes HBM: 2 units of the link per unit of rate."""
+    r = Run()
+    cap = 16 * GB
+    hbm = Link("hbm", cap)
+    f = r.start("copy", [hbm], 1e9, weights=[2.0])
+    assert f.rate == pytest.approx(cap / 2)
+    r.run()
+    assert r.done["copy"] == pytest.approx(2 * 1e9 / cap, rel=1e-9)
+    assert hbm.bytes == pytest.approx(2e9, rel=1e-9)
+
+
+def test_weight_two_and_weight_one_share_by_rate():
+    """Progressive filling raises both rates together until 2r + r = C: r = C/3 each; the weight-2 flow
+    uses twice the capacity (2C/3), i.e. the weight-1 flow gets half of what the weight-2 flow takes."""
+    r = Run()
+    cap = 30 * GB
+    hbm = Link("hbm", cap)
+    heavy = r.start("heavy", [hbm], 1e9, weights=[2.0])
+    light = r.start("light", [hbm], 1e9, weights=[1.0])
+    assert heavy.rate == pytest.approx(cap / 3) and light.rate == pytest.approx(cap / 3)
+    r.run()
+    assert r.done["heavy"] == r.done["light"] == pytest.approx(1e9 / (cap / 3), rel=1e-9)
+    assert hbm.bytes == pytest.approx(3e9, rel=1e-9)
+
+
+def test_weights_in_progressive_filling():
+    """A on L1 (weight 2) and L2 (weight 1), B on L1, C on L2; 30 GB/s each.
+    L1: 30 / (2 + 1) = 10, L2: 30 / (1 + 1) = 15 -> L1 first: A = B = 10; L2 left 30 - 10 = 20 -> C = 20."""
+    r = Run()
+    l1, l2 = Link("l1", 30 * GB), Link("l2", 30 * GB)
+    a = r.start("a", [l1, l2], 1e9, weights=[2.0, 1.0])
+    b = r.start("b", [l1], 1e9)
+    c = r.start("c", [l2], 1e9)
+    assert (a.rate, b.rate, c.rate) == (pytest.approx(10 * GB), pytest.approx(10 * GB), pytest.approx(20 * GB))
+
+
+# -- cost: events per flow, not per byte --------------------------------------------------------------------
+def _scenario(unit: float) -> Run:
+    """Eight flows on three links, staggered starts, sizes in multiples of `unit` bytes."""
+    r = Run()
+    cap = 10 * GB
+    links = [Link(f"l{i}", cap) for i in range(3)]
+    plan = [(0, [0], 1), (0, [0], 3), (1, [0, 1], 2), (2, [1], 5), (3, [2], 1), (3, [1, 2], 4), (5, [0], 2),
+            (6, [2], 7)]
+    for i, (start, path, k) in enumerate(plan):
+        r.at(start * unit / cap, f"f{i}", [links[j] for j in path], k * unit, tail=1e-7 * (i % 2))
+    r.run()
+    assert len(r.done) == len(plan)
+    return r
+
+
+def test_events_grow_with_flows_not_bytes():
+    small, huge = _scenario(1024), _scenario(float(1 << 40))
+    assert small.events == huge.events
+    assert huge.events <= 6 * 8  # a few events per flow
+    for name, t in small.done.items():  # and the same schedule, scaled
+        tail = 1e-7 * (int(name[1:]) % 2)
+        assert (t - tail) * (1 << 40) / 1024 == pytest.approx(huge.done[name] - tail, rel=1e-6)
+
+
+@pytest.mark.parametrize("n", [1, 10, 100])
+def test_events_linear_in_number_of_flows(n):
+    r = Run()
+    link = Link("l", 10 * GB)
+    for i in range(n):
+        r.at(i * 1e-4, f"f{i}", [link], 1e9)
+    r.run()
+    assert len(r.done) == n
+    assert r.events <= 5 * n + 2
+    assert r.done[f"f{n - 1}"] == pytest.approx(n * 1e9 / (10 * GB), rel=1e-9)  # work conserving
+
+
+# -- bookkeeping ------------------------------------------------------------------------------------------
+def test_link_bytes_and_utilisation():
+    cap, size = 10 * GB, 1e9
+    r = Run()
+    link = Link("l", cap)
+    other = Link("idle", cap)
+    r.start("a", [link], size, tail=0.05)
+    r.run(until=0.05)
+    assert link.utilisation(r.env.now) == pytest.approx(1.0)
+    r.run()
+    assert r.done["a"] == pytest.approx(0.15, rel=1e-9)
+    assert link.bytes == pytest.approx(size, rel=1e-9)
+    r.env.run(until=0.4)
+    # busy for the 0.1 s of data, not the tail: 0.1 / 0.4
+    assert link.utilisation(0.4) == pytest.approx(0.25, rel=1e-9)
+    assert other.utilisation(0.4) == 0.0 and other.bytes == 0.0
+    assert link.utilisation(0.0) == 0.0
+
+
+def test_link_bytes_with_sharing_and_gaps():
+    """Two overlapping flows, an idle gap, a third flow: bytes add up, busy time counts the union."""
+    cap = 10 * GB
+    r = Run()
+    link = Link("l", cap)
+    r.start("a", [link], 1e9)  # shares with b until 0.2
+    r.at(0.0, "b", [link], 1e9)
+    r.at(0.5, "c", [link], 2e9)  # 0.5 .. 0.7
+    r.run()
+    r.env.run(until=1.0)
+    assert link.bytes == pytest.approx(4e9, rel=1e-9)
+    assert link.utilisation(1.0) == pytest.approx((0.2 + 0.2) / 1.0, rel=1e-9)
+    assert r.done["c"] == pytest.approx(0.7, rel=1e-9)
+
+
+# -- against an independent fluid reference -------------------------------------------------------------------
+def _reference(caps, flows):
+    """Fluid max-min sharing stepped from event to event. flows: (start, links, weights, size, tail).
+    Returns (done time of each flow, bytes per link, busy seconds per link)."""
+    n = len(flows)
+    rem = [float(f[3]) for f in flows]
+    started, data_end = [False] * n, [None] * n
+    moved = [0.0] * len(caps)
+    busy = [0.0] * len(caps)
+    t = 0.0
+    while True:
+        for i, (start, links, weights, size, tail) in enumerate(flows):
+            if not started[i] and start <= t + 1e-15:
+                started[i] = True
+                if size <= 0:
+                    data_end[i] = start
+        active = [i for i in range(n) if started[i] and data_end[i] is None]
+        pending = [flows[i][0] for i in range(n) if not started[i]]
+        if not active and not pending:
+            break
+        # weighted max-min by progressive filling
+        rate, left, unfixed = {}, list(caps), set(active)
+        while unfixed:
+            best = None
+            for l in range(len(caps)):
+                load = sum(flows[i][2][flows[i][1].index(l)] for i in unfixed if l in flows[i][1])
+                if load > 0 and (best is None or left[l] / load < best[0]):
+                    best = (left[l] / load, l)
+            level, l = best
+            for i in [i for i in unfixed if l in flows[i][1]]:
+                rate[i] = level
+                unfixed.discard(i)
+                for link, w in zip(flows[i][1], flows[i][2]):
+                    left[link] -= level * w
+        finish = {i: t + rem[i] / rate[i] for i in active}
+        t_next = min(list(finish.values()) + pending)
+        dt = t_next - t
+        for l in range(len(caps)):
+            if any(l in flows[i][1] for i in active):
+                busy[l] += dt
+        for i in active:
+            step = rem[i] if finish[i] <= t_next * (1 + 1e-12) else rate[i] * dt
+            rem[i] -= step
+            for link, w in zip(flows[i][1], flows[i][2]):
+                moved[link] += step * w
+            if finish[i] <= t_next * (1 + 1e-12):
+                data_end[i] = t_next
+        t = t_next
+    return [data_end[i] + flows[i][4] for i in range(n)], moved, busy
+
+
+_flow = st.tuples(
+    st.sampled_from([0.0, 0.0, 0.1, 0.25, 0.5]),              # start
+    st.sets(st.integers(0, 3), min_size=1, max_size=3),      # links
+    st.sampled_from([1.0, 1.0, 2.0]),                         # weight
+    st.sampled_from([0, 1e8, 5e8, 1e9, 1e9, 2e9, 3.5e9]),     # size
+    st.sampled_from([0.0, 0.0, 0.01, 0.05, 0.1]),             # tail
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(caps=st.lists(st.sampled_from([1e9, 2e9, 5e9, 10e9]), min_size=4, max_size=4),
+       specs=st.lists(_flow, min_size=1, max_size=8))
+def test_network_matches_a_fluid_reference(caps, specs):
+    flows = [(start, sorted(links), [w] * len(links), size, tail) for start, links, w, size, tail in specs]
+    expected, moved, busy = _reference(caps, flows)
+    r = Run()
+    links = [Link(f"l{i}", c) for i, c in enumerate(caps)]
+    for k, (start, path, weights, size, tail) in enumerate(flows):
+        if start == 0.0:
+            r.start(k, [links[j] for j in path], size, weights, tail)
+        else:
+            r.at(start, k, [links[j] for j in path], size, weights, tail)
+    r.run()
+    assert sorted(r.done) == list(range(len(flows)))
+    for k, t in enumerate(expected):
+        assert r.done[k] == pytest.approx(t, rel=1e-9, abs=1e-12), (k, flows[k])
+    end = max(expected) + 1.0
+    for i, link in enumerate(links):
+        assert link.bytes == pytest.approx(moved[i], rel=1e-9, abs=1e-3)
+        assert not link.flows
+        assert link.utilisation(end) == pytest.approx(busy[i] / end, rel=1e-9, abs=1e-12)
+    assert r.events <= 6 * len(flows) + 2
