@@ -87,7 +87,7 @@ def _run(args) -> int:
 
 
 def build_parser() -> Parser:
-    from .studies import bandwidth, overlap, products
+    from .studies import bandwidth, compare, overlap, products
 
     parser = Parser(prog="acl-emu", description="The CANN ACL runtime's memory APIs, emulated, with a timing "
                                                 "model of each product.")
@@ -100,7 +100,7 @@ def build_parser() -> Parser:
     run.add_argument("script", nargs="?", default=None, help="the script (default: the bundled example)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     run.set_defaults(func=_run)
-    for study in (products, bandwidth, overlap):
+    for study in (products, bandwidth, overlap, compare):
         study.add_parser(sub)
     return parser
 

@@ -71,19 +71,13 @@ def format_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] | None
 
     body = [[cell(r.get(k, "")) for k, _ in columns] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) for i, (_, h) in enumerate(columns)]
+    numeric = [all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for r in rows)
+               for k, _ in columns]  # right-align columns of numbers only, not names that look like one
     line = "  ".join(h.ljust(w) for (_, h), w in zip(columns, widths))
     out = [line, "-" * len(line)]
     for b in body:
-        out.append("  ".join(v.rjust(w) if _numeric(v) else v.ljust(w) for v, w in zip(b, widths)))
+        out.append("  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(b, widths, numeric)))
     return "\n".join(out)
-
-
-def _numeric(v: str) -> bool:
-    try:
-        float(v)
-        return True
-    except ValueError:
-        return False
 
 
 def write_csv(path: Path, rows: Sequence[dict]) -> Path:
