@@ -72,7 +72,7 @@ def test_utilisations_are_fractions_and_match_the_naive_schedule():
     h2d, d2h, compute_us = 8 * MIB, 2 * MIB, 500.0
     r = overlap.simulate("910B", h2d, d2h, compute_us, 1, 1)
     it = r["iteration_ms"] * 1e-3
-    # the naive schedule has each direction busy for its copy's data time (latency is not on the wire)
+    # each direction carries its copy's wire bytes (latency is not on the wire)
     lat = HW.host_link.latency
     assert r["link_h2d_util"] == pytest.approx((HW.alone(None, 0, h2d) - lat) / it, rel=1e-3)
     assert r["link_d2h_util"] == pytest.approx((HW.alone(0, None, d2h) - lat) / it, rel=1e-3)

@@ -956,8 +956,10 @@ def test_simulation_events_do_not_grow_with_bytes(product):
     assert small[0] == big[0] > 0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: per-thread host clocks over one monotonic simulation: a second thread's "
-                                       "copy on an idle device starts when another thread's blocking call ended")
+@pytest.mark.xfail(strict=True, reason="known limitation (README): host threads share one simulated timeline that "
+                                       "a blocking call moves forward; another thread's later submission cannot start "
+                                       "in its past. Waiting for the other threads' clocks instead would deadlock a "
+                                       "thread that joins its workers outside ACL")
 def test_second_host_thread_copy_starts_when_submitted():
     import threading
     n = 1 * GIB

@@ -156,7 +156,9 @@ class _Schedule:
         m = self.rt.machine
         it = self.iteration
         links = self.links()
-        util = {what: (m.links[name].busy_time / it if name in m.links and it > 0 else 0.0)
+        # the share of each direction's capacity the iteration used (wire bytes, so TLP headers and the
+        # read requests an H2D sends upstream count too)
+        util = {what: (m.links[name].bytes / (m.links[name].capacity * it) if name in m.links and it > 0 else 0.0)
                 for what, name in links.items()}
         engines = self.product.hardware.engines_per_device
         busy = kern = 0.0
