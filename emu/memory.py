@@ -49,8 +49,8 @@ class Location(IntEnum):
 class Region:
     """A contiguous range of addresses and the bytes behind it."""
 
-    __slots__ = ("base", "size", "kind", "device", "page_size", "owner", "_buf", "freed", "policy", "origin",
-                 "va_flag", "virtual")
+    __slots__ = ("base", "size", "end", "kind", "device", "page_size", "owner", "_buf", "freed", "policy",
+                 "origin", "va_flag", "virtual")
 
     DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
 
@@ -59,6 +59,7 @@ class Region:
                  origin: str = ""):
         self.base = base
         self.size = size
+        self.end = base + size
         self.kind = kind
         self.device = device
         self.page_size = page_size
@@ -69,10 +70,6 @@ class Region:
         self.origin = origin or kind  # which API made it: "malloc", "malloc_host", "dvpp", "alias", ...
         self.va_flag = False  # MallocHostWithCfg VA_FLAG: a mapping gives the same address on the device
         self.virtual = False  # timing-only: an address range with no bytes behind it
-
-    @property
-    def end(self) -> int:
-        return self.base + self.size
 
     @property
     def location(self) -> Location:
@@ -196,6 +193,9 @@ class AddressSpace:
         self.virtual_host = _Window(VIRTUAL_HOST_BASE, VIRTUAL_HOST_WINDOW)
         self._starts: list[int] = []
         self._regions: list[Region] = []
+        self._none = Region(0, 0, Region.PAGEABLE)
+        self._none.freed = True
+        self._recent: tuple[Region, Region] = (self._none, self._none)
         self.windows = [_Window(DEVICE_BASE + d * DEVICE_WINDOW, DEVICE_WINDOW) for d in range(num_devices)]
         self.capacity = capacity
         self.used = [0] * num_devices
@@ -212,16 +212,21 @@ class AddressSpace:
         self._regions.insert(i, region)
 
     def _remove(self, region: Region) -> None:
+        self._recent = (self._none, self._none)
         i = bisect.bisect_left(self._starts, region.base)
         while self._regions[i] is not region:
             i += 1
         del self._starts[i], self._regions[i]
 
     def find(self, addr: int) -> Region | None:
+        for r in self._recent:  # programs reuse their buffers: check the last two regions found first
+            if r.base <= addr < r.end and not r.freed:
+                return r
         i = bisect.bisect_right(self._starts, addr) - 1
         if i >= 0:
             r = self._regions[i]
             if addr < r.end:
+                self._recent = (r, self._recent[0])
                 return r
         return None
 

@@ -48,9 +48,23 @@ class Task:
     pageable copy through the driver's staging buffers.
     """
 
-    __slots__ = ("kind", "nbytes", "device", "src", "dst", "rows", "chunk", "label", "duration", "waits", "parts",
-                 "on_start", "on_complete", "stream", "submit", "start", "end", "engine", "route", "links",
-                 "error", "waiters", "_done", "_left", "_parent")
+    # Defaults live on the class: a task sets only what differs (tasks are made by the hundred thousand).
+    rows = 0  # 2D copies: row descriptors to process
+    chunk = 0  # a copy the runtime splits into DMA tasks of this many bytes, run back to back
+    duration: float | None = None
+    waits: tuple = ()
+    parts: tuple = ()
+    on_start: Callable[[], None] | None = None
+    stream: "Stream | None" = None
+    submit = start = end = None
+    engine: int | None = None
+    route: str | None = None
+    links: tuple = ()
+    error: BaseException | None = None
+    waiters: list | None = None
+    _done: simpy.Event | None = None
+    _left = 0
+    _parent: "Task | None" = None
 
     def __init__(self, kind: str, *, nbytes: int = 0, device: int = 0, src: int | None = HOST,
                  dst: int | None = HOST, rows: int = 0, chunk: int = 0, label: str = "",
@@ -59,25 +73,33 @@ class Task:
         self.kind = kind
         self.nbytes = nbytes
         self.device = device
-        self.src, self.dst = src, dst
-        self.rows = rows  # 2D copies: row descriptors to process
-        self.chunk = chunk  # a copy the runtime splits into DMA tasks of this many bytes, run back to back
+        self.src = src
+        self.dst = dst
         self.label = label
-        self.duration = duration
-        self.waits = waits if type(waits) is tuple else tuple(waits)
-        self.parts = parts if type(parts) is tuple else tuple(parts)
-        self.on_start = on_start
         self.on_complete = on_complete
-        self.stream: Stream | None = None
-        self.submit = self.start = self.end = None
-        self.engine: int | None = None
-        self.route: str | None = None
-        self.links: tuple = ()
-        self.error: BaseException | None = None
-        self.waiters: list | None = None
-        self._done: simpy.Event | None = None
-        self._left = 0
-        self._parent: Task | None = None
+        if chunk:
+            self.chunk = chunk
+        if rows:
+            self.rows = rows
+        if duration is not None:
+            self.duration = duration
+        if waits:
+            self.waits = tuple(waits)
+        if parts:
+            self.parts = tuple(parts)
+        if on_start is not None:
+            self.on_start = on_start
+
+    @classmethod
+    def copy(cls, nbytes: int, device: int, src: int | None, dst: int | None, label: str,
+             on_complete: Callable[[], None] | None = None, chunk: int = 0) -> "Task":
+        """A COPY task, made quickly (positional arguments, the common fields only)."""
+        t = cls.__new__(cls)
+        t.kind, t.nbytes, t.device, t.src, t.dst, t.label, t.on_complete = COPY, nbytes, device, src, dst, label, \
+            on_complete
+        if chunk:
+            t.chunk = chunk
+        return t
 
     @property
     def completed(self) -> bool:
@@ -176,18 +198,14 @@ class Machine:
             link = self.links[name] = Link(name, capacity)
         return link
 
-    def path(self, task: Task) -> tuple[list[Link], list[float], tuple[str, ...], float]:
-        """(links, weights, link names, wire bytes) of a copy or fill."""
-        route = "fill" if task.kind == FILL else task.route
-        dst = task.device if task.kind == FILL else task.dst
-        key = (route, task.src, dst)
-        cached = self._paths.get(key)
-        if cached is None:
-            spec, _ = self.hardware.path(route, task.src, dst, 0)
-            cached = self._paths[key] = ([self.link(name, cap) for name, cap, _ in spec], [w for _, _, w in spec],
-                                         tuple(name for name, _, _ in spec))
-        links, weights, names = cached
-        return links, weights, names, self.hardware.wire_bytes(route, task.nbytes)
+    def _path(self, key: tuple) -> tuple:
+        """(links, weights, link names, latency) of a route between two ends, built once and kept."""
+        route, src, dst = key
+        spec, _ = self.hardware.path(route, src, dst, 0)
+        latency = self.hardware.sdma_latency if route == "fill" else self.hardware.latency(route)
+        path = self._paths[key] = ([self.link(name, cap) for name, cap, _ in spec], [w for _, _, w in spec],
+                                   tuple(name for name, _, _ in spec), latency)
+        return path
 
     # -- submitting and running ------------------------------------------------------------
     def submit(self, stream: Stream, task: Task, at: float) -> Task:
@@ -269,11 +287,17 @@ class Machine:
         if task.kind == COPY and task.route == "h2h":  # a host-to-host copy done by the driver
             self._after(task.nbytes / hw.host_memcpy_bandwidth, task)
             return
-        latency = hw.latency(task.route) if task.kind == COPY else hw.sdma_latency
-        tail = latency * task.chunks + task.rows * hw.row_overhead
-        links, weights, names, wire = self.path(task)
+        route = task.route if task.kind == COPY else "fill"
+        key = (route, task.src, task.device if route == "fill" else task.dst)
+        path = self._paths.get(key)
+        if path is None:
+            path = self._path(key)
+        links, weights, names, latency = path
+        n = task.nbytes
+        chunks = -(-n // task.chunk) if task.chunk and n else 1
         task.links = names
-        self.network.start(links, wire, self._finish, weights, tail, task)
+        self.network.start(links, hw.wire_bytes(route, n), self._finish, weights,
+                           latency * chunks + task.rows * hw.row_overhead, task)
 
     def _kernel(self, task: Task, slot: int) -> None:
         task.engine = slot
@@ -342,9 +366,15 @@ class Machine:
 
     def _finish(self, task: Task) -> None:
         task.end = self.env.now
-        if task.kind in (COPY, FILL) and task.engine is not None:
-            self.engines[task.device].release(task.engine)
-        elif task.kind == KERNEL:
+        kind = task.kind
+        if kind == COPY or kind == FILL:
+            if task.engine is not None:
+                pool = self.engines[task.device]
+                if pool.waiting:
+                    pool.waiting.popleft()(task.engine)
+                else:
+                    pool.free.append(task.engine)
+        elif kind == KERNEL:
             self.compute[task.device].release(task.engine)
         if task.on_complete is not None:
             self._call(task, task.on_complete)

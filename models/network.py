@@ -86,9 +86,10 @@ def _flow_done(event: simpy.Event) -> None:
 class Network:
     def __init__(self, env: simpy.Environment):
         self.env = env
-        self.flows: list[Flow] = []  # moving data, or draining their tail
+        self.flows: list[Flow] = []  # moving data
+        self.draining: list[Flow] = []  # data done, waiting out their tail
         self._armed = INF  # when the pending timer fires
-        self._next = INF  # when the next flow is due, at the current rates
+        self._next = INF  # when the next thing is due, at the current rates
         self._generation = 0
         self._settling = False
 
@@ -101,11 +102,23 @@ class Network:
         if size <= 0 or not links:
             flow.finish = now
             flow.drained = True
-            self.flows.append(flow)
+            self.draining.append(flow)
             if not self._settling:
                 self._arm()
             return flow
-        if self.flows and not self._settling:
+        if not self.flows and not self._settling:  # no other data moving: no sharing to work out
+            flow.rate = rate = min(link.capacity / w for link, w in zip(links, flow.weights))
+            flow.finish = now + size / rate
+            for link in links:
+                link.busy_since = now
+                link.flows.append(flow)
+            self.flows.append(flow)
+            due = flow.finish + tail
+            for d in self.draining:
+                due = min(due, d.finish + d.tail)
+            self._arm_at(due)
+            return flow
+        if not self._settling:
             self._advance(now)
             self._retire(now)
         for link in links:
@@ -121,8 +134,6 @@ class Network:
     # -- internals ----------------------------------------------------------------------
     def _advance(self, now: float) -> None:
         for f in self.flows:
-            if f.drained:
-                continue
             dt = now - f.updated
             if dt > 0:
                 moved = min(f.rate * dt, f.remaining)
@@ -133,19 +144,27 @@ class Network:
 
     def _retire(self, now: float) -> None:
         """Flows whose last byte has arrived leave their links (their tail needs no bandwidth)."""
+        if not any(f.finish <= now + EPS for f in self.flows):
+            return
+        active = []
         for f in self.flows:
-            if not f.drained and f.finish <= now + EPS:
-                f.drained = True
-                f.remaining = 0.0
-                for link in f.links:
+            if f.finish <= now + EPS:
+                for link, w in zip(f.links, f.weights):
+                    link.bytes += f.remaining * w
                     link.flows.remove(f)
                     if not link.flows:
                         link.busy_time += min(f.finish, now) - link.busy_since
                         link.busy_since = None
+                f.remaining = 0.0
+                f.drained = True
+                self.draining.append(f)
+            else:
+                active.append(f)
+        self.flows = active
 
     def _share(self, now: float) -> None:
         """Max-min fair rates by progressive filling, and the finish time each implies."""
-        flows = [f for f in self.flows if not f.drained]
+        flows = self.flows
         if len(flows) == 1:  # the common case: alone on its links
             f = flows[0]
             f.rate = min(link.capacity / w for link, w in zip(f.links, f.weights))
@@ -188,6 +207,13 @@ class Network:
             due = f.due
             if due < t:
                 t = due
+        for f in self.draining:
+            due = f.finish + f.tail
+            if due < t:
+                t = due
+        self._arm_at(t)
+
+    def _arm_at(self, t: float) -> None:
         self._next = t
         if t < self._armed - EPS:
             self._armed = t
@@ -205,11 +231,12 @@ class Network:
         if now < self._next - EPS:  # flows started since slowed the others down: nothing is due yet
             self._arm()
             return
-        self._advance(now)
-        self._retire(now)
-        done = [f for f in self.flows if f.drained and f.finish + f.tail <= now + EPS]
+        if self.flows:
+            self._advance(now)
+            self._retire(now)
+        done = [f for f in self.draining if f.finish + f.tail <= now + EPS]
         if done:
-            self.flows = [f for f in self.flows if not (f.drained and f.finish + f.tail <= now + EPS)]
+            self.draining = [f for f in self.draining if f.finish + f.tail > now + EPS]
             self._settling = True  # flows the callbacks start now are shared once, below
             try:
                 for f in done:
@@ -218,4 +245,5 @@ class Network:
                 self._settling = False
         if self.flows:
             self._share(now)
+        if self.flows or self.draining:
             self._arm()

@@ -55,10 +55,7 @@ class CaptureOps:
     """Mixed into `Runtime`."""
 
     def _thread_modes(self: Core) -> dict[int, int]:
-        modes = getattr(self._tls, "capture_modes", None)
-        if modes is None:
-            modes = self._tls.capture_modes = {}
-        return modes
+        return self._state.capture_modes
 
     def check_capture_safe(self: Core, converted: bool = False) -> None:
         """Refuse a synchronous copy or memset while a capture makes it unsafe (spec 10.3)."""
@@ -69,7 +66,7 @@ class CaptureOps:
         if ctx_mode is None:
             return
         thread_mode = _strictest(self._thread_modes())
-        exchange = getattr(self._tls, "exchange_mode", GLOBAL)
+        exchange = self._state.exchange_mode
         if exchange == RELAXED:
             return
         if exchange == GLOBAL:

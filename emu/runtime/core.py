@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import threading
+from collections import Counter
 from itertools import count
 
 from models import MARKER, Machine, Task, trace
@@ -47,11 +48,10 @@ def api(name: str, gate: bool = True):
         @functools.wraps(fn)
         def call(self: "Core", *args, **kwargs):
             with self.lock:
-                self.calls[name] = self.calls.get(name, 0) + 1
-                tls = self._tls
-                t0 = tls.clock
-                tls.clock = t0 + self.call_overhead
-                tls.gate = name if gate and name in self.product.unsupported else None
+                st = self._st = self._state  # this thread's state, for the rest of the call
+                t0 = st.clock
+                st.clock = t0 + self.call_overhead
+                st.gate = name if gate and name in self._unsupported else None
                 try:
                     return fn(self, *args, **kwargs)
                 except AclError as err:
@@ -60,12 +60,12 @@ def api(name: str, gate: bool = True):
                     set_recent_error(f"{name}: {err}")
                     raise
                 finally:
-                    tls.gate = None
+                    st.gate = None
                     calls = self.host_calls  # parallel lists: no tracked objects per call
                     calls[0].append(name)
-                    calls[1].append(tls.ident)
+                    calls[1].append(st.ident)
                     calls[2].append(t0)
-                    calls[3].append(tls.clock)
+                    calls[3].append(st.clock)
 
         call.acl_name = name
         return call
@@ -77,14 +77,23 @@ def fail(code: int, message: str) -> None:
     raise AclError(code, message)
 
 
-class _ThreadState(threading.local):
-    """Per host thread: current context, virtual clock, deferred product gate."""
+class _ThreadState:
+    """Per host thread: current context, virtual clock, deferred product gate, capture modes."""
+
+    __slots__ = ("ctx", "clock", "gate", "ident", "capture_modes", "exchange_mode")
 
     def __init__(self):
         self.ctx = None
         self.clock = 0.0
         self.gate = None
         self.ident = threading.get_ident()
+        self.capture_modes: dict[int, int] = {}
+        self.exchange_mode = 0  # aclmdlRICaptureMode GLOBAL
+
+
+class _PerThread(threading.local):
+    def __init__(self):
+        self.state = _ThreadState()
 
 
 class Context:
@@ -169,12 +178,13 @@ class Core:
         self.finalized = False
         self.init_hash: str | None = None
         self.default_device: int | None = None
-        self.calls: dict[str, int] = {}
         self.call_overhead = product.hardware.call_overhead
         self.host_calls = ([], [], [], [])  # api, host thread, start, end (simulated seconds) of each call
         self.peers: set[tuple[int, int]] = set()
         self.descriptors: dict[int, tuple[int, int, int]] = {}  # desc address -> (src, dst, count) last set  # (device, peer): device may access peer's memory
-        self._tls = _ThreadState()
+        self._tls = _PerThread()
+        self._st = self._state  # the calling thread's state while an API call holds the lock
+        self._unsupported = product.unsupported
 
     def gate(self, name: str) -> None:
         """G9: an API this product does not support fails with 207000."""
@@ -184,31 +194,41 @@ class Core:
 
     def runtime_layer(self) -> None:
         """The call has passed the ACL layer: apply the product gate the decorator deferred."""
-        name = getattr(self._tls, "gate", None)
+        name = self._st.gate
         if name is not None:
-            self._tls.gate = None
+            self._st.gate = None
             self.gate(name)
+
+    @property
+    def calls(self) -> Counter:
+        """How many times each ACL API was called."""
+        return Counter(self.host_calls[0])
+
+    @property
+    def _state(self) -> _ThreadState:
+        return self._tls.state
 
     # -- thread state and the host clock ------------------------------------------
     @property
     def ctx(self) -> Context | None:
-        ctx = self._tls.ctx
+        st = self._tls.state
+        ctx = st.ctx
         if ctx is not None and ctx.destroyed:
-            self._tls.ctx = ctx = None
+            st.ctx = ctx = None
         return ctx
 
     @ctx.setter
     def ctx(self, value: Context | None) -> None:
-        self._tls.ctx = value
+        self._tls.state.ctx = value
 
     @property
     def clock(self) -> float:
         """This host thread's virtual time, in simulated seconds."""
-        return self._tls.clock
+        return self._tls.state.clock
 
     @clock.setter
     def clock(self, t: float) -> None:
-        self._tls.clock = t
+        self._tls.state.clock = t
 
     def tick(self, seconds: float | None = None) -> None:
         """Spend host time (one API call by default). The devices run lazily: see `catch_up`."""
@@ -235,7 +255,7 @@ class Core:
 
     def current_context(self, implicit: bool = True) -> Context:
         """G7: the thread's context; `implicit` paths may open the configured default device."""
-        if self._tls.gate is not None:
+        if self._st.gate is not None:
             self.runtime_layer()
         ctx = self.ctx
         if ctx is None and implicit and self.default_device is not None:
@@ -247,7 +267,7 @@ class Core:
 
     # -- handles -----------------------------------------------------------------
     def _lookup(self, handle: int, typ, what: str):
-        if self._tls.gate is not None:
+        if self._st.gate is not None:
             self.runtime_layer()
         obj = self.handles.get(handle)
         if not isinstance(obj, typ) or obj.destroyed:
@@ -272,7 +292,7 @@ class Core:
             fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{s.handle:x} is being captured")
 
     def check_stream_handle(self, handle: int) -> None:
-        if self._tls.gate is not None:
+        if self._st.gate is not None:
             self.runtime_layer()
         if handle != 0:
             self._lookup(handle, Stream, "stream")
@@ -333,7 +353,7 @@ class Core:
         return [i for i in ids if 0 <= i < n]
 
     def physical(self, device_id: int) -> "Device":
-        if self._tls.gate is not None:
+        if self._st.gate is not None:
             self.runtime_layer()
         if not isinstance(device_id, int) or not 0 <= device_id < len(self.visible):
             fail(ACL_ERROR_RT_INVALID_DEVICEID,
@@ -571,7 +591,7 @@ class Core:
         if stream.capture is not None:
             stream.capture.tasks.append(task)
             return task
-        return self.machine.submit(stream.m, task, self.clock)
+        return self.machine.submit(stream.m, task, self._st.clock)
 
     @staticmethod
     def _check_event_not_captured(ev: Event) -> None:

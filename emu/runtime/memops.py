@@ -110,7 +110,7 @@ class MemoryOps:
         return fill
 
     def locate(self: Core, addr: int, nbytes: int) -> tuple[Region, int]:
-        if self._tls.gate is not None:
+        if self._st.gate is not None:
             self.runtime_layer()
         return self.space.resolve(addr, max(nbytes, 1))
 
@@ -167,8 +167,7 @@ class MemoryOps:
         move = None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else \
             self._mover(dst, doff, src, soff, n, what)
         # the runtime's tasks of `unit` bytes run back to back: one model task stands for them all
-        self.submit(s, Task(COPY, nbytes=n, chunk=unit, device=s.device, src=s_dev, dst=d_dev, label=what,
-                            on_complete=move))
+        self.submit(s, Task.copy(n, s.device, s_dev, d_dev, what, move, unit))
 
     # -- allocation ----------------------------------------------------------------------
     def _alloc_device(self: Core, device: int, nbytes: int, policy: int, origin: str = "malloc",
@@ -333,10 +332,10 @@ class MemoryOps:
         if count == 0:
             return
         self._check_copy_args(dst, src, kind)
-        self.check_stream_handle(stream)
+        handle = self._lookup(stream, Stream, "stream") if stream else None  # G6 at the runtime's entry
         if count > dest_max:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
-        self.current_context(implicit=False)
+        ctx = self.current_context(implicit=False)
         dr, doff = self.locate(dst, count)
         sr, soff = self.locate(src, count)
         ep = self.product.ep_mode
@@ -359,7 +358,12 @@ class MemoryOps:
             self.sync_for_pageable(s)
             self._copy_now(dr, doff, sr, soff, count, what)
             return
-        s = self.stream_of(stream)
+        if handle is None:
+            s = ctx.default_stream
+        elif handle.ctx is ctx:
+            s = handle
+        else:
+            s = self.stream_of(stream)  # raises the stream-context error
         if kind == H2B2D and ep:  # staged during the call, so src may be freed on return
             staging = Region(0, count, Region.PINNED, buf=None if sr.virtual else np.empty(count, dtype=np.uint8))
             staging.virtual = sr.virtual
