@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 import simpy
 
 from .hardware import HOST, Hardware
-from .network import Link, Network
+from .network import Link, Network, at
 
 COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
 _SLACK = 1e-12  # seconds: a task due within this is due now
@@ -226,10 +226,7 @@ class Machine:
             task = pending[0]
             if task.submit > env.now + _SLACK:
                 stream.waking = True
-                ev = simpy.Event(env)
-                ev._ok, ev._value = True, stream
-                ev.callbacks.append(self._wake)
-                env.schedule(ev, delay=task.submit - env.now)
+                at(env, task.submit, self._wake, stream)
                 return
             for dep in task.waits:
                 if dep.end is None:
@@ -241,7 +238,7 @@ class Machine:
             stream.running = task
             self._begin(task)
 
-    def _wake(self, event: simpy.Event) -> None:
+    def _wake(self, event) -> None:
         stream = event._value
         stream.waking = False
         if stream.running is None:
@@ -308,14 +305,11 @@ class Machine:
 
     def _after(self, delay: float, task: Task) -> None:
         if delay > 0:
-            ev = simpy.Event(self.env)
-            ev._ok, ev._value = True, task
-            ev.callbacks.append(self._finish_event)
-            self.env.schedule(ev, delay=delay)
+            at(self.env, self.env.now + delay, self._finish_event, task)
         else:
             self._finish(task)
 
-    def _finish_event(self, event: simpy.Event) -> None:
+    def _finish_event(self, event) -> None:
         self._finish(event._value)
 
     def _staged(self, task: Task):

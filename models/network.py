@@ -10,6 +10,7 @@ per-byte events, and one event per flow when it has its links to itself.
 """
 from __future__ import annotations
 
+from heapq import heappush
 from typing import Callable
 
 import simpy
@@ -79,8 +80,25 @@ class Flow:
             self.on_done(self.owner)
 
 
-def _flow_done(event: simpy.Event) -> None:
+def _flow_done(event) -> None:
     event._value.done()
+
+
+class Call:
+    """A callback due at a simulated time: the smallest thing simpy's event loop can run (it needs
+    `callbacks`, `_ok` and `_value`), lighter than a full simpy.Event for the model's own timers."""
+
+    __slots__ = ("callbacks", "_ok", "_value")
+
+    def __init__(self, callback, value):
+        self.callbacks = [callback]
+        self._ok = True
+        self._value = value
+
+
+def at(env: simpy.Environment, when: float, callback, value=None) -> None:
+    """Run `callback(event)` (event._value is `value`) at simulated time `when`."""
+    heappush(env._queue, (max(when, env._now), 1, next(env._eid), Call(callback, value)))
 
 
 class Network:
@@ -144,7 +162,11 @@ class Network:
 
     def _retire(self, now: float) -> None:
         """Flows whose last byte has arrived leave their links (their tail needs no bandwidth)."""
-        if not any(f.finish <= now + EPS for f in self.flows):
+        limit = now + EPS
+        for f in self.flows:
+            if f.finish <= limit:
+                break
+        else:
             return
         active = []
         for f in self.flows:
@@ -218,10 +240,7 @@ class Network:
         if t < self._armed - EPS:
             self._armed = t
             self._generation += 1
-            ev = simpy.Event(self.env)
-            ev._ok, ev._value = True, self._generation
-            ev.callbacks.append(self._fire)
-            self.env.schedule(ev, delay=max(t - self.env.now, 0.0))
+            at(self.env, t, self._fire, self._generation)
 
     def _fire(self, event: simpy.Event) -> None:
         if event._value != self._generation:
