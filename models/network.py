@@ -190,10 +190,13 @@ class Network:
         if len(flows) == 1:  # the common case: alone on its links
             f = flows[0]
             f.rate = min(link.capacity / w for link, w in zip(f.links, f.weights))
-        elif all(len(f.links) == 1 for f in flows):  # one link each: a fair share of it
+        elif max(len(f.links) for f in flows) == 1:  # one link each: a fair share of it
+            load: dict[Link, float] = {}
             for f in flows:
                 link = f.links[0]
-                f.rate = link.capacity / sum(g.weights[0] for g in link.flows)
+                load[link] = load.get(link, 0.0) + f.weights[0]
+            for f in flows:
+                f.rate = f.links[0].capacity / load[f.links[0]]
         else:
             left = {}
             load: dict[Link, float] = {}
@@ -226,7 +229,12 @@ class Network:
     def _arm(self) -> None:
         t = INF
         for f in self.flows:
-            due = f.due
+            due = f.finish
+            for link in f.links:
+                if len(link.flows) > 1:
+                    break
+            else:  # alone on its links: nothing can change it before its end
+                due += f.tail
             if due < t:
                 t = due
         for f in self.draining:
@@ -253,9 +261,13 @@ class Network:
         if self.flows:
             self._advance(now)
             self._retire(now)
-        done = [f for f in self.draining if f.finish + f.tail <= now + EPS]
+        done, limit = None, now + EPS
+        for f in self.draining:
+            if f.finish + f.tail <= limit:
+                done = [f for f in self.draining if f.finish + f.tail <= limit]
+                self.draining = [f for f in self.draining if f.finish + f.tail > limit]
+                break
         if done:
-            self.draining = [f for f in self.draining if f.finish + f.tail > now + EPS]
             self._settling = True  # flows the callbacks start now are shared once, below
             try:
                 for f in done:
