@@ -49,8 +49,8 @@ class Location(IntEnum):
 class Region:
     """A contiguous range of addresses and the bytes behind it."""
 
-    __slots__ = ("base", "size", "end", "kind", "device", "page_size", "owner", "_buf", "freed", "policy",
-                 "origin", "va_flag", "virtual")
+    __slots__ = ("base", "size", "end", "kind", "location", "device", "page_size", "owner", "_buf", "freed",
+                 "policy", "origin", "va_flag", "virtual")
 
     DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
 
@@ -61,6 +61,8 @@ class Region:
         self.size = size
         self.end = base + size
         self.kind = kind
+        self.location = (Location.DEVICE if kind == Region.DEVICE else  # aclrtMemLocationType of its bytes
+                         Location.HOST if kind == Region.PINNED else Location.UNREGISTERED)
         self.device = device
         self.page_size = page_size
         self.owner = owner
@@ -71,13 +73,6 @@ class Region:
         self.va_flag = False  # MallocHostWithCfg VA_FLAG: a mapping gives the same address on the device
         self.virtual = False  # timing-only: an address range with no bytes behind it
 
-    @property
-    def location(self) -> Location:
-        if self.kind == Region.DEVICE:
-            return Location.DEVICE
-        if self.kind == Region.PINNED:
-            return Location.HOST
-        return Location.UNREGISTERED
 
     @property
     def is_device(self) -> bool:

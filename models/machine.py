@@ -201,10 +201,15 @@ class Machine:
     def _path(self, key: tuple) -> tuple:
         """(links, weights, link names, latency) of a route between two ends, built once and kept."""
         route, src, dst = key
-        spec, _ = self.hardware.path(route, src, dst, 0)
-        latency = self.hardware.sdma_latency if route == "fill" else self.hardware.latency(route)
+        hw = self.hardware
+        spec, _ = hw.path(route, src, dst, 0)
+        latency = hw.sdma_latency if route == "fill" else hw.latency(route)
+        tlp = None  # (payload per TLP, overhead per TLP) when the route crosses the PCIe host link
+        if hw.host_link.pcie is not None and route in ("h2d", "d2h", "pcie-p2p"):
+            p = hw.host_link.pcie
+            tlp = (p.mps, hw.host_link.wire_bytes(p.mps, read=route == "h2d") - p.mps)
         path = self._paths[key] = ([self.link(name, cap) for name, cap, _ in spec], [w for _, _, w in spec],
-                                   tuple(name for name, _, _ in spec), latency)
+                                   tuple(name for name, _, _ in spec), latency, tlp)
         return path
 
     # -- submitting and running ------------------------------------------------------------
@@ -289,12 +294,12 @@ class Machine:
         path = self._paths.get(key)
         if path is None:
             path = self._path(key)
-        links, weights, names, latency = path
+        links, weights, names, latency, tlp = path
         n = task.nbytes
         chunks = -(-n // task.chunk) if task.chunk and n else 1
         task.links = names
-        self.network.start(links, hw.wire_bytes(route, n), self._finish, weights,
-                           latency * chunks + task.rows * hw.row_overhead, task)
+        wire = n + -(-n // tlp[0]) * tlp[1] if tlp else n  # PCIe: a TLP header per MPS of payload
+        self.network.start(links, wire, self._finish, weights, latency * chunks + task.rows * hw.row_overhead, task)
 
     def _kernel(self, task: Task, slot: int) -> None:
         task.engine = slot

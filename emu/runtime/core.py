@@ -185,6 +185,8 @@ class Core:
         self._tls = _PerThread()
         self._st = self._state  # the calling thread's state while an API call holds the lock
         self._unsupported = product.unsupported
+        self._ep = product.ep_mode
+        self._units: dict[tuple, int] = {}  # (src device, dst device) -> the runtime's task size
 
     def gate(self, name: str) -> None:
         """G9: an API this product does not support fails with 207000."""

@@ -39,7 +39,7 @@ class PointerAttributes:
 
 
 # Kind auto-correction (spec 8.2): (src, dst) -> (forced kind, allowed kinds, what DEFAULT becomes).
-_CORRECTION = {
+_CORRECTION = {(int(a), int(b)): rule for (a, b), rule in {
     (HOST, DEV): (H2D, None, H2D),
     (DEV, HOST): (D2H, None, D2H),
     (HOST, HOST): (H2H, None, H2H),
@@ -49,14 +49,14 @@ _CORRECTION = {
     (HOST, UNREG): (None, {H2H, H2D}, H2H),
     (UNREG, HOST): (None, {H2H, D2H}, H2H),
     (UNREG, UNREG): (None, {H2H, H2D, D2H, D2D}, H2H),
-}
+}.items()}
 
 
 def correct_kind(src: Location, dst: Location, kind: int) -> int:
     """The kind an EP-mode async copy really uses, from where its pointers are (spec 8.2)."""
     if kind not in (H2H, H2D, D2H, D2D, DEFAULT):
         return kind
-    rule = _CORRECTION.get((src, dst))
+    rule = _CORRECTION.get((int(src), int(dst)))  # (plain ints hash faster than enum members)
     if rule is None:
         return kind  # pairs the table leaves alone pass unchanged
     forced, allowed, default = rule
@@ -149,6 +149,12 @@ class MemoryOps:
 
     def copy_unit(self: Core, s_dev: int | None, d_dev: int | None) -> int:
         """The largest task the runtime issues for a copy between these ends (spec 11.1)."""
+        unit = self._units.get((s_dev, d_dev))
+        if unit is None:
+            unit = self._units[(s_dev, d_dev)] = self._copy_unit(s_dev, d_dev)
+        return unit
+
+    def _copy_unit(self: Core, s_dev: int | None, d_dev: int | None) -> int:
         route = self.product.hardware.route(s_dev, d_dev)
         if route in ("h2d", "d2h", "h2h"):
             return self.product.async_copy_unit
@@ -338,7 +344,7 @@ class MemoryOps:
         ctx = self.current_context(implicit=False)
         dr, doff = self.locate(dst, count)
         sr, soff = self.locate(src, count)
-        ep = self.product.ep_mode
+        ep = self._ep
         if kind == H2B2D and ep:
             if sr.is_device or not dr.is_device:
                 fail(ACL_ERROR_RT_PARAM_INVALID,
