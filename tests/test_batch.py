@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import emu
 import emu.acl as acl
 from emu import AclError
+from helpers import peek, read_device
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -71,23 +72,9 @@ def device(rt, n=N, fill=OLD):
     return d
 
 
-def peek(rt, ptr, n):
-    """The bytes at an address now, without an API call (so without simulated time passing)."""
-    r, off = rt.space.resolve(ptr, n)
-    if r.is_device and not r.materialized:
-        return np.zeros(n, dtype=np.uint8)
-    return r.view(off, n).copy()
-
-
 def write_device(rt, ptr, data):
     src = np.ascontiguousarray(data, dtype=np.uint8)
     rt.memcpy(ptr, src.nbytes, acl.util.numpy_to_ptr(src), src.nbytes, H2D)
-
-
-def read_device(rt, ptr, n):
-    out = np.zeros(n, dtype=np.uint8)
-    rt.memcpy(acl.util.numpy_to_ptr(out), n, ptr, n, D2H)
-    return out
 
 
 class Bufs:

@@ -13,6 +13,7 @@ import pytest
 
 import emu.acl as acl
 from emu import AclError
+from helpers import code
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -34,14 +35,6 @@ CAPTURE_MODE_NOT_SUPPORT = 107030
 WRONG_THREAD = 107038
 MODE_BLOCK_ASYNC = 107041
 FEATURE_NOT_SUPPORT = 207000
-
-
-def code(fn, *args, **kwargs):
-    try:
-        fn(*args, **kwargs)
-        return 0
-    except AclError as e:
-        return e.code
 
 
 def in_thread(fn):

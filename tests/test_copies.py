@@ -17,6 +17,7 @@ import emu.acl as acl
 from emu import AclError
 from emu.memory import Location
 from emu.runtime import correct_kind
+from helpers import code, peek, read_device
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -27,15 +28,6 @@ NORMAL_ONLY = 2
 NPY_UINT8 = 2
 BAD_KIND = 0x7FFFFFFF
 OLD = 0xEE
-
-
-def code(fn, *args):
-    """The ACL code of a runtime call: 0 on success, AclError.code otherwise."""
-    try:
-        fn(*args)
-        return 0
-    except AclError as e:
-        return e.code
 
 
 def pattern(n, seed=0):
@@ -63,20 +55,6 @@ def device(rt, n, fill=OLD):
     d = rt.malloc(n, NORMAL_ONLY)
     rt.memset(d, n, fill, n)
     return d
-
-
-def peek(rt, ptr, n):
-    """The bytes at a device address now, without an API call (so without simulated time passing)."""
-    r, off = rt.space.resolve(ptr, n)
-    if r.is_device and not r.materialized:
-        return np.zeros(n, dtype=np.uint8)
-    return r.view(off, n).copy()
-
-
-def read_device(rt, ptr, n):
-    out = np.zeros(n, dtype=np.uint8)
-    rt.memcpy(acl.util.numpy_to_ptr(out), n, ptr, n, D2H)
-    return out
 
 
 def write_device(rt, ptr, data):

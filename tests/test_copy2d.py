@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import emu
 import emu.acl as acl
 from emu import AclError
+from helpers import code, peek, read_device
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -37,15 +38,6 @@ LABEL = "aclrtMemcpy2dAsync"
 # ---------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------
-
-def code(fn, *args):
-    """The ACL code of a runtime call: 0 on success, AclError.code otherwise."""
-    try:
-        fn(*args)
-        return 0
-    except AclError as e:
-        return e.code
-
 
 def in_thread(fn, *args):
     """code(fn, *args) on a new host thread, which has no current context (G7)."""
@@ -96,20 +88,6 @@ def device(rt, n, fill=OLD, device_id=None):
     ext = dev_extent(rt, n)
     rt.memset(d, ext, fill, ext)
     return d
-
-
-def peek(rt, ptr, n):
-    """The bytes at an address now, without an API call (so without simulated time passing)."""
-    r, off = rt.space.resolve(ptr, n)
-    if r.is_device and not r.materialized:
-        return np.zeros(n, dtype=np.uint8)
-    return r.view(off, n).copy()
-
-
-def read_device(rt, ptr, n):
-    out = np.zeros(n, dtype=np.uint8)
-    rt.memcpy(acl.util.numpy_to_ptr(out), n, ptr, n, D2H)
-    return out
 
 
 def write_device(rt, ptr, data):

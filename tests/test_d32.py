@@ -12,6 +12,7 @@ import pytest
 
 import emu.acl as acl
 from emu import AclError
+from helpers import code, peek, read_device
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -24,32 +25,10 @@ VALUE = 0x11223344
 LE = bytes([0x44, 0x33, 0x22, 0x11])  # VALUE as stored: little-endian
 
 
-def code(fn, *args):
-    try:
-        fn(*args)
-        return 0
-    except AclError as e:
-        return e.code
-
-
 def on(fresh, product):
     r = fresh(product)
     r.set_device(0)
     return r
-
-
-def read_device(rt, ptr, n):
-    out = np.zeros(n, dtype=np.uint8)
-    rt.memcpy(rt.register_host(out), n, ptr, n, D2H)
-    return out
-
-
-def peek(rt, ptr, n):
-    """Device bytes now, without an API call (no simulated time passes)."""
-    r, off = rt.space.resolve(ptr, n)
-    if not r.materialized:
-        return np.zeros(n, dtype=np.uint8)
-    return r.view(off, n).copy()
 
 
 def device(rt, n, fill=OLD):

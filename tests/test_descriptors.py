@@ -16,21 +16,13 @@ import pytest
 
 import emu.acl as acl
 from emu import AclError
+from helpers import code, peek, read_device
 
 MiB, GiB = 1 << 20, 1 << 30
 H2D, D2H, INNER_D2D, INTER_D2D = 1, 2, 6, 7
 NORMAL_ONLY = 2
 OLD = 0xEE
 RECORD = struct.Struct("<3IIQQ")  # resv0..2, len at 12, src at 16, dst at 24 (spec 4)
-
-
-def code(fn, *args, **kwargs):
-    """The ACL code of a runtime call: 0 on success, AclError.code otherwise."""
-    try:
-        fn(*args, **kwargs)
-        return 0
-    except AclError as e:
-        return e.code
 
 
 def pattern(n, seed=0):
@@ -43,24 +35,10 @@ def write_device(rt, ptr, data):
     rt.memcpy(ptr, src.nbytes, rt.register_host(src), src.nbytes, H2D)
 
 
-def read_device(rt, ptr, n):
-    out = np.zeros(n, dtype=np.uint8)
-    rt.memcpy(rt.register_host(out), n, ptr, n, D2H)
-    return out
-
-
 def device(rt, n, fill=OLD):
     d = rt.malloc(n, NORMAL_ONLY)
     rt.memset(d, n, fill, n)
     return d
-
-
-def peek(rt, ptr, n):
-    """Device bytes now, without an API call (no simulated time passes)."""
-    r, off = rt.space.resolve(ptr, n)
-    if not r.materialized:
-        return np.zeros(n, dtype=np.uint8)
-    return r.view(off, n).copy()
 
 
 def on(fresh, product):

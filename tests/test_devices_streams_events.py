@@ -11,18 +11,10 @@ import pytest
 import emu
 from emu import constants as C
 from emu.errors import AclError
+from helpers import code
 
 H2D, D2H, D2D = 1, 2, 3
 HBM = C.ACL_HBM_MEM
-
-
-def code(fn, *args):
-    """The ACL code `fn(*args)` fails with (0 if it succeeds)."""
-    try:
-        fn(*args)
-    except AclError as e:
-        return e.code
-    return 0
 
 
 def pinned(r, data: bytes) -> int:

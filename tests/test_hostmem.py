@@ -14,6 +14,7 @@ import pytest
 
 import emu.acl as acl
 from emu import AclError
+from helpers import code, peek, read_device
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -29,14 +30,6 @@ REG_MAPPED, REG_IOMEMORY, REG_READONLY, REG_PINNED = 0x2, 0x4, 0x8, 0x10000000
 LOC_HOST, LOC_DEVICE, LOC_UNREGISTERED = 0, 1, 2
 
 
-def code(fn, *args):
-    try:
-        fn(*args)
-        return 0
-    except AclError as e:
-        return e.code
-
-
 def on(fresh, product):
     r = fresh(product)
     r.set_device(0)
@@ -49,20 +42,6 @@ def pattern(n, seed=0):
 
 def attr(a, value=0):
     return {"attr": a, "value": value}
-
-
-def read_device(rt, ptr, n):
-    out = np.zeros(n, dtype=np.uint8)
-    rt.memcpy(rt.register_host(out), n, ptr, n, D2H)
-    return out
-
-
-def peek(rt, ptr, n):
-    """Device bytes now, without an API call (no simulated time passes)."""
-    r, off = rt.space.resolve(ptr, n)
-    if not r.materialized:
-        return np.zeros(n, dtype=np.uint8)
-    return r.view(off, n).copy()
 
 
 def device(rt, n, fill=OLD):

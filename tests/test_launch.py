@@ -12,6 +12,7 @@ import pytest
 import emu
 import emu.acl as acl
 from emu import AclError
+from helpers import code
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -24,14 +25,6 @@ N = 4096
 INVALID_PARAM = 100000
 INVALID_HANDLE = 107017
 DRV_INTERNAL_ERROR = 507899
-
-
-def code(fn, *args, **kwargs):
-    try:
-        fn(*args, **kwargs)
-        return 0
-    except AclError as e:
-        return e.code
 
 
 def pattern(n=N, seed=0):

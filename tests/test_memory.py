@@ -13,6 +13,7 @@ import pytest
 import emu.acl as acl
 from emu import AclError
 from emu.memory import DEVICE_BASE, DEVICE_WINDOW
+from helpers import code, read_device
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -27,15 +28,6 @@ DDR_MEM, HBM_MEM = 0, 1
 H2H, H2D, D2H, D2D = 0, 1, 2, 3
 LOC_HOST, LOC_DEVICE, LOC_UNREGISTERED = 0, 1, 2
 NPY_UINT8 = 2
-
-
-def code(fn, *args):
-    """The ACL code of a runtime call: 0 on success, AclError.code otherwise."""
-    try:
-        fn(*args)
-        return 0
-    except AclError as e:
-        return e.code
 
 
 def free_bytes(rt, attr=HBM_MEM):
@@ -57,12 +49,6 @@ def rss_bytes():
 def host_ptr(rt, arr):
     """Show a numpy array to the runtime as pageable memory; returns its address."""
     return acl.util.numpy_to_ptr(arr)
-
-
-def read_device(rt, ptr, n):
-    out = np.zeros(n, dtype=np.uint8)
-    rt.memcpy(host_ptr(rt, out), n, ptr, n, D2H)
-    return out
 
 
 # ---------------------------------------------------------------------------

@@ -12,18 +12,11 @@ import pytest
 
 import emu.acl as acl
 from emu import AclError
+from helpers import code, read_device
 
 H2D, D2H, D2D = 1, 2, 3
 NORMAL_ONLY, HUGE_FIRST_P2P = 2, 3
 OLD = 0xEE
-
-
-def code(fn, *args):
-    try:
-        fn(*args)
-        return 0
-    except AclError as e:
-        return e.code
 
 
 def on(fresh, product):
@@ -39,12 +32,6 @@ def pattern(n, seed=0):
 def write_device(rt, ptr, data):
     src = np.ascontiguousarray(data, dtype=np.uint8)
     rt.memcpy(ptr, src.nbytes, rt.register_host(src), src.nbytes, H2D)
-
-
-def read_device(rt, ptr, n):
-    out = np.zeros(n, dtype=np.uint8)
-    rt.memcpy(rt.register_host(out), n, ptr, n, D2H)
-    return out
 
 
 def buffers(rt, n=256):

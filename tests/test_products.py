@@ -12,20 +12,13 @@ from emu import config
 from emu import runtime as rt_module
 from emu.config import ConfigError
 from emu.errors import AclError
+from helpers import code
 
 PRODUCTS = ["200I_A2", "310P", "910", "910B", "950DT", "950PR", "A3", "IPV350"]
 FAMILY = {"950PR": "950", "950DT": "950", "A3": "A3", "910B": "A2", "200I_A2": "200I",
           "310P": "310P", "910": "910", "IPV350": "IPV350"}
 EP = ["310P", "910", "910B", "950DT", "950PR", "A3"]
 RC = ["200I_A2", "IPV350"]
-
-
-def code(fn, *args):
-    try:
-        fn(*args)
-    except AclError as e:
-        return e.code
-    return 0
 
 
 # ---------------------------------------------------------------- configs and the loader

@@ -12,6 +12,7 @@ import pytest
 import emu
 import emu.acl as acl
 from emu import AclError
+from helpers import code
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -26,14 +27,6 @@ N = 4096
 INVALID_PARAM = 100000
 RT_PARAM_INVALID = 107000
 FEATURE_NOT_SUPPORT = 207000
-
-
-def code(fn, *args, **kwargs):
-    try:
-        fn(*args, **kwargs)
-        return 0
-    except AclError as e:
-        return e.code
 
 
 def pattern(n=N, seed=0):

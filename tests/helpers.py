@@ -1,0 +1,32 @@
+"""Helpers the test modules share."""
+from __future__ import annotations
+
+import numpy as np
+
+from emu import AclError
+
+D2H = 2
+
+
+def code(fn, *args, **kwargs) -> int:
+    """The ACL code of a runtime call: 0 on success, AclError.code otherwise."""
+    try:
+        fn(*args, **kwargs)
+        return 0
+    except AclError as e:
+        return e.code
+
+
+def peek(rt, ptr: int, n: int) -> np.ndarray:
+    """The bytes at an address now, without an API call (so without simulated time passing)."""
+    r, off = rt.space.resolve(ptr, n)
+    if not r.materialized:
+        return np.zeros(n, dtype=np.uint8)
+    return r.view(off, n).copy()
+
+
+def read_device(rt, ptr: int, n: int) -> np.ndarray:
+    """The bytes at a device address, read back with a synchronous D2H copy."""
+    out = np.zeros(n, dtype=np.uint8)
+    rt.memcpy(rt.register_host(out), n, ptr, n, D2H)
+    return out
