@@ -200,15 +200,19 @@ class Machine:
 
     def _path(self, key: tuple) -> tuple:
         """(links, weights, link names, latency) of a route between two ends, built once and kept."""
-        route, src, dst = key
+        kind, src, dst = key
         hw = self.hardware
+        route = hw.route(src, dst) if kind == COPY else "fill"
+        if route == "h2h":
+            self._paths[key] = path = (route, [], [], (), 0.0, None)
+            return path
         spec, _ = hw.path(route, src, dst, 0)
         latency = hw.sdma_latency if route == "fill" else hw.latency(route)
         tlp = None  # (payload per TLP, overhead per TLP) when the route crosses the PCIe host link
         if hw.host_link.pcie is not None and route in ("h2d", "d2h", "pcie-p2p"):
             p = hw.host_link.pcie
             tlp = (p.mps, hw.host_link.wire_bytes(p.mps, read=route == "h2d") - p.mps)
-        path = self._paths[key] = ([self.link(name, cap) for name, cap, _ in spec], [w for _, _, w in spec],
+        path = self._paths[key] = (route, [self.link(name, cap) for name, cap, _ in spec], [w for _, _, w in spec],
                                    tuple(name for name, _, _ in spec), latency, tlp)
         return path
 
@@ -252,8 +256,6 @@ class Machine:
     def _begin(self, task: Task) -> None:
         kind = task.kind
         if kind == COPY or kind == FILL:
-            if kind == COPY:
-                task.route = self.hardware.route(task.src, task.dst)
             pool = self.engines[task.device]
             if pool.free:
                 self._transfer(task, pool.free.pop())
@@ -269,7 +271,6 @@ class Machine:
             for part in task.parts:
                 part._parent = task
                 part.stream, part.submit = task.stream, task.submit
-                part.route = self.hardware.route(part.src, part.dst) if part.kind == COPY else None
                 self.engines[part.device].acquire(lambda unit, p=part: self._transfer(p, unit))
         elif kind == STAGED:
             task.start = self.env.now
@@ -281,20 +282,19 @@ class Machine:
     def _transfer(self, task: Task, engine: int) -> None:
         task.engine = engine
         task.start = self.env.now
-        if task.on_start is not None:  # e.g. a descriptor read, which may set nbytes
+        if task.on_start is not None:  # e.g. a descriptor read, which may set nbytes and the ends
             self._call(task, task.on_start)
-            if task.kind == COPY:
-                task.route = self.hardware.route(task.src, task.dst)
         hw = self.hardware
-        if task.kind == COPY and task.route == "h2h":  # a host-to-host copy done by the driver
-            self._after(task.nbytes / hw.host_memcpy_bandwidth, task)
-            return
-        route = task.route if task.kind == COPY else "fill"
-        key = (route, task.src, task.device if route == "fill" else task.dst)
+        key = (task.kind, task.src, task.dst) if task.kind == COPY else (FILL, task.device, task.device)
         path = self._paths.get(key)
         if path is None:
             path = self._path(key)
-        links, weights, names, latency, tlp = path
+        route, links, weights, names, latency, tlp = path
+        if task.kind == COPY:
+            task.route = route
+            if route == "h2h":  # a host-to-host copy done by the driver
+                self._after(task.nbytes / hw.host_memcpy_bandwidth, task)
+                return
         n = task.nbytes
         chunks = -(-n // task.chunk) if task.chunk and n else 1
         task.links = names
@@ -357,7 +357,6 @@ class Machine:
         """Start one DMA chunk of a staged copy; the event fires when it is done."""
         part = Task(COPY, nbytes=size, device=parent.device, src=parent.src, dst=parent.dst, label=parent.label)
         part.stream, part.submit, part._parent = parent.stream, parent.submit, parent
-        part.route = self.hardware.route(part.src, part.dst)
         done = self.env.event()
         part.on_complete = done.succeed
         self.engines[part.device].acquire(lambda unit: self._transfer(part, unit))
