@@ -186,7 +186,7 @@ class Machine:
 
     @property
     def now(self) -> float:
-        return self.env.now
+        return self.env._now
 
     def stream(self, name: str, device: int) -> Stream:
         return Stream(name, device)
@@ -233,7 +233,7 @@ class Machine:
         pending = stream.pending
         while pending and stream.running is None:
             task = pending[0]
-            if task.submit > env.now + _SLACK:
+            if task.submit > env._now + _SLACK:
                 stream.waking = True
                 at(env, task.submit, self._wake, stream)
                 return
@@ -264,7 +264,7 @@ class Machine:
         elif kind == KERNEL:
             self.compute[task.device].acquire(lambda unit: self._kernel(task, unit))
         elif kind == GROUP:
-            task.start = self.env.now
+            task.start = self.env._now
             task._left = len(task.parts)
             if not task.parts:
                 self._finish(task)
@@ -273,15 +273,15 @@ class Machine:
                 part.stream, part.submit = task.stream, task.submit
                 self.engines[part.device].acquire(lambda unit, p=part: self._transfer(p, unit))
         elif kind == STAGED:
-            task.start = self.env.now
+            task.start = self.env._now
             self.env.process(self._staged(task))
         else:  # MARKER
-            task.start = self.env.now
+            task.start = self.env._now
             self._finish(task)
 
     def _transfer(self, task: Task, engine: int) -> None:
         task.engine = engine
-        task.start = self.env.now
+        task.start = self.env._now
         if task.on_start is not None:  # e.g. a descriptor read, which may set nbytes and the ends
             self._call(task, task.on_start)
         hw = self.hardware
@@ -303,14 +303,14 @@ class Machine:
 
     def _kernel(self, task: Task, slot: int) -> None:
         task.engine = slot
-        task.start = self.env.now
+        task.start = self.env._now
         if task.on_start is not None:
             self._call(task, task.on_start)
         self._after(task.duration or 0.0, task)
 
     def _after(self, delay: float, task: Task) -> None:
         if delay > 0:
-            at(self.env, self.env.now + delay, self._finish_event, task)
+            at(self.env, self.env._now + delay, self._finish_event, task)
         else:
             self._finish(task)
 
@@ -363,7 +363,7 @@ class Machine:
         return done
 
     def _finish(self, task: Task) -> None:
-        task.end = self.env.now
+        task.end = self.env._now
         kind = task.kind
         if kind == COPY or kind == FILL:
             if task.engine is not None:
@@ -376,7 +376,9 @@ class Machine:
             self.compute[task.device].release(task.engine)
         if task.on_complete is not None:
             self._call(task, task.on_complete)
-        task.on_start = task.on_complete = None  # let go of the buffers
+            task.on_complete = None  # let go of the buffers
+        if task.on_start is not None:
+            task.on_start = None
         self.records.append(task)
         if task._done is not None:
             task._done.succeed()

@@ -98,7 +98,8 @@ class Call:
 
 def at(env: simpy.Environment, when: float, callback, value=None) -> None:
     """Run `callback(event)` (event._value is `value`) at simulated time `when`."""
-    heappush(env._queue, (max(when, env._now), 1, next(env._eid), Call(callback, value)))
+    now = env._now
+    heappush(env._queue, (when if when > now else now, 1, next(env._eid), Call(callback, value)))
 
 
 class Network:
@@ -115,7 +116,7 @@ class Network:
               weights: list[float] | None = None, tail: float = 0.0, owner=None) -> Flow:
         """Move `size` wire bytes across `links`; `on_done()` (or `on_done(owner)`) runs `tail` seconds
         after the last byte."""
-        now = self.env.now
+        now = self.env._now
         flow = Flow(links, weights or [1.0] * len(links), size, tail, on_done, now, owner)
         if size <= 0 or not links:
             flow.finish = now
@@ -124,8 +125,14 @@ class Network:
             if not self._settling:
                 self._arm()
             return flow
+        if self.flows and not self._settling:
+            self._advance(now)
+            self._retire(now)
         if not self.flows and not self._settling:  # no other data moving: no sharing to work out
-            flow.rate = rate = min(link.capacity / w for link, w in zip(links, flow.weights))
+            if len(links) == 1:
+                flow.rate = rate = links[0].capacity / flow.weights[0]
+            else:
+                flow.rate = rate = min(link.capacity / w for link, w in zip(links, flow.weights))
             flow.finish = now + size / rate
             for link in links:
                 link.busy_since = now
@@ -136,9 +143,6 @@ class Network:
                 due = min(due, d.finish + d.tail)
             self._arm_at(due)
             return flow
-        if not self._settling:
-            self._advance(now)
-            self._retire(now)
         for link in links:
             if not link.flows:
                 link.busy_since = now
@@ -254,7 +258,7 @@ class Network:
         if event._value != self._generation:
             return  # superseded by an earlier timer
         self._armed = INF
-        now = self.env.now
+        now = self.env._now
         if now < self._next - EPS:  # flows started since slowed the others down: nothing is due yet
             self._arm()
             return
