@@ -80,10 +80,6 @@ class Flow:
             self.on_done(self.owner)
 
 
-def _flow_done(event) -> None:
-    event._value.done()
-
-
 class Call:
     """A callback due at a simulated time: the smallest thing simpy's event loop can run (it needs
     `callbacks`, `_ok` and `_value`), lighter than a full simpy.Event for the model's own timers."""

@@ -7,7 +7,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
           "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
@@ -149,10 +149,6 @@ def plt():
     return pyplot
 
 
-def gbps(nbytes: float, seconds: float) -> float:
-    return nbytes / seconds / 1e9 if seconds > 0 else float("inf")
-
-
 def event_time(rt, stream: int, fn) -> float:
     """Seconds of simulated time `fn()` (which enqueues work on `stream`) takes, measured with two events
     and aclrtEventElapsedTime, as a user would on hardware."""
@@ -175,12 +171,3 @@ def ensure_dir(path) -> Path:
     p = Path(path)
     p.mkdir(parents=True, exist_ok=True)
     return p
-
-
-def unique(seq: Iterable) -> list:
-    seen, out = set(), []
-    for x in seq:
-        if x not in seen:
-            seen.add(x)
-            out.append(x)
-    return out
