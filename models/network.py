@@ -61,18 +61,6 @@ class Flow:
         self.owner = owner
         self.drained = False  # its data is done: it has left its links and waits out its tail
 
-    @property
-    def alone(self) -> bool:
-        for link in self.links:
-            if len(link.flows) > 1:
-                return False
-        return True
-
-    @property
-    def due(self) -> float:
-        """When the next thing happens to this flow: its last byte, or its end if nothing can change it."""
-        return self.finish + self.tail if self.drained or self.alone else self.finish
-
     def done(self) -> None:
         if self.owner is None:
             self.on_done()
