@@ -13,4 +13,4 @@ from .pcie import PcieLink
 from . import trace
 
 __all__ = ["HOST", "DeviceLink", "Hardware", "HostLink", "Staging", "Machine", "Stream", "Task", "COPY", "FILL",
-           "GROUP", "KERNEL", "MARKER", "STAGED", "Flow", "Link", "Network", "PcieLink"]
+           "GROUP", "KERNEL", "MARKER", "STAGED", "Flow", "Link", "Network", "PcieLink", "trace"]

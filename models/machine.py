@@ -13,7 +13,6 @@ knows about ACL.
 from __future__ import annotations
 
 import gc
-import math
 from collections import deque
 from contextlib import contextmanager
 from typing import Callable, Iterable

@@ -761,3 +761,9 @@ def test_view_shown_before_its_array_registers_the_whole_array(rt):
     rt.memcpy(arr.ctypes.data, 64, acl.util.numpy_to_ptr(src), 64, H2H)
     assert (arr == 4).all()
     assert part == arr.ctypes.data + 32
+
+
+def test_malloc_host_beyond_what_the_host_can_hold_is_207001(rt):
+    """7.4: an allocation the host cannot back fails with ACL_ERROR_RT_MEMORY_ALLOCATION, not a Python error."""
+    assert code(rt.malloc_host, 1 << 63) == 207001
+    assert code(rt.malloc_host, (1 << 64) - 64) == 207001

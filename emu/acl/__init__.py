@@ -31,4 +31,6 @@ def _empty(name: str) -> types.ModuleType:
 
 op = _empty("op")
 
+__all__ = ["init", "finalize", "get_recent_err_msg", "rt", "util", "media", "mdl", "op"]
+
 install_missing(__name__)

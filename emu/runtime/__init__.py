@@ -75,5 +75,5 @@ def _delegate(name: str):
 API_NAMES = sorted(n for n in dir(Runtime) if hasattr(getattr(Runtime, n), "acl_name"))
 globals().update({n: _delegate(n) for n in API_NAMES + ["register_host", "host_array"]})
 
-__all__ = ["Runtime", "Context", "Device", "Event", "Stream", "PointerAttributes", "configure", "current",
+__all__ = ["Runtime", "Capture", "Model", "Context", "Device", "Event", "Stream", "PointerAttributes", "configure", "current",
            "correct_kind", "ends", "api", "API_NAMES", *API_NAMES, "register_host", "host_array"]

@@ -237,9 +237,9 @@ class Core:
         self.clock = self.clock + (self.product.hardware.call_overhead if seconds is None else seconds)
 
     # -- what happened --------------------------------------------------------------------
-    def records(self) -> "np.ndarray":
-        """Every completed device task: (api, kind, stream, device, engine, route, links, bytes, submit, start,
-        end), times in simulated seconds, as a numpy structured array."""
+    def records(self):
+        """Every completed device task as a numpy structured array (models.trace.RECORD): api, kind, stream,
+        device, engine, route, links, bytes, tasks, submit, start, end; times in simulated seconds."""
         return trace.to_array(self.machine.records)
 
     def write_trace(self, path) -> None:

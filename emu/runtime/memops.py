@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models import COPY, FILL, GROUP, STAGED, Task
+from models import COPY, FILL, STAGED, Task
 
 from .. import constants as C
 from .. import kernels
@@ -237,7 +237,7 @@ class MemoryOps:
                                            origin="malloc_host", functional=functional)
         try:
             return self.space.alloc_pinned(nbytes, functional=functional)
-        except MemoryError:
+        except (MemoryError, ValueError):  # numpy refuses sizes beyond what the machine can address
             fail(ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {nbytes} bytes of page-locked host memory")
 
     @api("aclrtFreeHost")

@@ -710,8 +710,8 @@ def main(args) -> int:
         print()
         for note in result["notes"]:
             print(f"note: {note}")
-    print(f"\nmodel: the closed form of a lone copy (Hardware.alone); ceiling: min(host memcpy, link) for "
-          f"pageable memory")
+    print("\nmodel: the closed form of a lone copy (Hardware.alone); ceiling: min(host memcpy, link) for "
+          "pageable memory")
     print("wrote " + ", ".join(files.values()))
     return 0
 

@@ -110,8 +110,8 @@ def plot_bandwidth(result: dict, path: Path) -> Path:
     ax.set_ylabel("bandwidth (GB/s)")
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    ax.set_title(f"H2D bandwidth by product: aclrtMemcpyAsync timed with events\n(solid: page-locked host memory; "
-                 f"dashed: pageable)", fontsize=11)
+    ax.set_title("H2D bandwidth by product: aclrtMemcpyAsync timed with events\n(solid: page-locked host memory; "
+                 "dashed: pageable)", fontsize=11)
     ax.legend(fontsize="small", ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
