@@ -45,7 +45,7 @@ class Link:
 
 class Flow:
     __slots__ = ("links", "weights", "size", "remaining", "rate", "updated", "finish", "tail", "on_done", "start",
-                 "owner", "drained")
+                 "owner", "drained", "lone")
 
     def __init__(self, links: list[Link], weights: list[float], size: float, tail: float,
                  on_done: Callable, now: float, owner=None):
@@ -60,6 +60,8 @@ class Flow:
         self.on_done = on_done
         self.owner = owner
         self.drained = False  # its data is done: it has left its links and waits out its tail
+        self.lone = False  # started with no other data moving: its end is known; it stays on its links until
+        #                    another flow needs them or it ends (see Network.start)
 
     def done(self) -> None:
         if self.owner is None:
@@ -109,9 +111,18 @@ class Network:
             if not self._settling:
                 self._arm()
             return flow
-        if self.flows and not self._settling:
-            self._advance(now)
-            self._retire(now)
+        if not self._settling:
+            if self.flows:
+                self._advance(now)
+                self._retire(now)
+            for link in links:  # lone flows on these links: off them if done, else they share from now
+                for g in link.flows:
+                    if g.lone:
+                        if g.finish <= now + EPS:
+                            self._release(g)
+                        else:
+                            self._activate(g, now)
+                        break
         if not self.flows and not self._settling:  # no other data moving: no sharing to work out
             if len(links) == 1:
                 flow.rate = rate = links[0].capacity / flow.weights[0]
@@ -119,12 +130,15 @@ class Network:
                 flow.rate = rate = min(link.capacity / w for link, w in zip(links, flow.weights))
             flow.finish = now + size / rate
             for link in links:
-                link.busy_since = now
+                if not link.flows:
+                    link.busy_since = now
                 link.flows.append(flow)
-            self.flows.append(flow)
+            flow.lone = True  # its end is known now: it waits with the draining flows
+            self.draining.append(flow)
             due = flow.finish + tail
             for d in self.draining:
-                due = min(due, d.finish + d.tail)
+                if d.finish + d.tail < due:
+                    due = d.finish + d.tail
             self._arm_at(due)
             return flow
         for link in links:
@@ -138,6 +152,29 @@ class Network:
         return flow
 
     # -- internals ----------------------------------------------------------------------
+    def _release(self, f: Flow) -> None:
+        """A lone flow's data is done: it leaves its links, with all its bytes carried."""
+        f.lone = False
+        f.drained = True
+        f.remaining = 0.0
+        for link, w in zip(f.links, f.weights):
+            link.bytes += f.size * w
+            link.flows.remove(f)
+            if not link.flows:
+                link.busy_time += f.finish - link.busy_since
+                link.busy_since = None
+
+    def _activate(self, f: Flow, now: float) -> None:
+        """A lone flow still moving data meets another flow: from now on it shares like any other."""
+        f.lone = False
+        self.draining.remove(f)
+        f.remaining = f.rate * (f.finish - now)
+        moved = f.size - f.remaining
+        for link, w in zip(f.links, f.weights):
+            link.bytes += moved * w
+        f.updated = now
+        self.flows.append(f)
+
     def _advance(self, now: float) -> None:
         for f in self.flows:
             dt = now - f.updated
@@ -256,6 +293,9 @@ class Network:
                 self.draining = [f for f in self.draining if f.finish + f.tail > limit]
                 break
         if done:
+            for f in done:
+                if f.lone:
+                    self._release(f)
             self._settling = True  # flows the callbacks start now are shared once, below
             try:
                 for f in done:
