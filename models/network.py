@@ -44,24 +44,23 @@ class Link:
 
 
 class Flow:
-    __slots__ = ("links", "weights", "size", "remaining", "rate", "updated", "finish", "tail", "on_done", "start",
-                 "owner", "drained", "lone")
+    # Defaults live on the class: a flow sets only what it needs (flows are made by the hundred thousand).
+    rate = 0.0
+    finish = INF  # when its last byte arrives, at the current rates
+    drained = False  # its data is done: it has left its links and waits out its tail
+    lone = False  # started with no other data moving: its end is known; it stays on its links until another
+    #               flow needs them or it ends (see Network.start)
 
     def __init__(self, links: list[Link], weights: list[float], size: float, tail: float,
                  on_done: Callable, now: float, owner=None):
         self.links = links
         self.weights = weights
         self.size = size
-        self.remaining = float(size)  # wire bytes left
-        self.rate = 0.0
+        self.remaining = size  # wire bytes left
         self.updated = self.start = now
-        self.finish = INF  # when its last byte arrives, at the current rates
         self.tail = tail
         self.on_done = on_done
         self.owner = owner
-        self.drained = False  # its data is done: it has left its links and waits out its tail
-        self.lone = False  # started with no other data moving: its end is known; it stays on its links until
-        #                    another flow needs them or it ends (see Network.start)
 
     def done(self) -> None:
         if self.owner is None:
@@ -289,8 +288,10 @@ class Network:
         done, limit = None, now + EPS
         for f in self.draining:
             if f.finish + f.tail <= limit:
-                done = [f for f in self.draining if f.finish + f.tail <= limit]
-                self.draining = [f for f in self.draining if f.finish + f.tail > limit]
+                done, waiting = [], []
+                for g in self.draining:
+                    (done if g.finish + g.tail <= limit else waiting).append(g)
+                self.draining = waiting
                 break
         if done:
             for f in done:
