@@ -83,7 +83,7 @@ def main() -> int:
     args = ap.parse_args()
     n, k = args.copies, 1000
     base, emu_t, small = best_of(args.reps, (simpy_loop, n), (emulator, n, 4096), (emulator, n // 10, 4096))
-    t4k, t1g, c4k, c1g = best_of(3 * args.reps, (emulator, k, 4096, 1), (emulator, k, 1 << 30, 1),
+    t4k, t1g, c4k, c1g = best_of(5 * args.reps, (emulator, k, 4096, 1), (emulator, k, 1 << 30, 1),
                                  (emulator, k, 4096), (emulator, k, 1 << 30))
     rows = [
         (f"{n} async 4 KiB H2D, 4 streams", emu_t / n * 1e6, base / n * 1e6, emu_t / base, "<= 2.0"),

@@ -46,6 +46,7 @@ class Link:
 class Flow:
     # Defaults live on the class: a flow sets only what it needs (flows are made by the hundred thousand).
     rate = 0.0
+    counted = 0.0  # wire bytes already added to its links' byte counts
     finish = INF  # when its last byte arrives, at the current rates
     drained = False  # its data is done: it has left its links and waits out its tail
     lone = False  # started with no other data moving: its end is known; it stays on its links until another
@@ -157,20 +158,22 @@ class Network:
         f.drained = True
         f.remaining = 0.0
         for link, w in zip(f.links, f.weights):
-            link.bytes += f.size * w
+            link.bytes += (f.size - f.counted) * w
             link.flows.remove(f)
             if not link.flows:
                 link.busy_time += f.finish - link.busy_since
                 link.busy_since = None
+        f.counted = f.size
 
     def _activate(self, f: Flow, now: float) -> None:
         """A lone flow still moving data meets another flow: from now on it shares like any other."""
         f.lone = False
         self.draining.remove(f)
         f.remaining = f.rate * (f.finish - now)
-        moved = f.size - f.remaining
+        moved = f.size - f.remaining - f.counted
         for link, w in zip(f.links, f.weights):
             link.bytes += moved * w
+        f.counted += moved
         f.updated = now
         self.flows.append(f)
 
@@ -180,6 +183,7 @@ class Network:
             if dt > 0:
                 moved = min(f.rate * dt, f.remaining)
                 f.remaining -= moved
+                f.counted += moved
                 for link, w in zip(f.links, f.weights):
                     link.bytes += moved * w
                 f.updated = now
@@ -196,12 +200,13 @@ class Network:
         for f in self.flows:
             if f.finish <= now + EPS:
                 for link, w in zip(f.links, f.weights):
-                    link.bytes += f.remaining * w
+                    link.bytes += (f.size - f.counted) * w
                     link.flows.remove(f)
                     if not link.flows:
                         link.busy_time += min(f.finish, now) - link.busy_since
                         link.busy_since = None
                 f.remaining = 0.0
+                f.counted = f.size
                 f.drained = True
                 self.draining.append(f)
             else:
@@ -305,5 +310,14 @@ class Network:
                 self._settling = False
         if self.flows:
             self._share(now)
+            if len(self.flows) == 1:  # one flow moving data, alone on its links: its end is known now
+                f = self.flows[0]
+                for link in f.links:
+                    if len(link.flows) > 1:
+                        break
+                else:
+                    f.lone = True
+                    self.flows = []
+                    self.draining.append(f)
         if self.flows or self.draining:
             self._arm()
