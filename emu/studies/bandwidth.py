@@ -27,7 +27,7 @@ from models import COPY, STAGED
 from .. import config
 from .. import constants as C
 from ..errors import AclError
-from .common import (Progress, ensure_dir, event_time, format_table, human_bytes, parse_size, parse_sizes, plt,
+from .common import (Progress, parse_sizes_arg, positive_int, ensure_dir, event_time, format_table, human_bytes, parse_size, parse_sizes, plt,
                      write_csv, write_json)
 
 DEFAULT_SIZES = "4K..1G"
@@ -716,23 +716,6 @@ def main(args) -> int:
     return 0
 
 
-def _sizes(text: str) -> list[int]:
-    sizes = parse_sizes(text)
-    if not sizes:
-        raise ValueError(f"{text!r}: no sizes (e.g. 4K..1G or 4K,1M,64M)")
-    return sizes
-
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a whole number") from None
-    if v < 1:
-        raise ValueError(f"{text!r}: expected at least 1")
-    return v
-
-
 def add_parser(sub) -> None:
     from ..cli import product_arg, typed
 
@@ -741,11 +724,11 @@ def add_parser(sub) -> None:
                                    "copies in timing-only mode, timed with events.")
     p.add_argument("--product", type=product_arg, help="product name or TOML path (default: $ACL_EMU_PRODUCT or "
                                                        f"{config.DEFAULT_PRODUCT})")
-    p.add_argument("--sizes", type=typed(_sizes, "sizes"), default=None,
+    p.add_argument("--sizes", type=typed(parse_sizes_arg, "sizes"), default=None,
                    help=f"message sizes: a range of powers of two or a list (default: {DEFAULT_SIZES})")
     p.add_argument("--peer-size", type=typed(parse_size, "size"), default=None,
                    help="message size of the device-to-device matrix (default: the largest size, at most 256M)")
-    p.add_argument("--reps", type=typed(_positive_int, "count"), default=REPETITIONS,
+    p.add_argument("--reps", type=typed(positive_int, "count"), default=REPETITIONS,
                    help=f"copies per measurement (default: {REPETITIONS})")
     p.add_argument("--out", help="directory for the CSV, JSON and PNG files (default: "
                                  "acl-emu-out/bandwidth-<product>)")

@@ -38,6 +38,24 @@ def parse_sizes(text: str) -> list[int]:
     return [parse_size(t) for t in text.split(",") if t.strip()]
 
 
+def parse_sizes_arg(text: str) -> list[int]:
+    """parse_sizes for a command-line argument: at least one size."""
+    sizes = parse_sizes(text)
+    if not sizes:
+        raise ValueError(f"{text!r}: no sizes (e.g. 4K..1G or 4K,1M,64M)")
+    return sizes
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number") from None
+    if v < 1:
+        raise ValueError(f"{text!r}: expected at least 1")
+    return v
+
+
 def parse_ints(text: str) -> list[int]:
     """'1..8' -> [1, 2, ..., 8]; '1,2,4' -> [1, 2, 4]."""
     if ".." in text:

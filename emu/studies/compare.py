@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import config
 from . import overlap
-from .common import Progress, ensure_dir, format_table, human_bytes, parse_size, parse_sizes, plt, products_arg, \
+from .common import Progress, parse_sizes_arg, positive_int, ensure_dir, format_table, human_bytes, parse_size, parse_sizes, plt, products_arg, \
     write_csv, write_json
 
 DEFAULT_PRODUCTS = "910B,A3,950PR"
@@ -267,23 +267,6 @@ def _products(text: str) -> list[str]:
     return names
 
 
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a whole number") from None
-    if v < 1:
-        raise ValueError(f"{text!r}: expected at least 1")
-    return v
-
-
-def _sizes(text: str) -> list[int]:
-    sizes = parse_sizes(text)
-    if not sizes:
-        raise ValueError(f"{text!r}: no sizes (e.g. 4K..1G or 4K,1M,64M)")
-    return sizes
-
-
 def _common(p, typed, top: bool) -> None:
     """--products, --out and --json, accepted before the study name and after it."""
     pre = "compare_" if top else ""
@@ -304,11 +287,11 @@ def add_parser(sub) -> None:
     _common(p, typed, top=True)
     studies = p.add_subparsers(dest="study", required=True, metavar="{bandwidth,overlap}")
     bw = studies.add_parser("bandwidth", help="peak H2D / D2H / D2D / peer GB/s per product")
-    bw.add_argument("--sizes", type=typed(_sizes, "sizes"), default=None,
+    bw.add_argument("--sizes", type=typed(parse_sizes_arg, "sizes"), default=None,
                     help=f"message sizes: a range of powers of two or a list (default: {DEFAULT_SIZES})")
     bw.add_argument("--peer-size", type=typed(parse_size, "size"), default=None,
                     help="message size of the device-to-device matrix (default: the largest size, at most 256M)")
-    bw.add_argument("--reps", type=typed(_positive_int, "count"), default=None,
+    bw.add_argument("--reps", type=typed(positive_int, "count"), default=None,
                     help="copies per measurement (default: the bandwidth study's)")
     _common(bw, typed, top=False)
     ov = studies.add_parser("overlap", help="best streams x chunks, its time, the naive time and the bound")
