@@ -118,14 +118,6 @@ class Hardware:
             return [(f"{pl.kind}{src}->{dst}", pl.bandwidth, 1.0)], float(nbytes)
         return [(f"{pl.kind}{src}.out", pl.bandwidth, 1.0), (f"{pl.kind}{dst}.in", pl.bandwidth, 1.0)], float(nbytes)
 
-    def wire_bytes(self, route: str, nbytes: int) -> float:
-        """Bytes a copy puts on its links: the payload, plus TLP overheads on a PCIe host link. (A copy the
-        runtime splits into chunks of a multiple of MPS needs no more TLPs than the whole.)"""
-        hl = self.host_link
-        if hl.pcie is None or route not in ("h2d", "d2h", "pcie-p2p"):
-            return float(nbytes)
-        return hl.wire_bytes(nbytes, read=route == "h2d")
-
     def alone(self, src: int | None, dst: int | None, nbytes: int, chunk: int = 0) -> float:
         """Seconds a copy takes with the machine to itself: latency (once per runtime task of `chunk` bytes)
         + wire bytes / bottleneck rate."""

@@ -119,7 +119,7 @@ class Network:
                 for g in link.flows:
                     if g.lone:
                         if g.finish <= now + EPS:
-                            self._release(g)
+                            self._leave(g, now)
                         else:
                             self._activate(g, now)
                         break
@@ -152,18 +152,18 @@ class Network:
         return flow
 
     # -- internals ----------------------------------------------------------------------
-    def _release(self, f: Flow) -> None:
-        """A lone flow's data is done: it leaves its links, with all its bytes carried."""
-        f.lone = False
-        f.drained = True
-        f.remaining = 0.0
+    def _leave(self, f: Flow, now: float) -> None:
+        """A flow's last byte has arrived: it leaves its links, with all its bytes counted."""
         for link, w in zip(f.links, f.weights):
             link.bytes += (f.size - f.counted) * w
             link.flows.remove(f)
             if not link.flows:
-                link.busy_time += f.finish - link.busy_since
+                link.busy_time += min(f.finish, now) - link.busy_since
                 link.busy_since = None
+        f.remaining = 0.0
         f.counted = f.size
+        f.drained = True
+        f.lone = False
 
     def _activate(self, f: Flow, now: float) -> None:
         """A lone flow still moving data meets another flow: from now on it shares like any other."""
@@ -198,16 +198,8 @@ class Network:
             return
         active = []
         for f in self.flows:
-            if f.finish <= now + EPS:
-                for link, w in zip(f.links, f.weights):
-                    link.bytes += (f.size - f.counted) * w
-                    link.flows.remove(f)
-                    if not link.flows:
-                        link.busy_time += min(f.finish, now) - link.busy_since
-                        link.busy_since = None
-                f.remaining = 0.0
-                f.counted = f.size
-                f.drained = True
+            if f.finish <= limit:
+                self._leave(f, now)
                 self.draining.append(f)
             else:
                 active.append(f)
@@ -301,7 +293,7 @@ class Network:
         if done:
             for f in done:
                 if f.lone:
-                    self._release(f)
+                    self._leave(f, now)
             self._settling = True  # flows the callbacks start now are shared once, below
             try:
                 for f in done:

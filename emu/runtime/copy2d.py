@@ -49,10 +49,7 @@ class Copy2dOps:
     def _move_2d(self: Core, dst: Region, doff: int, dpitch: int, src: Region, soff: int, spitch: int,
                  width: int, height: int, what: str):
         def move():
-            if dst.freed or src.freed:
-                self.space.warn_freed(dst if dst.freed else src, what)
-                return
-            if dst.virtual or src.virtual:
+            if not self.has_bytes(what, dst, src):
                 return
             dn, sn = (height - 1) * dpitch + width, (height - 1) * spitch + width
             kernels.copy_2d(dst.view(doff, dn), dpitch, src.view(soff, sn), spitch, width, height)

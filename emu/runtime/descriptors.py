@@ -119,7 +119,7 @@ class DescriptorOps:
             task.src, task.dst = ends(sr, dr)
 
         def complete():
-            if plan and not (plan["dr"].virtual or plan["sr"].virtual):
+            if plan and self.has_bytes(what, plan["dr"], plan["sr"]):
                 kernels.copy(plan["dr"].view(plan["do"], plan["n"]), plan["sr"].view(plan["so"], plan["n"]))
 
         task.on_start, task.on_complete = start, complete

@@ -63,16 +63,9 @@ class LaunchOps:
         args = [self._kernel_arg(a) for a in buffers]
         label = name or getattr(fn, "__name__", "kernel")
 
-        def run():
-            if any(r.virtual for r, *_ in args):  # timing-only memory: the kernel only takes time
-                return
-            views = []
-            for r, off, n, shape, dtype in args:
-                if r.freed:
-                    self.space.warn_freed(r, label)
-                    return
-                views.append(r.view(off, n).view(dtype).reshape(shape))
-            fn(*views)
+        def run():  # on timing-only memory the kernel only takes time
+            if self.has_bytes(label, *(r for r, *_ in args)):
+                fn(*(r.view(off, n).view(dtype).reshape(shape) for r, off, n, shape, dtype in args))
 
         self.submit(s, Task(KERNEL, device=s.device, label=label, duration=duration,
                             nbytes=int(nbytes), on_start=run))

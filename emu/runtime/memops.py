@@ -80,14 +80,21 @@ class MemoryOps:
     """Mixed into `Runtime`."""
 
     # -- moving bytes ------------------------------------------------------------------
-    def _mover(self: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str):
-        space = self.space
+    def has_bytes(self: Core, what: str, *regions: Region) -> bool:
+        """Whether a task's data effect on `regions` should happen now: not on freed memory (warned once: the
+        bytes are dropped), not on timing-only memory (it has none)."""
+        for r in regions:
+            if r.freed:
+                self.space.warn_freed(r, what)
+                return False
+        for r in regions:
+            if r.virtual:
+                return False
+        return True
 
+    def _mover(self: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str):
         def move():
-            if dst.freed or src.freed:
-                space.warn_freed(dst if dst.freed else src, what)
-                return
-            if dst.virtual or src.virtual:  # timing-only memory: no bytes to move
+            if not self.has_bytes(what, dst, src):
                 return
             if src.is_device and not src.materialized:  # never written: zeros
                 if dst.materialized or not dst.is_device:
@@ -98,13 +105,8 @@ class MemoryOps:
         return move
 
     def _filler(self: Core, dst: Region, off: int, n: int, value: int, what: str):
-        space = self.space
-
         def fill():
-            if dst.freed:
-                space.warn_freed(dst, what)
-                return
-            if not dst.virtual:
+            if self.has_bytes(what, dst):
                 kernels.fill(dst.view(off, n), value)
 
         return fill
@@ -486,9 +488,7 @@ class FillD32Ops:
 
     def _d32_filler(self: Core, r: Region, off: int, n: int, value: int, what: str):
         def fill():
-            if r.freed:
-                self.space.warn_freed(r, what)
-            elif not r.virtual:
+            if self.has_bytes(what, r):
                 kernels.fill_u32(r.view(off, n), value)
 
         return fill
