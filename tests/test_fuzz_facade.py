@@ -41,7 +41,7 @@ def test_every_integer_function_has_a_known_arity():
 
 @pytest.fixture(scope="module")
 def world():
-    """A runtime with real buffers whose bytes outside the allocations are watched."""
+    """A runtime with real buffers, and one more allocation that must stay untouched."""
     emu.configure("910B")
     acl.init()
     acl.rt.set_device(0)
@@ -49,9 +49,11 @@ def world():
     ev, _ = acl.rt.create_event()
     h, _ = acl.rt.malloc_host(4096)
     d, _ = acl.rt.malloc(4096, 0)
-    guard = np.full(3 * 4096, 0xA5, dtype=np.uint8)  # pageable: the middle third is the buffer, the rest guards
-    g = emu.runtime.register_host(guard)
-    return {"stream": s, "event": ev, "host": h, "dev": d, "guard": guard, "pageable": g + 4096}
+    buffer = np.zeros(4096, dtype=np.uint8)  # pageable memory the calls may target
+    guard = np.full(4096, 0xA5, dtype=np.uint8)  # another allocation no call names: nothing may spill into it
+    emu.runtime.register_host(guard)
+    return {"stream": s, "event": ev, "host": h, "dev": d, "buffer": buffer, "guard": guard,
+            "pageable": emu.runtime.register_host(buffer)}
 
 
 def values(world):
@@ -59,7 +61,7 @@ def values(world):
     return st.one_of(
         st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 8, 64, 4096, 4097, -1, 2 ** 31, 2 ** 64 - 1, 2 ** 63,
                          w["stream"], w["event"], w["host"], w["dev"], w["pageable"], w["host"] + 4000,
-                         w["dev"] + 4095, w["pageable"] + 4096, 0xDEAD0000]),
+                         w["dev"] + 4095, w["pageable"] + 4095, 0xDEAD0000]),
         st.integers(min_value=-2 ** 70, max_value=2 ** 70),
     )
 
@@ -85,5 +87,4 @@ def test_random_calls_return_codes_and_never_write_outside_allocations(world, da
         return
     code = ret if isinstance(ret, int) else ret[-1]
     assert isinstance(code, int) and code >= 0, (name, args, ret)
-    guard = world["guard"]
-    assert (guard[:4096] == 0xA5).all() and (guard[8192:] == 0xA5).all(), (name, args)
+    assert (world["guard"] == 0xA5).all(), (name, args)
