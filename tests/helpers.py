@@ -30,3 +30,34 @@ def read_device(rt, ptr: int, n: int) -> np.ndarray:
     out = np.zeros(n, dtype=np.uint8)
     rt.memcpy(rt.register_host(out), n, ptr, n, D2H)
     return out
+
+
+OLD = 0xEE  # what a buffer holds before a copy or fill lands
+NORMAL_ONLY = 2
+NPY_UINT8 = 2
+
+
+def pinned(rt, n: int, fill: int = OLD):
+    """Page-locked host memory (HOST) and its numpy view."""
+    import emu.acl as acl
+
+    h = rt.malloc_host(n)
+    view = acl.util.ptr_to_numpy(h, (n,), NPY_UINT8)
+    view[:] = fill
+    return h, view
+
+
+def pageable(n: int, fill: int = OLD):
+    """Pageable host memory (UNREGISTERED): a numpy array shown through numpy_to_ptr."""
+    import emu.acl as acl
+
+    arr = np.empty(n, dtype=np.uint8)
+    arr[:] = fill
+    return acl.util.numpy_to_ptr(arr), arr
+
+
+def device(rt, n: int, fill: int = OLD) -> int:
+    """Device memory (normal pages) filled with `fill`."""
+    d = rt.malloc(n, NORMAL_ONLY)
+    rt.memset(d, n, fill, n)
+    return d

@@ -17,7 +17,7 @@ import emu.acl as acl
 from emu import AclError
 from emu.memory import Location
 from emu.runtime import correct_kind
-from helpers import code, peek, read_device
+from helpers import code, device, pageable, peek, pinned, read_device
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -34,27 +34,6 @@ def pattern(n, seed=0):
     """n bytes of a period-251 pattern (no power-of-two period, so chunk seams would show)."""
     period = ((np.arange(251) * 7 + seed) % 251).astype(np.uint8)
     return np.resize(period, n)
-
-
-def pinned(rt, n, fill=OLD):
-    """Page-locked host memory (HOST) and its numpy view."""
-    h = rt.malloc_host(n)
-    view = acl.util.ptr_to_numpy(h, (n,), NPY_UINT8)
-    view[:] = fill
-    return h, view
-
-
-def pageable(n, fill=OLD):
-    """Pageable host memory (UNREGISTERED): a numpy array shown through numpy_to_ptr."""
-    arr = np.empty(n, dtype=np.uint8)
-    arr[:] = fill
-    return acl.util.numpy_to_ptr(arr), arr
-
-
-def device(rt, n, fill=OLD):
-    d = rt.malloc(n, NORMAL_ONLY)
-    rt.memset(d, n, fill, n)
-    return d
 
 
 def write_device(rt, ptr, data):

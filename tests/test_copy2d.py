@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import emu
 import emu.acl as acl
 from emu import AclError
-from helpers import code, peek, read_device
+from helpers import code, pageable, peek, pinned, read_device
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -65,21 +65,6 @@ def roundup(n, unit):
 def dev_extent(rt, n):
     """Bytes aclrtMalloc(n) really allocates: roundup(n, 32) + the SoC padding (spec 7.1)."""
     return roundup(n, 32) + rt.product.malloc_padding
-
-
-def pinned(rt, n, fill=OLD):
-    """Page-locked host memory (HOST, spec 7.4: exactly roundup(n, 32) bytes) and its numpy view."""
-    h = rt.malloc_host(n)
-    view = acl.util.ptr_to_numpy(h, (n,), NPY_UINT8)
-    view[:] = fill
-    return h, view
-
-
-def pageable(n, fill=OLD):
-    """Pageable host memory (UNREGISTERED): a numpy array shown through numpy_to_ptr."""
-    arr = np.empty(n, dtype=np.uint8)
-    arr[:] = fill
-    return acl.util.numpy_to_ptr(arr), arr
 
 
 def device(rt, n, fill=OLD, device_id=None):

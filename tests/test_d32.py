@@ -12,7 +12,7 @@ import pytest
 
 import emu.acl as acl
 from emu import AclError
-from helpers import code, peek, read_device
+from helpers import code, device, peek, pinned, read_device
 
 pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
 
@@ -29,19 +29,6 @@ def on(fresh, product):
     r = fresh(product)
     r.set_device(0)
     return r
-
-
-def device(rt, n, fill=OLD):
-    d = rt.malloc(n, NORMAL_ONLY)
-    rt.memset(d, n, fill, n)
-    return d
-
-
-def pinned(rt, n, fill=OLD):
-    h = rt.malloc_host(n)
-    view = acl.util.ptr_to_numpy(h, (n,), NPY_UINT8)
-    view[:] = fill
-    return h, view
 
 
 def filled(n_words, value=VALUE):

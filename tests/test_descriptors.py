@@ -16,7 +16,7 @@ import pytest
 
 import emu.acl as acl
 from emu import AclError
-from helpers import code, peek, read_device
+from helpers import code, device, peek, read_device
 
 MiB, GiB = 1 << 20, 1 << 30
 H2D, D2H, INNER_D2D, INTER_D2D = 1, 2, 6, 7
@@ -33,12 +33,6 @@ def pattern(n, seed=0):
 def write_device(rt, ptr, data):
     src = np.ascontiguousarray(data).view(np.uint8).ravel()
     rt.memcpy(ptr, src.nbytes, rt.register_host(src), src.nbytes, H2D)
-
-
-def device(rt, n, fill=OLD):
-    d = rt.malloc(n, NORMAL_ONLY)
-    rt.memset(d, n, fill, n)
-    return d
 
 
 def on(fresh, product):
