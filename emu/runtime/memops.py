@@ -353,17 +353,14 @@ class MemoryOps:
                      "HOST_TO_BUF_TO_DEVICE needs a host source and a device destination")
             final, pageable = H2D, False
         else:
-            space = self.space  # (registration changes only the location of pageable memory)
-            sloc = space.location(sr, src) if sr.kind == Region.PAGEABLE else sr.location
-            dloc = space.location(dr, dst) if dr.kind == Region.PAGEABLE else dr.location
+            sloc, dloc = self.space.location(sr, src), self.space.location(dr, dst)
             final = correct_kind(sloc, dloc, kind) if ep else kind
             pageable = ep and final not in (H2H, D2D) and UNREG in (sloc, dloc)
         if ep and final == H2H:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode")
         if dst == src:
             return
-        if sr.is_device and dr.is_device and sr.device != dr.device:
-            self.check_peer_copy(sr, dr)
+        self.check_peer_copy(sr, dr)
         if pageable:  # pageable memory: synchronize the stream, then copy synchronously
             s = self.stream_of(stream, check_context=False)
             self.sync_for_pageable(s)
