@@ -111,18 +111,17 @@ class Network:
             if not self._settling:
                 self._arm()
             return flow
-        if not self._settling:
-            if self.flows:
-                self._advance(now)
-                self._retire(now)
-            for link in links:  # lone flows on these links: off them if done, else they share from now
-                for g in link.flows:
-                    if g.lone:
-                        if g.finish <= now + EPS:
-                            self._leave(g, now)
-                        else:
-                            self._activate(g, now)
-                        break
+        if self.flows and not self._settling:  # (while settling, `_fire` has just brought every flow up to now)
+            self._advance(now)
+            self._retire(now)
+        for link in links:  # lone flows on these links: off them if done, else they share from now
+            for g in link.flows:
+                if g.lone:
+                    if g.finish <= now + EPS:
+                        self._leave(g, now)
+                    else:
+                        self._activate(g, now)
+                    break
         if not self.flows and not self._settling:  # no other data moving: no sharing to work out
             if len(links) == 1:
                 flow.rate = rate = links[0].capacity / flow.weights[0]
