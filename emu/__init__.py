@@ -2,7 +2,8 @@
 
     import emu.acl as acl      # pyACL-compatible facade
     from emu import runtime    # the same APIs, Pythonic (values returned, AclError raised)
-    emu.configure(product="A3")
+    emu.configure(product="A3")                      # host clock: API call costs only
+    emu.configure(product="A3", host_time="wall")    # ... plus the host's wall time between calls
     emu.install()              # `import acl` now imports the emulator
 """
 from __future__ import annotations

@@ -3,7 +3,9 @@
 Call it directly for a Pythonic API (values returned, `AclError` raised), or
 through `emu.acl` for pyACL's (ints in, `(values..., ret)` out). One runtime
 per process, built from the product chosen with `emu.configure` (or the
-ACL_EMU_PRODUCT environment variable; default 910B).
+ACL_EMU_PRODUCT environment variable; default 910B). Its host clock counts API
+call costs only ("calls", the default) or also the host's wall time between
+calls ("wall"): `emu.configure(host_time=...)` or ACL_EMU_HOST_TIME.
 
     from emu import runtime as rt
     rt.set_device(0)
@@ -19,7 +21,7 @@ from .batch import BatchOps
 from .capture import Capture, CaptureOps, Model
 from .copy2d import Copy2dOps
 from .descriptors import DescriptorOps
-from .core import Context, Core, Device, Event, Stream, api
+from .core import HOST_TIME_ENV, HOST_TIME_MODES, Context, Core, Device, Event, Stream, api, parse_host_time
 from .hostmem import HostMemoryOps, PeerOps
 from .launch import LaunchOps
 from .memops import FillD32Ops, MemoryOps, PointerAttributes, correct_kind, ends
@@ -34,16 +36,43 @@ _current: Runtime | None = None
 _lock = threading.Lock()
 
 
-def configure(product: str | os.PathLike | None = None, *, functional: bool = True) -> Runtime:
+def host_time_from_env() -> tuple[str, float] | None:
+    """$ACL_EMU_HOST_TIME as (mode, scale): "calls", "wall" or "wall:SCALE"; None when unset or empty.
+    A bad value is a ValueError naming the variable."""
+    text = os.environ.get(HOST_TIME_ENV, "").strip()
+    return parse_host_time(text) if text else None
+
+
+def configure(product: str | os.PathLike | None = None, *, functional: bool = True, host_time: str | None = None,
+              host_time_scale: float | None = None) -> Runtime:
     """Start a fresh emulated process on a product and make it the current one.
 
     product: a name from configs/ or a TOML path (default: $ACL_EMU_PRODUCT, else 910B).
     functional=False: timing-only, allocations get addresses but no bytes (per allocation:
     `malloc(..., functional=...)`). Call before acl.init(); the previous runtime is dropped.
+
+    host_time: what advances each host thread's virtual clock (the time events and
+    traces see between calls):
+      "calls"  only the API calls' own costs (call overhead, blocking waits): the same
+               result on every run. The default here, so studies and tests are reproducible.
+      "wall"   also the host's real wall time between the thread's calls (from the return
+               of its previous API call to the entry of the next; the first call counts no
+               gap, time inside the emulator's calls never counts), times host_time_scale:
+               `time.sleep(2)` between two aclrtRecordEvent shows ~2000 ms, as on hardware;
+               0.5 asks "what if my host work were 2x faster"; 0 is the same as "calls".
+               The default of `acl-emu run`.
+    Without host_time, $ACL_EMU_HOST_TIME decides: "calls", "wall" or "wall:SCALE" (e.g.
+    wall:0.5; an explicit host_time_scale overrides its scale); unset, "calls".
+    host_time_scale defaults to 1.0. Bad values raise ValueError.
     """
     global _current
     name = product or os.environ.get("ACL_EMU_PRODUCT") or config.DEFAULT_PRODUCT
-    runtime = Runtime(config.load(name), functional=functional)
+    scale = 1.0
+    if host_time is None:
+        host_time, scale = host_time_from_env() or ("calls", 1.0)
+    if host_time_scale is not None:
+        scale = host_time_scale
+    runtime = Runtime(config.load(name), functional=functional, host_time=host_time, host_time_scale=scale)
     with _lock:
         _current = runtime
     return runtime
@@ -76,4 +105,5 @@ API_NAMES = sorted(n for n in dir(Runtime) if hasattr(getattr(Runtime, n), "acl_
 globals().update({n: _delegate(n) for n in API_NAMES + ["register_host", "host_array"]})
 
 __all__ = ["Runtime", "Capture", "Model", "Context", "Device", "Event", "Stream", "PointerAttributes", "configure", "current",
+           "host_time_from_env", "parse_host_time", "HOST_TIME_MODES", "HOST_TIME_ENV",
            "correct_kind", "ends", "api", "API_NAMES", *API_NAMES, "register_host", "host_array"]

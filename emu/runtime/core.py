@@ -6,16 +6,25 @@ the runtime's C entry and parameter checks) and raises `AclError` with the
 code the real runtime returns. A global lock makes concurrent calls from
 several threads safe; the current context and the host's virtual clock are
 per thread, as in ACL.
+
+The host clock advances by each call's cost (`call_overhead`, plus the time a
+blocking call waits). What the host does between calls is counted by the
+runtime's host-time mode (`HOST_TIME_MODES`): "calls" ignores it (the pure
+call-cost clock, reproducible), "wall" adds the real wall time between this
+thread's previous return and its next call, times a scale.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
 import json
+import math
 import os
 import threading
 from collections import Counter
 from itertools import count
+from numbers import Real
+from time import perf_counter
 
 from models import MARKER, Machine, Task, trace
 
@@ -33,9 +42,40 @@ from ..memory import AddressSpace
 
 _handles = count(0x5A000010, 16)  # handle values look like pointers and are never reused
 
+HOST_TIME_MODES = ("calls", "wall")
+HOST_TIME_ENV = "ACL_EMU_HOST_TIME"
+
+
+def check_host_time(mode: str, scale) -> tuple[str, float]:
+    """A valid (mode, scale) pair, or ValueError: mode "calls" or "wall", scale a finite number >= 0."""
+    if mode not in HOST_TIME_MODES:
+        raise ValueError(f"host_time {mode!r}: expected 'calls' or 'wall'")
+    if isinstance(scale, bool) or not isinstance(scale, Real) or not math.isfinite(scale) or scale < 0:
+        raise ValueError(f"host_time_scale {scale!r}: expected a finite number >= 0")
+    return mode, float(scale)
+
+
+def parse_host_time(text: str, source: str = HOST_TIME_ENV) -> tuple[str, float]:
+    """Parse "calls", "wall" or "wall:SCALE" (as in $ACL_EMU_HOST_TIME); ValueError names `source`."""
+    mode, sep, scale_text = text.strip().lower().partition(":")
+    mode, scale_text = mode.strip(), scale_text.strip()
+    try:
+        if mode not in HOST_TIME_MODES or (sep and mode != "wall"):
+            raise ValueError
+        scale = float(scale_text) if sep else 1.0
+        return check_host_time(mode, scale)
+    except ValueError:
+        raise ValueError(f"{source}={text!r}: expected 'calls', 'wall' or 'wall:SCALE' "
+                         f"(SCALE a number >= 0, e.g. wall:0.5)") from None
+
 
 def api(name: str, gate: bool = True):
     """Mark a method as the ACL API `name`: lock, host clock, product gate, error message.
+
+    Host clock: the call costs `call_overhead`; in "wall" host-time mode the thread's
+    clock first gains the wall time since its previous call returned (times the
+    scale). The wall clock is read only in that mode, once on entry (inside the
+    lock, so waiting for another thread's call is not counted) and once on return.
 
     The product gate (G9) belongs to the runtime layer, so on a product without
     the API it fires at the method's first runtime-layer step (a context, handle
@@ -49,6 +89,12 @@ def api(name: str, gate: bool = True):
         def call(self: "Core", *args, **kwargs):
             with self.lock:
                 st = self._st = self._state  # this thread's state, for the rest of the call
+                wall = self._wall
+                if wall:  # host_time="wall": the host's own time since this thread's previous call
+                    now = perf_counter()
+                    last, st.returned = st.returned, None  # None while inside a call: no gap for nested ones
+                    if last is not None:
+                        st.clock += (now - last) * wall
                 t0 = st.clock
                 st.clock = t0 + self.call_overhead
                 st.gate = name if gate and name in self._unsupported else None
@@ -66,6 +112,8 @@ def api(name: str, gate: bool = True):
                     calls[1].append(st.ident)
                     calls[2].append(t0)
                     calls[3].append(st.clock)
+                    if wall:
+                        st.returned = perf_counter()
 
         call.acl_name = name
         return call
@@ -78,13 +126,15 @@ def fail(code: int, message: str) -> None:
 
 
 class _ThreadState:
-    """Per host thread: current context, virtual clock, deferred product gate, capture modes."""
+    """Per host thread: current context, virtual clock, deferred product gate, capture modes,
+    and (host_time="wall") the wall time its previous API call returned."""
 
-    __slots__ = ("ctx", "clock", "gate", "ident", "capture_modes", "exchange_mode")
+    __slots__ = ("ctx", "clock", "gate", "ident", "capture_modes", "exchange_mode", "returned")
 
     def __init__(self):
         self.ctx = None
         self.clock = 0.0
+        self.returned: float | None = None  # perf_counter() at the last return; None: no call yet
         self.gate = None
         self.ident = threading.get_ident()
         self.capture_modes: dict[int, int] = {}
@@ -163,11 +213,18 @@ class Device:
 
 
 class Core:
-    """The whole emulated process."""
+    """The whole emulated process.
 
-    def __init__(self, product: Product, functional: bool = True):
+    host_time: "calls" (the host clock counts only API call costs) or "wall" (it also
+    counts the host's real wall time between a thread's API calls, times host_time_scale).
+    """
+
+    def __init__(self, product: Product, functional: bool = True, host_time: str = "calls",
+                 host_time_scale: float = 1.0):
         self.product = product
         self.functional = functional
+        self._host_time = check_host_time(host_time, host_time_scale)
+        self._wall = self._host_time[1] if host_time == "wall" else 0.0  # the api decorator's test: 0 = off
         self.lock = threading.RLock()
         self.space = AddressSpace(product.device_count, product.memory_bytes, functional)
         self.machine = Machine(product.hardware)
@@ -205,6 +262,16 @@ class Core:
     def calls(self) -> Counter:
         """How many times each ACL API was called."""
         return Counter(self.host_calls[0])
+
+    @property
+    def host_time(self) -> str:
+        """"calls" or "wall": whether the host's time between API calls advances its clock."""
+        return self._host_time[0]
+
+    @property
+    def host_time_scale(self) -> float:
+        """In "wall" mode, the factor on the host's wall time between calls (0: as "calls")."""
+        return self._host_time[1]
 
     @property
     def _state(self) -> _ThreadState:

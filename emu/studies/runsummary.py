@@ -23,6 +23,8 @@ def summary(rt, out: Path | None) -> dict:
         "product": rt.product.name,
         "simulated_ms": max(rt.clock, device_end) * 1e3,
         "host_ms": rt.clock * 1e3,
+        "host_time": rt.host_time if rt.host_time == "calls" or rt.host_time_scale == 1 else
+                     f"wall x{rt.host_time_scale:g}",
         "calls": dict(sorted(rt.calls.items(), key=lambda kv: (-kv[1], kv[0]))),
         "bytes_by_route": dict(routes),
         "tasks_by_route": dict(tasks),
@@ -43,7 +45,8 @@ def print_summary(result: dict, as_json: bool = False, stream=None) -> None:
         print(json.dumps(result, indent=2))
         return
     lines = [f"[acl-emu] {result['product']}: simulated time {result['simulated_ms']:.3f} ms "
-             f"(host thread {result['host_ms']:.3f} ms), {sum(result['calls'].values())} ACL calls, "
+             f"(host thread {result['host_ms']:.3f} ms, host time {result['host_time']}), "
+             f"{sum(result['calls'].values())} ACL calls, "
              f"{result['device_tasks']} device tasks"]
     calls = [{"api": k, "calls": v} for k, v in result["calls"].items()]
     lines.append(format_table(calls))
