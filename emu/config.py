@@ -15,7 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from models import DeviceLink, Hardware, HostLink, PcieLink, Staging
+from models import DeviceLink, Hardware, Host, HostLink, PcieLink, Staging
 
 CONFIG_DIR = Path(os.environ.get("ACL_EMU_CONFIG_DIR", Path(__file__).resolve().parent.parent / "configs"))
 DEFAULT_PRODUCT = "910B"
@@ -167,6 +167,10 @@ class _Fields:
             self.sources[name] = tag
         return v
 
+    def opt(self, key: str, typ, default, **checks):
+        """A field the config may leave out; `default` means the mechanism is absent (no limit, no cost)."""
+        return self.get(key, typ, **checks) if key in self.table else default
+
 
 def _hardware(path: Path, data: dict, sources: dict, devices: int, peer_groups: tuple) -> Hardware:
     f = _Fields(path, data, "hardware", sources)
@@ -174,7 +178,9 @@ def _hardware(path: Path, data: dict, sources: dict, devices: int, peer_groups: 
     host = _Fields(path, f.table, "host_link", sources)
     host.section = "hardware.host_link"
     kind = host.get("kind", str, choices=("pcie", "hccs", "ub", "soc"))
-    common = dict(latency=host.get("latency_us", float) * us, shared_by=host.get("shared_by", int, positive=True))
+    common = dict(latency=host.get("latency_us", float) * us, shared_by=host.get("shared_by", int, positive=True),
+                  efficiency=host.opt("efficiency", float, 1.0, positive=True),
+                  per_engine=host.opt("per_engine_gbps", float, 0.0, positive=True) * gbps)
     if kind == "pcie":
         try:
             pcie = PcieLink(gen=host.get("gen", int), lanes=host.get("lanes", int), mps=host.get("mps", int),
@@ -183,7 +189,8 @@ def _hardware(path: Path, data: dict, sources: dict, devices: int, peer_groups: 
             raise ConfigError(path, "hardware.host_link", str(e)) from None
         host_link = HostLink(kind, pcie=pcie, **common)
     else:
-        host_link = HostLink(kind, bandwidth=host.get("gbps", float, positive=True) * gbps, **common)
+        host_link = HostLink(kind, bandwidth=host.get("gbps", float, positive=True) * gbps,
+                             bandwidth_up=host.opt("up_gbps", float, 0.0, positive=True) * gbps, **common)
 
     def device_link(name: str, topology: bool) -> DeviceLink | None:
         if name not in f.table:
@@ -197,6 +204,14 @@ def _hardware(path: Path, data: dict, sources: dict, devices: int, peer_groups: 
 
     st = _Fields(path, f.table, "staging", sources)
     st.section = "hardware.staging"
+    host_side = Host()
+    if "host" in f.table:
+        h = _Fields(path, f.table, "host", sources)
+        h.section = "hardware.host"
+        host_side = Host(cpu=h.get("cpu", str), devices_per_cpu=h.get("devices_per_cpu", int, positive=True),
+                         bandwidth=h.opt("gbps", float, 0.0, positive=True) * gbps,
+                         register=h.get("register_us", float) * us,
+                         pin_bandwidth=h.get("pin_gbps", float, positive=True) * gbps)
     return Hardware(
         num_devices=devices,
         engines_per_device=f.get("engines_per_device", int, positive=True),
@@ -213,7 +228,10 @@ def _hardware(path: Path, data: dict, sources: dict, devices: int, peer_groups: 
         pair_link=device_link("pair_link", topology=False),
         staging=Staging(chunk_bytes=st.get("chunk_bytes", int, positive=True),
                         buffers=st.get("buffers", int, positive=True),
-                        setup=st.get("setup_us", float) * us),
+                        setup=st.get("setup_us", float) * us,
+                        copy_bandwidth=st.get("copy_gbps", float, positive=True) * gbps),
+        sync_copy=f.get("sync_copy_us", float) * us,
+        host=host_side,
         peer_groups=peer_groups,
     )
 

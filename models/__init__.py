@@ -6,11 +6,11 @@
     t = m.submit(s, Task(COPY, nbytes=1 << 30, device=0, src=None, dst=0), at=0.0)
     m.wait(t)                     # simulated seconds
 """
-from .hardware import HOST, DeviceLink, Hardware, HostLink, Staging
+from .hardware import HOST, DeviceLink, Hardware, Host, HostLink, Staging
 from .machine import COPY, FILL, GROUP, KERNEL, MARKER, STAGED, Machine, Stream, Task
 from .network import Flow, Link, Network
 from .pcie import PcieLink
 from . import trace
 
-__all__ = ["HOST", "DeviceLink", "Hardware", "HostLink", "Staging", "Machine", "Stream", "Task", "COPY", "FILL",
+__all__ = ["HOST", "DeviceLink", "Hardware", "Host", "HostLink", "Staging", "Machine", "Stream", "Task", "COPY", "FILL",
            "GROUP", "KERNEL", "MARKER", "STAGED", "Flow", "Link", "Network", "PcieLink", "trace"]

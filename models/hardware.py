@@ -21,16 +21,46 @@ class HostLink:
     pcie: PcieLink | None = None
     bandwidth: float = 0.0  # bytes/s per direction when not PCIe
     shared_by: int = 1  # devices behind one physical link (Atlas 300I Duo: 2 chips, one x16)
+    efficiency: float = 1.0  # share of the link model's rate a DMA reaches (root complex, DMA engine)
+    per_engine: float = 0.0  # bytes/s one DMA engine moves over this link; 0: no limit below the port's
+    bandwidth_up: float = 0.0  # bytes/s device to host when it differs from `bandwidth` (not PCIe)
 
     @property
     def capacity(self) -> float:
-        """Wire bytes per second, one direction."""
-        return tlp_bandwidth(self.pcie) if self.pcie is not None else self.bandwidth
+        """Wire bytes per second, host to device."""
+        return (tlp_bandwidth(self.pcie) if self.pcie is not None else self.bandwidth) * self.efficiency
+
+    @property
+    def capacity_up(self) -> float:
+        """Wire bytes per second, device to host."""
+        return self.bandwidth_up * self.efficiency if self.pcie is None and self.bandwidth_up else self.capacity
 
     def wire_bytes(self, size: int, read: bool) -> float:
         if self.pcie is None:
             return float(size)
         return float(read_wire_bytes(self.pcie, size) if read else write_wire_bytes(self.pcie, size))
+
+
+@dataclass(frozen=True)
+class Host:
+    """The host side of the server: which CPU serves which devices, and what it can carry at once.
+
+    `bandwidth` is one CPU's budget for device traffic, per direction, pooled by the `devices_per_cpu`
+    devices it serves (its memory, root complex or UB ports, whichever binds first); 0: no limit
+    beyond each device's own link. Registering host memory costs `register` seconds plus the size
+    over `pin_bandwidth` (the driver pins and maps every page).
+    """
+    cpu: str = "unknown"
+    devices_per_cpu: int = 8
+    bandwidth: float = 0.0
+    register: float = 0.0
+    pin_bandwidth: float = float("inf")
+
+    def cpu_of(self, device: int) -> int:
+        return device // self.devices_per_cpu
+
+    def register_time(self, size: int) -> float:
+        return self.register + size / self.pin_bandwidth
 
 
 @dataclass(frozen=True)
@@ -52,6 +82,7 @@ class Staging:
     chunk_bytes: int
     buffers: int
     setup: float  # seconds of fixed cost per pageable copy (pinning, bookkeeping)
+    copy_bandwidth: float  # bytes/s the driver fills (or drains) staging chunks at
 
 
 @dataclass(frozen=True)
@@ -68,6 +99,8 @@ class Hardware:
     kernel_slots: int  # kernels a device runs at once
     host_link: HostLink
     staging: Staging
+    sync_copy: float = 0.0  # seconds a blocking copy adds: the driver's round trip (submit, wait, wake)
+    host: Host = field(default_factory=Host)
     peer_link: DeviceLink | None = None  # between devices of one peer group
     pair_link: DeviceLink | None = None  # between the two dies of a package (SIO)
     peer_groups: tuple = ()
@@ -105,13 +138,18 @@ class Hardware:
         hl = self.host_link
         if route in ("h2d", "d2h", "pcie-p2p"):
             def port(dev: int, direction: str) -> tuple:
-                return f"{hl.kind}{dev // hl.shared_by}.{direction}", hl.capacity, 1.0
+                return f"{hl.kind}{dev // hl.shared_by}.{direction}", hl.capacity if direction == "down" \
+                    else hl.capacity_up, 1.0
+
+            def cpu(dev: int, direction: str) -> list:
+                h = self.host
+                return [(f"cpu{h.cpu_of(dev)}.{direction}", h.bandwidth, 1.0)] if h.bandwidth > 0 else []
             # The read requests an H2D sends upstream (about 4% of its bytes at MRRS 512) are not charged:
             # H2D and D2H each keep a full direction, as the flow model's closed forms say.
             if route == "h2d":  # the device reads host memory: the completions come down
-                return [port(dst, "down")], hl.wire_bytes(nbytes, read=True)
+                return [port(dst, "down"), *cpu(dst, "down")], hl.wire_bytes(nbytes, read=True)
             if route == "d2h":  # the device writes host memory
-                return [port(src, "up")], hl.wire_bytes(nbytes, read=False)
+                return [port(src, "up"), *cpu(src, "up")], hl.wire_bytes(nbytes, read=False)
             return [port(src, "up"), port(dst, "down")], hl.wire_bytes(nbytes, read=False)
         pl = self.pair_link if route == "sio" else self.peer_link
         if route == "sio" or pl.topology == "mesh":
@@ -124,9 +162,19 @@ class Hardware:
         route = self.route(src, dst)
         if route == "h2h":
             return nbytes / self.host_memcpy_bandwidth
-        links, wire = self.path(route, src, dst, nbytes)
+        _, wire = self.path(route, src, dst, nbytes)
         tasks = -(-nbytes // chunk) if chunk and nbytes else 1
-        return self.latency(route) * tasks + wire / min(cap / w for _, cap, w in links)
+        return self.latency(route) * tasks + wire / self.rate(src, dst)
+
+    def rate(self, src: int | None, dst: int | None) -> float:
+        """Wire bytes per second a lone copy between two ends gets: its narrowest link, or what one DMA
+        engine moves over the host link, if less."""
+        route = self.route(src, dst)
+        links, _ = self.path(route, src, dst, 0)
+        rate = min(cap / w for _, cap, w in links)
+        if route in ("h2d", "d2h") and self.host_link.per_engine > 0:  # one task holds one engine
+            rate = min(rate, self.host_link.per_engine)
+        return rate
 
     def latency(self, route: str) -> float:
         if route in ("h2d", "d2h", "pcie-p2p"):

@@ -294,6 +294,9 @@ class Machine:
             if route == "h2h":  # a host-to-host copy done by the driver
                 self._after(task.nbytes / hw.host_memcpy_bandwidth, task)
                 return
+            if hw.host_link.per_engine > 0 and (route == "h2d" or route == "d2h"):  # one engine's own limit
+                links, weights = [*links, self.link(f"dev{task.device}.dma{engine}", hw.host_link.per_engine)], \
+                    [*weights, 1.0]
         n = task.nbytes
         chunks = -(-n // task.chunk) if task.chunk and n else 1
         task.links = names
@@ -328,7 +331,7 @@ class Machine:
         yield env.timeout(st.setup)
         n, chunk = task.nbytes, st.chunk_bytes
         sizes = [min(chunk, n - off) for off in range(0, n, chunk)] or [0]
-        per_byte = 1.0 / hw.host_memcpy_bandwidth
+        per_byte = 1.0 / st.copy_bandwidth
         done: list[simpy.Event] = []
         if task.dst is not HOST:  # to the device
             for i, size in enumerate(sizes):

@@ -33,7 +33,8 @@ def test_products_table_lists_every_config_with_its_links(capsys):
     out = capsys.readouterr().out
     for name in config.available():
         assert name in out
-    assert "PCIe Gen5 x16" in out and "HCCS mesh 56 GB/s" in out  # 910B
+    assert "PCIe Gen4 x16" in out and "HCCS mesh 56 GB/s" in out  # 910B: a Kunpeng 920 host
+    assert "PCIe Gen5 x16" in out  # 910B-Gen5
     assert "does not support" in out  # IPV350's gaps are listed
 
 

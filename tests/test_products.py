@@ -14,10 +14,10 @@ from emu.config import ConfigError
 from emu.errors import AclError
 from helpers import code
 
-PRODUCTS = ["200I_A2", "310P", "910", "910B", "950DT", "950PR", "A3", "IPV350"]
-FAMILY = {"950PR": "950", "950DT": "950", "A3": "A3", "910B": "A2", "200I_A2": "200I",
+PRODUCTS = ["200I_A2", "310P", "910", "910B", "910B-Gen5", "950DT", "950PR", "A3", "IPV350"]
+FAMILY = {"950PR": "950", "950DT": "950", "A3": "A3", "910B": "A2", "910B-Gen5": "A2", "200I_A2": "200I",
           "310P": "310P", "910": "910", "IPV350": "IPV350"}
-EP = ["310P", "910", "910B", "950DT", "950PR", "A3"]
+EP = ["310P", "910", "910B", "910B-Gen5", "950DT", "950PR", "A3"]
 RC = ["200I_A2", "IPV350"]
 
 
@@ -105,15 +105,15 @@ def test_inherit_910B_with_an_override(tmp_path):
     cfg.write_text('inherit = "910B"\n\n[product]\nname = "mine"\n\n'
                    "[devices]\ncount = 2\n\n"
                    '[devices.source]\ncount = "A: a two-device test box"\n\n'
-                   "[hardware.host_link]\ngen = 4\n"
-                   '[hardware.host_link.source]\ngen = "A: a PCIe 4.0 slot"\n')
+                   "[hardware.host_link]\ngen = 5\n"
+                   '[hardware.host_link.source]\ngen = "A: a PCIe 5.0 slot"\n')
     p = config.load(cfg)
     base = config.load("910B")
     assert p.name == "mine" and p.device_count == 2
     assert p.sources["devices.count"] == "A: a two-device test box"
-    assert p.sources["hardware.host_link.gen"] == "A: a PCIe 4.0 slot"
-    assert p.hardware.host_link.pcie.gen == 4
-    assert p.hardware.host_link.capacity == pytest.approx(base.hardware.host_link.capacity / 2)
+    assert p.sources["hardware.host_link.gen"] == "A: a PCIe 5.0 slot"
+    assert p.hardware.host_link.pcie.gen == 5
+    assert p.hardware.host_link.capacity == pytest.approx(base.hardware.host_link.capacity * 2)
     assert p.hardware.host_link.latency == base.hardware.host_link.latency
     assert p.max_streams == base.max_streams and p.features == base.features
     r = emu.configure(product=cfg)

@@ -90,6 +90,7 @@ class HostMemoryOps:
             alias = self.space.alloc_alias(self.current_context().device.id, host, off, size)
         reg = Registration(ptr, size, flags, host, alias, pinned)
         self.space.register(reg)
+        self.tick(self.product.hardware.host.register_time(size))  # the driver pins and maps every page
         return reg
 
     @api("aclrtHostRegister")

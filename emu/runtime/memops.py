@@ -140,6 +140,7 @@ class MemoryOps:
             (s_dev is None and self.pageable(src, soff)) or (d_dev is None and self.pageable(dst, doff)))
         self.run_blocking(Task(STAGED if staged else COPY, nbytes=n, device=d_dev if s_dev is None else s_dev,
                                src=s_dev, dst=d_dev, label=what, on_complete=move))
+        self.tick(self.product.hardware.sync_copy)  # the driver's round trip: the host is woken once it is done
 
     def sync_for_pageable(self: Core, s: Stream) -> None:
         """An async call on pageable memory: refused on a captured stream, else the stream is drained."""

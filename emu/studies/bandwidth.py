@@ -27,8 +27,8 @@ from models import COPY, STAGED
 from .. import config
 from .. import constants as C
 from ..errors import AclError
-from .common import (Progress, parse_sizes_arg, positive_int, ensure_dir, event_time, format_table, human_bytes, parse_size, parse_sizes, plt,
-                     write_csv, write_json)
+from .common import (Progress, parse_sizes_arg, positive_int, ensure_dir, event_time, format_table, host_buffer,
+                     human_bytes, parse_size, parse_sizes, plt, release_host, write_csv, write_json)
 
 DEFAULT_SIZES = "4K..1G"
 PEER_CAP = 256 << 20  # the matrix runs at the largest size up to this, unless told otherwise
@@ -301,7 +301,7 @@ def _host_and_d2d(rt, bench: _Bench, sizes: list[int], rows: list, notes: list, 
     keep = []  # the numpy buffers behind pageable and registered memory: untouched, so no RAM is used
     for memory in MEMORY_KINDS:
         try:
-            host = _host_buffer(rt, memory, big, keep)
+            host = host_buffer(rt, memory, big, keep)
         except AclError as e:
             skipped[memory] = e.message or str(e)
             notes.append(f"{memory} host memory skipped: {skipped[memory]}")
@@ -324,7 +324,7 @@ def _host_and_d2d(rt, bench: _Bench, sizes: list[int], rows: list, notes: list, 
                     rows.append(_row(test, memory, _end(s_end), _end(d_end), route, n, bench.reps, t,
                                      n / hw.alone(s_end, d_end, n, rt.copy_unit(s_end, d_end)) / 1e9, "alone"))
                 step(1, f"{test} {memory} {human_bytes(n)}")
-        _release_host(rt, memory, host)
+        release_host(rt, memory, host)
     keep.clear()
     # D2D: a second buffer on the same device, for the sizes that fit beside the first
     room = p.memory_bytes - rt.space.used[rt.visible[0]] - (2 << 20)
@@ -355,29 +355,6 @@ def _last_copy_kind(rt) -> str | None:
 
 def _end(e):
     return "host" if e is None else e
-
-
-def _host_buffer(rt, memory: str, n: int, keep: list) -> int:
-    """A host buffer of `n` bytes of the given kind. Pageable and registered memory are numpy buffers the
-    program shows the runtime; np.empty of a large size is mapped lazily, and a timing-only copy never
-    touches it, so a 1 GiB buffer costs address space, not RAM."""
-    if memory == "pinned":
-        return rt.malloc_host(n)
-    buf = np.empty(n, dtype=np.uint8)
-    keep.append(buf)
-    ptr = rt.register_host(buf)
-    if memory == "registered":
-        from ..runtime.hostmem import REG_PINNED
-
-        rt.host_register_v2(ptr, n, REG_PINNED)
-    return ptr
-
-
-def _release_host(rt, memory: str, ptr: int) -> None:
-    if memory == "pinned":
-        rt.free_host(ptr)
-    elif memory == "registered":
-        rt.host_unregister(ptr)
 
 
 def _peers(rt, bench: _Bench, peer_sizes: list[int], reps: int, rows: list, notes: list, step) -> dict:

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
           "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
 
@@ -189,3 +191,26 @@ def ensure_dir(path) -> Path:
     p = Path(path)
     p.mkdir(parents=True, exist_ok=True)
     return p
+
+
+def host_buffer(rt, memory: str, n: int, keep: list) -> int:
+    """A host buffer of `n` bytes of the given kind. Pageable and registered memory are numpy buffers the
+    program shows the runtime; np.empty of a large size is mapped lazily, and a timing-only copy never
+    touches it, so a 1 GiB buffer costs address space, not RAM."""
+    if memory == "pinned":
+        return rt.malloc_host(n)
+    buf = np.empty(n, dtype=np.uint8)
+    keep.append(buf)
+    ptr = rt.register_host(buf)
+    if memory == "registered":
+        from ..runtime.hostmem import REG_PINNED  # (the runtime is imported only when a study runs)
+
+        rt.host_register_v2(ptr, n, REG_PINNED)
+    return ptr
+
+
+def release_host(rt, memory: str, ptr: int) -> None:
+    if memory == "pinned":
+        rt.free_host(ptr)
+    elif memory == "registered":
+        rt.host_unregister(ptr)
