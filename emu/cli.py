@@ -6,6 +6,7 @@
     acl-emu bandwidth                 H2D / D2H / D2D / peer bandwidth across message sizes
     acl-emu overlap                   plan copy/compute overlap: streams x chunks
     acl-emu compare                   one study side by side across products
+    acl-emu validate                  the model against public hardware measurements
 
 Every subcommand takes --json. Exit codes: 0 success, 1 failure, 2 bad arguments.
 """
@@ -119,7 +120,7 @@ def _run(args) -> int:
 
 
 def build_parser() -> Parser:
-    from .studies import bandwidth, compare, overlap, products
+    from .studies import bandwidth, compare, overlap, products, validate
 
     parser = Parser(prog="acl-emu", description="The CANN ACL runtime's memory APIs, emulated, with a timing "
                                                 "model of each product.")
@@ -146,7 +147,7 @@ def build_parser() -> Parser:
     run.add_argument("script", nargs="?", default=None, help="the script (default: the bundled example)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     run.set_defaults(func=_run)
-    for study in (products, bandwidth, overlap, compare):
+    for study in (products, bandwidth, overlap, compare, validate):
         study.add_parser(sub)
     return parser
 
