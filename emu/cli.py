@@ -7,6 +7,7 @@
     acl-emu overlap                   plan copy/compute overlap: streams x chunks
     acl-emu compare                   one study side by side across products
     acl-emu validate                  the model against public hardware measurements
+    acl-emu calibrate FILE -o X.toml  a config fitted to your own server's measurements
 
 Every subcommand takes --json. Exit codes: 0 success, 1 failure, 2 bad arguments.
 """
@@ -120,7 +121,7 @@ def _run(args) -> int:
 
 
 def build_parser() -> Parser:
-    from .studies import bandwidth, compare, overlap, products, validate
+    from .studies import bandwidth, calibrate, compare, overlap, products, validate
 
     parser = Parser(prog="acl-emu", description="The CANN ACL runtime's memory APIs, emulated, with a timing "
                                                 "model of each product.")
@@ -147,7 +148,7 @@ def build_parser() -> Parser:
     run.add_argument("script", nargs="?", default=None, help="the script (default: the bundled example)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     run.set_defaults(func=_run)
-    for study in (products, bandwidth, overlap, compare, validate):
+    for study in (products, bandwidth, overlap, compare, validate, calibrate):
         study.add_parser(sub)
     return parser
 

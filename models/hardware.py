@@ -156,24 +156,25 @@ class Hardware:
             return [(f"{pl.kind}{src}->{dst}", pl.bandwidth, 1.0)], float(nbytes)
         return [(f"{pl.kind}{src}.out", pl.bandwidth, 1.0), (f"{pl.kind}{dst}.in", pl.bandwidth, 1.0)], float(nbytes)
 
-    def alone(self, src: int | None, dst: int | None, nbytes: int, chunk: int = 0) -> float:
+    def alone(self, src: int | None, dst: int | None, nbytes: int, chunk: int = 0, engines: int = 1) -> float:
         """Seconds a copy takes with the machine to itself: latency (once per runtime task of `chunk` bytes)
-        + wire bytes / bottleneck rate."""
+        + wire bytes / bottleneck rate. engines > 1: its bytes spread over that many DMA engines (streams)."""
         route = self.route(src, dst)
         if route == "h2h":
             return nbytes / self.host_memcpy_bandwidth
         _, wire = self.path(route, src, dst, nbytes)
         tasks = -(-nbytes // chunk) if chunk and nbytes else 1
-        return self.latency(route) * tasks + wire / self.rate(src, dst)
+        return self.latency(route) * tasks + wire / self.rate(src, dst, engines)
 
-    def rate(self, src: int | None, dst: int | None) -> float:
-        """Wire bytes per second a lone copy between two ends gets: its narrowest link, or what one DMA
-        engine moves over the host link, if less."""
+    def rate(self, src: int | None, dst: int | None, engines: int = 1) -> float:
+        """Wire bytes per second copies between two ends get on `engines` DMA engines at once: the route's
+        narrowest link, or what the engines move over the host link, if less (A3: one engine 57 GB/s,
+        the die's port 102 GB/s)."""
         route = self.route(src, dst)
         links, _ = self.path(route, src, dst, 0)
         rate = min(cap / w for _, cap, w in links)
         if route in ("h2d", "d2h") and self.host_link.per_engine > 0:  # one task holds one engine
-            rate = min(rate, self.host_link.per_engine)
+            rate = min(rate, self.host_link.per_engine * engines)
         return rate
 
     def latency(self, route: str) -> float:

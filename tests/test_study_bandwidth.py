@@ -65,7 +65,7 @@ def test_pageable_is_far_below_pinned_small_and_approaches_the_memcpy_or_link_ce
     for test in ("h2d", "d2h"):
         pageable, pinned = host(b910, "pageable", test), host(b910, "pinned", test)
         assert pageable[4 * K]["gbps"] < pinned[4 * K]["gbps"] / 4
-        ceiling = min(hw.host_memcpy_bandwidth, hw.host_link.capacity) / 1e9
+        ceiling = min(hw.staging.copy_bandwidth, hw.host_link.capacity) / 1e9
         big = pageable[256 * M]
         assert 0.97 * ceiling < big["gbps"] <= ceiling * 1.0001
         assert big["model"].startswith("ceiling")

@@ -281,7 +281,7 @@ def measure(product: str, sizes: list[int], *, peer_sizes: list[int] | None = No
         "sizes": sizes,
         "peer_sizes": peer_sizes,
         "host_link": hw.host_link.kind,
-        "host_memcpy_gbps": hw.host_memcpy_bandwidth / 1e9,
+        "staging_copy_gbps": hw.staging.copy_bandwidth / 1e9,
         "host_link_gbps": hw.host_link.capacity / 1e9,
         "skipped": skipped,
         "notes": notes,
@@ -317,9 +317,9 @@ def _host_and_d2d(rt, bench: _Bench, sizes: list[int], rows: list, notes: list, 
             for n in sizes:
                 t = bench.one(0, dst, src, n, kind)
                 if _last_copy_kind(rt) == STAGED:  # the staging pipeline has no closed form here: give its ceiling
-                    model = min(hw.host_memcpy_bandwidth, n / hw.alone(s_end, d_end, n)) / 1e9
+                    model = min(hw.staging.copy_bandwidth, n / hw.alone(s_end, d_end, n)) / 1e9
                     rows.append(_row(test, memory, _end(s_end), _end(d_end), "staged " + route, n, bench.reps, t,
-                                     model, "ceiling: min(host memcpy, link)"))
+                                     model, "ceiling: min(staging copy, link)"))
                 else:
                     rows.append(_row(test, memory, _end(s_end), _end(d_end), route, n, bench.reps, t,
                                      n / hw.alone(s_end, d_end, n, rt.copy_unit(s_end, d_end)) / 1e9, "alone"))
@@ -687,8 +687,8 @@ def main(args) -> int:
         print()
         for note in result["notes"]:
             print(f"note: {note}")
-    print("\nmodel: the closed form of a lone copy (Hardware.alone); ceiling: min(host memcpy, link) for "
-          "pageable memory")
+    print("\nmodel: the closed form of a lone copy (Hardware.alone); ceiling: min(the driver's staging copy, link) "
+          "for pageable memory")
     print("wrote " + ", ".join(files.values()))
     return 0
 

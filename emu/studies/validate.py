@@ -146,11 +146,14 @@ def _enqueue(rt, row: dict, lanes: list, join: bool) -> None:
     first before them and join them back into it after them (one device)."""
     n, k = row["size_bytes"], row["streams"]
     streams = [s for _, mine, *_ in lanes for s in mine]
+    join = join and len(streams) > 1
     if join:
         _join(rt, streams[0], streams[1:])
+    switch = len(lanes) > 1  # one device: no context switches between the copies
     for i in range(row["count"]):
         for dev, mine, dst, src, kind in lanes:
-            rt.set_device(dev)
+            if switch:
+                rt.set_device(dev)
             rt.memcpy_async(dst, n, src, n, kind, mine[i % k])
     if join:
         for s in streams[1:]:

@@ -1,0 +1,450 @@
+"""`acl-emu calibrate`: fit a product config to measurements from your own server.
+
+    acl-emu calibrate dmi-h2d.txt --product 910B -o my-server.toml
+
+Reads the table `ascend-dmi --bw` prints (or a CSV of size, direction, memory kind and GB/s or us per
+copy), groups the rows by what they exercise (host link each way, pinned or pageable, peer link, device
+memory), fits each group's per-copy time as a fixed cost plus bytes over a rate (relative least squares),
+and maps the two numbers onto the config fields behind them. It writes a config that inherits the base
+product and overrides only the fitted fields, each with `source = "fit: <file>, residual <x>%"`, then
+replays every input row on the new config and reports the residuals (table, JSON, plot).
+
+A field the data cannot determine is kept from the base config and listed; asking for it with --fit
+refuses, naming the field. A fit outside what the hardware model allows (a PCIe link faster than its
+generation, a negative fixed cost) refuses too.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from models.pcie import tlp_bandwidth
+
+from .. import config
+from .common import format_table, parse_size, plt, write_json
+from . import validate as V
+
+DIRECTIONS = {"h2d": "h2d", "d2h": "d2h", "d2d": "d2d", "p2p": "p2p", "host to device": "h2d",
+              "device to host": "d2h", "device to device": "d2d", "hosttodevice": "h2d", "devicetohost": "d2h"}
+FIXED_SHARE = 0.10  # a fixed cost is determined when it is at least this share of some row's time
+DATA_SHARE = 0.50  # a rate is determined when the bytes take at least this share of some row's time
+
+
+class CalibrationError(ValueError):
+    """The data cannot determine what was asked (the message names the field), or the input is unreadable."""
+
+
+# -- reading measurements --------------------------------------------------------------------------------
+def read(path: str | Path, direction: str | None = None, memory: str | None = None) -> list[dict]:
+    """Rows in the measurements format of `validate` (one per size and direction), from an ascend-dmi table
+    or a CSV."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise CalibrationError(f"{path}: {e.strerror}") from None
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    raw = _read_csv(text) if "," in first and "size" in first.lower() else _read_dmi(text)
+    rows = []
+    for i, r in enumerate(raw):
+        d = r.get("direction") or direction
+        if d is None:
+            raise CalibrationError(f"{path}: row {i + 1}: no direction (a column, a section heading, or "
+                                   f"--direction)")
+        rows.append(_row(path, i, r, d, r.get("memory") or memory))
+    if not rows:
+        raise CalibrationError(f"{path}: no measurements found (expected ascend-dmi --bw output or a CSV with "
+                               f"size and gbps or us columns)")
+    return rows
+
+
+def _row(path: Path, i: int, r: dict, direction: str, memory: str | None) -> dict:
+    direction = DIRECTIONS.get(direction.strip().lower())
+    if direction is None:
+        raise CalibrationError(f"{path}: row {i + 1}: direction {r.get('direction')!r} is not h2d, d2h, d2d or p2p")
+    memory = memory or ("device" if direction in ("d2d", "p2p") else "pinned")
+    pattern = r.get("pattern") or "async"
+    row = {"id": f"{path.name}:{i + 1}", "product": "", "pattern": pattern, "streams": 1, "devices": 1,
+           "count": int(r.get("count") or (10 if pattern == "async" else 1)), "size_bytes": r["size"],
+           "memory": memory, "direction": direction, "value": r["value"], "unit": r["unit"],
+           "calibration": True, "source": str(path)}
+    try:
+        V.check_row(row, f"{path}: row {i + 1}")
+    except V.MeasurementError as e:
+        raise CalibrationError(str(e)) from None
+    return row
+
+
+def _read_csv(text: str) -> list[dict]:
+    out = []
+    for line, rec in enumerate(csv.DictReader(io.StringIO(text)), start=2):
+        rec = {k.strip().lower(): (v or "").strip() for k, v in rec.items() if k}
+        value = next(((rec[k], u) for k, u in (("gbps", "GB/s"), ("gb/s", "GB/s"), ("bandwidth", "GB/s"),
+                                               ("us", "us"), ("time_us", "us")) if rec.get(k)), None)
+        if value is None:
+            raise CalibrationError(f"CSV line {line}: needs a gbps (GB/s) or us (per copy) column")
+        try:
+            out.append({"size": parse_size(rec["size"]), "value": float(value[0]), "unit": value[1],
+                        "direction": rec.get("direction"), "memory": rec.get("memory"),
+                        "pattern": rec.get("pattern"), "count": rec.get("count")})
+        except (KeyError, ValueError) as e:
+            raise CalibrationError(f"CSV line {line}: {e}") from None
+    return out
+
+
+_HEADING = re.compile(r"\b(h2d|d2h|d2d|p2p|host\s*to\s*device|device\s*to\s*host|device\s*to\s*device)\b", re.I)
+_NUMBER = re.compile(r"^[0-9]+(\.[0-9]+)?[KMG]?$", re.I)
+
+
+def _read_dmi(text: str) -> list[dict]:
+    """ascend-dmi --bw tables: a section per direction (a heading naming it), a header with Size and
+    Bandwidth (and maybe Execute Times), then one line per size."""
+    out, direction, cols = [], None, None
+    for line in text.splitlines():
+        cells = [c for c in re.split(r"\s{2,}|\t|\|", line.strip()) if c.strip()]
+        if not cells:
+            continue
+        if all(_NUMBER.match(c.strip()) for c in cells) and len(cells) >= 2:
+            size_at, bw_at, et_at = cols or (0, len(cells) - 1, 1 if len(cells) >= 3 else None)
+            out.append({"size": parse_size(cells[size_at]), "value": float(cells[bw_at]), "unit": "GB/s",
+                        "direction": direction, "count": cells[et_at] if et_at is not None else None})
+            continue
+        low = [c.lower() for c in cells]
+        if any("size" in c for c in low) and any("bandwidth" in c or "gb/s" in c for c in low):
+            cols = (next(i for i, c in enumerate(low) if "size" in c),
+                    next(i for i, c in enumerate(low) if "bandwidth" in c or "gb/s" in c),
+                    next((i for i, c in enumerate(low) if "execute" in c or "times" in c), None))
+            continue
+        m = _HEADING.search(line)
+        if m:
+            direction = re.sub(r"\s+", " ", m.group(1).lower())
+    return out
+
+
+# -- fitting -----------------------------------------------------------------------------------------------
+@dataclass
+class Group:
+    """The rows of one (direction, memory, pattern) and what their line a + b x bytes maps to."""
+    key: tuple
+    rows: list = field(default_factory=list)
+    a: float = 0.0  # seconds per copy, fixed
+    b: float = 0.0  # seconds per byte
+    fixed_ok: bool = False
+    rate_ok: bool = False
+    why_fixed: str = ""
+    why_rate: str = ""
+
+
+def seconds_per_copy(row: dict) -> float:
+    scale = V.UNITS[row["unit"]]
+    if row["unit"] in ("GB/s", "GiB/s"):
+        return row["size_bytes"] * row["devices"] / (row["value"] * scale)
+    return row["value"] * scale
+
+
+def _model_line(row: dict, base: str) -> tuple[float, float]:
+    """The base config's own a and b for this kind of row: its per-copy time at two sizes."""
+    small, big = dict(row, size_bytes=4096, count=4), dict(row, size_bytes=256 << 20, count=4)
+    ts, tb = (V.replay(r, base) / 4 for r in (small, big))
+    b = (tb - ts) / (big["size_bytes"] - small["size_bytes"])
+    return ts - b * small["size_bytes"], b
+
+
+def fit_group(g: Group, base: str) -> None:
+    """Relative least squares of t = a + b n; each of a and b is kept only where the data shows it, the
+    other then comes from the base config."""
+    n = np.array([r["size_bytes"] for r in g.rows], dtype=float)
+    t = np.array([seconds_per_copy(r) for r in g.rows])
+    m = _tasks(g, base, n)  # the fixed cost is paid once per runtime task of an async copy
+    a0, b0 = _model_line(g.rows[0], base)
+    if len(set(n)) >= 2:
+        (a, b), *_ = np.linalg.lstsq(np.stack([m / t, n / t], axis=1), np.ones_like(t), rcond=None)
+    else:
+        a, b = a0, b0
+    g.fixed_ok = len(set(n)) >= 2 and a > 0 and float(np.max(a * m / (a * m + b * n))) >= FIXED_SHARE
+    g.rate_ok = b > 0 and float(np.max(b * n / (a * m + b * n))) >= DATA_SHARE
+    if not g.fixed_ok:
+        g.why_fixed = ("one size only" if len(set(n)) < 2 else
+                       f"at every size the fixed cost is under {FIXED_SHARE:.0%} of a copy's time: add smaller sizes")
+        a = a0
+        b = float(np.mean((t - a * m) / n)) if g.rate_ok or len(set(n)) < 2 else b
+        g.rate_ok = b > 0 and float(np.max(b * n / (a * m + b * n))) >= DATA_SHARE
+    if not g.rate_ok:
+        g.why_rate = f"at every size the bytes take under {DATA_SHARE:.0%} of a copy's time: add larger sizes"
+        b = b0
+        if g.fixed_ok:
+            a = float(np.mean((t - b * n) / m))
+    g.a, g.b = a, b
+
+
+def _tasks(g: Group, base: str, n: np.ndarray) -> np.ndarray:
+    """Runtime tasks per copy: async copies of pinned or device memory are split (spec 11.1); blocking and
+    pageable copies are one transfer each."""
+    direction, memory, pattern = g.key
+    if pattern != "async" or memory == "pageable":
+        return np.ones_like(n)
+    import emu
+
+    rt = emu.configure(base, functional=False)
+    ends = {"h2d": (None, 0), "d2h": (0, None), "d2d": (0, 0), "p2p": (0, 1)}[direction]
+    unit = rt.copy_unit(*ends)
+    emu.configure(functional=True)
+    return np.ceil(n / unit)
+
+
+def fields_of(g: Group, product) -> dict[str, tuple[float, bool, str]]:
+    """{config field: (value, determined, why not)} for a fitted group."""
+    hw = product.hardware
+    fixed_field, fixed = _fixed_field(g, hw)
+    out = {fixed_field: (fixed, g.fixed_ok, g.why_fixed)} if fixed_field else {}
+    rate_field, rate = _rate_field(g, hw)
+    if rate_field is not None:
+        out[rate_field] = (rate, g.rate_ok, g.why_rate)
+    return out
+
+
+def _fixed_field(g: Group, hw) -> tuple[str | None, float]:
+    direction, memory, pattern = g.key
+    us = 1e6
+    if memory == "pageable":  # the staging setup, beyond the call, the transfer latency and the round trip
+        rest = hw.call_overhead + hw.latency(direction) + hw.sync_copy
+        return "hardware.staging.setup_us", (g.a - rest) * us
+    if pattern == "sync":  # the driver's round trip, beyond the call and the transfer latency
+        route = {"p2p": "hccs", "d2d": "sdma"}.get(direction, direction)
+        return "hardware.sync_copy_us", (g.a - hw.call_overhead - _latency(hw, route)) * us
+    # async: each sample starts one API call after its start event, which the per-copy cost carries / count
+    a = g.a - hw.call_overhead / statistics.mean(r["count"] for r in g.rows)
+    if direction in ("h2d", "d2h"):
+        return "hardware.host_link.latency_us", a * us
+    if direction == "p2p":
+        return ("hardware.peer_link.latency_us", a * us) if hw.peer_link is not None else (None, 0.0)
+    return "hardware.sdma_latency_us", a * us
+
+
+def _latency(hw, route: str) -> float:
+    return hw.sdma_latency if route == "sdma" else hw.peer_link.latency if route == "hccs" else hw.latency(route)
+
+
+def _rate_field(g: Group, hw) -> tuple[str | None, float]:
+    direction, memory, _ = g.key
+    hl = hw.host_link
+    if memory == "pageable":
+        return "hardware.staging.copy_gbps", 1 / g.b / 1e9
+    if direction in ("h2d", "d2h"):
+        if hl.pcie is not None:  # payload rate -> the share of the pcie-bench rate the DMA reaches
+            wire = hl.wire_bytes(1 << 30, read=direction == "h2d") / (1 << 30)
+            return "hardware.host_link.efficiency", wire / g.b / tlp_bandwidth(hl.pcie)
+        if hl.per_engine:
+            return "hardware.host_link.per_engine_gbps", 1 / g.b / 1e9
+        return ("hardware.host_link.gbps" if direction == "h2d" else "hardware.host_link.up_gbps"), 1 / g.b / 1e9
+    if direction == "p2p":
+        return ("hardware.peer_link.gbps", 1 / g.b / 1e9) if hw.peer_link is not None else (None, 0.0)
+    return "hardware.memory_gbps", 2 / g.b / 1e9  # an on-chip copy reads and writes device memory
+
+
+def refine(rows: list[dict], base: str, start: dict[str, float], steps: int = 8) -> dict[str, float]:
+    """Gauss-Newton on the model itself, from the line fit's values: the fields that make the replayed rows
+    agree best with the measurements (relative residuals; fields in log space, so they stay positive)."""
+    import tempfile
+
+    names = list(start)
+    x = np.log([start[k] for k in names])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "fit.toml"
+
+        def residual(logs: np.ndarray) -> np.ndarray:
+            path.write_text(_override(base, dict(zip(names, np.exp(logs)))))
+            return np.array([V.predict(r, str(path)) / r["value"] - 1 for r in rows])
+
+        r = residual(x)
+        for _ in range(steps):
+            jac = np.stack([(residual(x + h) - r) / 1e-4 for h in np.eye(len(x)) * 1e-4], axis=1)
+            dx, *_ = np.linalg.lstsq(jac, -r, rcond=None)
+            dx = np.clip(dx, -1.0, 1.0)
+            trial = residual(x + dx)
+            if np.sum(trial ** 2) >= np.sum(r ** 2):
+                break
+            x, r = x + dx, trial
+            if np.max(np.abs(dx)) < 1e-6:
+                break
+    return dict(zip(names, np.exp(x).tolist()))
+
+
+def _override(base: str, fields: dict[str, float]) -> str:
+    """A config inheriting `base` with these fields set (a fit's trial point)."""
+    inherit = base if not Path(base).exists() else str(Path(base).resolve())
+    sections: dict[str, dict] = {}
+    for full, value in fields.items():
+        section, key = full.rsplit(".", 1)
+        sections.setdefault(section, {})[key] = value
+    lines = [f'inherit = "{inherit}"']
+    for section, values in sections.items():
+        lines += [f"[{section}]", *(f"{k} = {float(v)!r}" for k, v in values.items()), f"[{section}.source]",
+                  *(f'{k} = "fit"' for k in values)]
+    return "\n".join(lines) + "\n"
+
+
+def check(name: str, value: float, hw) -> None:
+    """Refuse a fit the hardware model cannot hold."""
+    if not np.isfinite(value) or value <= 0:
+        raise CalibrationError(f"{name}: the fit gives {value:.3g}, not a positive number: the rows disagree "
+                               f"with a fixed cost plus bytes over a rate (mixed patterns or servers?)")
+    if name == "hardware.host_link.efficiency" and value > 1.05:
+        raise CalibrationError(f"{name}: the fit gives {value:.3f}, faster than PCIe Gen{hw.host_link.pcie.gen} "
+                               f"x{hw.host_link.pcie.lanes} can carry: set the base config's link generation first")
+
+
+# -- the whole calibration ---------------------------------------------------------------------------------
+def calibrate(rows: list[dict], base: str, source: str, only: list[str] | None = None) -> dict:
+    """Fit, then replay: {"fields": {name: value}, "kept": {name: why}, "rows": residual rows}."""
+    product = config.load(base)
+    groups: dict[tuple, Group] = {}
+    for r in rows:
+        groups.setdefault((r["direction"], r["memory"], r["pattern"]), Group(
+            (r["direction"], r["memory"], r["pattern"]))).rows.append(dict(r, product=product.name))
+    fitted: dict[str, list] = {}
+    kept: dict[str, str] = {}
+    for g in groups.values():
+        fit_group(g, base)
+        found = fields_of(g, product)
+        good = {name: value for name, (value, ok, _) in found.items() if ok and np.isfinite(value) and value > 0}
+        good = refine(g.rows, base, good) if good else good
+        for name, (value, ok, why) in found.items():
+            if name in good:
+                fitted.setdefault(name, []).append((good[name], g))
+            else:
+                kept.setdefault(name, why or f"the fit gives {value:.3g}")
+    for name in only or []:
+        if name not in fitted:
+            raise CalibrationError(f"{name}: {kept.get(name) or 'no row of the data exercises it'}")
+    fields = {name: float(np.mean([v for v, _ in vs])) for name, vs in fitted.items() if not only or name in only}
+    for name, value in fields.items():
+        check(name, value, product.hardware)
+        kept.pop(name, None)
+    if not fields:
+        name, why = next(iter(kept.items()), ("(every field)", "no rows"))
+        raise CalibrationError(f"{name}: {why}")
+    return {"base": product.name, "source": source, "fields": fields, "kept": kept,
+            "groups": {name: [g.key for _, g in vs] for name, vs in fitted.items() if name in fields},
+            "input": [dict(r, product=product.name) for r in rows]}
+
+
+def config_text(result: dict, name: str, residuals: dict[str, float], inherit: str) -> str:
+    """The inheriting config: only the fitted fields, each citing the fit."""
+    sections: dict[str, dict] = {}
+    for full, value in result["fields"].items():
+        section, key = full.rsplit(".", 1)
+        sections.setdefault(section, {})[key] = value
+    lines = [f"# Calibrated from {result['source']} by `acl-emu calibrate`; everything not set here is "
+             f"{result['base']}'s.", f'inherit = "{inherit}"', "", "[product]", f'name = "{name}"',
+             f'title = "{config.load(inherit).title}, calibrated to {Path(result["source"]).name}"', ""]
+    for section, values in sections.items():
+        lines.append(f"[{section}]")
+        lines += [f"{k} = {float(f'{v:.6g}')!r}" for k, v in values.items()]
+        lines.append(f"[{section}.source]")
+        lines += [f'{k} = "fit: {Path(result["source"]).name}, residual {residuals[f"{section}.{k}"]:.1f}%"'
+                  for k in values]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def residuals(result: dict, cfg: str) -> tuple[list[dict], dict[str, float]]:
+    """Every input row replayed on the calibrated config; per fitted field, the median |error| of its rows."""
+    out = []
+    for r in result["input"]:
+        model = V.predict(r, cfg)
+        out.append({"row": r["id"], "direction": r["direction"], "memory": r["memory"], "pattern": r["pattern"],
+                    "bytes": r["size_bytes"], "unit": r["unit"], "measured": r["value"], "model": model,
+                    "error_pct": 100 * (model / r["value"] - 1)})
+    per_field = {}
+    for name, keys in result["groups"].items():
+        errs = [abs(o["error_pct"]) for o in out if (o["direction"], o["memory"], o["pattern"]) in keys]
+        per_field[name] = statistics.median(errs) if errs else 0.0
+    return out, per_field
+
+
+def plot(rows: list[dict], path: Path, title: str) -> Path:
+    """Measured points and the calibrated model's line over size, one colour per group."""
+    pyplot = plt()
+    fig, ax = pyplot.subplots(figsize=(7.5, 4.5))
+    keys = sorted({(r["direction"], r["memory"], r["pattern"], r["unit"]) for r in rows})
+    for i, key in enumerate(keys):
+        mine = sorted((r for r in rows if (r["direction"], r["memory"], r["pattern"], r["unit"]) == key),
+                      key=lambda r: r["bytes"])
+        x = [r["bytes"] for r in mine]
+        ax.plot(x, [r["model"] for r in mine], color=f"C{i}", lw=1.5, label=f"{key[0]} {key[1]} ({key[2]}): model")
+        ax.scatter(x, [r["measured"] for r in mine], color=f"C{i}", s=28, zorder=3, label="measured")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("copy size (bytes)")
+    ax.set_ylabel(" / ".join(sorted({k[3] for k in keys})))
+    worst = max(abs(r["error_pct"]) for r in rows)
+    ax.set_title(f"{title}: worst residual {worst:.1f}%")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    pyplot.close(fig)
+    return path
+
+
+# -- the command -------------------------------------------------------------------------------------------
+def main(args) -> int:
+    out = Path(args.output)
+    name = args.name or out.stem
+    try:
+        rows = read(args.measurements, args.direction, args.memory)
+        result = calibrate(rows, args.product, str(args.measurements), args.fit)
+        inherit = args.product if not Path(args.product).exists() else str(Path(args.product).resolve())
+        draft = config_text(result, name, {k: 0.0 for k in result["fields"]}, inherit)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(draft)
+        table, per_field = residuals(result, str(out))
+        out.write_text(config_text(result, name, per_field, inherit))
+        config.load(out)  # it loads, with every number cited
+    except (CalibrationError, config.ConfigError) as e:
+        sys.stderr.write(f"acl-emu calibrate: error: {e}\n")
+        return 2
+    figure = plot(table, out.with_suffix(".png"), f"{name} (from {result['base']})")
+    report = {"config": str(out), "plot": str(figure), "base": result["base"], "fields": result["fields"],
+              "residual_pct": per_field, "kept": result["kept"], "rows": table}
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(format_table([{"row": r["row"], "bytes": r["bytes"], "measured": f"{r['measured']:.4g}",
+                         "model": f"{r['model']:.4g}", "unit": r["unit"], "error %": f"{r['error_pct']:+.1f}"}
+                        for r in table]))
+    print("\nfitted:")
+    for k, v in result["fields"].items():
+        print(f"  {k} = {v:.4g}   (median residual {per_field[k]:.1f}%)")
+    for k, why in result["kept"].items():
+        print(f"  kept from {result['base']}: {k} ({why})")
+    print(f"\nwrote {out} and {figure}; use it as --product {out}")
+    return 0
+
+
+def add_parser(sub) -> None:
+    from ..cli import product_arg
+
+    p = sub.add_parser("calibrate", help="fit a product config to your own server's measurements",
+                       description="Fit a config to ascend-dmi --bw output or a CSV (size, direction, memory, "
+                                   "gbps or us); writes an inheriting config whose fitted numbers cite the fit.")
+    p.add_argument("measurements", help="ascend-dmi --bw output (text) or a CSV with size and gbps or us columns")
+    p.add_argument("--product", type=product_arg, default=config.DEFAULT_PRODUCT,
+                   help=f"the config to start from (default: {config.DEFAULT_PRODUCT})")
+    p.add_argument("-o", "--output", required=True, help="the config file to write (TOML)")
+    p.add_argument("--name", help="the calibrated product's name (default: the output file's stem)")
+    p.add_argument("--direction", choices=("h2d", "d2h", "d2d", "p2p"),
+                   help="direction of rows that do not say (an ascend-dmi run with -t)")
+    p.add_argument("--memory", choices=V.MEMORY, help="host memory of rows that do not say (default: pinned)")
+    p.add_argument("--fit", type=lambda t: [f.strip() for f in t.split(",") if f.strip()],
+                   help="only these fields (comma separated); refuses if the data cannot determine one")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=main)

@@ -1,0 +1,114 @@
+"""`acl-emu calibrate`: measurements from a server whose config we hide are fitted back to that config."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from emu import config
+from emu.cli import main
+from emu.studies import calibrate as C
+from emu.studies import validate as V
+
+SIZES = [1 << k for k in range(12, 29, 2)]  # 4 KiB .. 256 MiB
+
+
+def _truth(tmp_path, body: str) -> str:
+    """A hidden server: 910B with some fields changed."""
+    path = tmp_path / "truth.toml"
+    path.write_text('inherit = "910B"\n[product]\nname = "truth"\n' + body)
+    return str(path)
+
+
+def _measure(truth: str, direction: str, memory: str, pattern: str, sizes=SIZES, count: int = 10) -> list:
+    out = []
+    for n in sizes:
+        row = {"id": "m", "product": "truth", "pattern": pattern, "streams": 1, "count": count, "devices": 1,
+               "size_bytes": n, "memory": memory, "direction": direction, "value": 1.0, "unit": "GB/s",
+               "calibration": True, "source": "s"}
+        out.append((n, V.predict(row, truth)))
+    return out
+
+
+def _dmi_table(path, direction: str, points) -> str:
+    """What ascend-dmi --bw prints: a heading naming the direction, a header, one line per size."""
+    lines = ["-" * 60, "Device: 0", f"Type: {direction.upper()}", "-" * 60,
+             "    Size(Bytes)        Execute Times        Bandwidth(GB/s)"]
+    lines += [f"    {n:<18} 10                   {gbps:.3f}" for n, gbps in points]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_fits_the_host_link_back_from_an_ascend_dmi_table(tmp_path, capsys):
+    truth = _truth(tmp_path, "[hardware.host_link]\nefficiency = 0.85\nlatency_us = 3.0\n"
+                             '[hardware.host_link.source]\nefficiency = "A: t"\nlatency_us = "A: t"\n')
+    dmi = _dmi_table(tmp_path / "dmi.txt", "h2d", _measure(truth, "h2d", "pinned", "async"))
+    out = tmp_path / "mine.toml"
+    assert main(["calibrate", dmi, "--product", "910B", "-o", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["fields"]["hardware.host_link.efficiency"] == pytest.approx(0.85, rel=0.01)
+    assert report["fields"]["hardware.host_link.latency_us"] == pytest.approx(3.0, rel=0.05)
+    assert max(abs(r["error_pct"]) for r in report["rows"]) < 2.0
+    mine = config.load(out)
+    assert mine.name == "mine" and mine.family == "A2"
+    assert mine.sources["hardware.host_link.efficiency"].startswith("fit: dmi.txt, residual ")
+    assert mine.sources["hardware.host_link.gen"] == config.load("910B").sources["hardware.host_link.gen"]
+    assert (tmp_path / "mine.png").stat().st_size > 0
+
+
+def test_fits_pageable_peer_and_blocking_costs_from_a_csv(tmp_path):
+    truth = _truth(tmp_path, "[hardware]\nsync_copy_us = 6.0\n[hardware.source]\nsync_copy_us = \"A: t\"\n"
+                             "[hardware.staging]\ncopy_gbps = 12.0\n[hardware.staging.source]\ncopy_gbps = \"A: t\"\n"
+                             "[hardware.peer_link]\ngbps = 40.0\n[hardware.peer_link.source]\ngbps = \"A: t\"\n")
+    lines = ["size,direction,memory,pattern,gbps"]
+    for direction, memory, pattern in (("h2d", "pageable", "sync"), ("p2p", "device", "async"),
+                                       ("d2h", "pinned", "sync")):
+        lines += [f"{n},{direction},{memory},{pattern},{g:.5f}" for n, g in _measure(truth, direction, memory, pattern)]
+    csv = tmp_path / "mine.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    result = C.calibrate(C.read(csv), "910B", str(csv))
+    f = result["fields"]
+    assert f["hardware.staging.copy_gbps"] == pytest.approx(12.0, rel=0.03)
+    assert f["hardware.peer_link.gbps"] == pytest.approx(40.0, rel=0.01)
+    assert f["hardware.sync_copy_us"] == pytest.approx(6.0, rel=0.05)
+
+
+def test_a_field_the_data_cannot_determine_is_kept_and_refused_when_asked_for(tmp_path, capsys):
+    big = [n for n in SIZES if n >= 64 << 20]  # the fixed cost is lost in the noise at these sizes
+    dmi = _dmi_table(tmp_path / "big.txt", "h2d", _measure("910B", "h2d", "pinned", "async", big))
+    result = C.calibrate(C.read(dmi), "910B", dmi)
+    assert "hardware.host_link.efficiency" in result["fields"]
+    assert "hardware.host_link.latency_us" in result["kept"]
+    assert main(["calibrate", dmi, "-o", str(tmp_path / "x.toml"), "--fit", "hardware.host_link.latency_us"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "hardware.host_link.latency_us" in err and "smaller sizes" in err
+
+
+def test_a_fit_faster_than_the_link_is_refused(tmp_path, capsys):
+    dmi = _dmi_table(tmp_path / "fast.txt", "h2d", [(n, 45.0) for n in (64 << 20, 256 << 20)])  # Gen4 x16 < 28
+    assert main(["calibrate", dmi, "--product", "910B", "-o", str(tmp_path / "x.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "hardware.host_link.efficiency" in err and "Gen4" in err
+    assert not (tmp_path / "x.toml").exists()
+
+
+@pytest.mark.parametrize("text, message", [("hello\n", "no measurements"),
+                                           ("size,gbps\n4096,1.0\n", "no direction"),
+                                           ("size,direction,speed\n4096,h2d,3\n", "gbps")])
+def test_unreadable_input_is_refused_in_one_line(tmp_path, capsys, text, message):
+    path = tmp_path / "m.txt"
+    path.write_text(text)
+    assert main(["calibrate", str(path), "-o", str(tmp_path / "x.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_the_calibrated_config_drives_the_emulator(tmp_path):
+    import emu
+
+    truth = _truth(tmp_path, "[hardware.host_link]\nefficiency = 0.8\n[hardware.host_link.source]\nefficiency = \"A\"\n")
+    dmi = _dmi_table(tmp_path / "d.txt", "h2d", _measure(truth, "h2d", "pinned", "async"))
+    out = tmp_path / "srv.toml"
+    assert main(["calibrate", dmi, "-o", str(out)]) == 0
+    rt = emu.configure(product=out, functional=False)
+    assert rt.product.hardware.host_link.efficiency == pytest.approx(0.8, rel=0.01)
