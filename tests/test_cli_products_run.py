@@ -35,6 +35,8 @@ def test_products_table_lists_every_config_with_its_links(capsys):
         assert name in out
     assert "PCIe Gen4 x16" in out and "HCCS mesh 56 GB/s" in out  # 910B: a Kunpeng 920 host
     assert "PCIe Gen5 x16" in out  # 910B-Gen5
+    assert "Kunpeng 920, 2 dev/CPU, 100 GB/s pooled" in out  # 910B's host side
+    assert "HCCS 102.0 GB/s, up 57.0, 57 per engine" in out and "4 dev/CPU, 160 GB/s pooled" in out  # A3
     assert "does not support" in out  # IPV350's gaps are listed
 
 

@@ -12,6 +12,13 @@ def describe(p: config.Product) -> dict:
     hl = hw.host_link
     host = (f"PCIe Gen{hl.pcie.gen} x{hl.pcie.lanes} MPS {hl.pcie.mps}" if hl.pcie is not None else hl.kind.upper())
     host += f" {hl.capacity / 1e9:.1f} GB/s" + (f" (shared by {hl.shared_by})" if hl.shared_by > 1 else "")
+    if hl.capacity_up != hl.capacity:
+        host += f", up {hl.capacity_up / 1e9:.1f}"
+    if hl.per_engine:
+        host += f", {hl.per_engine / 1e9:g} per engine"
+    h = hw.host
+    cpu = (f"{h.cpu}, {h.devices_per_cpu} dev/CPU" + (f", {h.bandwidth / 1e9:g} GB/s pooled" if h.bandwidth else "")
+           if h.bandwidth or h.cpu != "unknown" else "not described (no pooled limit)")
     links = []
     if hw.pair_link is not None:
         links.append(f"{hw.pair_link.kind.upper()} pair {hw.pair_link.bandwidth / 1e9:g} GB/s")
@@ -27,6 +34,7 @@ def describe(p: config.Product) -> dict:
         "memory": f"{human_bytes(p.memory_bytes)} {p.memory_kind}",
         "memory_gbps": hw.memory_bandwidth / 1e9,
         "host_link": host,
+        "host": cpu,
         "device_links": ", ".join(links) or "through the host",
         "peer_groups": groups,
         "engines": hw.engines_per_device,
@@ -49,7 +57,8 @@ def main(args) -> int:
     table = [{**r, "unsupported": len(r["unsupported"]), "memory_gbps": r["memory_gbps"]} for r in rows]
     print(format_table(table, [("product", "product"), ("family", "family"), ("mode", "mode"),
                                ("devices", "devices"), ("memory", "memory/device"), ("memory_gbps", "mem GB/s"),
-                               ("host_link", "host link"), ("device_links", "device links"),
+                               ("host_link", "host link"), ("host", "host side"),
+                               ("device_links", "device links"),
                                ("engines", "SDMA"), ("unsupported", "APIs unsupported")]))
     for r in rows:
         if r["unsupported"]:
@@ -60,7 +69,7 @@ def main(args) -> int:
             print(format_table([{"field": k, "source": v} for k, v in sorted(r["sources"].items())]))
     else:
         print("\nEvery number carries its source: acl-emu products --sources "
-              "(C confirmed, 3P third party, A assumed)")
+              "(C confirmed, 3P third party, A assumed, fit fitted to measurements: acl-emu validate)")
     return 0
 
 
