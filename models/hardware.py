@@ -142,8 +142,12 @@ class Hardware:
                     else hl.capacity_up, 1.0
 
             def cpu(dev: int, direction: str) -> list:
+                """The CPU's pooled budget, where its devices' ports together could exceed it (else it never
+                binds and max-min rates are the same without it)."""
                 h = self.host
-                return [(f"cpu{h.cpu_of(dev)}.{direction}", h.bandwidth, 1.0)] if h.bandwidth > 0 else []
+                ports = -(-h.devices_per_cpu // hl.shared_by)
+                binds = 0 < h.bandwidth < ports * (hl.capacity if direction == "down" else hl.capacity_up)
+                return [(f"cpu{h.cpu_of(dev)}.{direction}", h.bandwidth, 1.0)] if binds else []
             # The read requests an H2D sends upstream (about 4% of its bytes at MRRS 512) are not charged:
             # H2D and D2H each keep a full direction, as the flow model's closed forms say.
             if route == "h2d":  # the device reads host memory: the completions come down

@@ -155,6 +155,8 @@ def test_no_link_carries_more_than_its_capacity(product, copies):
     data_end = {}  # the last byte's arrival: the end less the per-transfer latency
     for task in tasks:
         links, wire = hw.path(task.route, task.src, task.dst, task.nbytes)
+        if task.route in ("h2d", "d2h") and hw.host_link.per_engine:  # one DMA engine's own limit (A3)
+            links = [*links, (f"dev{task.device}.dma{task.engine}", hw.host_link.per_engine, 1.0)]
         data_end[task] = task.end - hw.latency(task.route)
         for name, cap, weight in links:
             per_link.setdefault(name, []).append((task.start, data_end[task], wire * weight, cap))

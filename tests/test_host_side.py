@@ -127,6 +127,17 @@ def test_host_side_fields_are_checked_and_cited(tmp_path):
         config.load(_config(tmp_path, '[hardware.staging]\ncopy_gbps = "fast"\n'))
 
 
+def test_a_cpu_budget_is_on_the_path_only_where_it_can_bind():
+    """910B: two Gen4 x16 ports (2 x 26.9 GB/s) cannot fill a Kunpeng 920's 100 GB/s, so the budget is left off
+    the path (max-min rates are the same without it, and each copy costs one link less to share); A3: four
+    102 GB/s ports can exceed 160 GB/s."""
+    b = config.load("910B").hardware
+    assert [name for name, _, _ in b.path("h2d", None, 0, 0)[0]] == ["pcie0.down"]
+    a3 = config.load("A3").hardware
+    assert [name for name, _, _ in a3.path("h2d", None, 5, 0)[0]] == ["hccs5.down", "cpu1.down"]
+    assert [name for name, _, _ in a3.path("d2h", 5, None, 0)[0]] == ["hccs5.up", "cpu1.up"]  # 4 x 57 > 160
+
+
 def test_products_without_a_host_table_have_no_pooled_limit():
     hw = config.load("310P").hardware
     assert hw.host.bandwidth == 0

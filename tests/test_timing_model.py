@@ -822,7 +822,7 @@ def test_records_are_a_structured_array():
         assert field in rec.dtype.names
     row = one(r, "aclrtMemcpyAsync")
     assert (row["route"], row["links"], row["bytes"], row["tasks"], row["device"]) == \
-        ("h2d", "pcie0.down,cpu0.down", n, 2, 0)  # the device's port, then its CPU's pooled budget
+        ("h2d", "pcie0.down", n, 2, 0)  # (910B's CPU budget never binds: not on the path)
     assert row["engine"] >= 0
     assert row["submit"] <= row["start"] < row["end"]
     assert str(row["stream"]).startswith("dev0/")
