@@ -29,7 +29,7 @@ import numpy as np
 from models.pcie import tlp_bandwidth
 
 from .. import config
-from .common import format_table, parse_size, plt, write_json
+from .common import format_table, parse_size, plt, save_figure
 from . import validate as V
 
 DIRECTIONS = {"h2d": "h2d", "d2h": "d2h", "d2d": "d2d", "p2p": "p2p", "host to device": "h2d",
@@ -389,10 +389,7 @@ def plot(rows: list[dict], path: Path, title: str) -> Path:
     ax.set_title(f"{title}: worst residual {worst:.1f}%")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 # -- the command -------------------------------------------------------------------------------------------

@@ -169,6 +169,14 @@ def plt():
     return pyplot
 
 
+def save_figure(fig, path) -> Path:
+    """Lay out, write as PNG and close a matplotlib figure."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt().close(fig)
+    return Path(path)
+
+
 def event_time(rt, stream: int, fn) -> float:
     """Seconds of simulated time `fn()` (which enqueues work on `stream`) takes, measured with two events
     and aclrtEventElapsedTime, as a user would on hardware."""

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..constants import (ACL_MEMCPY_DEVICE_TO_DEVICE as D2D, ACL_MEMCPY_DEVICE_TO_HOST as D2H,
                          ACL_MEMCPY_HOST_TO_DEVICE as H2D)
-from .common import Progress, ensure_dir, event_time, format_table, host_buffer, plt, write_csv, write_json
+from .common import (Progress, ensure_dir, event_time, format_table, host_buffer, plt, save_figure, write_csv,
+                     write_json)
 
 MEASUREMENTS = Path(__file__).resolve().parent.parent.parent / "validation" / "measurements.toml"
 BAND = 0.15  # a calibration target is met within +-15%
@@ -275,10 +276,7 @@ def plot(result: dict, path: Path) -> Path:
     s = next(x for x in result["summary"] if x["product"] == "all")
     fig.suptitle(f"acl-emu model vs public measurements: {s['within']}/{s['targets']} targets within "
                  f"+-{result['band_pct']:.0f}%, median |error| {s['median_abs_error_pct']:.1f}%")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def write(result: dict, out: Path) -> dict:
