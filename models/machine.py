@@ -181,6 +181,7 @@ class Machine:
         self.compute = [_Pool(f"dev{d}.aicore", hw.kernel_slots) for d in range(n)]
         self.links: dict[str, Link] = {}
         self._paths: dict[tuple, tuple] = {}
+        self._per_engine = hw.host_link.per_engine  # bytes/s one DMA engine moves over the host link; 0: no limit
         self.records: list[Task] = []
 
     @property
@@ -294,9 +295,8 @@ class Machine:
             if route == "h2h":  # a host-to-host copy done by the driver
                 self._after(task.nbytes / hw.host_memcpy_bandwidth, task)
                 return
-            if hw.host_link.per_engine > 0 and (route == "h2d" or route == "d2h"):  # one engine's own limit
-                links, weights = [*links, self.link(f"dev{task.device}.dma{engine}", hw.host_link.per_engine)], \
-                    [*weights, 1.0]
+            if self._per_engine and (route == "h2d" or route == "d2h"):  # one engine's own limit (A3)
+                links, weights = [*links, self.link(f"dev{task.device}.dma{engine}", self._per_engine)], [*weights, 1.0]
         n = task.nbytes
         chunks = -(-n // task.chunk) if task.chunk and n else 1
         task.links = names
