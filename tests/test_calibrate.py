@@ -84,6 +84,13 @@ def test_a_field_the_data_cannot_determine_is_kept_and_refused_when_asked_for(tm
     assert err.count("\n") == 1 and "hardware.host_link.latency_us" in err and "smaller sizes" in err
 
 
+def test_asking_for_a_field_calibrate_does_not_fit_names_the_ones_it_does(tmp_path, capsys):
+    dmi = _dmi_table(tmp_path / "d.txt", "h2d", _measure("910B", "h2d", "pinned", "async"))
+    assert main(["calibrate", dmi, "-o", str(tmp_path / "x.toml"), "--fit", "hardware.bogus"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "hardware.bogus: not a field" in err and "hardware.host_link.efficiency" in err
+
+
 def test_a_fit_faster_than_the_link_is_refused(tmp_path, capsys):
     dmi = _dmi_table(tmp_path / "fast.txt", "h2d", [(n, 45.0) for n in (64 << 20, 256 << 20)])  # Gen4 x16 < 28
     assert main(["calibrate", dmi, "--product", "910B", "-o", str(tmp_path / "x.toml")]) == 2

@@ -36,6 +36,10 @@ DIRECTIONS = {"h2d": "h2d", "d2h": "d2h", "d2d": "d2d", "p2p": "p2p", "host to d
               "device to host": "d2h", "device to device": "d2d", "hosttodevice": "h2d", "devicetohost": "d2h"}
 FIXED_SHARE = 0.10  # a fixed cost is determined when it is at least this share of some row's time
 DATA_SHARE = 0.50  # a rate is determined when the bytes take at least this share of some row's time
+FITTABLE = ("hardware.host_link.efficiency", "hardware.host_link.gbps", "hardware.host_link.up_gbps",
+            "hardware.host_link.per_engine_gbps", "hardware.host_link.latency_us", "hardware.sync_copy_us",
+            "hardware.staging.copy_gbps", "hardware.staging.setup_us", "hardware.peer_link.gbps",
+            "hardware.peer_link.latency_us", "hardware.memory_gbps", "hardware.sdma_latency_us")
 
 
 class CalibrationError(ValueError):
@@ -323,6 +327,8 @@ def calibrate(rows: list[dict], base: str, source: str, only: list[str] | None =
             else:
                 kept.setdefault(name, why or f"the fit gives {value:.3g}")
     for name in only or []:
+        if name not in FITTABLE:
+            raise CalibrationError(f"{name}: not a field calibrate fits (it fits {', '.join(FITTABLE)})")
         if name not in fitted:
             raise CalibrationError(f"{name}: {kept.get(name) or 'no row of the data exercises it'}")
     fields = {name: float(np.mean([v for v, _ in vs])) for name, vs in fitted.items() if not only or name in only}
