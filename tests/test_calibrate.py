@@ -57,20 +57,25 @@ def test_fits_the_host_link_back_from_an_ascend_dmi_table(tmp_path, capsys):
 
 
 def test_fits_pageable_peer_and_blocking_costs_from_a_csv(tmp_path):
-    truth = _truth(tmp_path, "[hardware]\nsync_copy_us = 6.0\n[hardware.source]\nsync_copy_us = \"A: t\"\n"
+    truth = _truth(tmp_path, "[hardware]\nsync_copy_us = 6.0\nhost_memcpy_gbps = 7.0\ncall_overhead_us = 3.0\n"
+                             "[hardware.source]\nsync_copy_us = \"A: t\"\nhost_memcpy_gbps = \"A: t\"\n"
+                             "call_overhead_us = \"A: t\"\n"
                              "[hardware.staging]\ncopy_gbps = 12.0\n[hardware.staging.source]\ncopy_gbps = \"A: t\"\n"
                              "[hardware.peer_link]\ngbps = 40.0\n[hardware.peer_link.source]\ngbps = \"A: t\"\n")
     lines = ["size,direction,memory,pattern,gbps"]
     for direction, memory, pattern in (("h2d", "pageable", "sync"), ("p2p", "device", "async"),
-                                       ("d2h", "pinned", "sync")):
+                                       ("d2h", "pinned", "sync"), ("h2h", "pageable", "sync")):
         lines += [f"{n},{direction},{memory},{pattern},{g:.5f}" for n, g in _measure(truth, direction, memory, pattern)]
     csv = tmp_path / "mine.csv"
     csv.write_text("\n".join(lines) + "\n")
     result = C.calibrate(C.read(csv), "910B", str(csv))
     f = result["fields"]
     assert f["hardware.staging.copy_gbps"] == pytest.approx(12.0, rel=0.03)
+    assert f["hardware.host_memcpy_gbps"] == pytest.approx(7.0, rel=0.01)
+    assert f["hardware.call_overhead_us"] == pytest.approx(3.0, rel=0.05)
     assert f["hardware.peer_link.gbps"] == pytest.approx(40.0, rel=0.01)
     assert f["hardware.sync_copy_us"] == pytest.approx(6.0, rel=0.05)
+    assert f["hardware.peer_link.latency_us"] == pytest.approx(2.0, rel=0.05)
 
 
 def test_a_field_the_data_cannot_determine_is_kept_and_refused_when_asked_for(tmp_path, capsys):

@@ -32,14 +32,15 @@ from .. import config
 from .common import format_table, parse_size, plt, save_figure
 from . import validate as V
 
-DIRECTIONS = {"h2d": "h2d", "d2h": "d2h", "d2d": "d2d", "p2p": "p2p", "host to device": "h2d",
+DIRECTIONS = {"h2d": "h2d", "d2h": "d2h", "d2d": "d2d", "p2p": "p2p", "h2h": "h2h", "host to device": "h2d",
               "device to host": "d2h", "device to device": "d2d", "hosttodevice": "h2d", "devicetohost": "d2h"}
 FIXED_SHARE = 0.10  # a fixed cost is determined when it is at least this share of some row's time
 DATA_SHARE = 0.50  # a rate is determined when the bytes take at least this share of some row's time
 FITTABLE = ("hardware.host_link.efficiency", "hardware.host_link.gbps", "hardware.host_link.up_gbps",
             "hardware.host_link.per_engine_gbps", "hardware.host_link.latency_us", "hardware.sync_copy_us",
             "hardware.staging.copy_gbps", "hardware.staging.setup_us", "hardware.peer_link.gbps",
-            "hardware.peer_link.latency_us", "hardware.memory_gbps", "hardware.sdma_latency_us")
+            "hardware.peer_link.latency_us", "hardware.memory_gbps", "hardware.sdma_latency_us",
+            "hardware.host_memcpy_gbps", "hardware.call_overhead_us")
 
 
 class CalibrationError(ValueError):
@@ -73,9 +74,10 @@ def read(path: str | Path, direction: str | None = None, memory: str | None = No
 def _row(path: Path, i: int, r: dict, direction: str, memory: str | None) -> dict:
     direction = DIRECTIONS.get(direction.strip().lower())
     if direction is None:
-        raise CalibrationError(f"{path}: row {i + 1}: direction {r.get('direction')!r} is not h2d, d2h, d2d or p2p")
+        raise CalibrationError(f"{path}: row {i + 1}: direction {r.get('direction')!r} is not h2d, d2h, d2d, p2p "
+                               f"or h2h")
     memory = memory or ("device" if direction in ("d2d", "p2p") else "pinned")
-    pattern = r.get("pattern") or "async"
+    pattern = r.get("pattern") or ("sync" if direction == "h2h" else "async")  # no async H2H in EP mode
     row = {"id": f"{path.name}:{i + 1}", "product": "", "pattern": pattern, "streams": 1, "devices": 1,
            "count": int(r.get("count") or (10 if pattern == "async" else 1)), "size_bytes": r["size"],
            "memory": memory, "direction": direction, "value": r["value"], "unit": r["unit"],
@@ -193,7 +195,7 @@ def _tasks(g: Group, base: str, n: np.ndarray) -> np.ndarray:
     """Runtime tasks per copy: async copies of pinned or device memory are split (spec 11.1); blocking and
     pageable copies are one transfer each."""
     direction, memory, pattern = g.key
-    if pattern != "async" or memory == "pageable":
+    if pattern != "async" or memory == "pageable" or direction == "h2h":
         return np.ones_like(n)
     import emu
 
@@ -218,6 +220,8 @@ def fields_of(g: Group, product) -> dict[str, tuple[float, bool, str]]:
 def _fixed_field(g: Group, hw) -> tuple[str | None, float]:
     direction, memory, pattern = g.key
     us = 1e6
+    if direction == "h2h":  # a blocking host-to-host copy: the API call, then the CPU's copy
+        return "hardware.call_overhead_us", g.a * us
     if memory == "pageable":  # the staging setup, beyond the call, the transfer latency and the round trip
         rest = hw.call_overhead + hw.latency(direction) + hw.sync_copy
         return "hardware.staging.setup_us", (g.a - rest) * us
@@ -240,6 +244,8 @@ def _latency(hw, route: str) -> float:
 def _rate_field(g: Group, hw) -> tuple[str | None, float]:
     direction, memory, _ = g.key
     hl = hw.host_link
+    if direction == "h2h":
+        return "hardware.host_memcpy_gbps", 1 / g.b / 1e9
     if memory == "pageable":
         return "hardware.staging.copy_gbps", 1 / g.b / 1e9
     if direction in ("h2d", "d2h"):
@@ -254,9 +260,18 @@ def _rate_field(g: Group, hw) -> tuple[str | None, float]:
     return "hardware.memory_gbps", 2 / g.b / 1e9  # an on-chip copy reads and writes device memory
 
 
-def refine(rows: list[dict], base: str, start: dict[str, float], steps: int = 8) -> dict[str, float]:
+def _order(g: Group) -> int:
+    """Host-to-host copies show the API call's cost, blocking copies the driver's round trip on top, and
+    async and pageable copies build on both: fit them in that order."""
+    direction, memory, pattern = g.key
+    return 0 if direction == "h2h" else 1 if pattern == "sync" and memory != "pageable" else 2
+
+
+def refine(rows: list[dict], base: str, start: dict[str, float], held: dict[str, float] | None = None,
+           steps: int = 8) -> dict[str, float]:
     """Gauss-Newton on the model itself, from the line fit's values: the fields that make the replayed rows
-    agree best with the measurements (relative residuals; fields in log space, so they stay positive)."""
+    agree best with the measurements (relative residuals; fields in log space, so they stay positive).
+    `held`: fields already fitted from other rows, set but not moved."""
     import tempfile
 
     names = list(start)
@@ -265,7 +280,7 @@ def refine(rows: list[dict], base: str, start: dict[str, float], steps: int = 8)
         path = Path(tmp) / "fit.toml"
 
         def residual(logs: np.ndarray) -> np.ndarray:
-            path.write_text(_override(base, dict(zip(names, np.exp(logs)))))
+            path.write_text(_override(base, {**(held or {}), **dict(zip(names, np.exp(logs)))}))
             return np.array([V.predict(r, str(path)) / r["value"] - 1 for r in rows])
 
         r = residual(x)
@@ -316,11 +331,12 @@ def calibrate(rows: list[dict], base: str, source: str, only: list[str] | None =
             (r["direction"], r["memory"], r["pattern"]))).rows.append(dict(r, product=product.name))
     fitted: dict[str, list] = {}
     kept: dict[str, str] = {}
-    for g in groups.values():
+    for g in sorted(groups.values(), key=_order):  # what later groups' times include is fitted first
         fit_group(g, base)
         found = fields_of(g, product)
         good = {name: value for name, (value, ok, _) in found.items() if ok and np.isfinite(value) and value > 0}
-        good = refine(g.rows, base, good) if good else good
+        so_far = {name: float(np.mean([v for v, _ in vs])) for name, vs in fitted.items() if name not in good}
+        good = refine(g.rows, base, good, so_far) if good else good
         for name, (value, ok, why) in found.items():
             if name in good:
                 fitted.setdefault(name, []).append((good[name], g))
@@ -444,7 +460,7 @@ def add_parser(sub) -> None:
                    help=f"the config to start from (default: {config.DEFAULT_PRODUCT})")
     p.add_argument("-o", "--output", required=True, help="the config file to write (TOML)")
     p.add_argument("--name", help="the calibrated product's name (default: the output file's stem)")
-    p.add_argument("--direction", choices=("h2d", "d2h", "d2d", "p2p"),
+    p.add_argument("--direction", choices=("h2d", "d2h", "d2d", "p2p", "h2h"),
                    help="direction of rows that do not say (an ascend-dmi run with -t)")
     p.add_argument("--memory", choices=V.MEMORY, help="host memory of rows that do not say (default: pinned)")
     p.add_argument("--fit", type=lambda t: [f.strip() for f in t.split(",") if f.strip()],

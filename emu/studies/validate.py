@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..constants import (ACL_MEMCPY_DEVICE_TO_DEVICE as D2D, ACL_MEMCPY_DEVICE_TO_HOST as D2H,
-                         ACL_MEMCPY_HOST_TO_DEVICE as H2D)
+                         ACL_MEMCPY_HOST_TO_DEVICE as H2D, ACL_MEMCPY_HOST_TO_HOST as H2H)
 from .common import (Progress, ensure_dir, event_time, format_table, host_buffer, plt, save_figure, write_csv,
                      write_json)
 
@@ -27,7 +27,7 @@ BAND = 0.15  # a calibration target is met within +-15%
 UNITS = {"GB/s": 1e9, "GiB/s": 2.0 ** 30, "us": 1e-6, "ms": 1e-3}
 PATTERNS = ("sync", "async")
 MEMORY = ("pinned", "registered", "pageable", "device")
-DIRECTIONS = ("h2d", "d2h", "d2d", "p2p", "register")
+DIRECTIONS = ("h2d", "d2h", "d2d", "p2p", "h2h", "register")
 FIELDS = {"id": str, "product": str, "pattern": str, "streams": int, "count": int, "devices": int,
           "size_bytes": int, "memory": str, "direction": str, "value": float, "unit": str, "calibration": bool,
           "source": str}
@@ -102,6 +102,8 @@ def _buffers(rt, row: dict, dev: int, keep: list) -> tuple:
         return dev, host_buffer(rt, row["memory"], n, keep), rt.malloc(n), D2H
     if direction == "d2d":
         return dev, rt.malloc(n), rt.malloc(n), D2D
+    if direction == "h2h":  # the CPU's copy, as the driver does it for a blocking host-to-host aclrtMemcpy
+        return dev, host_buffer(rt, row["memory"], n, keep), host_buffer(rt, row["memory"], n, keep), H2H
     src = rt.malloc(n)  # p2p: this device to the next
     rt.set_device((dev + 1) % rt.product.device_count)
     dst = rt.malloc(n)
