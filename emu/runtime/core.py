@@ -180,18 +180,32 @@ class Stream:
         return f"<Stream {self.m.name}>"
 
 
+# aclrtEventWaitStatus
+EVENT_WAIT_STATUS_COMPLETE = 0
+EVENT_WAIT_STATUS_NOT_READY = 1
+
+# Families whose chip config sets RT_FEATURE_IPC_EVENT (src/runtime/config/910_B_93, 950 dev_info_reg.cc).
+IPC_EVENT_FAMILIES = frozenset({"A2", "A3", "950"})
+
+
 class Event:
-    def __init__(self, flags: int, device: int):
+    """ex: made by aclrtCreateEventExWithFlag (the runtime's "new mode" event, the only kind a capture
+    may record)."""
+
+    def __init__(self, flags: int, device: int, ex: bool = False):
         self.handle = next(_handles)
         self.flags = flags
         self.device = device
+        self.ex = ex
         self.record: Task | None = None  # the latest record's marker task
+        self.waits: list[Task] = []  # stream-wait tasks on this event not yet seen complete
         self.destroyed = False
         self.captured = False  # its latest record went into a capture
 
     @property
     def can_wait(self) -> bool:
-        return bool(self.flags & (C.ACL_EVENT_SYNC | C.ACL_EVENT_DDSYNC))
+        """Event::IsEventWithoutWaitTask is false: one of DDSYNC_NS, DDSYNC, EXTERNAL, IPC."""
+        return bool(self.flags & (C.ACL_EVENT_SYNC | C.ACL_EVENT_DDSYNC | C.ACL_EVENT_EXTERNAL | C.ACL_EVENT_IPC))
 
     @property
     def timed(self) -> bool:
@@ -623,11 +637,11 @@ class Core:
         return C.ACL_STREAM_STATUS_COMPLETE if s.m.idle else C.ACL_STREAM_STATUS_NOT_READY
 
     # -- events -----------------------------------------------------------------------
-    def _new_event(self, flags: int) -> int:
+    def _new_event(self, flags: int, ex: bool = False) -> int:
         dev = self.current_context().device
         if dev.events >= self.product.max_events:
             fail(ACL_ERROR_RT_NO_EVENT_RESOURCE, f"device {dev.id} has no event left")
-        ev = Event(flags, dev.id)
+        ev = Event(flags, dev.id, ex)
         dev.events += 1
         self.handles[ev.handle] = ev
         return ev.handle
@@ -646,6 +660,22 @@ class Core:
             if flag & solo and flag != solo:
                 fail(ACL_ERROR_RT_PARAM_INVALID, f"event flag 0x{solo:x} cannot be combined with others")
         return self._new_event(flag)
+
+    @api("aclrtCreateEventExWithFlag")
+    def create_event_ex_with_flag(self, flag: int) -> int:
+        """src/runtime/api/impl/api_error.cc: ApiErrorDecorator::EventCreateEx, then api_impl.cc: EventCreateEx."""
+        self.runtime_layer()
+        for solo in (C.ACL_EVENT_DEVICE_USE_ONLY, C.ACL_EVENT_EXTERNAL, C.ACL_EVENT_IPC):
+            if flag & solo and flag & ~solo:
+                fail(ACL_ERROR_RT_PARAM_INVALID, f"event flag 0x{flag:x}: 0x{solo:x} cannot be combined with others")
+        if flag == C.ACL_EVENT_IPC and self.product.family not in IPC_EVENT_FAMILIES:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"IPC events are not supported on {self.product.name}")
+        known = C.ACL_EVENT_SYNC | C.ACL_EVENT_CAPTURE_STREAM_PROGRESS | C.ACL_EVENT_DDSYNC | \
+            C.ACL_EVENT_TIME_LINE | C.ACL_EVENT_IPC
+        if flag & known == 0 or flag > known:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"event flag 0x{flag:x}: expected an OR of 0x1, 0x2, 0x4, 0x8, "
+                                             f"or 0x40 alone")
+        return self._new_event(flag, ex=True)
 
     @api("aclrtDestroyEvent")
     def destroy_event(self, handle: int) -> None:
@@ -699,8 +729,10 @@ class Core:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "event was created without ACL_EVENT_SYNC: it cannot be waited on")
         s = self.stream_of(stream)
         if ev.record is not None:
-            self.submit(s, Task(MARKER, device=s.device, waits=(ev.record,),
-                                label=f"wait event 0x{event:x}"))
+            wait = self.submit(s, Task(MARKER, device=s.device, waits=(ev.record,),
+                                       label=f"wait event 0x{event:x}"))
+            if s.capture is None:
+                ev.waits.append(wait)
 
     @api("aclrtSynchronizeEvent")
     def synchronize_event(self, event: int) -> None:
@@ -724,6 +756,25 @@ class Core:
         self.catch_up()
         done = ev.record is not None and ev.record.completed
         return C.ACL_EVENT_RECORDED_STATUS_COMPLETE if done else C.ACL_EVENT_RECORDED_STATUS_NOT_READY
+
+    @api("aclrtQueryEventWaitStatus")
+    def query_event_wait_status(self, event: int) -> int:
+        """src/runtime/api/impl/api_impl_event_common.cc: ApiImplEvent::EventQueryWaitStatus; Event::QueryEventWaitStatus.
+
+        COMPLETE (0) when the event cannot be waited on or every stream wait on it has completed."""
+        if event == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "event is null")
+        ev = self.event_of(event)
+        if ev.ex:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an aclrtCreateEventExWithFlag event has no wait status")
+        if ev.flags in (C.ACL_EVENT_EXTERNAL, C.ACL_EVENT_IPC):
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"an event of flag 0x{ev.flags:x} has no wait status")
+        self._check_event_not_captured(ev)
+        self.catch_up()
+        ev.waits = [t for t in ev.waits if not t.completed]
+        if ev.waits and ev.can_wait:
+            return EVENT_WAIT_STATUS_NOT_READY
+        return EVENT_WAIT_STATUS_COMPLETE
 
     @api("aclrtEventElapsedTime")
     def event_elapsed_time(self, start: int, end: int) -> float:
