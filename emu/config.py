@@ -10,6 +10,8 @@ A user config may start with `inherit = "910B"` and override any field.
 """
 from __future__ import annotations
 
+import difflib
+import math
 import os
 import tomllib
 from dataclasses import dataclass
@@ -90,18 +92,13 @@ class Product:
         return (256 if self.host_link == "ub" else 64) << 20
 
 
-def _merge(base: dict, over: dict) -> dict:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
 def find(name_or_path: str | os.PathLike) -> Path:
     p = Path(name_or_path)
     if p.suffix == ".toml" or p.exists():
         if not p.exists():
             raise ConfigError(p, "<file>", "no such config file")
+        if p.is_dir():
+            raise ConfigError(p, "<file>", "is a directory, not a config file")
         return p
     cand = CONFIG_DIR / f"{name_or_path}.toml"
     if not cand.exists():
@@ -115,28 +112,48 @@ def available() -> list[str]:
 
 
 def _read(path: Path, seen=()) -> dict:
-    if path in seen:
-        raise ConfigError(path, "inherit", "inheritance cycle")
+    real = path.resolve()
+    if real in seen:
+        raise ConfigError(path, "inherit", "inheritance cycle: " + " -> ".join(str(p) for p in (*seen, real)))
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(path, "<syntax>", str(e)) from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(path, "<file>", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise ConfigError(path, "<file>", e.strerror or str(e)) from None
     parent = data.pop("inherit", None)
     if parent is not None:
         if not isinstance(parent, str):
             raise ConfigError(path, "inherit", "must be a product name or a path")
         ppath = find(parent if not parent.endswith(".toml") else path.parent / parent)
-        data = _merge(_read(ppath, seen + (path,)), data)
+        data = _merge(_read(ppath, seen + (real,)), data)
     return data
 
 
-class _Fields:
-    """Typed access to one table of a config, naming the field on error."""
+def _merge(base: dict, over: dict) -> dict:
+    """`over` on top of `base`, table by table. A number `over` sets without its own source loses the
+    parent's: the parent's citation was for the parent's value."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    src = base.get("source")
+    if isinstance(src, dict):
+        mine = over.get("source") if isinstance(over.get("source"), dict) else {}
+        stale = [k for k in over if k != "source" and not isinstance(over[k], dict) and k in src and k not in mine]
+        if stale:
+            out["source"] = {k: v for k, v in out["source"].items() if k not in stale}
+    return out
 
-    def __init__(self, path: Path, data: dict, section: str, sources: dict):
+
+class _Fields:
+    """Typed access to one table of a config, naming the field on error. Every table read through it is
+    remembered, so that a key nothing reads (a misspelled field) can be refused (`check_unknown`)."""
+
+    def __init__(self, path: Path, table, section: str, sources: dict, opened: list | None = None):
         self.path, self.section, self.sources = path, section, sources
-        table = data.get(section)
         if not isinstance(table, dict):
             raise ConfigError(path, section, "missing table")
         self.table = table
@@ -144,9 +161,19 @@ class _Fields:
         if not isinstance(src, dict):
             raise ConfigError(path, f"{section}.source", "must be a table of field -> source")
         self.src = src
+        self.read = {"source"}
+        self.opened = [] if opened is None else opened
+        self.opened.append(self)
 
-    def get(self, key: str, typ, *, choices=None, positive=False, cited=True):
+    def sub(self, key: str) -> "_Fields":
+        """The sub-table `key` (e.g. hardware.host_link)."""
+        self.read.add(key)
+        section = f"{self.section}.{key}" if self.section else key
+        return _Fields(self.path, self.table.get(key), section, self.sources, self.opened)
+
+    def get(self, key: str, typ, *, choices=None, positive=False, cited=True, maximum=None):
         name = f"{self.section}.{key}"
+        self.read.add(key)
         if key not in self.table:
             raise ConfigError(self.path, name, "missing")
         v = self.table[key]
@@ -157,8 +184,8 @@ class _Fields:
             raise ConfigError(self.path, name, f"expected {typ.__name__}, got {type(v).__name__} {v!r}")
         if choices is not None and v not in choices:
             raise ConfigError(self.path, name, f"{v!r} is not one of {sorted(choices)}")
-        if positive and v <= 0:
-            raise ConfigError(self.path, name, f"must be > 0, got {v!r}")
+        if typ in (int, float):
+            _check_number(self.path, name, v, positive, maximum)
         if cited and typ in (int, float):
             tag = self.src.get(key)
             if not isinstance(tag, str) or not tag.strip():
@@ -169,25 +196,55 @@ class _Fields:
 
     def opt(self, key: str, typ, default, **checks):
         """A field the config may leave out; `default` means the mechanism is absent (no limit, no cost)."""
+        self.read.add(key)
         return self.get(key, typ, **checks) if key in self.table else default
 
 
-def _hardware(path: Path, data: dict, sources: dict, devices: int, peer_groups: tuple) -> Hardware:
-    f = _Fields(path, data, "hardware", sources)
+def _check_number(path: Path, name: str, v, positive: bool, maximum) -> None:
+    """Numbers are finite and not negative (rates, latencies, sizes, counts); > 0 where asked; and not absurd."""
+    if not math.isfinite(v):
+        raise ConfigError(path, name, f"must be a finite number, got {v!r}")
+    if v < 0 or (positive and v == 0):
+        raise ConfigError(path, name, f"must be {'> 0' if positive else '>= 0'}, got {v!r}")
+    if maximum is not None and v > maximum:
+        raise ConfigError(path, name, f"{v!r} is more than {maximum}: not a plausible value")
+
+
+def check_unknown(opened: list) -> None:
+    """A key no field reads is a mistake (`genn = 4` would silently keep the parent's `gen`): refuse it,
+    naming the nearest known field."""
+    for f in opened:
+        for table, what in ((f.table, ""), (f.src, "source.")):
+            for key in table:
+                if key not in f.read:
+                    near = difflib.get_close_matches(key, sorted(f.read - {"source"}), n=1)
+                    hint = f"; did you mean '{near[0]}'?" if near else ""
+                    name = f"{f.section}.{what}{key}" if f.section else f"{what}{key}"
+                    raise ConfigError(f.path, name, f"unknown field{hint}")
+
+
+# a PCIe host link's fields (efficiency: the share of the pcie-bench rate a DMA reaches); a link given by its
+# effective rate has gbps / up_gbps instead
+PCIE_FIELDS = ("gen", "lanes", "mps", "mrrs", "efficiency")
+
+
+def _hardware(f: _Fields, devices: int, peer_groups: tuple) -> Hardware:
+    path = f.path
     us, gbps = 1e-6, 1e9
-    host = _Fields(path, f.table, "host_link", sources)
-    host.section = "hardware.host_link"
+    host = f.sub("host_link")
     kind = host.get("kind", str, choices=("pcie", "hccs", "ub", "soc"))
-    common = dict(latency=host.get("latency_us", float) * us, shared_by=host.get("shared_by", int, positive=True),
-                  efficiency=host.opt("efficiency", float, 1.0, positive=True),
+    host.read.update(("gbps", "up_gbps") if kind == "pcie" else PCIE_FIELDS)  # inherited from another kind
+    common = dict(latency=host.get("latency_us", float) * us,
+                  shared_by=host.get("shared_by", int, positive=True, maximum=64),
                   per_engine=host.opt("per_engine_gbps", float, 0.0, positive=True) * gbps)
     if kind == "pcie":
+        fields = {k: host.get(k, int) for k in ("gen", "lanes", "mps", "mrrs")}
         try:
-            pcie = PcieLink(gen=host.get("gen", int), lanes=host.get("lanes", int), mps=host.get("mps", int),
-                            mrrs=host.get("mrrs", int))
+            pcie = PcieLink(**fields)
         except ValueError as e:
             raise ConfigError(path, "hardware.host_link", str(e)) from None
-        host_link = HostLink(kind, pcie=pcie, **common)
+        host_link = HostLink(kind, pcie=pcie, efficiency=host.opt("efficiency", float, 1.0, positive=True, maximum=1.0),
+                             **common)
     else:
         host_link = HostLink(kind, bandwidth=host.get("gbps", float, positive=True) * gbps,
                              bandwidth_up=host.opt("up_gbps", float, 0.0, positive=True) * gbps, **common)
@@ -195,26 +252,24 @@ def _hardware(path: Path, data: dict, sources: dict, devices: int, peer_groups: 
     def device_link(name: str, topology: bool) -> DeviceLink | None:
         if name not in f.table:
             return None
-        t = _Fields(path, f.table, name, sources)
-        t.section = f"hardware.{name}"
+        t = f.sub(name)
         return DeviceLink(kind=t.get("kind", str, choices=("hccs", "ub", "sio")),
                           bandwidth=t.get("gbps", float, positive=True) * gbps,
                           latency=t.get("latency_us", float) * us,
                           topology=t.get("topology", str, choices=("mesh", "switch")) if topology else "mesh")
 
-    st = _Fields(path, f.table, "staging", sources)
-    st.section = "hardware.staging"
+    st = f.sub("staging")
     host_side = Host()
     if "host" in f.table:
-        h = _Fields(path, f.table, "host", sources)
-        h.section = "hardware.host"
-        host_side = Host(cpu=h.get("cpu", str), devices_per_cpu=h.get("devices_per_cpu", int, positive=True),
+        h = f.sub("host")
+        host_side = Host(cpu=h.get("cpu", str), devices_per_cpu=h.get("devices_per_cpu", int, positive=True,
+                                                                       maximum=64),
                          bandwidth=h.opt("gbps", float, 0.0, positive=True) * gbps,
                          register=h.get("register_us", float) * us,
                          pin_bandwidth=h.get("pin_gbps", float, positive=True) * gbps)
     return Hardware(
         num_devices=devices,
-        engines_per_device=f.get("engines_per_device", int, positive=True),
+        engines_per_device=f.get("engines_per_device", int, positive=True, maximum=64),
         call_overhead=f.get("call_overhead_us", float) * us,
         host_memcpy_bandwidth=f.get("host_memcpy_gbps", float, positive=True) * gbps,
         host_memset_bandwidth=f.get("host_memset_gbps", float, positive=True) * gbps,
@@ -222,12 +277,12 @@ def _hardware(path: Path, data: dict, sources: dict, devices: int, peer_groups: 
         peak_flops=f.get("peak_tflops", float, positive=True) * 1e12,
         sdma_latency=f.get("sdma_latency_us", float) * us,
         row_overhead=f.get("row_overhead_ns", float) * 1e-9,
-        kernel_slots=f.get("kernel_slots", int, positive=True),
+        kernel_slots=f.get("kernel_slots", int, positive=True, maximum=64),
         host_link=host_link,
         peer_link=device_link("peer_link", topology=True),
         pair_link=device_link("pair_link", topology=False),
         staging=Staging(chunk_bytes=st.get("chunk_bytes", int, positive=True),
-                        buffers=st.get("buffers", int, positive=True),
+                        buffers=st.get("buffers", int, positive=True, maximum=1024),
                         setup=st.get("setup_us", float) * us,
                         copy_bandwidth=st.get("copy_gbps", float, positive=True) * gbps),
         sync_copy=f.get("sync_copy_us", float) * us,
@@ -246,6 +301,7 @@ def _device_count(path: Path, dv: _Fields) -> int:
 def _peer_groups(path: Path, dv: _Fields) -> tuple:
     """devices.peer_groups: lists of device ids that can access each other; default: all of them."""
     n = dv.get("count", int, positive=True)
+    dv.read.add("peer_groups")
     groups = dv.table.get("peer_groups", [list(range(n))])
     ok = isinstance(groups, list) and all(isinstance(g, list) and all(
         isinstance(d, int) and not isinstance(d, bool) and 0 <= d < n for d in g) for g in groups)
@@ -258,9 +314,8 @@ def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
     path = find(name_or_path)
     data = _read(path)
     sources: dict = {}
-    p = _Fields(path, data, "product", sources)
-    dv = _Fields(path, data, "devices", sources)
-    api = _Fields(path, data, "api", sources)
+    top = _Fields(path, data, "", sources)  # the file itself: its known tables are the subs read below
+    p, dv, api = top.sub("product"), top.sub("devices"), top.sub("api")
     unsupported = api.get("unsupported", list)
     features = api.get("features", list)
     for i, x in enumerate(unsupported):
@@ -272,11 +327,11 @@ def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
     device_count = _device_count(path, dv)
     peer_groups = _peer_groups(path, dv)
     host_link = dv.get("host_link", str, choices=("pcie", "hccs", "ub"))
-    hardware = _hardware(path, data, sources, device_count, peer_groups)
+    hardware = _hardware(top.sub("hardware"), device_count, peer_groups)
     if hardware.host_link.kind not in ("soc", host_link):
         raise ConfigError(path, "hardware.host_link.kind",
                           f"{hardware.host_link.kind!r} disagrees with devices.host_link {host_link!r}")
-    return Product(
+    product = Product(
         name=p.get("name", str),
         title=p.get("title", str),
         family=p.get("family", str, choices=FAMILIES),
@@ -296,3 +351,5 @@ def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
         sources=sources,
         path=path,
     )
+    check_unknown(top.opened)
+    return product

@@ -21,7 +21,7 @@ class HostLink:
     pcie: PcieLink | None = None
     bandwidth: float = 0.0  # bytes/s per direction when not PCIe
     shared_by: int = 1  # devices behind one physical link (Atlas 300I Duo: 2 chips, one x16)
-    efficiency: float = 1.0  # share of the link model's rate a DMA reaches (root complex, DMA engine)
+    efficiency: float = 1.0  # PCIe: share of the pcie-bench rate a DMA reaches (root complex, DMA engine)
     per_engine: float = 0.0  # bytes/s one DMA engine moves over this link; 0: no limit below the port's
     bandwidth_up: float = 0.0  # bytes/s device to host when it differs from `bandwidth` (not PCIe)
 

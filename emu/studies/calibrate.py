@@ -36,6 +36,7 @@ DIRECTIONS = {"h2d": "h2d", "d2h": "d2h", "d2d": "d2d", "p2p": "p2p", "h2h": "h2
               "device to host": "d2h", "device to device": "d2d", "hosttodevice": "h2d", "devicetohost": "d2h"}
 FIXED_SHARE = 0.10  # a fixed cost is determined when it is at least this share of some row's time
 DATA_SHARE = 0.50  # a rate is determined when the bytes take at least this share of some row's time
+LIMITS = {"hardware.host_link.efficiency": 1.0}  # what a config may hold (emu.config checks it too)
 FITTABLE = ("hardware.host_link.efficiency", "hardware.host_link.gbps", "hardware.host_link.up_gbps",
             "hardware.host_link.per_engine_gbps", "hardware.host_link.latency_us", "hardware.sync_copy_us",
             "hardware.staging.copy_gbps", "hardware.staging.setup_us", "hardware.peer_link.gbps",
@@ -280,7 +281,8 @@ def refine(rows: list[dict], base: str, start: dict[str, float], held: dict[str,
         path = Path(tmp) / "fit.toml"
 
         def residual(logs: np.ndarray) -> np.ndarray:
-            path.write_text(_override(base, {**(held or {}), **dict(zip(names, np.exp(logs)))}))
+            trial = {k: min(v, LIMITS.get(k, v)) for k, v in zip(names, np.exp(logs))}
+            path.write_text(_override(base, {**(held or {}), **trial}))
             return np.array([V.predict(r, str(path)) / r["value"] - 1 for r in rows])
 
         r = residual(x)
@@ -294,7 +296,7 @@ def refine(rows: list[dict], base: str, start: dict[str, float], held: dict[str,
             x, r = x + dx, trial
             if np.max(np.abs(dx)) < 1e-6:
                 break
-    return dict(zip(names, np.exp(x).tolist()))
+    return {k: min(v, LIMITS.get(k, v)) for k, v in zip(names, np.exp(x).tolist())}
 
 
 def _override(base: str, fields: dict[str, float]) -> str:
@@ -335,6 +337,8 @@ def calibrate(rows: list[dict], base: str, source: str, only: list[str] | None =
         fit_group(g, base)
         found = fields_of(g, product)
         good = {name: value for name, (value, ok, _) in found.items() if ok and np.isfinite(value) and value > 0}
+        for name, value in good.items():
+            check(name, value, product.hardware)
         so_far = {name: float(np.mean([v for v, _ in vs])) for name, vs in fitted.items() if name not in good}
         good = refine(g.rows, base, good, so_far) if good else good
         for name, (value, ok, why) in found.items():
