@@ -26,6 +26,11 @@ ON_CHIP_UNIT = 4 << 30  # largest on-chip D2D task [source BASEI]
 MEMSET_BLOCK = 64 << 20  # memset block [source context.hpp]
 
 
+_DDR_ATTRS = frozenset({C.ACL_DDR_MEM, C.ACL_DDR_MEM_HUGE, C.ACL_DDR_MEM_NORMAL,
+                        C.ACL_DDR_MEM_P2P_HUGE, C.ACL_DDR_MEM_P2P_NORMAL})
+_HUGE1G_ATTRS = frozenset({C.ACL_HBM_MEM_HUGE1G, C.ACL_HBM_MEM_P2P_HUGE1G, C.ACL_MEM_HUGE1G, C.ACL_MEM_P2P_HUGE1G})
+
+
 def roundup(n: int, unit: int) -> int:
     return (n + unit - 1) // unit * unit
 
@@ -182,7 +187,9 @@ class MemoryOps:
     def _alloc_device(self: Core, device: int, nbytes: int, policy: int, origin: str = "malloc",
                       functional: bool | None = None) -> Region:
         p = policy if 0 <= policy <= 7 else C.ACL_MEM_MALLOC_HUGE_FIRST  # unknown -> default
-        if p in (3, 4, 5, 7) and not self.product.has("p2p"):
+        # npu_driver.cc NpuDriver::transMemAttribute gates only the three 2 MiB / 4 KiB P2P policies on the
+        # chip's P2P flag; HUGE1G_ONLY_P2P (7) is gated by the 1 GiB page flag alone (below)
+        if p in (3, 4, 5) and not self.product.has("p2p"):
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"P2P malloc policies need peer access, which "
                                                    f"{self.product.name} lacks")
         nbytes = roundup(nbytes, 32)
@@ -266,13 +273,14 @@ class MemoryOps:
         if not 0 <= attr <= 17:
             fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, f"memory attribute {attr} is not one of 0..17")
         dev = self.current_context().device.id
-        ddr_only = {C.ACL_DDR_MEM, C.ACL_DDR_MEM_HUGE, C.ACL_DDR_MEM_NORMAL,
-                    C.ACL_DDR_MEM_P2P_HUGE, C.ACL_DDR_MEM_P2P_NORMAL}
-        huge1g = {C.ACL_HBM_MEM_HUGE1G, C.ACL_HBM_MEM_P2P_HUGE1G, C.ACL_MEM_HUGE1G, C.ACL_MEM_P2P_HUGE1G}
-        if self.product.memory_kind == "HBM" and attr in ddr_only:
+        if self.product.memory_kind == "HBM" and attr in _DDR_ATTRS:
             return 0, 0  # no DDR device memory on an HBM product
-        if attr in huge1g and not self.product.has("huge1g"):
-            return 0, 0
+        # npu_driver_mem.cc NpuDriver::MemGetInfoEx: a 1 GiB page attribute on a chip without 1 GiB pages is
+        # FEATURE_NOT_SUPPORT, except on the DDR chips (dc, mini_v3), whose driver first maps every attribute
+        # its table lacks (the 1 GiB ones included) to DDR: there the query reports the whole memory
+        if attr in _HUGE1G_ATTRS and not self.product.has("huge1g") and self.product.memory_kind == "HBM":
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"memory attribute {attr} (1 GiB pages) is not supported on "
+                                                   f"{self.product.name}")
         total = self.space.capacity
         return total - self.space.used[dev], total
 
@@ -423,7 +431,7 @@ class MemoryOps:
         self.check_stream_handle(stream)
         if count > max_count:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > maxCount {max_count}")
-        self.current_context(implicit=False)
+        self.current_context()  # api_impl.cc ApiImpl::MemsetAsync: CurrentContext() may open the default device
         s = self.stream_of(stream)
         r, off = self.locate(ptr, count)
         value &= 0xFF
@@ -492,38 +500,51 @@ class FillD32Ops:
         return fill
 
     def _d32(self: Core, ptr: int, mem_size: int, value: int, n: int, stream: int | None) -> None:
+        """The ACL layer (memory.cpp aclrtMemsetD32Impl / AsyncImpl), then the standard-SoC runtime
+        (api_c_standard_soc.cc rtMemsetD32 / Async -> api_impl_standard_soc.cc ApiImpl::MemsetD32 / Async),
+        which has no chip gate: every product whose config does not list the API fills the memory."""
         what = "aclrtMemsetD32" if stream is None else "aclrtMemsetD32Async"
         target = self._d32_target(ptr, mem_size, n)
-        if target is None:
+        if target is None or not self._d32_runtime_present(what):
             return
         r, off = target
+        if stream is not None:
+            self.check_stream_handle(stream)  # rtMemsetD32Async validates the handle first, host target or not
+        self.current_context()  # ApiImpl::CurrentContext() may open the configured default device
         value &= 0xFFFFFFFF
-        nbytes = 4 * n
+        if not r.is_device:  # host target: filled now; the async variant ignores the stream
+            self.tick(4 * n / self.product.hardware.host_memset_bandwidth)
+            self._d32_filler(r, off, 4 * n, value, what)()
+        elif stream is None:
+            self._d32_device_sync(r, off, 4 * n, value, what)
+        else:
+            self._d32_device_async(self.stream_of(stream), r, off, 4 * n, value, what)
+
+    def _d32_runtime_present(self: Core, what: str) -> bool:
+        """A product whose config lists the API has the stub runtime (api_c_stub.cc rtMemsetD32 returns
+        207000 at once); the ACL layer reports that 207000 as success (spec 10.2 #7)."""
         try:
-            self.gate(what)  # the runtime layer's product gate; its 207000 is success to ACL (spec 10.2 #7)
+            self.gate(what)
         except AclError as e:
             warnings.warn(f"{what}: {e.message}; the ACL layer reports success and nothing is written",
-                          RuntimeWarning, stacklevel=4)
-            return
-        self.current_context(implicit=stream is None)
-        if not r.is_device:  # host target: filled now; the async variant ignores the stream
-            self.tick(nbytes / self.product.hardware.host_memset_bandwidth)
-            self._d32_filler(r, off, nbytes, value, what)()
-            return
-        block = self.product.async_copy_unit  # per block: fill a pinned temporary, then H2D it
-        if stream is None:
-            for b in range(0, nbytes, block):
-                m = min(block, nbytes - b)
-                self.tick(m / self.product.hardware.host_memset_bandwidth)
-                self.run_blocking(Task(COPY, nbytes=m, device=r.device, src=None, dst=r.device, label=what,
-                                       on_complete=self._d32_filler(r, off + b, m, value, what)))
-            return
-        self.check_stream_handle(stream)
-        s = self.stream_of(stream)
+                          RuntimeWarning, stacklevel=5)
+            return False
+        return True
+
+    def _d32_device_sync(self: Core, r: Region, off: int, nbytes: int, value: int, what: str) -> None:
+        block = self.product.async_copy_unit  # per block: fill a pinned temporary, then a blocking H2D
+        for b in range(0, nbytes, block):
+            m = min(block, nbytes - b)
+            self.tick(m / self.product.hardware.host_memset_bandwidth)
+            self.run_blocking(Task(COPY, nbytes=m, device=r.device, src=None, dst=r.device, label=what,
+                                   on_complete=self._d32_filler(r, off + b, m, value, what)))
+
+    def _d32_device_async(self: Core, s: Stream, r: Region, off: int, nbytes: int, value: int, what: str) -> None:
         if self.product.has("memset_task") and r.device == s.device:
             self.submit(s, Task(FILL, nbytes=nbytes, device=s.device, label=what,
                                 on_complete=self._d32_filler(r, off, nbytes, value, what)))
             return
+        block = self.product.async_copy_unit
         for b in range(0, nbytes, block):  # the pinned temporary is filled at enqueue
             m = min(block, nbytes - b)
             self.tick(m / self.product.hardware.host_memset_bandwidth)
