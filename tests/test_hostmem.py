@@ -343,7 +343,8 @@ def test_host_register_v2_pageable_counts_as_host_until_unregistered(rt):
 
 @pytest.mark.parametrize("product", ["310P", "200I_A2", "IPV350"])
 def test_host_register_v2_unsupported_product_is_207000(fresh, product):
-    """7.7 / 13: not supported on 310P, 200I/500A2 and IPV350 -> 207000."""
+    """7.7 / 13: a mapping on 310P, 200I/500A2 and IPV350 -> 207000 (NpuDriver::HostRegister's chip
+    check; PINNED alone never reaches the driver, see test_conformance_hostmem_peer_capture)."""
     on(fresh, product)
     p, _ = pageable(1024)
     assert acl.rt.host_register_v2(p, 1024, REG_PINNED | REG_MAPPED) == 207000
@@ -443,11 +444,14 @@ def test_host_register_va_flag_device_pointer_usable_by_kernel(rt):
     assert (seen[0] == pattern(n)).all()
 
 
-def test_host_get_device_pointer_unsupported_product_is_207000(fresh):
-    """7.7 / 13: not supported on 310P -> 207000."""
+def test_host_get_device_pointer_on_product_without_registration_is_107000(fresh):
+    """7.7 / 13: on 310P (no host registration) the answer is 107000, not 207000. Changed from 207000:
+    the runtime has no chip gate on this path (ApiImpl::HostGetDevicePointer -> NpuDriver::HostGetDevPointer,
+    falling back to the runtime's mapping table), so an unregistrable pointer is simply not mapped.
+    The docs' N for 310P (spec 13) disagrees; the source wins."""
     on(fresh, "310P")
     p, _ = pageable(64)
-    assert acl.rt.host_get_device_pointer(p, 0) == (0, 207000)
+    assert acl.rt.host_get_device_pointer(p, 0) == (0, 107000)
 
 
 # ---------------------------------------------------------------------------
@@ -490,11 +494,16 @@ def test_host_unregister_exact_base_is_0(rt, how):
     assert acl.rt.host_register_v2(p, 1024, REG_PINNED) == 0
 
 
-def test_host_unregister_unsupported_product_is_207000(fresh):
-    """7.7 / 13: not supported on 310P -> 207000."""
+def test_host_unregister_on_product_without_registration(fresh):
+    """7.7 / 13: on 310P an unregistered pointer is 507911 and a V2 PINNED-only range unregisters (0).
+    Changed from 207000: in the runtime's software mode (ApiImpl::HostUnregister) only a mapped base
+    reaches NpuDriver::HostUnregister, whose chip check is the only gate; the docs' N (spec 13)
+    disagrees, the source wins."""
     on(fresh, "310P")
     p, _ = pageable(64)
-    assert acl.rt.host_unregister(p) == 207000
+    assert acl.rt.host_unregister(p) == 507911
+    assert acl.rt.host_register_v2(p, 64, REG_PINNED) == 0
+    assert acl.rt.host_unregister(p) == 0
 
 
 # ---------------------------------------------------------------------------

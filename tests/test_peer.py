@@ -104,10 +104,22 @@ def test_can_access_peer_200i_a2_docs_unsupported_is_207000(fresh, tmp_path):
     assert acl.rt.device_can_access_peer(0, 1) == (0, 207000)
 
 
-def test_can_access_peer_unsupported_on_ipv350_is_207000(fresh):
-    """13: not supported on IPV350 -> 207000."""
-    on(fresh, "IPV350")
+def two_devices(tmp_path, product):
+    """A config inheriting `product` with 2 devices, so that a peer id passes the ACL layer's check."""
+    path = tmp_path / f"{product}_x2.toml"
+    path.write_text(f'inherit = "{product}"\n\n[product]\nname = "{product}_x2"\n\n[devices]\ncount = 2\n\n'
+                    f'[devices.source]\ncount = "A: two devices, a test configuration"\n')
+    return path
+
+
+def test_can_access_peer_unsupported_on_ipv350_is_207000(fresh, tmp_path):
+    """13: no P2P flag on IPV350 -> 207000 (ApiImpl::DeviceCanAccessPeer). On the one-device IPV350
+    the peer 1 fails the ACL layer's physical-id conversion first (107001), so a 2-device IPV350 is
+    used. Changed: the gate is the runtime's P2P flag, after the ACL checks, not the docs' matrix."""
+    on(fresh, two_devices(tmp_path, "IPV350"))
     assert acl.rt.device_can_access_peer(0, 1)[1] == 207000
+    on(fresh, "IPV350")
+    assert acl.rt.device_can_access_peer(0, 1)[1] == 107001
 
 
 # ---------------------------------------------------------------------------
@@ -150,12 +162,17 @@ def test_enable_peer_access_enables_one_direction(rt):
     assert acl.rt.device_peer_access_status(0, 2) == (0, 0)
 
 
-@pytest.mark.parametrize("product", ["200I_A2", "IPV350"])
-def test_enable_disable_peer_access_unsupported_is_207000(fresh, product):
-    """13: Enable/Disable are N on 200I/500A2 and IPV350 -> 207000."""
-    on(fresh, product)
+def test_enable_disable_peer_access_unsupported_is_207000(fresh, tmp_path):
+    """13: no P2P flag (IPV350) -> 207000 from NpuDriver::Enable/DisableP2P, after the ACL layer's
+    peer conversion. Changed: on the one-device 200I/500A2 and IPV350 the peer 1 is refused first
+    by that conversion (107001); the docs' N for 200I is not a runtime gate (mini_v3 has the P2P flag)."""
+    on(fresh, two_devices(tmp_path, "IPV350"))
     assert acl.rt.device_enable_peer_access(1, 0) == 207000
     assert acl.rt.device_disable_peer_access(1) == 207000
+    for product in ("200I_A2", "IPV350"):
+        on(fresh, product)
+        assert acl.rt.device_enable_peer_access(1, 0) == 107001
+        assert acl.rt.device_disable_peer_access(1) == 107001
 
 
 def test_disable_peer_access_current_device_is_invalid_param(rt):

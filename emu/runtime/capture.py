@@ -12,21 +12,25 @@ import threading
 
 from models import Task
 
-from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC,
+from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC, ACL_ERROR_RT_INTERNAL_ERROR,
+                      ACL_ERROR_RT_MODEL_CONTEXT, ACL_ERROR_RT_STREAM_CONTEXT,
                       ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                       ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CAPTURED,
                       ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, ACL_ERROR_RT_STREAM_NOT_CAPTURED)
-from .core import Core, Stream, _handles, api, fail
+from .core import Context, Core, Stream, _handles, api, fail
 
 GLOBAL, THREAD_LOCAL, RELAXED = 0, 1, 2  # aclmdlRICaptureMode
+MODES = (GLOBAL, THREAD_LOCAL, RELAXED)
+DEVICE_USE_ONLY = 0x20  # ACL_STREAM_DEVICE_USE_ONLY, RT_STREAM_CP_PROCESS_USE in the runtime: no capture
 NONE, ACTIVE, INVALIDATED = 0, 1, 2  # aclmdlRICaptureStatus
 
 
 class Model:
     """A captured graph (aclmdlRI): the tasks to replay, in order."""
 
-    def __init__(self):
+    def __init__(self, ctx: Context):
         self.handle = next(_handles)
+        self.ctx = ctx  # the context the capture began in: the model belongs to it
         self.tasks: list[Task] = []
         self.destroyed = False
 
@@ -38,7 +42,7 @@ class Capture:
         self.stream = stream
         self.mode = mode
         self.thread = threading.get_ident()
-        self.model = Model()
+        self.model = Model(stream.ctx)
         self.status = ACTIVE
 
     @property
@@ -80,18 +84,47 @@ class CaptureOps:
             fail(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "synchronous copies and memsets are unsafe while a "
                                                         "stream is captured")
 
+    # -- the check chain shared by Begin / GetInfo / End (rtStreamBeginCapture & co., spec 10.3) ------
     def _capture_stream(self: Core, stream: int) -> Stream:
+        """ACL: stream null -> 100000. C entry: no ACL-graph chip flag -> 207000, then the handle -> 107017."""
         if stream == 0:
             fail(ACL_ERROR_INVALID_PARAM, "stream is null")
-        return self._lookup(stream, Stream, "stream")
-
-    @api("aclmdlRICaptureBegin")
-    def ri_capture_begin(self: Core, stream: int, mode: int) -> None:
-        s = self._capture_stream(stream)
         if not self.product.has("acl_graph"):
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"graph capture is not supported on {self.product.name}")
-        if mode not in (GLOBAL, THREAD_LOCAL, RELAXED):
+        return self._lookup(stream, Stream, "stream")
+
+    @staticmethod
+    def _capturable(s: Stream) -> None:
+        """StreamFlagIsSupportCapture: a device-only stream (CP_PROCESS_USE) -> 507000."""
+        if s.flags & DEVICE_USE_ONLY:
+            fail(ACL_ERROR_RT_INTERNAL_ERROR, f"stream 0x{s.handle:x} (ACL_STREAM_DEVICE_USE_ONLY) cannot be captured")
+
+    def _capture_context(self: Core, s: Stream) -> None:
+        """ApiImpl::StreamBegin/EndCapture: context (107002), the stream's context (107003), not the
+        default stream (207000; unreachable here: its handle is null, refused by the ACL layer)."""
+        ctx = self.current_context()
+        if s.ctx is not ctx:
+            fail(ACL_ERROR_RT_STREAM_CONTEXT, f"stream 0x{s.handle:x} belongs to another context")
+        if s.default:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "the default stream cannot be captured")
+
+    def _release_capture(self: Core, s: Stream) -> Capture:
+        """Context::CaptureModeExit: the stream leaves capture; the context's and this thread's mode
+        counts drop."""
+        cap, s.capture = s.capture, None
+        s.ctx.capture_modes[cap.mode] -= 1
+        tm = self._thread_modes()
+        if tm.get(cap.mode):
+            tm[cap.mode] -= 1
+        return cap
+
+    @api("aclmdlRICaptureBegin", gate=False)
+    def ri_capture_begin(self: Core, stream: int, mode: int) -> None:
+        s = self._capture_stream(stream)
+        if mode not in MODES:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"capture mode {mode} is not one of 0..2")
+        self._capturable(s)
+        self._capture_context(s)
         if s.capture is not None:
             fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{stream:x} is already being captured")
         s.capture = Capture(s, mode)
@@ -99,45 +132,70 @@ class CaptureOps:
         tm = self._thread_modes()
         tm[mode] = tm.get(mode, 0) + 1
 
-    @api("aclmdlRICaptureGetInfo")
+    @api("aclmdlRICaptureGetInfo", gate=False)
     def ri_capture_get_info(self: Core, stream: int) -> tuple[int, int]:
-        """(status, model handle) of a stream's capture; (NONE, 0) if it is not captured."""
+        """(status, model handle) of a stream's capture; (NONE, 0) if it is not captured. No context
+        is needed (ApiImpl::StreamGetCaptureInfo reads the stream only)."""
         s = self._capture_stream(stream)
         if s.capture is None:
             return NONE, 0
         return s.capture.status, s.capture.model.handle
 
-    @api("aclmdlRICaptureEnd")
+    @api("aclmdlRICaptureEnd", gate=False)
     def ri_capture_end(self: Core, stream: int) -> int:
         s = self._capture_stream(stream)
+        self._capturable(s)
+        self._capture_context(s)
         cap = s.capture
         if cap is None:
             fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, f"stream 0x{stream:x} is not being captured")
         if cap.mode != RELAXED and cap.thread != threading.get_ident():
-            fail(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, "the capture must end on the thread that began it")
-        s.capture = None
-        s.ctx.capture_modes[cap.mode] -= 1
-        tm = self._thread_modes()
-        if tm.get(cap.mode):
-            tm[cap.mode] -= 1
+            self._release_capture(s)  # Context::StreamEndCapture ends the capture all the same
+            fail(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, "the capture must end on the thread that began it; "
+                                                           "it is ended and its model dropped")
+        self._release_capture(s)
         self.handles[cap.model.handle] = cap.model
         return cap.model.handle
 
-    @api("aclmdlRIExecuteAsync")
+    @api("aclmdlRICaptureThreadExchangeMode", gate=False)
+    def ri_capture_thread_exchange_mode(self: Core, mode: int) -> int:
+        """Set this thread's exchange mode (which unsafe APIs a capture refuses); returns the old one."""
+        if not self.product.has("acl_graph"):
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"graph capture is not supported on {self.product.name}")
+        if not 0 <= mode < len(MODES):
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"capture mode {mode} is not one of 0..2")
+        self.current_context()
+        old, self._state.exchange_mode = self._state.exchange_mode, mode
+        return old
+
+    # -- models ------------------------------------------------------------------------------
+    def _check_model_context(self: Core, m: Model) -> None:
+        """ApiImpl::ModelExecute / ModelDestroy: context (107002), the model's context (107004)."""
+        ctx = self.current_context()
+        if m.ctx is not ctx:
+            fail(ACL_ERROR_RT_MODEL_CONTEXT, f"modelRI 0x{m.handle:x} was captured in another context")
+
+    @api("aclmdlRIExecuteAsync", gate=False)
     def ri_execute_async(self: Core, model: int, stream: int = 0) -> None:
         if model == 0:
             fail(ACL_ERROR_INVALID_PARAM, "modelRI is null")
-        m = self._lookup(model, Model, "model")
-        s = self.stream_of(stream)
-        if s.capture is not None:
-            fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{s.handle:x} is being captured")
+        m = self._lookup(model, Model, "modelRI")
+        given = self._lookup(stream, Stream, "stream") if stream else None
+        if given is not None and given.capture is not None:
+            fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{given.handle:x} is being captured")
+        self._check_model_context(m)
+        s = given or m.ctx.default_stream
+        if s.ctx is not m.ctx:  # Model::Execute
+            fail(ACL_ERROR_RT_STREAM_CONTEXT, f"stream 0x{s.handle:x} is not in the modelRI's context")
         for t in m.tasks:
             clone = t.clone()
             clone.device = s.device
             self.submit(s, clone)
 
-    @api("aclmdlRIDestroy")
+    @api("aclmdlRIDestroy", gate=False)
     def ri_destroy(self: Core, model: int) -> None:
         if model == 0:
             fail(ACL_ERROR_INVALID_PARAM, "modelRI is null")
-        self._lookup(model, Model, "model").destroyed = True
+        m = self._lookup(model, Model, "modelRI")
+        self._check_model_context(m)
+        m.destroyed = True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..errors import (ACL_ERROR_FEATURE_UNSUPPORTED, ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
                       ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_DRV_INTERNAL_ERROR,
-                      ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID)
+                      ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_PARAM_INVALID)
 from ..memory import Region, Registration
 from .core import Core, api, fail
 from .memops import roundup
@@ -17,6 +17,7 @@ from .memops import roundup
 ATTR_RSV, ATTR_MODULE_ID, ATTR_DEVICE_ID, ATTR_VA_FLAG = 0, 1, 2, 3  # aclrtMallocAttrType
 REG_MAPPED, REG_IOMEMORY, REG_READONLY, REG_PINNED = 0x2, 0x4, 0x8, 0x10000000  # aclrtHostRegisterV2 flags
 HOST_REGISTER_MAPPED = 0  # aclrtHostRegisterType
+MAX_DEV_NUM = 64  # RT_MAX_DEV_NUM
 
 
 def _attributes(cfg) -> list[tuple[int, int]]:
@@ -57,43 +58,65 @@ class HostMemoryOps:
 
     @api("aclrtMallocHostWithCfg")
     def malloc_host_with_cfg(self: Core, size: int, cfg=None) -> int:
+        """ACL: size 0 -> 100000. Runtime (ApiImpl::HostMallocWithCfg): the configuration (107000) is
+        checked before the context (107002), then the driver's VA_FLAG support (207000)."""
         if size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
+        self.runtime_layer()
+        va_flag = self._host_malloc_va_flag(cfg)
         self.current_context()
-        attrs = None if cfg is None else _attributes(cfg)
-        if attrs is not None and not attrs:
-            fail(ACL_ERROR_RT_PARAM_INVALID, "malloc config has no attributes")
-        va_flag = 0
-        for attr, value in attrs or ():
-            if attr == ATTR_MODULE_ID:
-                continue
-            if attr == ATTR_VA_FLAG:
-                va_flag = value  # the last duplicate wins
-                continue
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"malloc attribute {attr} is not accepted by aclrtMallocHostWithCfg")
         if va_flag and not self.product.has("va_flag"):
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"VA_FLAG is not supported on {self.product.name}")
         r = self._alloc_host(roundup(size, 32))
         r.va_flag = bool(va_flag)
         return r.base
 
+    @staticmethod
+    def _host_malloc_va_flag(cfg) -> int:
+        """The VA_FLAG of a host malloc config (ApiImpl::GetMallocHostConfigInfo): attributes in order,
+        the first one neither MODULE_ID nor VA_FLAG -> 107000; the last VA_FLAG wins."""
+        attrs = None if cfg is None else _attributes(cfg)
+        if attrs is not None and not attrs:
+            fail(ACL_ERROR_RT_PARAM_INVALID, "malloc config has no attributes")
+        va_flag = 0
+        for attr, value in attrs or ():
+            if attr == ATTR_VA_FLAG:
+                va_flag = value
+            elif attr != ATTR_MODULE_ID:
+                fail(ACL_ERROR_RT_PARAM_INVALID, f"malloc attribute {attr} is not accepted by aclrtMallocHostWithCfg")
+        return va_flag
+
     # -- registration ------------------------------------------------------------------------
-    def _register(self: Core, ptr: int, size: int, pinned: bool, mapped: bool, flags: int) -> Registration:
-        host, off = self.locate(ptr, size)
+    # The emulator follows the runtime's software registration mode (ApiImpl::HostRegisterV2 when the
+    # driver cannot pin): the runtime keeps the pinned and mapped ranges, and only a mapping reaches
+    # the driver, whose chip check (NpuDriver::HostRegister) is the product gate.
+    def _driver_host_register(self: Core) -> None:
+        """NpuDriver::HostRegister / HostUnregister: a chip without RT_FEATURE_MEM_HOST_REGISTER -> 207000."""
+        if not self.product.has("host_register"):
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"host memory registration is not supported on {self.product.name}")
+
+    def _host_range(self: Core, ptr: int, size: int) -> Region:
+        host, _ = self.locate(ptr, size)
         if host.is_device:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is device memory, not host memory")
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"ptr 0x{ptr:x} is device memory, not host memory")
+        return host
+
+    def _check_not_registered(self: Core, ptr: int, size: int) -> None:
+        """CheckMemoryRangeRegistered (software mode) / the driver's BUSY: any overlap -> 507910."""
         if self.space.registrations_overlapping(ptr, size):
             fail(ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
                  f"[0x{ptr:x}, 0x{ptr + size:x}) overlaps a registered host range")
+
+    def _record(self: Core, ptr: int, size: int, host: Region, pinned: bool, mapped: bool, flags: int) -> Registration:
         alias = None
         if mapped and not host.va_flag:
-            alias = self.space.alloc_alias(self.current_context().device.id, host, off, size)
+            alias = self.space.alloc_alias(self.current_context().device.id, host, ptr - host.base, size)
         reg = Registration(ptr, size, flags, host, alias, pinned)
         self.space.register(reg)
         self.tick(self.product.hardware.host.register_time(size))  # the driver pins and maps every page
         return reg
 
-    @api("aclrtHostRegister")
+    @api("aclrtHostRegister", gate=False)
     def host_register(self: Core, ptr: int, size: int, type: int = HOST_REGISTER_MAPPED) -> int:
         """Register and map host memory; returns the device address kernels use to reach it."""
         if ptr == 0 or size == 0:
@@ -101,12 +124,13 @@ class HostMemoryOps:
         if type & ~0xC:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"register type 0x{type:x} is not supported")
         self.current_context()
-        if not self.product.has("host_register"):
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"host memory registration is not supported on {self.product.name}")
-        reg = self._register(ptr, size, pinned=True, mapped=True, flags=REG_MAPPED | type)
+        self._driver_host_register()
+        host = self._host_range(ptr, size)
+        self._check_not_registered(ptr, size)
+        reg = self._record(ptr, size, host, pinned=True, mapped=True, flags=REG_MAPPED | type)
         return reg.alias.base if reg.alias is not None else ptr
 
-    @api("aclrtHostRegisterV2")
+    @api("aclrtHostRegisterV2", gate=False)
     def host_register_v2(self: Core, ptr: int, size: int, flag: int) -> None:
         """Pin (PINNED) and/or map (MAPPED, IOMEMORY, READONLY) host memory."""
         if ptr == 0 or size == 0:
@@ -116,13 +140,17 @@ class HostMemoryOps:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"flag 0x{flag:x} is not a non-empty combination of PINNED, MAPPED, "
                                              f"IOMEMORY and READONLY")
         self.current_context()
-        if not self.product.has("host_register"):
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"host memory registration is not supported on {self.product.name}")
-        self._register(ptr, size, pinned=bool(flag & REG_PINNED),
-                       mapped=bool(flag & (REG_MAPPED | REG_IOMEMORY | REG_READONLY)), flags=flag)
+        host = self._host_range(ptr, size)
+        self._check_not_registered(ptr, size)
+        mapped = bool(flag & (REG_MAPPED | REG_IOMEMORY | REG_READONLY))
+        if mapped:  # only a mapping reaches the driver (ApiImpl::HostRegisterV2, software mode)
+            self._driver_host_register()
+        self._record(ptr, size, host, pinned=bool(flag & REG_PINNED), mapped=mapped, flags=flag)
 
-    @api("aclrtHostGetDevicePointer")
+    @api("aclrtHostGetDevicePointer", gate=False)
     def host_get_device_pointer(self: Core, host_ptr: int, flag: int = 0) -> int:
+        """The device address of registered, mapped host memory. No chip gate: the driver query (or
+        the runtime's own mapping table) finds nothing on a chip that cannot register -> 107000."""
         if host_ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "pHost is null")
         if flag != 0:
@@ -130,58 +158,107 @@ class HostMemoryOps:
         self.current_context()
         reg = self.space.registration(host_ptr)
         if reg is None or not (reg.alias is not None or reg.region.va_flag):
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{host_ptr:x} is not in a mapped host registration")
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"pHost 0x{host_ptr:x} is not in a mapped host registration")
         if reg.alias is None:  # VA-consistent memory: the device sees it at the host address
             return host_ptr
         return reg.alias.base + (host_ptr - reg.base)
 
-    @api("aclrtHostUnregister")
+    @api("aclrtHostUnregister", gate=False)
     def host_unregister(self: Core, ptr: int) -> None:
+        """ApiImpl::HostUnregister (software mode): context, then a mapped base goes to the driver
+        (chip gate), a pinned base is dropped, anything else -> 507911."""
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "ptr is null")
-        self.runtime_layer()
+        self.current_context()
         reg = self.space.registration(ptr)
         if reg is None or reg.base != ptr:
-            fail(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, f"0x{ptr:x} is not the start of a registered host range")
+            fail(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, f"ptr 0x{ptr:x} is not the start of a registered host range")
+        if reg.alias is not None or (reg.flags & (REG_MAPPED | REG_IOMEMORY | REG_READONLY)):
+            self._driver_host_register()
         self.space.unregister(reg)
 
 
 class PeerOps:
-    """Peer access between devices (spec 7.8), mixed into `Runtime`."""
+    """Peer access between devices (spec 7.8), mixed into `Runtime`.
 
-    def _peer_checks(self: Core, dev: int, peer: int) -> None:
-        self.physical(dev)
-        self.physical(peer)
-        if not self.product.has("p2p"):
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"peer access is not supported on {self.product.name}")
+    Device ids: the ACL layer turns the peer into a physical id (rtGetDevicePhyIdByIndex: not a
+    visible device -> 107001); the runtime maps the other id to a driver id only when
+    ASCEND_RT_VISIBLE_DEVICES is set (not visible -> 107001), refuses ids >= RT_MAX_DEV_NUM (64,
+    negative ints wrap to uint32) with 107000, and leaves any other bad id to the driver (107001).
+    """
 
     def can_access(self: Core, dev: int, peer: int) -> bool:
         a, b = self.visible[dev], self.visible[peer]
         return any(a in g and b in g for g in self.product.peer_groups)
 
-    @api("aclrtDeviceCanAccessPeer")
+    def _visible_env(self: Core) -> bool:
+        return self.visible != list(range(self.product.device_count))
+
+    def _driver_id(self: Core, dev: int, what: str) -> int:
+        """ChgUserDevIdToDeviceId, then the RT_MAX_DEV_NUM check (ApiErrorDecorator)."""
+        if self._visible_env() and not 0 <= dev < len(self.visible):
+            fail(ACL_ERROR_RT_INVALID_DEVICEID, f"{what} {dev} is not one of the {len(self.visible)} visible devices")
+        return self._below_max(dev, what)
+
+    @staticmethod
+    def _below_max(dev: int, what: str) -> int:
+        if not 0 <= dev < MAX_DEV_NUM:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"{what} {dev} (as uint32 {dev & 0xFFFFFFFF}) is not below {MAX_DEV_NUM}")
+        return dev
+
+    def _driver_device(self: Core, dev: int, what: str) -> None:
+        """The driver refuses an id that names no device (DRV_ERROR_INVALID_DEVICE -> 107001)."""
+        if dev >= len(self.visible):
+            fail(ACL_ERROR_RT_INVALID_DEVICEID, f"{what} {dev}: no such device ({len(self.visible)} devices on "
+                                               f"{self.product.name})")
+
+    def _p2p_feature(self: Core) -> None:
+        if not self.product.has("p2p"):
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"peer access is not supported on {self.product.name}")
+
+    def _default_device_context(self: Core, dev: int) -> None:
+        """ApiImpl::CheckCurCtxValid: only with a default device (aclInit) and no context: opens it
+        when `dev` is the default device, else 107002."""
+        if self.default_device is None or self.ctx is not None:
+            return
+        if dev != self.default_device:
+            fail(ACL_ERROR_RT_CONTEXT_NULL, f"no current context, and device {dev} is not the default device")
+        self.current_context()
+
+    def _current_device(self: Core) -> int:
+        """rtGetDevice: the current context's device, else the default device, else 107002."""
+        ctx = self.ctx
+        if ctx is not None:
+            return self.visible.index(ctx.device.id)
+        if self.default_device is not None:
+            return self.default_device
+        fail(ACL_ERROR_RT_CONTEXT_NULL, "no current device: call aclrtSetDevice first")
+
+    @api("aclrtDeviceCanAccessPeer", gate=False)
     def device_can_access_peer(self: Core, device_id: int, peer_device_id: int) -> int:
         if device_id == peer_device_id:
-            fail(ACL_ERROR_INVALID_PARAM, "a device and its peer must differ")
+            fail(ACL_ERROR_INVALID_PARAM, "deviceId and peerDeviceId must differ")
         self.physical(peer_device_id)
-        self._peer_checks(device_id, peer_device_id)
-        if not self.product.ep_mode:  # offline (RC) mode, or the control CPU (no P2P on 310P there)
+        self._driver_id(device_id, "deviceId")
+        self._p2p_feature()
+        if not self.product.ep_mode:  # ApiImpl::DeviceCanAccessPeer: RT_RUN_MODE_OFFLINE
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"peer access cannot be queried in {self.product.deployment} mode")
+        self._default_device_context(device_id)
+        self._driver_device(device_id, "deviceId")
         return int(self.can_access(device_id, peer_device_id))
 
     def _current_and_peer(self: Core, peer: int) -> int:
-        ctx = self.ctx  # the ACL layer asks for the current device (aclrtGetDevice)
-        if ctx is None:
-            fail(ACL_ERROR_RT_CONTEXT_NULL, "no current device: call aclrtSetDevice first")
-        cur = self.visible.index(ctx.device.id)
+        """aclrtDeviceEnable/DisablePeerAccessImpl, then NpuDriver::Enable/DisableP2P's chip check."""
+        cur = self._current_device()
         if cur == peer:
-            fail(ACL_ERROR_INVALID_PARAM, "the peer is the current device")
-        self._peer_checks(cur, peer)
+            fail(ACL_ERROR_INVALID_PARAM, f"peerDeviceId {peer} is the current device")
+        self.physical(peer)
+        self._p2p_feature()
         if self.product.deployment == "CTRL_CPU" and self.product.family == "310P":
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "no peer access with the control CPU open on 310P")
         return cur
 
-    @api("aclrtDeviceEnablePeerAccess")
+    @api("aclrtDeviceEnablePeerAccess", gate=False)
     def device_enable_peer_access(self: Core, peer_device_id: int, flags: int = 0) -> None:
         """Let the current device access `peer_device_id` (one direction)."""
         if flags != 0:
@@ -191,21 +268,23 @@ class PeerOps:
             fail(ACL_ERROR_RT_DRV_INTERNAL_ERROR, f"devices {cur} and {peer_device_id} share no interconnect on {self.product.name}")
         self.peers.add((self.visible[cur], self.visible[peer_device_id]))
 
-    @api("aclrtDeviceDisablePeerAccess")
+    @api("aclrtDeviceDisablePeerAccess", gate=False)
     def device_disable_peer_access(self: Core, peer_device_id: int) -> None:
         cur = self._current_and_peer(peer_device_id)
         self.peers.discard((self.visible[cur], self.visible[peer_device_id]))
 
-    @api("aclrtDevicePeerAccessStatus")
+    @api("aclrtDevicePeerAccessStatus", gate=False)
     def device_peer_access_status(self: Core, device_id: int, peer_device_id: int) -> int:
-        for d in (device_id, peer_device_id):
-            if d >= 64:
-                fail(ACL_ERROR_RT_PARAM_INVALID, f"device id {d} >= 64")
-        self.physical(device_id)
-        self.physical(peer_device_id)
-        if not self.product.has("p2p"):
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"peer access is not supported on {self.product.name}")
-        return int((self.visible[device_id], self.visible[peer_device_id]) in self.peers)
+        """1 when `device_id` may access `peer_device_id`. The peer is a physical id: the ACL layer
+        does not convert it (aclrtDevicePeerAccessStatusImpl)."""
+        self._driver_id(device_id, "deviceId")
+        self._below_max(peer_device_id, "peerDeviceId")
+        self._default_device_context(device_id)
+        self._p2p_feature()
+        self._driver_device(device_id, "deviceId")
+        if peer_device_id >= self.product.device_count:
+            fail(ACL_ERROR_RT_INVALID_DEVICEID, f"peerDeviceId {peer_device_id}: no such physical device")
+        return int((self.visible[device_id], peer_device_id) in self.peers)
 
     def check_peer_copy(self: Core, src: Region, dst: Region) -> None:
         """A cross-device copy needs peer access enabled in one direction on most products (spec 7.8)."""
