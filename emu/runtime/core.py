@@ -37,7 +37,7 @@ from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_REPEAT_FINALIZE,
                       ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_INVALID_HANDLE,
                       ACL_ERROR_RT_NO_DEVICE, ACL_ERROR_RT_NO_EVENT_RESOURCE, ACL_ERROR_RT_NO_STREAM_RESOURCE,
                       ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CAPTURED, ACL_ERROR_RT_STREAM_CONTEXT, ACL_ERROR_RT_EVENT_CAPTURED,
-                      ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, AclError, set_recent_error)
+                      ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, ACL_ERROR_RT_CAPTURE_DEPENDENCY, ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, AclError, set_recent_error)
 from ..memory import AddressSpace
 
 _handles = count(0x5A000010, 16)  # handle values look like pointers and are never reused
@@ -184,6 +184,12 @@ class Stream:
 EVENT_WAIT_STATUS_COMPLETE = 0
 EVENT_WAIT_STATUS_NOT_READY = 1
 
+# Stream flags that make synchronize and query return at once (ApiErrorDecorator::StreamSynchronize).
+_NO_SYNC_STREAM_FLAGS = C.ACL_STREAM_PERSISTENT | C.ACL_STREAM_DEVICE_USE_ONLY | C.ACL_STREAM_CPU_SCHEDULE
+# The ACL stream flags aclrtCreateStreamWithConfig maps; every other bit is dropped (stream.cpp).
+_STREAM_FLAGS = 0x3F
+# Families whose chip config lacks RT_FEATURE_STREAM_HUGE_DEPTH (config/dc/dev_info_reg.cc).
+NO_HUGE_STREAM_FAMILIES = frozenset({"310P"})
 # Families whose chip config sets RT_FEATURE_IPC_EVENT (src/runtime/config/910_B_93, 950 dev_info_reg.cc).
 IPC_EVENT_FAMILIES = frozenset({"A2", "A3", "950"})
 
@@ -200,7 +206,13 @@ class Event:
         self.record: Task | None = None  # the latest record's marker task
         self.waits: list[Task] = []  # stream-wait tasks on this event not yet seen complete
         self.destroyed = False
-        self.captured = False  # its latest record went into a capture
+        self.capture = None  # the Capture its latest record went into
+
+    @property
+    def captured(self) -> bool:
+        """Event::IsCapturing: its latest record went into a capture that is still active."""
+        cap = self.capture
+        return cap is not None and cap.stream.capture is cap
 
     @property
     def can_wait(self) -> bool:
@@ -577,9 +589,16 @@ class Core:
 
     @api("aclrtCreateStreamWithConfig")
     def create_stream_with_config(self, priority: int, flag: int) -> int:
-        if flag & ~0x3F:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"stream flag 0x{flag:x} has unknown bits")
-        return self._new_stream(flags=flag, priority=min(max(priority, 0), 7))
+        """acl stream.cpp: aclrtCreateStreamWithConfigImpl (unknown bits dropped), then
+        api_error.cc: ApiErrorDecorator::StreamCreate / CheckStreamFlags, api_impl.cc: ApiImpl::StreamCreate."""
+        self.runtime_layer()
+        flag &= _STREAM_FLAGS
+        if flag & C.ACL_STREAM_HUGE and self.product.family in NO_HUGE_STREAM_FAMILIES:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"ACL_STREAM_HUGE streams are not supported on {self.product.name}")
+        if flag & C.ACL_STREAM_DEVICE_USE_ONLY and flag != C.ACL_STREAM_DEVICE_USE_ONLY:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"stream flag 0x{flag:x}: ACL_STREAM_DEVICE_USE_ONLY must stand alone")
+        prio = (int(priority) + 2**31) % 2**32 - 2**31  # the runtime reads the uint32 as int32
+        return self._new_stream(flags=flag, priority=min(max(prio, 0), 7))
 
     def _drain(self, s: Stream) -> None:
         if not s.m.idle:
@@ -589,10 +608,12 @@ class Core:
             fail(ACL_ERROR_RT_DRV_INTERNAL_ERROR, f"{task.label} on {s.m.name} failed: {task.error}")
 
     def _destroy_stream(self, handle: int, wait: bool) -> None:
+        """api_c_stream.cc: rtStreamDestroy(Force); ApiErrorDecorator::StreamDestroy; ApiImpl::StreamDestroy."""
         if handle == 0:
             fail(ACL_ERROR_INVALID_PARAM, "stream is null")
         s = self._lookup(handle, Stream, "stream")
         self.check_not_capturing(s)
+        self.stream_of(handle)  # 107002 without a context, 107003 from another context
         if wait and not s.m.idle:
             self.wait_for(s.m.last)
         s.destroyed = True
@@ -607,20 +628,37 @@ class Core:
     def destroy_stream_force(self, handle: int) -> None:
         self._destroy_stream(handle, wait=False)
 
+    def _sync_target(self, handle: int, timeout_ms: int = -1) -> Stream | None:
+        """The checks synchronize and query share, in order: the handle (107017), a zero timeout (107000),
+        a capturing stream (107027), the flags that return at once (None), no context (107002).
+        A stream of another context is allowed (ApiImpl::StreamSynchronize switches context)."""
+        s = None if handle == 0 else self._lookup(handle, Stream, "stream")
+        if self._st.gate is not None:
+            self.runtime_layer()
+        if timeout_ms == 0:
+            fail(ACL_ERROR_RT_PARAM_INVALID, "timeout 0 ms: must be -1 (forever) or > 0")
+        if s is not None:
+            self.check_not_capturing(s)
+            if s.flags & _NO_SYNC_STREAM_FLAGS:
+                return None
+        ctx = self.current_context()
+        return s if s is not None else ctx.default_stream
+
     @api("aclrtSynchronizeStream")
     def synchronize_stream(self, handle: int = 0) -> None:
-        s = self.stream_of(handle, check_context=False)
-        self.check_not_capturing(s)
-        if s.flags & (C.ACL_STREAM_PERSISTENT | C.ACL_STREAM_DEVICE_USE_ONLY | C.ACL_STREAM_CPU_SCHEDULE):
-            return
-        self._drain(s)
+        """stream.cpp: aclrtSynchronizeStreamImpl; ApiErrorDecorator::StreamSynchronize; ApiImpl::StreamSynchronize."""
+        s = self._sync_target(handle)
+        if s is not None:
+            self._drain(s)
 
     @api("aclrtSynchronizeStreamWithTimeout")
     def synchronize_stream_with_timeout(self, handle: int, timeout_ms: int) -> None:
+        """stream.cpp: aclrtSynchronizeStreamWithTimeoutImpl (timeout < -1 -> 107000), then as synchronize."""
         if timeout_ms < -1:
-            fail(ACL_ERROR_INVALID_PARAM, f"timeout {timeout_ms} ms: must be -1 (forever) or >= 0")
-        s = self.stream_of(handle, check_context=False)
-        self.check_not_capturing(s)
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"timeout {timeout_ms} ms: must be -1 (forever) or > 0")
+        s = self._sync_target(handle, timeout_ms)
+        if s is None:
+            return
         if timeout_ms > 0 and not s.m.idle:
             deadline = self.clock + timeout_ms / 1000.0
             self.machine.run_until(deadline)
@@ -632,7 +670,10 @@ class Core:
 
     @api("aclrtStreamQuery")
     def stream_query(self, handle: int = 0) -> int:
-        s = self.stream_of(handle, check_context=False)
+        """stream.cpp: aclrtStreamQueryImpl; ApiErrorDecorator::StreamQuery; ApiImpl::StreamQuery."""
+        s = self._sync_target(handle)
+        if s is None:
+            return C.ACL_STREAM_STATUS_COMPLETE
         self.catch_up()
         return C.ACL_STREAM_STATUS_COMPLETE if s.m.idle else C.ACL_STREAM_STATUS_NOT_READY
 
@@ -697,42 +738,90 @@ class Core:
         if ev.captured:
             fail(ACL_ERROR_RT_EVENT_CAPTURED, f"event 0x{ev.handle:x} was recorded in a capture")
 
-    @api("aclrtRecordEvent")
-    def record_event(self, event: int, stream: int = 0) -> None:
+    def _event_and_stream(self, event: int, stream: int, what: str) -> tuple[Event, Stream | None]:
+        """The C entry's handle checks (event, then stream: 107017) and the decorator's MC2 rule (107000)."""
         if event == 0:
             fail(ACL_ERROR_INVALID_PARAM, "event is null")
         ev = self.event_of(event)
-        self.check_stream_handle(stream)
+        s = None if stream == 0 else self._lookup(stream, Stream, "stream")
+        if self._st.gate is not None:
+            self.runtime_layer()
         if ev.flags & C.ACL_EVENT_DEVICE_USE_ONLY:
-            fail(ACL_ERROR_RT_PARAM_INVALID, "a DEVICE_USE_ONLY event cannot be recorded from the host")
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"a DEVICE_USE_ONLY event cannot be {what} from the host")
+        return ev, s
+
+    @staticmethod
+    def _check_ipc_not_captured(ev: Event, s: Stream | None) -> None:
+        if ev.flags == C.ACL_EVENT_IPC and s is not None and s.capture is not None:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an IPC event cannot be used on a capturing stream")
+
+    @staticmethod
+    def _check_capturable(ev: Event, s: Stream) -> None:
+        """ApiImpl::EventRecord / StreamWaitEvent / EventReset: on a capturing stream only an
+        aclrtCreateEventExWithFlag event (or an EXTERNAL one, which is never captured) is allowed."""
+        if s.capture is not None and not ev.ex and ev.flags != C.ACL_EVENT_EXTERNAL:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an event of aclrtCreateEvent / aclrtCreateEventWithFlag cannot "
+                                                   "be used on a capturing stream: use aclrtCreateEventExWithFlag")
+
+    @api("aclrtRecordEvent")
+    def record_event(self, event: int, stream: int = 0) -> None:
+        """event.cpp: aclrtRecordEventImpl; api_c.cc: rtEventRecord; ApiErrorDecorator::EventRecord; ApiImpl::EventRecord."""
+        ev, _ = self._event_and_stream(event, stream, "recorded")
         s = self.stream_of(stream)
+        self._check_ipc_not_captured(ev, s)
+        self._check_capturable(ev, s)
+        if s.capture is not None and ev.flags != C.ACL_EVENT_EXTERNAL and not ev.can_wait:
+            return  # ApiImpl::EventRecord: an Ex event without wait capability is not captured; 0
         ev.record = self.submit(s, Task(MARKER, device=s.device, label=f"record event 0x{event:x}"))
-        ev.captured = s.capture is not None
+        ev.capture = s.capture if ev.flags != C.ACL_EVENT_EXTERNAL else None
 
     @api("aclrtResetEvent")
     def reset_event(self, event: int, stream: int = 0) -> None:
-        if event == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "event is null")
-        ev = self.event_of(event)
-        self.stream_of(stream)
+        """event.cpp: aclrtResetEventImpl; api_c.cc: rtEventReset; ApiErrorDecorator::EventReset; ApiImpl::EventReset."""
+        ev, _ = self._event_and_stream(event, stream, "reset")
+        if ev.flags == C.ACL_EVENT_IPC:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an IPC event cannot be reset")
+        if not ev.can_wait:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"an event of flag 0x{ev.flags:x} (no ACL_EVENT_SYNC) cannot be reset")
+        ctx = self.current_context()
+        if ev.ex:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an aclrtCreateEventExWithFlag event cannot be reset")
+        s = self.stream_of(stream)
+        if s is not ctx.default_stream:
+            self._check_capturable(ev, s)
         ev.record = None
 
     @api("aclrtStreamWaitEvent")
     def stream_wait_event(self, stream: int, event: int) -> None:
+        """stream.cpp: aclrtStreamWaitEventImpl; api_c_stream.cc: rtStreamWaitEvent (stream handle, then event);
+        ApiErrorDecorator::StreamWaitEvent; ApiImpl::StreamWaitEvent."""
         if event == 0:
             fail(ACL_ERROR_INVALID_PARAM, "event is null")
-        ev = self.event_of(event)
-        self.check_stream_handle(stream)
-        if ev.flags & C.ACL_EVENT_DEVICE_USE_ONLY:
-            fail(ACL_ERROR_RT_PARAM_INVALID, "a DEVICE_USE_ONLY event cannot be waited on from the host")
+        if stream != 0:
+            self._lookup(stream, Stream, "stream")
+        ev, _ = self._event_and_stream(event, stream, "waited on")
+        self._check_ipc_not_captured(ev, None if stream == 0 else self.handles[stream])
         if not ev.can_wait:
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "event was created without ACL_EVENT_SYNC: it cannot be waited on")
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"event flag 0x{ev.flags:x} has no ACL_EVENT_SYNC: it cannot be waited on")
         s = self.stream_of(stream)
+        if ev.captured:
+            return self._wait_captured_event(ev, s)
+        self._check_capturable(ev, s)
+        if s.capture is not None and ev.record is not None:
+            fail(ACL_ERROR_RT_CAPTURE_DEPENDENCY, "the event was recorded outside the capture: a captured stream "
+                                                  "cannot wait on it (see ACL_EVENT_WAIT_EXTERNAL)")
         if ev.record is not None:
-            wait = self.submit(s, Task(MARKER, device=s.device, waits=(ev.record,),
-                                       label=f"wait event 0x{event:x}"))
-            if s.capture is None:
-                ev.waits.append(wait)
+            wait = self.submit(s, Task(MARKER, device=s.device, waits=(ev.record,), label=f"wait event 0x{event:x}"))
+            ev.waits.append(wait)
+
+    def _wait_captured_event(self, ev: Event, s: Stream) -> None:
+        """ApiImpl::StreamWaitEvent on a capturing event: the default stream cannot join a capture (107031);
+        a wait inside the event's own capture follows from stream order."""
+        if s is s.ctx.default_stream:
+            fail(ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, "the default stream cannot wait on an event being captured")
+        if s.capture is not ev.capture:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "waiting on a captured event from a stream outside that capture "
+                                                   "(multi-stream capture) is not emulated")
 
     @api("aclrtSynchronizeEvent")
     def synchronize_event(self, event: int) -> None:
