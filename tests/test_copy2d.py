@@ -349,12 +349,14 @@ def test_memcpy2d_without_context_is_107002(rt, h2d_args):
     assert np.all(peek(rt, dst, 64) == OLD)
 
 
-def test_memcpy2d_kind_errors_come_before_the_context_check(rt):
-    """9.3 runtime 4, 5 before 6: without a context, D2D still gives 207000 and DEFAULT device->device
-    107000."""
+def test_memcpy2d_context_comes_before_the_kind_correction(rt):
+    """api_error.cc ApiErrorDecorator::MemCopy2DSync: the D2D refusal (207000) comes before the context,
+    the context (GetLocationType -> 107002) before the locations and the kind correction. Without a
+    context, D2D still gives 207000, but DEFAULT device->device gives 107002. This test used to expect
+    107000 for the latter (the correction before the context); the source checks the context first."""
     a, b = device(rt, 64), device(rt, 64)
     assert in_thread(rt.memcpy2d, b, 16, a, 16, 8, 2, D2D) == 207000
-    assert in_thread(rt.memcpy2d, b, 16, a, 16, 8, 2, DEFAULT) == 107000
+    assert in_thread(rt.memcpy2d, b, 16, a, 16, 8, 2, DEFAULT) == 107002
 
 
 @pytest.mark.parametrize("src_kind", ["pinned", "pageable"])
@@ -543,9 +545,14 @@ def test_memcpy2d_async_destroyed_stream_is_reported_before_the_size_limits(rt, 
 
 
 def test_memcpy2d_async_without_context_is_107002(rt, h2d_args):
-    """9.4 / G7: on a thread without a context -> 107002 (no implicit default device); nothing moves."""
+    """9.4 / G7: on a thread without a context, with an explicit stream -> 107002 (MemcpyAsyncCheckLocation,
+    no implicit default device); with a null stream -> 107000 (runtime.cc Runtime::GetCurStream finds no
+    context to take the default stream from). This test used to expect 107002 for the null stream too;
+    the source resolves a null stream first. Nothing moves."""
     dst, src = h2d_args
-    assert in_thread(rt.memcpy2d_async, dst, 16, src, 16, 8, 2, H2D, 0) == 107002
+    s = rt.create_stream()
+    assert in_thread(rt.memcpy2d_async, dst, 16, src, 16, 8, 2, H2D, s) == 107002
+    assert in_thread(rt.memcpy2d_async, dst, 16, src, 16, 8, 2, H2D, 0) == 107000
     assert np.all(peek(rt, dst, 64) == OLD)
 
 

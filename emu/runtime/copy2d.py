@@ -1,5 +1,10 @@
 """aclrtMemcpy2d and aclrtMemcpy2dAsync (spec 9.3, 9.4): pitched copies.
 
+The checks run in the reference runtime's order (docs/conformance/copy2d_batch_descriptors.md):
+the ACL layer (memory.cpp CheckMemcpy2dParam), the C entry (api_c.cc rtMemcpy2d / rtMemcpy2dAsync),
+the parameter checks (api_error.cc ApiErrorDecorator::MemCopy2DSync / MemCopy2DAsync), then the
+implementation (api_impl.cc ApiImpl::MemCopy2DSync / MemCopy2DAsync) and the driver.
+
 The bytes move through the pitched-copy kernel. A device-to-device 2D copy is
 issued as one task per row, as the runtime does; host<->device ones as DMA
 tasks of at most the async copy unit each.
@@ -18,12 +23,21 @@ MAX_WIDTH = 5_000_000  # [source internal_error_define.hpp]
 MAX_HEIGHT = 5_242_880
 
 
+def has_default_2d_stream(product) -> bool:
+    """Whether a null stream of aclrtMemcpy2dAsync means the default stream: chips with
+    RT_FEATURE_DEVICE_CTRL_SQ (runtime.cc Runtime::GetCurStream; config/910_B_93, 950, 350).
+
+    The product configs carry no flag of their own for it; among the products whose 2D async copy is
+    supported, the chips with it are exactly those with `memcpy2d_async_d2d` (A2, A3, 950)."""
+    return product.has("memcpy2d_async_d2d")
+
+
 class Copy2dOps:
     """Mixed into `Runtime`."""
 
-    def _check_2d(self: Core, dst, dpitch, src, spitch, width, height, kind, stream: int | None = None) -> bool:
-        """ACL-layer checks, the stream handle (async: the runtime's C entry), then the runtime's parameter
-        checks; False means the zero-size shortcut."""
+    @staticmethod
+    def _acl_2d(dst, dpitch, src, spitch, width, height, kind) -> bool:
+        """The ACL layer (memory.cpp CheckMemcpy2dParam); False means the zero-size shortcut."""
         if width == 0 or height == 0:
             return False
         if dst == 0:
@@ -35,13 +49,37 @@ class Copy2dOps:
         if kind not in (H2D, D2H, D2D, DEFAULT):
             fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not HOST_TO_DEVICE, DEVICE_TO_HOST, DEVICE_TO_DEVICE "
                                           f"or DEFAULT")
-        if stream is not None:
-            self.check_stream_handle(stream)
+        return True
+
+    @staticmethod
+    def _limits_2d(width: int, height: int) -> None:
+        """The runtime's parameter checks that the ACL layer leaves reachable
+        (api_error.cc ApiErrorDecorator::MemCopy2DCheckParam)."""
         if height > MAX_HEIGHT:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"height {height} > {MAX_HEIGHT}")
         if width > MAX_WIDTH:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"width {width} > {MAX_WIDTH}")
-        return True
+
+    def _null_stream_2d(self: Core, stream: int) -> None:
+        """A null stream (runtime.cc Runtime::GetCurStream): the current context's default stream on chips
+        with a default stream for 2D copies, else 107000; no current context is 107000 too, not 107002."""
+        if stream != 0:
+            return
+        if not has_default_2d_stream(self.product):
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"stream is null: aclrtMemcpy2dAsync needs an explicit stream on "
+                                             f"{self.product.name}")
+        if self.ctx is None:
+            fail(ACL_ERROR_RT_PARAM_INVALID, "stream is null and there is no current context to take the "
+                                             "default stream from")
+
+    def _runtime_entry_2d(self: Core) -> None:
+        """The runtime layer begins: the product gate (G9), then no 2D copy in some deployments (seed 003;
+        spec 9.3, 12). The source has no check of its own for the latter (the driver would refuse), so it
+        is applied as the product gate is."""
+        self.runtime_layer()
+        if self.product.no_2d_copy:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"no 2D copy on {self.product.name} in "
+                                                   f"{self.product.deployment} mode")
 
     def _locate_2d(self: Core, addr: int, pitch: int, width: int, height: int) -> tuple[Region, int]:
         return self.locate(addr, (height - 1) * pitch + width)
@@ -69,54 +107,54 @@ class Copy2dOps:
                                device=d_dev if s_dev is None else s_dev, src=s_dev, dst=d_dev, label=what,
                                on_complete=move))
 
+    def _locations_2d(self: Core, dst, dpitch, src, spitch, width, height):
+        dr, doff = self._locate_2d(dst, dpitch, width, height)
+        sr, soff = self._locate_2d(src, spitch, width, height)
+        return dr, doff, sr, soff, self.space.location(sr, src), self.space.location(dr, dst)
+
     @api("aclrtMemcpy2d")
     def memcpy2d(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
                  kind: int) -> None:
         """Synchronous 2D copy: host-to-device or device-to-host only."""
-        if not self._check_2d(dst, dpitch, src, spitch, width, height, kind):
+        if not self._acl_2d(dst, dpitch, src, spitch, width, height, kind):
             return
+        self._runtime_entry_2d()
+        self._limits_2d(width, height)
         if kind == D2D:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "synchronous 2D copies are HOST_TO_DEVICE or DEVICE_TO_HOST only")
-        if self.product.no_2d_copy:
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"no 2D copy on {self.product.name} in "
-                                                   f"{self.product.deployment} mode")
-        dr, doff = self._locate_2d(dst, dpitch, width, height)
-        sr, soff = self._locate_2d(src, spitch, width, height)
-        sloc, dloc = self.space.location(sr, src), self.space.location(dr, dst)
-        final = correct_kind(sloc, dloc, kind) if self.product.ep_mode else kind
+        self.current_context(implicit=False)  # GetLocationType: the context comes before the locations
+        dr, doff, sr, soff, sloc, dloc = self._locations_2d(dst, dpitch, src, spitch, width, height)
+        final = correct_kind(sloc, dloc, kind)  # MemCopy2DSync corrects in every run mode
         if final not in (H2D, D2H):
             fail(ACL_ERROR_RT_PARAM_INVALID, f"a synchronous 2D copy from {sloc.name} to {dloc.name} memory "
                                              f"is not HOST_TO_DEVICE or DEVICE_TO_HOST")
-        self.current_context()
         self.check_capture_safe()
         self._copy_2d_now(dr, doff, dpitch, sr, soff, spitch, width, height, "aclrtMemcpy2d")
 
     @api("aclrtMemcpy2dAsync")
     def memcpy2d_async(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
                        kind: int, stream: int = 0) -> None:
-        if not self._check_2d(dst, dpitch, src, spitch, width, height, kind, stream):
+        if not self._acl_2d(dst, dpitch, src, spitch, width, height, kind):
             return
-        if self.product.no_2d_copy:
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"no 2D copy on {self.product.name} in "
-                                                   f"{self.product.deployment} mode")
-        self.current_context(implicit=False)
-        dr, doff = self._locate_2d(dst, dpitch, width, height)
-        sr, soff = self._locate_2d(src, spitch, width, height)
-        sloc, dloc = self.space.location(sr, src), self.space.location(dr, dst)
+        self._runtime_entry_2d()
+        self.check_stream_handle(stream)
+        self._null_stream_2d(stream)
+        self._limits_2d(width, height)
+        self.current_context(implicit=False)  # MemcpyAsyncCheckLocation
+        dr, doff, sr, soff, sloc, dloc = self._locations_2d(dst, dpitch, src, spitch, width, height)
         final = correct_kind(sloc, dloc, kind) if self.product.ep_mode else kind
         if final not in (H2D, D2H, D2D):
             fail(ACL_ERROR_RT_PARAM_INVALID, f"a 2D copy from {sloc.name} to {dloc.name} memory "
                                              f"is not HOST_TO_DEVICE, DEVICE_TO_HOST or DEVICE_TO_DEVICE")
-        if final == D2D and not self.product.has("memcpy2d_async_d2d"):
-            fail(ACL_ERROR_INVALID_PARAM, f"asynchronous 2D DEVICE_TO_DEVICE copies are not supported on "
-                                          f"{self.product.name}")
         what = "aclrtMemcpy2dAsync"
         if self.product.ep_mode and final != D2D and Location.UNREGISTERED in (sloc, dloc):  # pageable
-            s = self.stream_of(stream, check_context=False)
-            self.sync_for_pageable(s)
+            self.sync_for_pageable(self.stream_of(stream, check_context=False))
             self._copy_2d_now(dr, doff, dpitch, sr, soff, spitch, width, height, what)
             return
         s = self.stream_of(stream)
+        if final == D2D and not self.product.has("memcpy2d_async_d2d"):
+            fail(ACL_ERROR_INVALID_PARAM, f"asynchronous 2D DEVICE_TO_DEVICE copies are not supported on "
+                                          f"{self.product.name}")
         self._enqueue_2d(s, dr, doff, dpitch, sr, soff, spitch, width, height, what, per_row=final == D2D)
 
     def _enqueue_2d(self: Core, s: Stream, dr, doff, dpitch, sr, soff, spitch, width, height, what,
