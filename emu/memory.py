@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import os
 import sys
 import warnings
 from enum import IntEnum
@@ -50,7 +51,7 @@ class Region:
     """A contiguous range of addresses and the bytes behind it."""
 
     __slots__ = ("base", "size", "end", "kind", "location", "device", "page_size", "owner", "_buf", "freed",
-                 "policy", "origin", "va_flag", "virtual")
+                 "policy", "origin", "va_flag", "virtual", "budget")
 
     DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
 
@@ -72,6 +73,7 @@ class Region:
         self.origin = origin or kind  # which API made it: "malloc", "malloc_host", "dvpp", "alias", ...
         self.va_flag = False  # MallocHostWithCfg VA_FLAG: a mapping gives the same address on the device
         self.virtual = False  # timing-only: an address range with no bytes behind it
+        self.budget: "HostBudget | None" = None  # device memory: counts its bytes here when first touched
 
 
     @property
@@ -87,6 +89,8 @@ class Region:
         if self.virtual:
             raise AclError(ACL_ERROR_INVALID_PARAM, f"{self.describe()} is timing-only: it has no bytes")
         if self._buf is None:
+            if self.budget is not None:
+                self.budget.take(self.size, self.describe().replace(f" of {self.size} bytes", ""))
             self._buf = np.zeros(self.size, dtype=np.uint8)
         return self._buf
 
@@ -178,10 +182,54 @@ class Registration:
         return self.base + self.size
 
 
-class AddressSpace:
-    """Every region the emulator knows, indexed by base address."""
+def available_host_memory() -> int:
+    """Bytes of RAM this machine can still give the process (MemAvailable), or a large number if unknown.
+    $ACL_EMU_HOST_MEMORY (bytes) overrides it."""
+    override = os.environ.get("ACL_EMU_HOST_MEMORY")
+    if override:
+        return int(override)
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 60
 
-    def __init__(self, num_devices: int, capacity: int, functional: bool = True):
+
+class HostBudget:
+    """The host RAM functional memory may take: page-locked memory when allocated, device memory when its
+    bytes are first touched. What would not fit is refused with the runtime's out-of-memory code, before
+    the operating system would kill the process for touching it."""
+
+    __slots__ = ("limit", "backed")
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.backed = 0
+
+    def take(self, nbytes: int, what: str) -> None:
+        if self.backed + nbytes > self.limit:
+            raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                           f"{what} needs {nbytes} bytes of host RAM, more than this machine has free "
+                           f"({self.limit - self.backed} bytes of the emulator's budget left): the emulator keeps "
+                           f"the bytes of functional memory in RAM. Timing-only memory holds no bytes: "
+                           f"emu.configure(functional=False), or malloc(..., functional=False)")
+        self.backed += nbytes
+
+    def give(self, nbytes: int) -> None:
+        self.backed -= nbytes
+
+
+class AddressSpace:
+    """Every region the emulator knows, indexed by base address. Functional memory's bytes count against
+    `budget` (90% of the RAM available when the address space is made, or `host_budget`)."""
+
+    def __init__(self, num_devices: int, capacity: int, functional: bool = True, host_budget: int | None = None):
         if num_devices > MAX_DEVICES:
             raise ValueError(f"at most {MAX_DEVICES} devices")
         self.functional = functional  # default for new allocations: bytes behind them, or timing only
@@ -199,6 +247,28 @@ class AddressSpace:
         self._warned: set[int] = set()
         self._reg_starts: list[int] = []
         self._regs: list[Registration] = []
+        self.budget = HostBudget(int(0.9 * available_host_memory()) if host_budget is None else host_budget)
+
+    def invariant_violations(self) -> list[str]:
+        """What is wrong with the allocator's state, if anything: live regions overlap, a device's used bytes
+        differ from the sum of its live allocations, free exceeds total, or a free range covers a live
+        allocation."""
+        out = []
+        for a, b in zip(self._regions, self._regions[1:]):
+            if a.end > b.base:
+                out.append(f"{a!r} overlaps {b!r}")
+        for d, window in enumerate(self.windows):
+            live = [r for r in self._regions if r.is_device and r.device == d]
+            owned = sum(r.size for r in live if r.origin != "alias")
+            if owned != self.used[d]:
+                out.append(f"device {d}: used {self.used[d]} != {owned}, the sum of its live allocations")
+            if not 0 <= self.capacity - self.used[d] <= self.capacity:
+                out.append(f"device {d}: free {self.capacity - self.used[d]} outside [0, {self.capacity}]")
+            for r in live:
+                i = bisect.bisect_right(window.starts, r.base) - 1
+                if i >= 0 and r.base < window.ends[i]:
+                    out.append(f"{r!r} lies in a free range of device {d}'s window")
+        return out
 
     # -- the index -------------------------------------------------------------
     def _insert(self, region: Region) -> None:
@@ -257,6 +327,7 @@ class AddressSpace:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device}: address window exhausted")
         r = Region(base, nbytes, Region.DEVICE, device=device, page_size=page_size, policy=policy, origin=origin)
         r.virtual = not (self.functional if functional is None else functional)
+        r.budget = self.budget  # its bytes are counted when first touched
         self.used[device] += nbytes
         self._insert(r)
         return r
@@ -265,6 +336,8 @@ class AddressSpace:
         self._remove(r)
         self.windows[r.device].free(r.base, r.size)
         self.used[r.device] -= r.size
+        if r._buf is not None:
+            self.budget.give(r.size)
         r.freed = True
         r._buf = None
 
@@ -278,7 +351,13 @@ class AddressSpace:
             r.virtual = True
             self._insert(r)
             return r
-        raw = np.zeros(nbytes + align, dtype=np.uint8)
+        self.budget.take(nbytes, "page-locked host memory")
+        try:
+            raw = np.zeros(nbytes + align, dtype=np.uint8)
+        except MemoryError:
+            self.budget.give(nbytes)
+            raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"no host RAM for {nbytes} bytes of page-locked "
+                                                           f"memory") from None
         skew = (-_address_of(raw)) % align
         buf = raw[skew:skew + nbytes]
         r = Region(_address_of(buf), nbytes, Region.PINNED, buf=buf, owner=raw, origin="malloc_host")
@@ -289,6 +368,8 @@ class AddressSpace:
         self._remove(r)
         if r.virtual:
             self.virtual_host.free(r.base, r.size)
+        else:
+            self.budget.give(r.size)
         r.freed = True  # queued tasks still hold `r`, so its buffer outlives them
 
     # -- pageable host memory ----------------------------------------------------

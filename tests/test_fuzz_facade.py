@@ -88,3 +88,4 @@ def test_random_calls_return_codes_and_never_write_outside_allocations(world, da
     code = ret if isinstance(ret, int) else ret[-1]
     assert isinstance(code, int) and code >= 0, (name, args, ret)
     assert (world["guard"] == 0xA5).all(), (name, args)
+    assert not emu.current().space.invariant_violations(), (name, args)
