@@ -1,7 +1,8 @@
 """The `acl-emu` command (also `python -m emu`).
 
-    acl-emu run [SCRIPT] [ARGS...]    an unchanged pyACL script under the emulator, then a summary
-                                      (--host-time wall, the default, or calls: see `run --help`)
+    acl-emu run [SCRIPT] [ARGS...]    an unchanged pyACL script under the emulator, as python runs it,
+    acl-emu run -m MODULE [ARGS...]   then a summary (--host-time wall, the default, or calls; --json:
+                                      only the JSON on stdout; see `run --help`)
     acl-emu products                  the product configs and where their numbers come from
     acl-emu bandwidth                 H2D / D2H / D2D / peer bandwidth across message sizes
     acl-emu overlap                   plan copy/compute overlap: streams x chunks
@@ -14,9 +15,16 @@ Every subcommand takes --json. Exit codes: 0 success, 1 failure, 2 bad arguments
 from __future__ import annotations
 
 import argparse
+import builtins
+import contextlib
+import importlib.machinery
+import importlib.util
 import math
+import os
 import runpy
 import sys
+import traceback
+import types
 from pathlib import Path
 
 from .config import ConfigError, available, find
@@ -64,8 +72,18 @@ def host_time_scale_arg(text: str) -> float:
 
 
 def run_script(script: str, args: list[str], product: str | None = None, out: str | None = None,
-               as_json: bool = False, host_time: str | None = None, host_time_scale: float | None = None) -> int:
+               as_json: bool = False, host_time: str | None = None, host_time_scale: float | None = None,
+               module: bool = False) -> int:
     """Run an unchanged pyACL script with the emulator installed as `acl`, then summarise what it did.
+
+    The script runs as `python script.py args` would run it (or `python -m module args` with
+    module=True): its folder (for -m, the working directory) first on sys.path, sys.argv[0] the
+    script path, __file__ set, __name__ "__main__". An exception in the script prints its traceback
+    and exits 1; sys.exit(n) exits n; either way the summary and the trace are still written and the
+    script's exit code is returned. With as_json, the script's own output (Python's sys.stdout and
+    file descriptor 1) goes to stderr, so stdout carries only the JSON summary. Afterwards sys.path,
+    sys.argv, sys.modules["__main__"], `acl` in sys.modules and the modules the script imported from
+    its own folder are as they were.
 
     host_time ("wall" or "calls") and host_time_scale: see `emu.configure`. Without product, the run
     is a fresh process on the previous runtime's product, functional mode and (unless given) host
@@ -87,29 +105,135 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
         if host_time is None and emu.runtime.host_time_from_env() is None:
             host_time = "wall"
         emu.configure(product=product, host_time=host_time, host_time_scale=host_time_scale)
-    emu.install()
-    old_argv = sys.argv
-    sys.argv = [script, *args]
-    code = 0
-    try:
-        runpy.run_path(script, run_name="__main__")
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        if e.code is not None and not isinstance(e.code, int):
-            print(e.code, file=sys.stderr)
-    finally:
-        sys.argv = old_argv
+    with _python_like_state(script, module):
+        emu.install()
+        with (_stdout_to_stderr() if as_json else contextlib.nullcontext()):
+            code, error = _execute(script, args, module)
     sys.stdout.flush()
-    result = summary(emu.current(), Path(out) if out else None)
+    result = summary(emu.current(), Path(out) if out else None,
+                     script=f"-m {script}" if module else script, exit_code=code, error=error)
     print_summary(result, as_json)
     return code
 
 
+def _execute(target: str, args: list[str], module: bool) -> tuple[int, str | None]:
+    """Run the script as __main__: (exit code, the exception that stopped it as one line, or None)."""
+    try:
+        if module:
+            sys.argv = [target, *args]  # run_module puts the module's file in argv[0], as python -m does
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = [target, *args]
+            path = os.path.abspath(target)
+            if os.path.isfile(path):
+                _exec_file(path)
+            else:  # a folder or zip file with a __main__.py
+                runpy.run_path(path, run_name="__main__")
+    except SystemExit as e:
+        if e.code is None:
+            return 0, None
+        if isinstance(e.code, int):
+            return e.code, None if e.code == 0 else f"SystemExit: {e.code}"
+        print(e.code, file=sys.stderr)
+        return 1, f"SystemExit: {e.code}"
+    except BaseException as e:  # as python: the traceback (the script's frames only), then exit 1
+        sys.stdout.flush()
+        tb = e.__traceback__
+        while tb is not None and _is_runner_frame(tb.tb_frame.f_code.co_filename):
+            tb = tb.tb_next
+        traceback.print_exception(type(e), e, tb, file=sys.stderr)
+        line = traceback.format_exception_only(type(e), e)[-1].strip()
+        return (130 if isinstance(e, KeyboardInterrupt) else 1), line
+    return 0, None
+
+
+def _is_runner_frame(filename: str) -> bool:
+    return filename in (__file__, runpy.__file__) or filename == "<frozen runpy>"
+
+
+def _exec_file(path: str) -> None:
+    """Run a source file as the __main__ module, the way `python path` does."""
+    with open(path, "rb") as f:
+        source = f.read()
+    code = compile(source, path, "exec", dont_inherit=True)
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__file__=path, __cached__=None, __builtins__=builtins,
+                         __loader__=importlib.machinery.SourceFileLoader("__main__", path))
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
+
+
+@contextlib.contextmanager
+def _python_like_state(target: str, module: bool):
+    """sys.path[0] as python sets it; afterwards sys.path, sys.argv, __main__, `acl` and the modules the
+    script imported from its own folder are put back."""
+    first = os.getcwd() if module else os.path.dirname(os.path.realpath(target))
+    path, path_items, argv, argv_items = sys.path, list(sys.path), sys.argv, list(sys.argv)
+    saved_modules = dict(sys.modules)
+    sys.path.insert(0, first)
+    try:
+        yield
+    finally:
+        sys.path, sys.argv = path, argv
+        path[:], argv[:] = path_items, argv_items
+        folder = os.path.join(os.path.realpath(first), "")
+        for name in [n for n in sys.modules if n not in saved_modules]:
+            top = name.split(".", 1)[0]
+            file = getattr(sys.modules[name], "__file__", None) or ""
+            if top not in saved_modules and os.path.realpath(file).startswith(folder):
+                del sys.modules[name]
+        for name in [n for n in sys.modules if n == "acl" or n.startswith("acl.")]:
+            del sys.modules[name]
+        for name in ("__main__", *(n for n in saved_modules if n == "acl" or n.startswith("acl."))):
+            if name in saved_modules:
+                sys.modules[name] = saved_modules[name]
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """The script's output, Python's and file descriptor 1's (C code, child processes), to stderr."""
+    saved = sys.stdout
+    for stream in (sys.stdout, sys.__stdout__):
+        if stream is not None:
+            stream.flush()
+    try:
+        fd = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:
+        fd = None
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.__stdout__, sys.stderr):
+            if stream is not None:
+                try:
+                    stream.flush()
+                except (OSError, ValueError):
+                    pass
+        sys.stdout = saved
+        if fd is not None:
+            os.dup2(fd, 1)
+            os.close(fd)
+
+
 def _run(args) -> int:
-    script = args.script or str(EXAMPLE)
-    if not Path(script).exists():
-        sys.stderr.write(f"acl-emu run: error: argument SCRIPT: no such file {script!r}\n")
-        return 2
+    if args.module is not None:
+        if not args.module:
+            sys.stderr.write("acl-emu run: error: argument -m: expected a module name\n")
+            return 2
+        if args.script is not None:
+            sys.stderr.write("acl-emu run: error: argument -m: give a script or -m MODULE, not both\n")
+            return 2
+        target, script_args = args.module[0], args.module[1:]
+        if not _module_exists(target):
+            sys.stderr.write(f"acl-emu run: error: argument -m: no module named {target!r}\n")
+            return 2
+    else:
+        target, script_args = args.script or str(EXAMPLE), args.args
+        if not Path(target).exists():
+            sys.stderr.write(f"acl-emu run: error: argument SCRIPT: no such file {target!r}\n")
+            return 2
     if args.host_time is None:
         from .runtime import host_time_from_env
         try:
@@ -117,7 +241,19 @@ def _run(args) -> int:
         except ValueError as e:
             sys.stderr.write(f"acl-emu run: error: {e}\n")
             return 2
-    return run_script(script, args.args, args.product, args.out, args.json, args.host_time, args.host_time_scale)
+    return run_script(target, script_args, args.product, args.out, args.json, args.host_time,
+                      args.host_time_scale, module=args.module is not None)
+
+
+def _module_exists(name: str) -> bool:
+    """Whether -m NAME can be found from the working directory (its top-level package; nothing is imported)."""
+    sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.util.find_spec(name.split(".", 1)[0]) is not None
+    except (ImportError, ValueError):
+        return False
+    finally:
+        sys.path.pop(0)
 
 
 def build_parser() -> Parser:
@@ -132,7 +268,11 @@ def build_parser() -> Parser:
                                      "(--host-time wall) the script's real wall time between ACL calls advances "
                                      "the host's virtual clock, so a time.sleep(2) between two recorded events "
                                      "shows ~2000 ms; --host-time calls counts only the calls' own costs, the "
-                                     "same on every run.")
+                                     "same on every run. The script runs as `python script.py ARGS` "
+                                     "would: its folder first on sys.path (sibling imports work), "
+                                     "sys.argv[0] the script, __file__ set. If it raises, the traceback "
+                                     "is printed and the exit code is 1; sys.exit(n) exits n; either way "
+                                     "the summary and the trace are still written.")
     run.add_argument("--product", type=product_arg, help="product name or TOML path (default: "
                                                           "$ACL_EMU_PRODUCT or 910B)")
     run.add_argument("--host-time", choices=("wall", "calls"), default=None,
@@ -144,7 +284,13 @@ def build_parser() -> Parser:
                           "work 2x faster; 0 counts none (default: 1, or the scale in $ACL_EMU_HOST_TIME "
                           "as wall:X)")
     run.add_argument("--out", help="directory for the trace file (default: acl-emu-out)", default="acl-emu-out")
-    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.add_argument("--json", action="store_true",
+                     help="print the summary as JSON, and only it, on stdout: the script's own output "
+                          "(print, sys.stdout, file descriptor 1) goes to stderr, so `acl-emu run --json "
+                          "s.py | jq` works")
+    run.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [ARGS]", default=None,
+                     help="run a module as `python -m MODULE ARGS` does (the working directory first on "
+                          "sys.path); the rest of the line is the module's arguments")
     run.add_argument("script", nargs="?", default=None, help="the script (default: the bundled example)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     run.set_defaults(func=_run)

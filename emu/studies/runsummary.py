@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -9,7 +10,20 @@ from pathlib import Path
 from .common import format_table, human_bytes
 
 
-def summary(rt, out: Path | None) -> dict:
+# the message the facade gives for a pyACL function it lacks: "acl.op.create_attr is not emulated by acl-emu"
+_NOT_EMULATED = re.compile(r"\b(acl(?:\.\w+)+) is not emulated by acl-emu")
+
+
+def not_emulated_api(error: str | None) -> str | None:
+    """The pyACL function named by a "... is not emulated by acl-emu" error line, else None."""
+    m = _NOT_EMULATED.search(error or "")
+    return m.group(1) if m else None
+
+
+def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
+            error: str | None = None) -> dict:
+    """The run as a dict; script, exit_code and error (the line of the exception or SystemExit that
+    ended the script, None when it ran to its end) say how the script ended."""
     rec = rt.records()
     routes: Counter = Counter()
     tasks: Counter = Counter()
@@ -30,6 +44,10 @@ def summary(rt, out: Path | None) -> dict:
         "tasks_by_route": dict(tasks),
         "device_tasks": int(len(rec)),
         "trace": None,
+        "script": script,
+        "exit_code": exit_code,
+        "error": error,
+        "not_emulated": not_emulated_api(error),
     }
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -56,4 +74,10 @@ def print_summary(result: dict, as_json: bool = False, stream=None) -> None:
         lines.append(format_table(routes))
     if result["trace"]:
         lines.append(f"trace: {result['trace']} (open it in https://ui.perfetto.dev or chrome://tracing)")
+    if result.get("not_emulated"):
+        lines.append(f"[acl-emu] the script stopped at {result['not_emulated']}, which acl-emu does not "
+                     f"emulate (it covers the memory, stream and event APIs); exit code {result['exit_code']}")
+    elif result.get("exit_code"):
+        why = f": {result['error']}" if result.get("error") else ""
+        lines.append(f"[acl-emu] the script exited with code {result['exit_code']}{why}")
     print("\n".join(lines), file=stream)
