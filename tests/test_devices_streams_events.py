@@ -253,12 +253,15 @@ def test_destroy_context_null_is_100000(fresh):
     assert code(fresh().destroy_context, 0) == 100000
 
 
-def test_destroyed_context_handle_is_107017(fresh):
+def test_destroyed_context_handle_is_107002_to_destroy_and_107000_to_set(fresh):
+    """ApiImpl::ContextDestroy: a context that is not live is RT_ERROR_CONTEXT_NULL (107002);
+    ApiErrorDecorator::ContextSetCurrent: CHECK_CONTEXT_VALID_WITH_RETURN(ctx, RT_ERROR_INVALID_VALUE)
+    (107000). Both were 107017 before: contexts are not validated as handles by the C entry."""
     r = fresh()
     ctx = r.create_context(0)
     r.destroy_context(ctx)
-    assert code(r.destroy_context, ctx) == 107017
-    assert code(r.set_context, ctx) == 107017
+    assert code(r.destroy_context, ctx) == 107002
+    assert code(r.set_context, ctx) == 107000
 
 
 # ------------------------------------------------------------------------ 6.3 streams

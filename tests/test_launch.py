@@ -281,9 +281,11 @@ def test_negative_duration_is_invalid_param(rt):
     assert code(rt.launch_kernel, nop, [], 0, duration_us=-1) == INVALID_PARAM
 
 
-def test_not_callable_is_invalid_param(rt):
+def test_not_callable_is_invalid_handle_and_none_invalid_param(rt):
+    """kernel.cpp: aclrtLaunchKernelImpl refuses a null funcHandle (100000); api_c.cc:
+    rtLaunchKernelByFuncHandleV3 an invalid one (107017). A non-callable was 100000 before."""
     s = rt.create_stream()
-    assert code(rt.launch_kernel, "kernel", [], s, duration_us=1) == INVALID_PARAM
+    assert code(rt.launch_kernel, "kernel", [], s, duration_us=1) == INVALID_HANDLE
     assert code(rt.launch_kernel, None, [], s, duration_us=1) == INVALID_PARAM
 
 
@@ -348,7 +350,7 @@ def test_facade_launch_kernel_returns_0_or_the_code(acl):
     assert (view == 0x5D).all()
     assert acl.rt.launch_kernel(k, [(h, N)], s, 3.0) == INVALID_PARAM
     assert acl.rt.launch_kernel(k, [(d, N)], s) == INVALID_PARAM
-    assert acl.rt.launch_kernel(42, [(d, N)], s, 3.0) == INVALID_PARAM
+    assert acl.rt.launch_kernel(42, [(d, N)], s, 3.0) == INVALID_HANDLE  # not a kernel: rtLaunchKernelByFuncHandleV3
     assert acl.rt.destroy_stream(s) == 0
     assert acl.rt.launch_kernel(k, [(d, N)], s, 3.0) == INVALID_HANDLE
     with pytest.raises(TypeError, match="acl.rt.launch_kernel args parse failed"):

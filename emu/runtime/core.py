@@ -548,11 +548,13 @@ class Core:
 
     @api("aclrtDestroyContext")
     def destroy_context(self, handle: int) -> None:
+        """context.cpp: aclrtDestroyContextImpl; ApiErrorDecorator::ContextDestroy; ApiImpl::ContextDestroy:
+        a context that is not live, or the primary one, is RT_ERROR_CONTEXT_NULL (107002)."""
         if handle == 0:
             fail(ACL_ERROR_INVALID_PARAM, "context is null")
-        ctx = self._lookup(handle, Context, "context")
+        ctx = self._live_context(handle, ACL_ERROR_RT_CONTEXT_NULL)
         if ctx.primary:
-            fail(ACL_ERROR_RT_PARAM_INVALID, "the primary context is released by aclrtResetDevice")
+            fail(ACL_ERROR_RT_CONTEXT_NULL, "the primary context cannot be destroyed: aclrtResetDevice releases it")
         dev = ctx.device
         self._release_context(ctx)
         dev.refcount -= 1
@@ -561,9 +563,19 @@ class Core:
 
     @api("aclrtSetCurrentContext")
     def set_context(self, handle: int) -> None:
+        """context.cpp: aclrtSetCurrentContextImpl; ApiErrorDecorator::ContextSetCurrent:
+        CHECK_CONTEXT_VALID_WITH_RETURN(ctx, RT_ERROR_INVALID_VALUE) -> 107000 for a context that is not live."""
         if handle == 0:
             fail(ACL_ERROR_INVALID_PARAM, "context is null")
-        self.ctx = self._lookup(handle, Context, "context")
+        self.ctx = self._live_context(handle, ACL_ERROR_RT_PARAM_INVALID)
+
+    def _live_context(self, handle: int, code: int) -> Context:
+        if self._st.gate is not None:
+            self.runtime_layer()
+        ctx = self.handles.get(handle)
+        if not isinstance(ctx, Context) or ctx.destroyed:
+            fail(code, f"context 0x{handle:x} is not a live context")
+        return ctx
 
     @api("aclrtGetCurrentContext")
     def get_context(self) -> int:
@@ -772,8 +784,11 @@ class Core:
         self._check_capturable(ev, s)
         if s.capture is not None and ev.flags != C.ACL_EVENT_EXTERNAL and not ev.can_wait:
             return  # ApiImpl::EventRecord: an Ex event without wait capability is not captured; 0
-        ev.record = self.submit(s, Task(MARKER, device=s.device, label=f"record event 0x{event:x}"))
-        ev.capture = s.capture if ev.flags != C.ACL_EVENT_EXTERNAL else None
+        task = self.submit(s, Task(MARKER, device=s.device, label=f"record event 0x{event:x}"))
+        if s.capture is None:
+            ev.record, ev.capture = task, None
+        elif ev.flags != C.ACL_EVENT_EXTERNAL:
+            ev.capture = s.capture  # a captured record runs only when the model does: the live one stays
 
     @api("aclrtResetEvent")
     def reset_event(self, event: int, stream: int = 0) -> None:

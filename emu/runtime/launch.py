@@ -13,7 +13,7 @@ import numpy as np
 
 from models import KERNEL, Task
 
-from ..errors import ACL_ERROR_INVALID_PARAM
+from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INVALID_HANDLE
 from ..memory import Region
 from .core import Core, api, fail
 
@@ -48,8 +48,10 @@ class LaunchOps:
 
         Give `duration_us`, or the kernel's cost (`nbytes` of memory traffic, `flops`) for a roofline duration.
         """
-        if not callable(fn):
-            fail(ACL_ERROR_INVALID_PARAM, f"{fn!r} is not callable")
+        if fn is None:  # kernel.cpp: aclrtLaunchKernelImpl: a null funcHandle
+            fail(ACL_ERROR_INVALID_PARAM, "fn is null")
+        if not callable(fn):  # api_c.cc: rtLaunchKernelByFuncHandleV3: an invalid funcHandle, before the stream
+            fail(ACL_ERROR_RT_INVALID_HANDLE, f"fn {fn!r} is not callable: not a kernel")
         self.check_stream_handle(stream)
         if duration_us is None:
             if not (nbytes or flops):
