@@ -485,6 +485,9 @@ class FillD32Ops:
             fail(ACL_ERROR_INVALID_PARAM, f"ptr 0x{ptr:x} is not 4-byte aligned")
         if mem_size < 4 * n:
             fail(ACL_ERROR_INVALID_PARAM, f"memSize {mem_size} < 4 * N = {4 * n}")
+        # memory.cpp IsAclPinnedMemory: the attribute query's own error (107000) is returned as is
+        if self.space.find(ptr) is None and is_device_address(ptr):
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is in no device allocation: unknown memory type")
         r, off = self.locate(ptr, 4 * n)
         loc = self.space.location(r, ptr)
         if loc not in (HOST, DEV, Location.HOST_NUMA):
