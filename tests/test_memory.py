@@ -192,8 +192,9 @@ def test_malloc_huge1g_on_product_without_huge1g_is_207000(fresh, policy):
     *[("IPV350", p) for p in (HUGE_FIRST_P2P, HUGE_ONLY_P2P, NORMAL_ONLY_P2P, HUGE1G_ONLY_P2P)],
 ])
 def test_malloc_p2p_policy_on_product_without_p2p_is_207000(fresh, product, policy):
-    """7.1: P2P policies on a chip without P2P -> 207000 (IPV350; on 200I_A2 the 1 GiB P2P policy fails for
-    lack of 1 GiB pages). set_device(0) first: both are RC products."""
+    """7.1: P2P policies on a chip without P2P -> 207000 (IPV350). HUGE1G_ONLY_P2P (7) fails on both for lack
+    of 1 GiB pages, not of P2P: npu_driver.cc NpuDriver::transMemAttribute gates only policies 3-5 on the
+    P2P flag (test_conformance_memory_copies_fills.py). set_device(0) first: both are RC products."""
     rt = fresh(product)
     rt.set_device(0)
     before = rt.get_mem_info(DDR_MEM)
