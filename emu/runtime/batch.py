@@ -1,8 +1,13 @@
 """The batch copies: aclrtMemcpyBatch, BatchAsync and their V2 twins (spec 9.5).
 
-Each entry is a host-to-device or device-to-host copy whose locations must
-match the attribute that covers it. The emulator promises no order among the
-entries of one batch, as the runtime does not.
+The checks run in the reference runtime's order (docs/conformance/copy2d_batch_descriptors.md): the ACL
+layer (memory.cpp MemcpyBatchImpl, ValidateMemcpyBatchParams), the C entries (api_c_memory.cc
+rtsMemcpyBatch / rtsMemcpyBatchAsync), the parameter checks (api_error.cc ApiErrorDecorator::MemcpyBatch /
+MemcpyBatchAsync) and the implementation (api_impl.cc ApiImpl::MemcpyBatch / LoopMemcpyAsync;
+api_impl_david.cc ApiImplDavid::BatchMemcpyAsync on UB hosts).
+
+Each entry is a host-to-device or device-to-host copy whose locations must match the attribute that
+covers it. The emulator promises no order among the entries of one batch, as the runtime does not.
 """
 from __future__ import annotations
 
@@ -12,10 +17,14 @@ from ..constants import SIZE_MAX
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, \
     AclError, BatchError
 from ..memory import Location
-from .core import Core, api, fail
+from .core import Core, Stream, api, fail
 from .memops import ends
 
 MAX_SYNC_BATCH = 4096  # [source ascend_hal_define.h]
+
+
+def _bad(code: int, message: str, index: int = SIZE_MAX):
+    raise BatchError(code, message, index)
 
 
 def _loc(attr: dict, key: str, i: int) -> tuple[int, int]:
@@ -27,122 +36,217 @@ def _loc(attr: dict, key: str, i: int) -> tuple[int, int]:
 
 
 def _side(loc: Location) -> Location:
-    """UNREGISTERED and HOST_NUMA count as HOST when a batch entry is matched to its attribute."""
-    return Location.HOST if loc in (Location.UNREGISTERED, Location.HOST_NUMA) else loc
+    """The memory's location as a batch entry sees it: UNREGISTERED counts as HOST (CheckMemCpyAttr)."""
+    return Location.HOST if loc == Location.UNREGISTERED else loc
+
+
+def _wanted(loc_type: int) -> Location | None:
+    """The attribute's location: HOST_NUMA counts as HOST; a type that is no location matches nothing."""
+    if loc_type == Location.HOST_NUMA:
+        return Location.HOST
+    return Location(loc_type) if loc_type in Location._value2member_map_ else None
+
+
+def _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs) -> bool:
+    """memory.cpp MemcpyBatchImpl / ValidateMemcpyBatchParams; False means the all-zero shortcut."""
+    if sizes is None:
+        _bad(ACL_ERROR_INVALID_PARAM, "sizes is null")
+    if count == 0:
+        _bad(ACL_ERROR_INVALID_PARAM, "numBatches is 0")
+    for name, arr, n in (("dsts", dsts, count), ("destMaxs", dest_maxs, count), ("srcs", srcs, count),
+                         ("sizes", sizes, count), ("attrs", attrs, num_attrs),
+                         ("attrsIndexes", attrs_indexes, num_attrs)):
+        if arr is not None and len(arr) != n:  # the binding's own rule (PYACL.md)
+            _bad(ACL_ERROR_INVALID_PARAM, f"{name} has {len(arr)} entries, not {n}")
+    if all(s == 0 for s in sizes):
+        return False
+    for name, arr in (("dsts", dsts), ("destMaxs", dest_maxs), ("srcs", srcs), ("attrs", attrs),
+                      ("attrsIndexes", attrs_indexes)):
+        if arr is None:
+            _bad(ACL_ERROR_INVALID_PARAM, f"{name} is null")
+    for i, (m, s) in enumerate(zip(dest_maxs, sizes)):
+        if m < s:
+            _bad(ACL_ERROR_INVALID_PARAM, f"destMaxs[{i}] = {m} < sizes[{i}] = {s}", i)
+    for k, a in enumerate(attrs):
+        rsv = a.get("rsv", bytes(16)) if isinstance(a, dict) else None
+        if rsv is None or any(bytes(rsv)):
+            _bad(ACL_ERROR_INVALID_PARAM, f"attrs[{k}].rsv must be 16 zero bytes")
+    return True
+
+
+def _attr_checks(count: int, attrs_indexes, num_attrs: int, sync: bool) -> None:
+    """ApiErrorDecorator::MemcpyBatch / MemcpyBatchAsync after their null checks."""
+    if num_attrs == 0:
+        _bad(ACL_ERROR_RT_PARAM_INVALID, "numAttrs is 0")
+    if num_attrs > count:
+        _bad(ACL_ERROR_RT_PARAM_INVALID, f"numAttrs {num_attrs} > numBatches {count}")
+    if sync and count > MAX_SYNC_BATCH:
+        _bad(ACL_ERROR_RT_PARAM_INVALID, f"a synchronous batch holds at most {MAX_SYNC_BATCH} entries")
+    if attrs_indexes[0] != 0:
+        _bad(ACL_ERROR_RT_PARAM_INVALID, "attrsIndexes[0] must be 0")
+    for k in range(1, num_attrs):
+        if attrs_indexes[k] <= attrs_indexes[k - 1]:
+            _bad(ACL_ERROR_RT_PARAM_INVALID, f"attrsIndexes[{k}] = {attrs_indexes[k]} does not exceed "
+                                             f"attrsIndexes[{k - 1}] = {attrs_indexes[k - 1]}")
+        if attrs_indexes[k] >= count:
+            _bad(ACL_ERROR_RT_PARAM_INVALID, f"attrsIndexes[{k}] = {attrs_indexes[k]} is not below {count}")
+
+
+def _attr_of(attrs, attrs_indexes, num_attrs: int):
+    """attrs[k] for each entry j: the largest k with attrsIndexes[k] <= j."""
+    k = 0
+    j = 0
+    while True:
+        while k + 1 < num_attrs and attrs_indexes[k + 1] <= j:
+            k += 1
+        yield k, attrs[k]
+        j += 1
+
+
+class _Entry:
+    __slots__ = ("dr", "doff", "sr", "soff", "n", "pageable")
+
+    def __init__(self, dr, doff, sr, soff, n, pageable):
+        self.dr, self.doff, self.sr, self.soff, self.n, self.pageable = dr, doff, sr, soff, n, pageable
 
 
 class BatchOps:
     """Mixed into `Runtime`."""
 
-    def _batch(self: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
-               stream: int | None, what: str) -> int:
-        def bad(code, msg, index=SIZE_MAX):
-            raise BatchError(code, msg, index)
-
-        # ACL layer
-        if sizes is None:
-            bad(ACL_ERROR_INVALID_PARAM, "sizes is null")
-        if count == 0:
-            bad(ACL_ERROR_INVALID_PARAM, "numBatches is 0")
-        for name, arr, n in (("dsts", dsts, count), ("destMaxs", dest_maxs, count), ("srcs", srcs, count),
-                             ("sizes", sizes, count), ("attrs", attrs, num_attrs),
-                             ("attrsIndexes", attrs_indexes, num_attrs)):
-            if arr is not None and len(arr) != n:
-                bad(ACL_ERROR_INVALID_PARAM, f"{name} has {len(arr)} entries, not {n}")
-        if all(s == 0 for s in sizes):
-            return SIZE_MAX
-        for name, arr in (("dsts", dsts), ("destMaxs", dest_maxs), ("srcs", srcs), ("attrs", attrs),
-                          ("attrsIndexes", attrs_indexes)):
-            if arr is None:
-                bad(ACL_ERROR_INVALID_PARAM, f"{name} is null")
-        for i, (m, s) in enumerate(zip(dest_maxs, sizes)):
-            if m < s:
-                bad(ACL_ERROR_INVALID_PARAM, f"destMaxs[{i}] = {m} < sizes[{i}] = {s}", i)
-        for k, a in enumerate(attrs):
-            rsv = a.get("rsv", bytes(16)) if isinstance(a, dict) else None
-            if rsv is None or any(bytes(rsv)):
-                bad(ACL_ERROR_INVALID_PARAM, f"attrs[{k}].rsv must be 16 zero bytes")
-        # runtime layer
+    def _match(self: Core, j: int, key: str, addr: int, n: int, attr: dict, k: int):
+        """One end of entry j against its attribute (ApiImpl::CheckMemCpyAttr); (region, offset, location)."""
         try:
-            if stream is not None:
-                self.check_stream_handle(stream)
+            r, off = self.locate(addr, n)
+        except AclError as e:
+            _bad(e.code, f"entry {j}: {e.message}", j)
+        want_type, want_id = _loc(attr, key, k)
+        loc = self.space.location(r, addr)
+        have, want = _side(loc), _wanted(want_type)
+        if have != want or (have == Location.DEVICE and self.visible.index(r.device) != want_id):
+            _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: {key} of attrs[{k}] says {want_type}/{want_id}, "
+                                             f"the memory is {loc.name}", j)
+        return r, off, loc
+
+    def _entry(self: Core, j: int, dst: int, dest_max: int, src: int, n: int, attr: dict, k: int,
+               sync: bool) -> _Entry:
+        """The checks of entry j: ApiImpl::MemcpyBatch (sync) or ValidateMemCpyParamsAndAttributes (async)."""
+        if not sync:
+            if n == 0 or n > dest_max:
+                _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: size {n} is 0 or larger than destMax {dest_max}", j)
+            if src == 0:
+                _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: src is null", j)
+            if dst == 0:
+                _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: dst is null", j)
+        dr, doff, dloc = self._match(j, "dst_loc", dst, n, attr, k)
+        sr, soff, sloc = self._match(j, "src_loc", src, n, attr, k)
+        if _side(dloc) == _side(sloc):
+            _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: both ends are {_side(dloc).name} memory: batch entries "
+                                             f"are HOST_TO_DEVICE or DEVICE_TO_HOST", j)
+        return _Entry(dr, doff, sr, soff, n, Location.UNREGISTERED in (dloc, sloc))
+
+    def _part(self: Core, e: _Entry, what: str, device: int | None = None) -> Task:
+        """Entry e as a task of `device` (by default the device end of the entry)."""
+        s_dev, d_dev = ends(e.sr, e.dr)
+        device = (d_dev if s_dev is None else s_dev) if device is None else device
+        return Task(COPY, nbytes=e.n, device=device, src=s_dev, dst=d_dev, label=what,
+                    on_complete=self._mover(e.dr, e.doff, e.sr, e.soff, e.n, what))
+
+    def _run_batch(self: Core, entries: list[_Entry], what: str) -> None:
+        """One driver batch call (NpuDriver::MemcpyBatch): the entries spread over the engines; no context
+        and no capture-mode check."""
+        parts = [self._part(e, what) for e in entries if e.n]
+        if parts:
+            self.run_blocking(Task(GROUP, device=parts[0].device, label=what, parts=parts))
+
+    def _runtime_entry(self: Core, stream: int | None, what: str) -> None:
+        """rtsMemcpyBatch / rtsMemcpyBatchAsync: the chip check, then (async) the stream handle."""
+        try:
             self.gate(what)
             if not self.product.has("batch_copy"):
                 fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"batch copies are not supported on {self.product.name}")
+            if stream is not None:
+                self.check_stream_handle(stream)
         except AclError as e:
-            bad(e.code, e.message)
-        if num_attrs == 0:
-            bad(ACL_ERROR_RT_PARAM_INVALID, "numAttrs is 0")
-        if num_attrs > count:
-            bad(ACL_ERROR_RT_PARAM_INVALID, f"numAttrs {num_attrs} > numBatches {count}")
-        if stream is None and count > MAX_SYNC_BATCH:
-            bad(ACL_ERROR_RT_PARAM_INVALID, f"a synchronous batch holds at most {MAX_SYNC_BATCH} entries")
-        if attrs_indexes[0] != 0:
-            bad(ACL_ERROR_RT_PARAM_INVALID, "attrsIndexes[0] must be 0")
-        for k in range(num_attrs):
-            ok = attrs_indexes[k] < count and (k == 0 or attrs_indexes[k] > attrs_indexes[k - 1])
-            if not ok:
-                bad(ACL_ERROR_RT_PARAM_INVALID, f"attrsIndexes must increase strictly and stay below {count}")
-        try:
-            self.current_context(implicit=False)
-            s = None if stream is None else self.stream_of(stream)
-        except AclError as e:
-            bad(e.code, e.message)
-        # per entry
-        entries = []
-        k = 0
-        for j in range(count):
-            while k + 1 < num_attrs and attrs_indexes[k + 1] <= j:
-                k += 1
-            n = sizes[j]
-            if stream is not None and (n == 0 or n > dest_maxs[j]):
-                bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: size {n} is 0 or larger than destMax", j)
-            if n == 0:
-                continue
-            if stream is not None and (dsts[j] == 0 or srcs[j] == 0):
-                bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: null pointer", j)
-            try:
-                dr, doff = self.locate(dsts[j], n)
-                sr, soff = self.locate(srcs[j], n)
-            except AclError as e:
-                bad(e.code, f"entry {j}: {e.message}", j)
-            sides = []
-            for key, r, addr in (("dst_loc", dr, dsts[j]), ("src_loc", sr, srcs[j])):
-                want_type, want_id = _loc(attrs[k], key, k)
-                have = _side(self.space.location(r, addr))
-                # the memory side folds UNREGISTERED into HOST; the attribute side only HOST_NUMA
-                want = Location.HOST if want_type in (Location.HOST, Location.HOST_NUMA) else (
-                    Location(want_type) if want_type in Location._value2member_map_ else None)
-                if have != want or (have == Location.DEVICE and self.visible.index(r.device) != want_id):
-                    bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: {key} of attrs[{k}] says {want_type}/{want_id}, "
-                                                    f"the memory is {have.name}", j)
-                sides.append(have)
-            if sides[0] == sides[1]:
-                bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: both ends are {sides[0].name} memory: batch entries "
-                                                f"are HOST_TO_DEVICE or DEVICE_TO_HOST", j)
-            entries.append((dr, doff, sr, soff, n, dsts[j], srcs[j]))
-        # execution
-        def part(dr, doff, sr, soff, n, device):
-            s_dev, d_dev = ends(sr, dr)
-            return Task(COPY, nbytes=n, device=device, src=s_dev, dst=d_dev, label=what,
-                        on_complete=self._mover(dr, doff, sr, soff, n, what))
+            _bad(e.code, e.message)
 
-        if s is None:  # one driver batch call: the entries spread over the engines
-            self.check_capture_safe()
-            dev = self.current_context().device.id
-            self.run_blocking(Task(GROUP, device=dev, label=what,
-                                   parts=[part(dr, doff, sr, soff, n, dev) for dr, doff, sr, soff, n, *_ in entries]))
+    def _batch_sync(self: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, what: str) -> None:
+        entries = []
+        for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs)):
+            entries.append(self._entry(j, dsts[j], sizes[j], srcs[j], sizes[j], a, k, sync=True))
+        self._run_batch(entries, what)
+
+    def _batch_async(self: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
+                     stream: int, what: str) -> None:
+        try:
+            self.current_context(implicit=False)  # ApiImpl::MemcpyBatchAsync
+        except AclError as e:
+            _bad(e.code, e.message)
+        checked = ((j, k, a) for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs)))
+
+        def entry(j, k, a):
+            return self._entry(j, dsts[j], dest_maxs[j], srcs[j], sizes[j], a, k, sync=False)
+
+        entries = (entry(*c) for c in checked)  # checked one by one, as they are consumed
+        if self.product.host_link == "ub":
+            self._batch_async_ub(stream, entries, what)
+        else:
+            self._batch_async_loop(stream, entries, what)
+
+    def _batch_async_ub(self: Core, stream: int, entries, what: str) -> None:
+        """ApiImplDavid::BatchMemcpyAsync (UB hosts): the stream (107003), every entry, then one batch; with
+        pageable memory, a stream synchronize and a synchronous batch."""
+        s = self.stream_of(stream)
+        entries = list(entries)
+        if any(e.pageable for e in entries):
+            if s.capturing:
+                fail(ACL_ERROR_RT_PARAM_INVALID, "a batch with pageable memory cannot be captured: use "
+                                                 "aclrtMallocHost or aclrtHostRegister memory")
+            self._drain(s)
+            self._run_batch(entries, what)
+            return
+        self.submit(s, Task(GROUP, device=s.device, label=what, parts=[self._part(e, what, s.device) for e in entries]))
+
+    def _batch_async_loop(self: Core, stream: int, entries, what: str) -> None:
+        """ApiImpl::LoopMemcpyAsync: each entry is checked, then done or enqueued, before the next one is
+        checked; so a failing entry leaves the earlier ones done or enqueued."""
+        parts: list[Task] = []
+        s: Stream | None = None
+
+        def flush():
+            if parts:
+                self.submit(s, Task(GROUP, device=s.device, label=what, parts=list(parts)))
+                parts.clear()
+
+        try:
+            for e in entries:
+                if e.pageable:  # stream synchronize, then ApiImpl::MemCopySync (107030, not 107041)
+                    flush()
+                    self._drain(self.stream_of(stream, check_context=False))
+                    self.check_capture_safe()
+                    self._copy_now(e.dr, e.doff, e.sr, e.soff, e.n, what)
+                    continue
+                if s is None:
+                    s = self.stream_of(stream)  # ApiImpl::MemcpyAsync: 107003 for another context's stream
+                parts.append(self._part(e, what, s.device))
+        finally:
+            flush()
+
+    def _batch(self: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
+               stream: int | None, what: str) -> int:
+        if not _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs):
             return SIZE_MAX
-        parts = []
-        for dr, doff, sr, soff, n, dst, src in entries:
-            pageable = Location.UNREGISTERED in (self.space.location(sr, src), self.space.location(dr, dst))
-            if pageable and self.product.ep_mode:  # stream synchronize, then a synchronous copy
-                self.sync_for_pageable(s)
-                self._copy_now(dr, doff, sr, soff, n, what)
+        self._runtime_entry(stream, what)
+        _attr_checks(count, attrs_indexes, num_attrs, sync=stream is None)
+        try:
+            if stream is None:
+                self._batch_sync(dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, what)
             else:
-                parts.append(part(dr, doff, sr, soff, n, s.device))
-        if parts:
-            self.submit(s, Task(GROUP, device=s.device, label=what, parts=parts))
+                self._batch_async(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, stream,
+                                  what)
+        except BatchError:
+            raise
+        except AclError as e:
+            _bad(e.code, e.message)
         return SIZE_MAX
 
     @api("aclrtMemcpyBatch", gate=False)
