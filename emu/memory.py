@@ -51,7 +51,7 @@ class Region:
     """A contiguous range of addresses and the bytes behind it."""
 
     __slots__ = ("base", "size", "end", "kind", "location", "device", "page_size", "owner", "_buf", "freed",
-                 "policy", "origin", "va_flag", "virtual", "budget")
+                 "policy", "origin", "va_flag", "virtual", "budget", "readonly")
 
     DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
 
@@ -74,6 +74,7 @@ class Region:
         self.va_flag = False  # MallocHostWithCfg VA_FLAG: a mapping gives the same address on the device
         self.virtual = False  # timing-only: an address range with no bytes behind it
         self.budget: "HostBudget | None" = None  # device memory: counts its bytes here when first touched
+        self.readonly = False  # pageable memory the program showed read-only (bytes, a read-only array)
 
 
     @property
@@ -112,28 +113,59 @@ def _address_of(arr: np.ndarray) -> int:
     return arr.__array_interface__["data"][0]
 
 
+def _no_objects(arr: np.ndarray) -> None:
+    if arr.dtype.hasobject:
+        raise TypeError("an object array holds Python objects, not bytes: a copy into it would corrupt the "
+                        "interpreter; use a numeric dtype")
+
+
 def _root_buffer(obj):
-    """(owner, address, nbytes) of the memory block an object's data lives in."""
+    """(owner, export, address, nbytes, writable) of the memory block an object's data lives in.
+
+    `export` holds a buffer export on the owner for as long as the emulator knows the memory, so that
+    the owner cannot be closed or resized under a queued copy (an mmap, a bytearray); None where the
+    owner is an array that owns its bytes (it cannot be resized while referenced). `writable` is False
+    for immutable memory (bytes, a read-only array): the emulator never writes there."""
+    if isinstance(obj, np.ndarray):
+        _no_objects(obj)
     root = obj
     while isinstance(root, np.ndarray) and root.base is not None:
         root = root.base
     if isinstance(root, np.ndarray):
-        return root, _address_of(root), root.nbytes
+        _no_objects(root)
+        return root, None, _address_of(root), root.nbytes, root.flags.writeable and _writable(obj)
     try:
         flat = np.frombuffer(root, dtype=np.uint8)
     except (TypeError, ValueError, BufferError):
         if isinstance(obj, np.ndarray) and obj.flags.c_contiguous:
-            return obj, _address_of(obj), obj.nbytes
+            return obj, None, _address_of(obj), obj.nbytes, obj.flags.writeable
         raise TypeError(f"cannot take the address of a {type(obj).__name__}") from None
-    return root, _address_of(flat), flat.nbytes
+    return root, flat, _address_of(flat), flat.nbytes, (flat.flags.writeable or isinstance(root, bytes)) and \
+        _writable(obj) and _writable(root)
 
 
-def writable_view(address: int, nbytes: int, keep=None) -> np.ndarray:
-    """A writable uint8 array over `nbytes` at `address`; `keep` stays alive as long as it."""
+def _writable(obj) -> bool:
+    """May the runtime write into obj's bytes? Not into a read-only array or memoryview. A `bytes` object is
+    written, as pyACL does (`bytes_to_ptr`, then read the object back: its public samples rely on it), except
+    a one-byte one: those are the interpreter's shared singletons."""
+    if isinstance(obj, np.ndarray):
+        return obj.flags.writeable
+    if isinstance(obj, memoryview):
+        return not obj.readonly
+    if isinstance(obj, bytes):
+        return len(obj) > 1
+    return True
+
+
+def writable_view(address: int, nbytes: int, keep=None, readonly: bool = False) -> np.ndarray:
+    """A uint8 array over `nbytes` at `address` (writable unless `readonly`); `keep` stays alive as long as it."""
     carr = (ctypes.c_ubyte * nbytes).from_address(address)
     if keep is not None:
         carr._keep = keep
-    return np.frombuffer(carr, dtype=np.uint8)
+    arr = np.frombuffer(carr, dtype=np.uint8)
+    if readonly:
+        arr.flags.writeable = False
+    return arr
 
 
 class _Window:
@@ -379,7 +411,7 @@ class AddressSpace:
             addr = _address_of(obj)
         else:
             addr = _address_of(np.frombuffer(obj, dtype=np.uint8))
-        owner, base, size = _root_buffer(obj)
+        owner, export, base, size, writable = _root_buffer(obj)
         if size == 0:
             return addr, None
         existing = self.find(base)
@@ -391,7 +423,9 @@ class AddressSpace:
                                f"buffer at 0x{base:x}+{size} overlaps {r.describe()}")
             self._remove(r)
             self._pageable -= 1
-        r = Region(base, size, Region.PAGEABLE, owner=owner, buf=writable_view(base, size))
+        r = Region(base, size, Region.PAGEABLE, owner=owner,
+                   buf=writable_view(base, size, keep=export, readonly=not writable))
+        r.readonly = not writable
         self._insert(r)
         self._pageable += 1
         if self._pageable >= self._prune_at:
@@ -410,7 +444,8 @@ class AddressSpace:
     def _prune(self) -> None:
         """Forget pageable buffers nothing but the emulator refers to any more."""
         for r in [r for r in self._regions if r.kind == Region.PAGEABLE]:
-            if sys.getrefcount(r.owner) <= 3:  # r.owner, the loop's reference, getrefcount's argument
+            # r.owner, the loop's reference, getrefcount's argument, and the export's hold on a buffer owner
+            if sys.getrefcount(r.owner) <= 3 + (not isinstance(r.owner, np.ndarray)):
                 self._remove(r)
                 r.freed = True
                 self._pageable -= 1
