@@ -1,5 +1,11 @@
 """Descriptor and offset copies (spec 9.6, 9.7): copies whose addresses live in device memory.
 
+The checks run in the reference runtime's order (docs/conformance/copy2d_batch_descriptors.md): the ACL
+layer (memory.cpp), the C entries (api_c_memory.cc rtsGetMemcpyDescSize / rtsSetMemcpyDesc /
+rtsMemcpyAsyncWithDesc; api_c_standard_soc.cc rtMemcpyAsyncWithOffset / rtMemcpyD2DAddrAsync), the
+parameter checks (api_error.cc ApiErrorDecorator::SetMemcpyDesc / MemcpyAsyncWithDesc / MemcpyAsyncPtr /
+MemcpyAsync) and the implementation (api_impl.cc, api_impl_david.cc).
+
 aclrtSetMemcpyDesc writes a record {resv x3, len, src, dst} into device memory;
 aclrtMemcpyAsyncWithDesc reads it when its task runs, so a record rewritten
 before then changes what is copied. aclrtMemcpyAsyncWithOffset reads its base
@@ -33,13 +39,19 @@ class DescriptorOps:
         if kind != INNER_D2D:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies take kind INNER_DEVICE_TO_DEVICE (6), not {kind}")
 
-    def _desc_region(self: Core, desc: int):
-        r, off = self.locate(desc, self.product.memcpy_desc_size)
-        if not r.is_device:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"descriptor 0x{desc:x} is not in device memory")
+    @staticmethod
+    def _desc_aligned(desc: int) -> None:
         if desc % 64:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"descriptor 0x{desc:x} is not 64-byte aligned")
-        return r, off
+
+    def _desc_lookup(self: Core, desc: int):
+        """The descriptor's memory (its attribute query: lookup errors propagate)."""
+        return self.locate(desc, self.product.memcpy_desc_size)
+
+    @staticmethod
+    def _desc_on_device(desc: int, r) -> None:
+        if not r.is_device:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"descriptor 0x{desc:x} is not in device memory")
 
     @api("aclrtGetMemcpyDescSize")
     def get_memcpy_desc_size(self: Core, kind: int) -> int:
@@ -51,9 +63,8 @@ class DescriptorOps:
     @api("aclrtSetMemcpyDesc")
     def set_memcpy_desc(self: Core, desc: int, kind: int, src: int, dst: int, count: int, config=None) -> int:
         """Write the copy record into the descriptor (device memory); returns desc."""
-        for name, v in (("desc", desc),):
-            if v == 0:
-                fail(ACL_ERROR_INVALID_PARAM, f"{name} is null")
+        if desc == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "desc is null")
         if not 0 <= kind < 8:
             fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
         if src == 0 or dst == 0:
@@ -65,11 +76,14 @@ class DescriptorOps:
         self._stars(kind)
         if count > MAX_DESC_COPY:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > 4 GiB")
-        r, off = self._desc_region(desc)
-        sr, _ = self.locate(src, count)
+        self._desc_aligned(desc)  # ApiErrorDecorator::SetMemcpyDesc: alignment, then the three lookups
+        r, off = self._desc_lookup(desc)
         dr, _ = self.locate(dst, count)
+        sr, _ = self.locate(src, count)
+        self._desc_on_device(desc, r)
         if not (sr.is_device and dr.is_device and sr.device == dr.device):
             fail(ACL_ERROR_RT_PARAM_INVALID, "src and dst must both be device memory of one device")
+        self.current_context()  # ApiImpl::SetMemcpyDesc (implicit default device)
         record = np.zeros(self.product.memcpy_desc_size, dtype=np.uint8)
         _RECORD.pack_into(record, 0, 0, 0, 0, count & 0xFFFFFFFF, src, dst)
         self.descriptors[desc] = (src, dst, count)
@@ -99,8 +113,10 @@ class DescriptorOps:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies are not supported on {self.product.name}")
         self.check_stream_handle(stream)
         self._stars(kind)
-        r, off = self._desc_region(desc)
-        s = self.stream_of(stream)
+        r, off = self._desc_lookup(desc)  # ApiErrorDecorator::MemcpyAsyncWithDesc: location, then alignment
+        self._desc_on_device(desc, r)
+        self._desc_aligned(desc)
+        s = self.stream_of(stream)  # ApiImpl::MemcpyAsyncPtr: context (107002), then the stream's (107003)
         self._enqueue_indirect(s, "aclrtMemcpyAsyncWithDesc", lambda: self._read_desc(r, off, desc), 0, 0)
 
     def _enqueue_indirect(self: Core, s: Stream, what: str, resolve, doff: int, soff: int) -> None:
@@ -143,15 +159,17 @@ class DescriptorOps:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
         if count > MAX_DESC_COPY:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > 4 GiB")
-        if dst_offset > MAX_OFFSET or src_offset > MAX_OFFSET:
-            fail(ACL_ERROR_RT_PARAM_INVALID, "an offset is larger than 0xFFFFFFFFFFFF")
+        for name, v in (("srcDataOffset", src_offset), ("dstDataOffset", dst_offset)):
+            if v > MAX_OFFSET:
+                fail(ACL_ERROR_RT_PARAM_INVALID, f"{name} {v} is larger than 0xFFFFFFFFFFFF")
         if dst_offset >= dest_max:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"dstDataOffset {dst_offset} >= destMax {dest_max}")
         if count > dest_max - dst_offset:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax - dstDataOffset = {dest_max - dst_offset}")
-        ds, ds_off = self.locate(dst, 8)
+        self.current_context(implicit=False)  # ApiErrorDecorator::MemcpyAsync, before the locations
         ss, ss_off = self.locate(src, 8)
-        for name, r in (("dst", ds), ("src", ss)):
+        ds, ds_off = self.locate(dst, 8)
+        for name, r in (("src", ss), ("dst", ds)):
             if not r.is_device:
                 fail(ACL_ERROR_RT_PARAM_INVALID, f"{name} must be the address of an 8-byte slot in device memory")
         s = self.stream_of(stream)
