@@ -350,6 +350,7 @@ class AddressSpace:
     # -- device memory ---------------------------------------------------------
     def alloc_device(self, device: int, nbytes: int, align: int, page_size: int, policy: int = 0,
                      origin: str = "malloc", functional: bool | None = None) -> Region:
+        nbytes = size_t(nbytes)
         if self.used[device] + nbytes > self.capacity:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION,
                            f"device {device} is out of memory: {nbytes} bytes requested, "
@@ -375,6 +376,7 @@ class AddressSpace:
 
     # -- page-locked host memory -----------------------------------------------
     def alloc_pinned(self, nbytes: int, align: int = 64, functional: bool | None = None) -> Region:
+        nbytes = size_t(nbytes)
         if not (self.functional if functional is None else functional):
             base = self.virtual_host.alloc(nbytes, align)
             if base is None:
@@ -486,6 +488,7 @@ class AddressSpace:
 
     def alloc_alias(self, device: int, host: Region, offset: int, nbytes: int) -> Region:
         """A device-window address range whose bytes are host memory (a mapped registration)."""
+        nbytes = size_t(nbytes)
         base = self.windows[device].alloc(nbytes, 64)
         if base is None:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device}: address window exhausted")
@@ -505,6 +508,12 @@ class AddressSpace:
             self._warned.add(r.base)
             warnings.warn(f"{what} on {r.describe()} after it was freed; the bytes are dropped",
                           RuntimeWarning, stacklevel=2)
+
+
+def size_t(n: int) -> int:
+    """A size as C's size_t holds it: a negative Python int is the huge unsigned value it would be in C (which
+    no allocation can satisfy), never a negative region."""
+    return n % (1 << 64) if n < 0 else n
 
 
 def is_device_address(addr: int) -> bool:

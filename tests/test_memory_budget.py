@@ -69,3 +69,18 @@ def test_invariant_violations_name_what_is_wrong():
     space._remove(overlapping)
     space.windows[0].free(a.base, a.size)  # a live allocation inside a free range of its window
     assert any("free range" in v for v in space.invariant_violations())
+
+
+@pytest.mark.parametrize("nbytes", [-1, -100448, -(1 << 20)])
+def test_a_negative_size_is_a_huge_size_t_that_no_allocation_satisfies(nbytes):
+    """C takes size_t: -n is 2**64 - n. The allocator refuses it (out of memory) and its state is untouched."""
+    space = AddressSpace(2, 64 * GIB, functional=False)
+    with pytest.raises(AclError) as e:
+        space.alloc_device(0, nbytes, 64, 4096)
+    assert e.value.code == ACL_ERROR_RT_MEMORY_ALLOCATION
+    with pytest.raises(AclError):
+        space.alloc_pinned(nbytes)
+    host = space.alloc_pinned(4096)
+    with pytest.raises(AclError):
+        space.alloc_alias(1, host, 0, nbytes)
+    assert space.used == [0, 0] and not space.invariant_violations()
