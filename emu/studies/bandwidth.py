@@ -27,7 +27,7 @@ from models import COPY, STAGED
 from .. import config
 from .. import constants as C
 from ..errors import AclError
-from .common import (Progress, parse_sizes_arg, positive_int, ensure_dir, event_time, format_table, host_buffer,
+from .common import (Landing, Progress, parse_sizes_arg, positive_int, event_time, format_table, host_buffer,
                      human_bytes, parse_size, parse_sizes, plt, release_host, write_csv, write_json)
 
 DEFAULT_SIZES = "4K..1G"
@@ -643,14 +643,13 @@ def plot_p2p(result: dict, path: Path) -> Path:
 # -- the command ----------------------------------------------------------------------------------------------
 def write(result: dict, out: Path) -> dict:
     """Write bandwidth.csv, bandwidth.json, bandwidth.png and p2p.png to `out`; return their paths."""
-    out = ensure_dir(out)
-    files = {"csv": out / "bandwidth.csv", "json": out / "bandwidth.json", "bandwidth_png": out / "bandwidth.png",
-             "p2p_png": out / "p2p.png"}
-    write_csv(files["csv"], [{k: ("" if r[k] is None else r[k]) for k in COLUMNS} for r in result["rows"]])
-    plot_bandwidth(result, files["bandwidth_png"])
-    plot_p2p(result, files["p2p_png"])
-    result["files"] = {k: str(v) for k, v in files.items()}
-    write_json(files["json"], result)
+    names = {"csv": "bandwidth.csv", "json": "bandwidth.json", "bandwidth_png": "bandwidth.png", "p2p_png": "p2p.png"}
+    with Landing(out) as land:
+        write_csv(land(names["csv"]), [{k: ("" if r[k] is None else r[k]) for k in COLUMNS} for r in result["rows"]])
+        plot_bandwidth(result, land(names["bandwidth_png"]))
+        plot_p2p(result, land(names["p2p_png"]))
+        result["files"] = {k: str(land.dir / v) for k, v in names.items()}
+        write_json(land(names["json"]), result)
     return result["files"]
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import sys
 import time
@@ -98,6 +99,44 @@ def format_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] | None
     for b in body:
         out.append("  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(b, widths, numeric)))
     return "\n".join(out)
+
+
+class Landing:
+    """The files of one run land together: each is written under a temporary name beside its final one
+    (same extension, so writers that go by it still work), and all are renamed into place only once every
+    one is written. An interrupted run (an error, Ctrl-C) leaves the previous run's files as they were and
+    no partial file behind.
+
+        with Landing(out) as land:
+            write_csv(land("table.csv"), rows)
+            plot(result, land("plot.png"))
+        land.paths  # {"table.csv": out/"table.csv", ...}
+    """
+
+    def __init__(self, directory):
+        self.dir = ensure_dir(directory)
+        self.staged: list[tuple[Path, Path]] = []
+
+    def __call__(self, name: str) -> Path:
+        final = self.dir / name
+        tmp = final.with_name(f".partial-{os.getpid()}-{final.name}")
+        self.staged.append((tmp, final))
+        return tmp
+
+    @property
+    def paths(self) -> dict[str, Path]:
+        return {final.name: final for _, final in self.staged}
+
+    def __enter__(self) -> "Landing":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            for tmp, final in self.staged:
+                os.replace(tmp, final)
+        else:
+            for tmp, _ in self.staged:
+                tmp.unlink(missing_ok=True)
 
 
 def write_csv(path: Path, rows: Sequence[dict]) -> Path:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from .. import config
 from . import overlap
-from .common import Progress, parse_sizes_arg, positive_int, ensure_dir, format_table, human_bytes, parse_size, parse_sizes, plt, products_arg, \
-    write_csv, write_json
+from .common import (Landing, Progress, format_table, human_bytes, parse_size, parse_sizes, parse_sizes_arg, plt,
+                     positive_int, products_arg, write_csv, write_json)
 
 DEFAULT_PRODUCTS = "910B,A3,950PR"
 DEFAULT_SIZES = "4K..1G"
@@ -176,12 +176,12 @@ def plot_overlap(result: dict, path: Path) -> Path:
 
 def write_outputs(result: dict, out: Path) -> dict:
     """compare.csv (the table), compare.json (the table and every product's full result), compare.png."""
-    out = ensure_dir(out)
-    files = {"csv": out / "compare.csv", "json": out / "compare.json", "png": out / "compare.png"}
-    write_csv(files["csv"], [{k: ("" if v is None else v) for k, v in r.items()} for r in result["rows"]])
-    (plot_bandwidth if result["study"] == "bandwidth" else plot_overlap)(result, files["png"])
-    result["files"] = {k: str(v) for k, v in files.items()}
-    write_json(files["json"], result)
+    names = {"csv": "compare.csv", "json": "compare.json", "png": "compare.png"}
+    with Landing(out) as land:
+        write_csv(land(names["csv"]), [{k: ("" if v is None else v) for k, v in r.items()} for r in result["rows"]])
+        (plot_bandwidth if result["study"] == "bandwidth" else plot_overlap)(result, land(names["png"]))
+        result["files"] = {k: str(land.dir / v) for k, v in names.items()}
+        write_json(land(names["json"]), result)
     return result["files"]
 
 

@@ -18,8 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import config
-from .common import Progress, ensure_dir, format_table, human_bytes, parse_ints, parse_size, plt, write_csv, \
-    write_json
+from .common import Landing, Progress, format_table, human_bytes, parse_ints, parse_size, plt, write_csv, write_json
 
 H2D_KIND, D2H_KIND = 1, 2  # ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST
 MAX_STREAMS = 64  # beyond this a sweep is more streams than any pipeline uses
@@ -364,19 +363,19 @@ def _rows_of(run: "_Schedule") -> int:
 def write_outputs(out: Path, result: dict, h2d: int, d2h: int, compute_us: float) -> dict:
     """overlap.csv / overlap.json, the Gantt chart and the traces of the naive and the best schedule (both
     run again: a schedule is deterministic)."""
-    out = ensure_dir(out)
     p = result["product"]
     best = result["best"]
     runs = {"naive": _Schedule(p, h2d, d2h, compute_us, 1, 1, result["pageable"]),
             "best": _Schedule(p, h2d, d2h, compute_us, best["streams"], best["chunks"], result["pageable"])}
-    files = {"csv": write_csv(out / "overlap.csv", result["rows"]),
-             "gantt": gantt(out / "gantt.png", result, runs)}
-    for name, run in runs.items():
-        files[f"trace_{name}"] = out / f"trace-{name}.json"
-        run.rt.write_trace(files[f"trace_{name}"])
-    files["json"] = out / "overlap.json"
-    result["files"] = {k: str(v) for k, v in files.items()}
-    write_json(files["json"], result)
+    names = {"csv": "overlap.csv", "gantt": "gantt.png", **{f"trace_{n}": f"trace-{n}.json" for n in runs},
+             "json": "overlap.json"}
+    with Landing(out) as land:
+        write_csv(land(names["csv"]), result["rows"])
+        gantt(land(names["gantt"]), result, runs)
+        for name, run in runs.items():
+            run.rt.write_trace(land(names[f"trace_{name}"]))
+        result["files"] = {k: str(land.dir / v) for k, v in names.items()}
+        write_json(land(names["json"]), result)
     return result["files"]
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..constants import (ACL_MEMCPY_DEVICE_TO_DEVICE as D2D, ACL_MEMCPY_DEVICE_TO_HOST as D2H,
                          ACL_MEMCPY_HOST_TO_DEVICE as H2D, ACL_MEMCPY_HOST_TO_HOST as H2H)
-from .common import (Progress, ensure_dir, event_time, format_table, host_buffer, plt, save_figure, write_csv,
+from .common import (Landing, Progress, event_time, format_table, host_buffer, plt, save_figure, write_csv,
                      write_json)
 
 MEASUREMENTS = Path(__file__).resolve().parent.parent.parent / "validation" / "measurements.toml"
@@ -282,10 +282,12 @@ def plot(result: dict, path: Path) -> Path:
 
 
 def write(result: dict, out: Path) -> dict:
-    out = ensure_dir(out)
-    return {"csv": str(write_csv(out / "validation.csv", result["rows"])),
-            "json": str(write_json(out / "validation.json", result)),
-            "plot": str(plot(result, out / "validation.png"))}
+    with Landing(out) as land:
+        write_csv(land("validation.csv"), result["rows"])
+        write_json(land("validation.json"), result)
+        plot(result, land("validation.png"))
+    return {"csv": str(land.dir / "validation.csv"), "json": str(land.dir / "validation.json"),
+            "plot": str(land.dir / "validation.png")}
 
 
 # -- the command -----------------------------------------------------------------------------------------
