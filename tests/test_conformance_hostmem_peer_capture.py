@@ -19,6 +19,8 @@ import emu
 from emu import AclError
 from helpers import code, device, pageable, pinned
 
+pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is deprecated:DeprecationWarning")
+
 KiB = 1 << 10
 ATTR_RSV, ATTR_MODULE_ID, ATTR_VA_FLAG = 0, 1, 3
 HOST_REGISTER_MAPPED = 0
