@@ -6,13 +6,16 @@ flow across the links of its route (`network.Network` shares them max-min
 fairly); a kernel holds a compute slot for its duration; a task may also wait
 for tasks of other streams (event waits). When a task completes, its
 `on_complete` callback runs at that simulated instant: that is where the
-caller moves the bytes. Streams are small state machines driven by simpy
-event callbacks: a task costs a few events, whatever its size. Nothing here
-knows about ACL.
+caller moves the bytes. A HOSTFUNC task, once reached, waits for the host to
+complete it (`Machine.complete`): while one is open, `wait` lets the host
+threads work through the `host_wait` hook when nothing is left to simulate.
+Streams are small state machines driven by simpy event callbacks: a task costs
+a few events, whatever its size. Nothing here knows about ACL.
 """
 from __future__ import annotations
 
 import gc
+import math
 from collections import deque
 from contextlib import contextmanager
 from typing import Callable, Iterable
@@ -23,6 +26,7 @@ from .hardware import HOST, Hardware
 from .network import Link, Network, at
 
 COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
+HOSTFUNC = "hostfunc"  # a task the host completes (a blocking host callback)
 _SLACK = 1e-12  # seconds: a task due within this is due now
 
 
@@ -44,7 +48,8 @@ class Task:
     COPY moves `nbytes` from `src` to `dst` (device ids, None for the host); FILL writes
     `nbytes` of device memory; KERNEL runs for `duration`; MARKER completes when reached
     (an event record or wait); GROUP runs its `parts` concurrently (a batch); STAGED is a
-    pageable copy through the driver's staging buffers.
+    pageable copy through the driver's staging buffers; HOSTFUNC calls `on_start` when reached,
+    then holds its stream until the host completes it (`Machine.complete`).
     """
 
     # Defaults live on the class: a task sets only what differs (tasks are made by the hundred thousand).
@@ -64,6 +69,7 @@ class Task:
     _done: simpy.Event | None = None
     _left = 0
     _parent: "Task | None" = None
+    _released = False  # HOSTFUNC: the host has completed it (its end may still be due)
 
     def __init__(self, kind: str, *, nbytes: int = 0, device: int = 0, src: int | None = HOST,
                  dst: int | None = HOST, rows: int = 0, chunk: int = 0, label: str = "",
@@ -183,6 +189,10 @@ class Machine:
         self._paths: dict[tuple, tuple] = {}
         self._per_engine = hw.host_link.per_engine  # bytes/s one DMA engine moves over the host link; 0: no limit
         self.records: list[Task] = []
+        self.host_open = 0  # HOSTFUNC tasks submitted and not yet completed
+        # Called by `wait` when nothing is left to simulate but HOSTFUNC tasks are open: let the host
+        # threads work (it returns to re-check, or raises if no host thread can ever do the work).
+        self.host_wait: Callable[[], None] | None = None
 
     @property
     def now(self) -> float:
@@ -221,6 +231,8 @@ class Machine:
         """Queue `task` on `stream`; it may not start before host time `at`."""
         task.stream = stream
         task.submit = at
+        if task.kind == HOSTFUNC:
+            self.host_open += 1
         stream.pending.append(task)
         stream.last = task
         if stream.running is None and not stream.waking:
@@ -275,6 +287,10 @@ class Machine:
         elif kind == STAGED:
             task.start = self.env._now
             self.env.process(self._staged(task))
+        elif kind == HOSTFUNC:  # reached: tell the host, then wait for it (complete)
+            task.start = self.env._now
+            if task.on_start is not None:
+                self._call(task, task.on_start)
         else:  # MARKER
             task.start = self.env._now
             self._finish(task)
@@ -376,6 +392,8 @@ class Machine:
                     pool.free.append(task.engine)
         elif kind == KERNEL:
             self.compute[task.device].release(task.engine)
+        elif kind == HOSTFUNC:
+            self.host_open -= 1
         if task.on_complete is not None:
             self._call(task, task.on_complete)
             task.on_complete = None  # let go of the buffers
@@ -424,6 +442,21 @@ class Machine:
                 while env.peek() <= env.now:
                     env.step()
 
+    def step_until(self, t: float, stop: Callable[[], bool]) -> None:
+        """Complete what is due by `t`, one event at a time, until `stop()` is true. Unlike `run_until`,
+        simulated time does not move past the last event (a host thread polling for work)."""
+        env = self.env
+        with _gc_paused():
+            while not stop() and env.peek() <= t:
+                env.step()
+
+    def complete(self, task: Task, at: float) -> None:
+        """The host has done a reached HOSTFUNC task at time `at`: it completes then (now, if the machine is past it)."""
+        if task.kind != HOSTFUNC or task.start is None or task._released:
+            raise ValueError(f"{task!r} is not a reached, open HOSTFUNC task")
+        task._released = True
+        self._after(max(at - self.env._now, 0.0), task)
+
     def done_event(self, task: Task) -> simpy.Event:
         if task._done is None:
             task._done = self.env.event()
@@ -435,5 +468,15 @@ class Machine:
         """Run until `task` completes; return its completion time."""
         if not task.completed:
             with _gc_paused():
-                self.env.run(until=self.done_event(task))
+                if not self.host_open:
+                    self.env.run(until=self.done_event(task))
+                    return task.end
+                env = self.env
+                while task.end is None:
+                    if env.peek() < math.inf:
+                        env.step()
+                    elif self.host_wait is None:
+                        raise RuntimeError(f"{task.label or task.kind}: waits for host work and no host thread can do it")
+                    else:
+                        self.host_wait()
         return task.end

@@ -9,12 +9,22 @@ from __future__ import annotations
 import types
 
 from .. import runtime as _rt
-from ..errors import recent_error
+from ..errors import AclError, recent_error
 from . import mdl, media, rt, util
 from ._bind import bind, install_missing
 
 init = bind("acl.init", _rt.init, "s", optional=1)
 finalize = bind("acl.finalize", _rt.finalize)
+
+
+def get_soc_name(*args) -> str | None:
+    """name = acl.get_soc_name(): the SoC name (aclrtGetSocName), None if it cannot be had."""
+    if args:
+        raise TypeError("acl.get_soc_name args parse failed")
+    try:
+        return _rt.get_soc_name()
+    except AclError:
+        return None
 
 
 def get_recent_err_msg() -> str | None:
@@ -31,6 +41,6 @@ def _empty(name: str) -> types.ModuleType:
 
 op = _empty("op")
 
-__all__ = ["init", "finalize", "get_recent_err_msg", "rt", "util", "media", "mdl", "op"]
+__all__ = ["init", "finalize", "get_soc_name", "get_recent_err_msg", "rt", "util", "media", "mdl", "op"]
 
 install_missing(__name__)

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import operator
+import sys
+import traceback
 
 from .. import runtime as _rt
 from ..constants import SIZE_MAX
 from ..errors import AclError
-from ._bind import INT, bind, install_missing
+from ..runtime.callbacks import CallbackError
+from ._bind import INT, OBJ, bind, install_missing
 
 
 def _b(name, method, params="", outputs=(), **kw):
@@ -40,12 +43,14 @@ _b("stream_query", "stream_query", "i", (0,))
 # events
 _b("create_event", "create_event", "", (0,))
 _b("create_event_with_flag", "create_event_with_flag", "i", (0,))
+_b("create_event_ex_with_flag", "create_event_ex_with_flag", "i", (0,))
 _b("destroy_event", "destroy_event", "i")
 _b("record_event", "record_event", "ii")
 _b("reset_event", "reset_event", "ii")
 _b("stream_wait_event", "stream_wait_event", "ii")
 _b("synchronize_event", "synchronize_event", "i")
 _b("query_event_status", "query_event_status", "i", (0,))
+_b("query_event_wait_status", "query_event_wait_status", "i", (0,))
 _b("event_elapsed_time", "event_elapsed_time", "ii", (0.0,))
 # memory
 _b("malloc", "malloc", "ii", (0,))
@@ -85,6 +90,22 @@ _b("device_can_access_peer", "device_can_access_peer", "ii", (0,))
 _b("device_enable_peer_access", "device_enable_peer_access", "ii")
 _b("device_disable_peer_access", "device_disable_peer_access", "i")
 _b("device_peer_access_status", "device_peer_access_status", "ii", (0,))
+# host callbacks: launch_callback(fn, user_data, block_type, stream) runs fn(user_data) on the thread
+# subscribed to the stream, inside its process_report(timeout_ms)
+_b("subscribe_report", "subscribe_report", "ii")
+_b("unsubscribe_report", "unsubscribe_report", "ii")
+_b("launch_callback", "launch_callback", OBJ + OBJ + "ii")
+_process_report = bind("acl.rt.process_report", _rt.process_report, "i")
+
+
+def process_report(*args):
+    """acl.rt.process_report(timeout_ms) -> ret. As pyACL, an exception raised by a callback is printed, not raised."""
+    try:
+        return _process_report(*args)
+    except CallbackError as err:
+        cause = err.__cause__
+        traceback.print_exception(type(cause), cause, cause.__traceback__, file=sys.stderr)
+        return 0
 
 
 def launch_kernel(fn, buffers, stream, duration_us=None, nbytes=0, flops=0):
@@ -105,4 +126,4 @@ def launch_kernel(fn, buffers, stream, duration_us=None, nbytes=0, flops=0):
 
 
 install_missing(__name__)
-del INT
+del INT, OBJ

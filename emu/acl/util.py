@@ -75,4 +75,26 @@ def ptr_to_bytes(ptr, size) -> bytes:
     return _host(ptr, size, "ptr_to_bytes").tobytes()
 
 
+def start_thread(*args):
+    """thread_id, ret = acl.util.start_thread(fn, args_list): a host thread running fn(args_list); its id is
+    what subscribe_report takes."""
+    if len(args) != 2 or not callable(args[0]):
+        raise _fail("start_thread")
+    return _rt.start_thread(*args), 0
+
+
+def stop_thread(*args) -> int:
+    """ret = acl.util.stop_thread(thread_id): wait for a thread of start_thread to return."""
+    try:
+        (thread_id,) = args
+        thread_id = operator.index(thread_id)
+    except (TypeError, ValueError):
+        raise _fail("stop_thread") from None
+    try:
+        _rt.stop_thread(thread_id)
+    except AclError as err:
+        return err.code
+    return 0
+
+
 install_missing(__name__)

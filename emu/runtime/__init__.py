@@ -18,6 +18,7 @@ import threading
 
 from .. import config
 from .batch import BatchOps
+from .callbacks import CallbackDeadlock, CallbackError, CallbackOps, SocOps
 from .capture import Capture, CaptureOps, Model
 from .copy2d import Copy2dOps
 from .descriptors import DescriptorOps
@@ -28,7 +29,7 @@ from .memops import FillD32Ops, MemoryOps, PointerAttributes, correct_kind, ends
 
 
 class Runtime(MemoryOps, Copy2dOps, BatchOps, DescriptorOps, FillD32Ops, HostMemoryOps, PeerOps, CaptureOps,
-              LaunchOps, Core):
+              LaunchOps, CallbackOps, SocOps, Core):
     """One emulated process: its devices, memory, streams, events and simulated machine."""
 
 
@@ -102,8 +103,10 @@ def _delegate(name: str):
 
 
 API_NAMES = sorted(n for n in dir(Runtime) if hasattr(getattr(Runtime, n), "acl_name"))
-globals().update({n: _delegate(n) for n in API_NAMES + ["register_host", "host_array"]})
+_HELPERS = ["register_host", "host_array", "start_thread", "stop_thread"]  # not ACL APIs
+globals().update({n: _delegate(n) for n in API_NAMES + _HELPERS})
 
 __all__ = ["Runtime", "Capture", "Model", "Context", "Device", "Event", "Stream", "PointerAttributes", "configure", "current",
            "host_time_from_env", "parse_host_time", "HOST_TIME_MODES", "HOST_TIME_ENV",
-           "correct_kind", "ends", "api", "API_NAMES", *API_NAMES, "register_host", "host_array"]
+           "correct_kind", "ends", "api", "API_NAMES", *API_NAMES, "register_host", "host_array", "start_thread",
+           "stop_thread", "CallbackError", "CallbackDeadlock"]
