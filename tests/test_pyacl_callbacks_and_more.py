@@ -426,6 +426,20 @@ def test_blocking_callback_completes_at_the_callback_threads_time_after_it(rt):
     assert rt.event_elapsed_time(a, b) >= 100 * rt.call_overhead * 1000.0
 
 
+def test_in_wall_host_time_a_blocking_callbacks_own_time_delays_its_stream():
+    r = emu.configure(product="910B", host_time="wall")
+    r.set_device(0)
+    s = r.create_stream()
+    r.subscribe_report(threading.get_ident(), s)
+    a, b = r.create_event_with_flag(0x8), r.create_event_with_flag(0x8)
+    r.record_event(a, s)
+    r.launch_callback(lambda _: time.sleep(0.05), None, BLOCK, s)
+    r.record_event(b, s)
+    r.process_report(-1)
+    r.synchronize_stream(s)
+    assert r.event_elapsed_time(a, b) >= 50.0
+
+
 def test_callback_runs_on_the_subscribed_thread(rt):
     s = rt.create_stream()
     worker = Worker(rt, ctx=rt.get_context())
