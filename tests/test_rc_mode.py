@@ -210,9 +210,22 @@ def test_memcpy2d_zero_size_still_returns_0_on_200I_A2(rc):
     assert code(rc.memcpy2d, 0, 0, 0, 0, 0, 1, 0x7FFFFFFF) == 0  # spec 15 #23: before any check
 
 
-def test_device_can_access_peer_is_not_supported_on_200I_A2(rc):
-    assert code(rc.device_can_access_peer, 0, 1) == FEATURE_NOT_SUPPORT
-    assert acl.rt.device_can_access_peer(0, 1) == (0, FEATURE_NOT_SUPPORT)
+def test_device_can_access_peer_checks_the_peer_id_before_the_rc_mode_gate(rc):
+    """aclrtDeviceCanAccessPeer validates both device ids first (107001 for a peer the one-device board does
+    not have), then refuses RC / offline mode (207000): api_impl.cc ApiImpl::DeviceCanAccessPeer. The spec
+    had the gate first."""
+    assert code(rc.device_can_access_peer, 0, 1) == 107001
+    assert acl.rt.device_can_access_peer(0, 1) == (0, 107001)
+
+
+def test_device_can_access_peer_is_not_supported_in_rc_mode(tmp_path):
+    """With a second device for the ids to pass, RC mode is refused: 207000 (offline-mode check)."""
+    cfg = tmp_path / "200I-two.toml"
+    cfg.write_text('inherit = "200I_A2"\n[product]\nname = "200I-two"\n[devices]\ncount = 2\n'
+                   '[devices.source]\ncount = "A: a two-device board, for the peer id to be valid"\n')
+    r = emu.configure(product=cfg)
+    r.set_device(0)
+    assert code(r.device_can_access_peer, 0, 1) == FEATURE_NOT_SUPPORT
 
 
 def test_device_can_access_peer_works_on_910B(rt):

@@ -114,10 +114,11 @@ def test_seed002_in_process_copies_over_the_peer_link_and_disables_it(capsys, re
 
 
 def test_seed002_fails_loudly_where_peer_access_is_unsupported(capsys, restore_acl_modules):
-    # 200I/500 A2 (RC, one device): aclrtDeviceCanAccessPeer -> 207000, and the script checks every code
+    # 200I/500 A2 (RC, one device): aclrtDeviceCanAccessPeer(0, 1) -> 107001 (the runtime checks the peer id
+    # before its RC-mode gate), and the script checks every code
     code, lines, _ = run_in_process("seed_p2p_copy.py", capsys, product="200I_A2")
     assert code == 1
-    assert lines[-1].startswith("device_can_access_peer failed: ret = 207000")
+    assert lines[-1].startswith("device_can_access_peer failed: ret = 107001")
 
 
 def test_seed004_in_process_uses_every_api_of_the_sample(capsys, restore_acl_modules):

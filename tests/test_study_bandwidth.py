@@ -113,7 +113,9 @@ def test_910_two_hccs_groups_have_no_peer_access_across(tmp_path):
     assert json.loads((tmp_path / "bandwidth.json").read_text())["p2p"]["unidirectional"][0][4] is None
 
 
-def test_310p_chips_share_one_pcie_link_and_cannot_register_host_memory():
+def test_310p_chips_share_one_pcie_link_and_pin_registered_memory_in_software():
+    """310P's driver cannot register host memory, but aclrtHostRegisterV2 with PINNED alone never reaches the
+    driver (the runtime records the range itself: api_impl.cc HostRegisterV2), so the study measures it."""
     r = bandwidth.measure("310P", [1 * M], peer_sizes=[64 * M])
     hw = config.load("310P").hardware
     p2p = r["p2p"]
@@ -122,8 +124,7 @@ def test_310p_chips_share_one_pcie_link_and_cannot_register_host_memory():
     uni, bi = p2p["unidirectional"][0][1], p2p["bidirectional"][0][1]
     assert close(uni, n / hw.alone(0, 1, n) / 1e9)
     assert close(bi, uni, 0.02)  # both directions cross the card's one link: no doubling
-    assert "registered" in r["skipped"] and "aclrtHostRegisterV2" in r["skipped"]["registered"]
-    assert "registered" not in r["host"]
+    assert "registered" not in r["skipped"] and "registered" in r["host"]
 
 
 def test_a3_runs_all_240_pairs_in_seconds():
