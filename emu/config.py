@@ -37,6 +37,9 @@ FEATURES = frozenset({
     "memcpy2d_async_d2d",
     "va_flag",         # MallocHostWithCfg VA_FLAG
     "huge1g",          # HUGE1G policies
+    "huge_stream",     # ACL_STREAM_HUGE streams (RT_FEATURE_STREAM_HUGE_DEPTH)
+    "memcpy2d_default_stream",  # a null stream in Memcpy2dAsync is the default stream (RT_FEATURE_DEVICE_CTRL_SQ)
+    "ipc_event",       # ACL_EVENT_IPC events (RT_FEATURE_IPC_EVENT)
 })
 
 

@@ -28,7 +28,6 @@ GLOBAL = 0
 VALUE = 0x11223344
 COPIES = ["memcpy_async", "memcpy_async_with_condition"]
 HUGE1G_ATTRS = [C.ACL_HBM_MEM_HUGE1G, C.ACL_HBM_MEM_P2P_HUGE1G, C.ACL_MEM_HUGE1G, C.ACL_MEM_P2P_HUGE1G]
-D32_CONFIG = "configs/{} still lists aclrtMemsetD32 as unsupported"
 
 
 def on(fresh, product="910B"):
@@ -726,10 +725,7 @@ def test_d32_stub_runtime_207000_is_0_and_nothing_written(fresh):
     assert (read_device(r, d, 64) == OLD).all()
 
 
-@pytest.mark.parametrize("product", [
-    pytest.param("910", marks=pytest.mark.xfail(strict=True, reason=D32_CONFIG.format("910.toml"))),
-    pytest.param("310P", marks=pytest.mark.xfail(strict=True, reason=D32_CONFIG.format("310P.toml"))),
-    "910B", "A3", "950PR"])
+@pytest.mark.parametrize("product", ["910", "310P", "200I_A2", "910B", "A3", "950PR"])
 @pytest.mark.parametrize("variant", ["sync", "async"])
 def test_d32_standard_soc_runtime_has_no_chip_gate(fresh, product, variant):
     """api_c_standard_soc.cc:rtMemsetD32 / Async, api_impl_standard_soc.cc:ApiImpl::MemsetD32 / Async: no

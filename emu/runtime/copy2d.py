@@ -14,7 +14,6 @@ from __future__ import annotations
 from models import COPY, STAGED, Task
 
 from .. import kernels
-from ..config import FEATURES
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID
 from ..memory import Location, Region
 from .core import Core, Stream, api, fail
@@ -26,13 +25,9 @@ MAX_HEIGHT = 5_242_880
 
 def has_default_2d_stream(product) -> bool:
     """Whether a null stream of aclrtMemcpy2dAsync means the default stream: chips with
-    RT_FEATURE_DEVICE_CTRL_SQ (runtime.cc Runtime::GetCurStream; config/910_B_93, 950, 350).
-
-    The configs' `memcpy2d_default_stream` feature says so; where the feature is not known yet, the
-    products with a 2D async copy that have it are exactly those with `memcpy2d_async_d2d` (A2, A3, 950)."""
-    if "memcpy2d_default_stream" in FEATURES:
-        return product.has("memcpy2d_default_stream")
-    return product.has("memcpy2d_async_d2d")
+    RT_FEATURE_DEVICE_CTRL_SQ (runtime.cc Runtime::GetCurStream; config/910_B_93, 950), the configs'
+    `memcpy2d_default_stream` feature."""
+    return product.has("memcpy2d_default_stream")
 
 
 class Copy2dOps:

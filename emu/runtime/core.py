@@ -188,10 +188,6 @@ EVENT_WAIT_STATUS_NOT_READY = 1
 _NO_SYNC_STREAM_FLAGS = C.ACL_STREAM_PERSISTENT | C.ACL_STREAM_DEVICE_USE_ONLY | C.ACL_STREAM_CPU_SCHEDULE
 # The ACL stream flags aclrtCreateStreamWithConfig maps; every other bit is dropped (stream.cpp).
 _STREAM_FLAGS = 0x3F
-# Families whose chip config lacks RT_FEATURE_STREAM_HUGE_DEPTH (config/dc/dev_info_reg.cc).
-NO_HUGE_STREAM_FAMILIES = frozenset({"310P"})
-# Families whose chip config sets RT_FEATURE_IPC_EVENT (src/runtime/config/910_B_93, 950 dev_info_reg.cc).
-IPC_EVENT_FAMILIES = frozenset({"A2", "A3", "950"})
 
 
 class Event:
@@ -605,7 +601,7 @@ class Core:
         api_error.cc: ApiErrorDecorator::StreamCreate / CheckStreamFlags, api_impl.cc: ApiImpl::StreamCreate."""
         self.runtime_layer()
         flag &= _STREAM_FLAGS
-        if flag & C.ACL_STREAM_HUGE and self.product.family in NO_HUGE_STREAM_FAMILIES:
+        if flag & C.ACL_STREAM_HUGE and not self.product.has("huge_stream"):  # RT_FEATURE_STREAM_HUGE_DEPTH
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"ACL_STREAM_HUGE streams are not supported on {self.product.name}")
         if flag & C.ACL_STREAM_DEVICE_USE_ONLY and flag != C.ACL_STREAM_DEVICE_USE_ONLY:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"stream flag 0x{flag:x}: ACL_STREAM_DEVICE_USE_ONLY must stand alone")
@@ -721,7 +717,7 @@ class Core:
         for solo in (C.ACL_EVENT_DEVICE_USE_ONLY, C.ACL_EVENT_EXTERNAL, C.ACL_EVENT_IPC):
             if flag & solo and flag & ~solo:
                 fail(ACL_ERROR_RT_PARAM_INVALID, f"event flag 0x{flag:x}: 0x{solo:x} cannot be combined with others")
-        if flag == C.ACL_EVENT_IPC and self.product.family not in IPC_EVENT_FAMILIES:
+        if flag == C.ACL_EVENT_IPC and not self.product.has("ipc_event"):  # RT_FEATURE_IPC_EVENT
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"IPC events are not supported on {self.product.name}")
         known = C.ACL_EVENT_SYNC | C.ACL_EVENT_CAPTURE_STREAM_PROGRESS | C.ACL_EVENT_DDSYNC | \
             C.ACL_EVENT_TIME_LINE | C.ACL_EVENT_IPC
