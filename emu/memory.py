@@ -101,6 +101,13 @@ class Region:
                            f"range 0x{self.base + offset:x}+{nbytes} is outside {self.describe()}")
         return self.buffer()[offset:offset + nbytes]
 
+    def target(self, offset: int, nbytes: int) -> np.ndarray:
+        """`view` for a write: memory the program showed read-only is refused, never written."""
+        if self.readonly:
+            raise AclError(ACL_ERROR_INVALID_PARAM, f"{self.describe()} is read-only (a read-only array or a one-byte "
+                                                    f"bytes object): the runtime cannot write into it")
+        return self.view(offset, nbytes)
+
     def describe(self) -> str:
         where = f"device {self.device}" if self.is_device else self.kind + " host"
         return f"{where} memory [0x{self.base:x}, 0x{self.end:x}) of {self.size} bytes"

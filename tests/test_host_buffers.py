@@ -57,3 +57,24 @@ def test_a_read_only_array_is_never_written(r):
     arr.flags.writeable = False
     region = r.space.register_host(arr)[1]
     assert region.readonly and not region.buffer().flags.writeable
+
+
+def test_a_copy_or_fill_into_read_only_memory_is_refused_at_the_call(r):
+    """100000 with a message naming the memory, before anything is queued; the bytes are untouched."""
+    import emu.acl as acl
+    from emu.errors import AclError
+
+    arr = np.arange(4096, dtype=np.uint8)
+    arr.flags.writeable = False
+    ptr = r.register_host(arr)
+    d = r.malloc(4096)
+    with pytest.raises(AclError) as e:
+        r.memcpy(ptr, 4096, d, 4096, 2)
+    assert e.value.code == 100000 and "read-only" in str(e.value)
+    s = r.create_stream()
+    with pytest.raises(AclError):
+        r.memcpy_async(ptr, 4096, d, 4096, 2, s)
+    with pytest.raises(AclError):
+        r.memset(ptr, 4096, 0, 4096)
+    assert (arr == np.arange(4096, dtype=np.uint8)).all()
+    assert acl.rt.memcpy(ptr, 4096, d, 4096, 2) == 100000

@@ -88,7 +88,7 @@ class Copy2dOps:
             if not self.has_bytes(what, dst, src):
                 return
             dn, sn = (height - 1) * dpitch + width, (height - 1) * spitch + width
-            kernels.copy_2d(dst.view(doff, dn), dpitch, src.view(soff, sn), spitch, width, height)
+            kernels.copy_2d(dst.target(doff, dn), dpitch, src.view(soff, sn), spitch, width, height)
 
         return move
 

@@ -136,7 +136,7 @@ class DescriptorOps:
 
         def complete():
             if plan and self.has_bytes(what, plan["dr"], plan["sr"]):
-                kernels.copy(plan["dr"].view(plan["do"], plan["n"]), plan["sr"].view(plan["so"], plan["n"]))
+                kernels.copy(plan["dr"].target(plan["do"], plan["n"]), plan["sr"].view(plan["so"], plan["n"]))
 
         task.on_start, task.on_complete = start, complete
         self.submit(s, task)

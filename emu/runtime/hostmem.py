@@ -63,12 +63,12 @@ class HostMemoryOps:
         if size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
         self.runtime_layer()
-        va_flag = self._host_malloc_va_flag(cfg)
+        va_flag = self._host_malloc_va_flag(cfg) == 1  # NpuDriver::HostMemAlloc asks for host UVA on 1 only
         self.current_context()
         if va_flag and not self.product.has("va_flag"):
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"VA_FLAG is not supported on {self.product.name}")
         r = self._alloc_host(roundup(size, 32))
-        r.va_flag = bool(va_flag)
+        r.va_flag = va_flag
         return r.base
 
     @staticmethod

@@ -98,21 +98,23 @@ class MemoryOps:
         return True
 
     def _mover(self: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str):
+        dst.target(doff, 0)  # a read-only destination is refused at the call, before anything is queued
         def move():
             if not self.has_bytes(what, dst, src):
                 return
             if src.is_device and not src.materialized:  # never written: zeros
                 if dst.materialized or not dst.is_device:
-                    kernels.fill(dst.view(doff, n), 0)
+                    kernels.fill(dst.target(doff, n), 0)
                 return
-            kernels.copy(dst.view(doff, n), src.view(soff, n))
+            kernels.copy(dst.target(doff, n), src.view(soff, n))
 
         return move
 
     def _filler(self: Core, dst: Region, off: int, n: int, value: int, what: str):
+        dst.target(off, 0)
         def fill():
             if self.has_bytes(what, dst):
-                kernels.fill(dst.view(off, n), value)
+                kernels.fill(dst.target(off, n), value)
 
         return fill
 
@@ -496,9 +498,10 @@ class FillD32Ops:
         return r, off
 
     def _d32_filler(self: Core, r: Region, off: int, n: int, value: int, what: str):
+        r.target(off, 0)
         def fill():
             if self.has_bytes(what, r):
-                kernels.fill_u32(r.view(off, n), value)
+                kernels.fill_u32(r.target(off, n), value)
 
         return fill
 
