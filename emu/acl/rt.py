@@ -95,17 +95,24 @@ _b("device_peer_access_status", "device_peer_access_status", "ii", (0,))
 _b("subscribe_report", "subscribe_report", "ii")
 _b("unsubscribe_report", "unsubscribe_report", "ii")
 _b("launch_callback", "launch_callback", OBJ + OBJ + "ii")
-_process_report = bind("acl.rt.process_report", _rt.process_report, "i")
 
 
-def process_report(*args):
-    """acl.rt.process_report(timeout_ms) -> ret. As pyACL, an exception raised by a callback is printed, not raised."""
-    try:
-        return _process_report(*args)
-    except CallbackError as err:
-        cause = err.__cause__
-        traceback.print_exception(type(cause), cause, cause.__traceback__, file=sys.stderr)
-        return 0
+def _printing_callback_errors(call):
+    """As pyACL, an exception raised by a callback that process_report runs is printed, not raised."""
+
+    def process_report(*args):
+        try:
+            return call(*args)
+        except CallbackError as err:
+            cause = err.__cause__
+            traceback.print_exception(type(cause), cause, cause.__traceback__, file=sys.stderr)
+            return 0
+
+    process_report.__qualname__, process_report.__doc__ = call.__qualname__, call.__doc__
+    return process_report
+
+
+process_report = _printing_callback_errors(bind("acl.rt.process_report", _rt.process_report, "i"))
 
 
 def launch_kernel(fn, buffers, stream, duration_us=None, nbytes=0, flops=0):
