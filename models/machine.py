@@ -451,7 +451,8 @@ class Machine:
                 env.step()
 
     def complete(self, task: Task, at: float) -> None:
-        """The host has done a reached HOSTFUNC task at time `at`: it completes then (now, if the machine is past it)."""
+        """The host has done a reached HOSTFUNC task at time `at`: it completes then (now, if the machine is
+        already past `at`)."""
         if task.kind != HOSTFUNC or task.start is None or task._released:
             raise ValueError(f"{task!r} is not a reached, open HOSTFUNC task")
         task._released = True
@@ -476,7 +477,8 @@ class Machine:
                     if env.peek() < math.inf:
                         env.step()
                     elif self.host_wait is None:
-                        raise RuntimeError(f"{task.label or task.kind}: waits for host work and no host thread can do it")
+                        raise RuntimeError(f"{task.label or task.kind}: waits for host work and no host thread "
+                                           f"can do it")
                     else:
                         self.host_wait()
         return task.end

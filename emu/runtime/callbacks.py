@@ -73,12 +73,15 @@ SOC_NAMES: dict[str, tuple[str, str]] = {
     "910B": ("Ascend910B3", "A: the 910B server has 64 GiB HBM (910B1/B2/B3, not B4); bin B3 assumed "
                             "[source InitSocTypeFrom910BVersion, ini Ascend910B*.ini]"),
     "A3": ("Ascend910_9391", "A: A3 dies report Ascend910_93xx; bin 9391 assumed [ini Ascend910_93*.ini]"),
-    "950DT": ("Ascend950DT_9571", "A: 950DT bins report Ascend950DT_95xx; 9571 assumed [ini cann-dev/Ascend950DT_*.ini]"),
-    "950PR": ("Ascend950PR_9579", "A: 950PR bins report Ascend950PR_95xx; 9579 assumed [ini cann-dev/Ascend950PR_*.ini]"),
+    "950DT": ("Ascend950DT_9571", "A: 950DT bins report Ascend950DT_95xx; 9571 assumed "
+                                  "[ini cann-dev/Ascend950DT_*.ini]"),
+    "950PR": ("Ascend950PR_9579", "A: 950PR bins report Ascend950PR_95xx; 9579 assumed "
+                                  "[ini cann-dev/Ascend950PR_*.ini]"),
     "910": ("Ascend910A", "32 cores at 1.0 GHz (256 TFLOPS FP16) [source Runtime::SocTypeInit]"),
     "310P": ("Ascend310P3", "a 310P that is not the 10-core bin [source Runtime::Init310PSocType]"),
     "200I_A2": ("Ascend310B1", "Ascend310B, bin 1 or not reported [source InitSocTypeFrom310BVersion]"),
-    "IPV350": ("Ascend350_354f", "A: CHIP_ASCEND_350 taken to be IPV350 (spec 1), bin 354f [ini cann-dev/Ascend350_*.ini]"),
+    "IPV350": ("Ascend350_354f", "A: CHIP_ASCEND_350 taken to be IPV350 (spec 1), bin 354f "
+                                 "[ini cann-dev/Ascend350_*.ini]"),
 }
 SOC_BY_FAMILY = {"A2": "910B", "A3": "A3", "950": "950DT", "910": "910", "310P": "310P", "200I": "200I_A2",
                  "IPV350": "IPV350"}
