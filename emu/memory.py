@@ -101,11 +101,15 @@ class Region:
                            f"range 0x{self.base + offset:x}+{nbytes} is outside {self.describe()}")
         return self.buffer()[offset:offset + nbytes]
 
-    def target(self, offset: int, nbytes: int) -> np.ndarray:
-        """`view` for a write: memory the program showed read-only is refused, never written."""
+    def check_writable(self) -> None:
+        """Memory the program showed read-only is refused as a destination, never written."""
         if self.readonly:
             raise AclError(ACL_ERROR_INVALID_PARAM, f"{self.describe()} is read-only (a read-only array or a one-byte "
                                                     f"bytes object): the runtime cannot write into it")
+
+    def target(self, offset: int, nbytes: int) -> np.ndarray:
+        """`view` for a write (see `check_writable`)."""
+        self.check_writable()
         return self.view(offset, nbytes)
 
     def describe(self) -> str:

@@ -18,7 +18,7 @@ INT_FUNCS = {
     name: fn for name, fn in vars(acl.rt).items()
     if callable(fn) and getattr(fn, "__qualname__", "").startswith("acl.rt.") and name not in (
         "memcpy_batch", "memcpy_batch_async", "memcpy_batch_v2", "memcpy_batch_async_v2", "malloc_with_cfg",
-        "malloc_host_with_cfg", "set_memcpy_desc", "launch_kernel")
+        "malloc_host_with_cfg", "set_memcpy_desc", "launch_kernel", "launch_callback")
 }
 ARITY = {"set_device": 1, "reset_device": 1, "reset_device_force": 1, "get_device": 0, "get_device_count": 0,
          "get_run_mode": 0, "synchronize_device": 0, "create_context": 1, "destroy_context": 1, "set_context": 1,
@@ -32,7 +32,8 @@ ARITY = {"set_device": 1, "reset_device": 1, "reset_device_force": 1, "get_devic
          "memset_d32_async": 5, "get_memcpy_desc_size": 1, "memcpy_async_with_desc": 3,
          "memcpy_async_with_offset": 8, "host_register": 3, "host_register_v2": 3, "host_get_device_pointer": 2,
          "host_unregister": 1, "device_can_access_peer": 2, "device_enable_peer_access": 2,
-         "device_disable_peer_access": 1, "device_peer_access_status": 2}
+         "device_disable_peer_access": 1, "device_peer_access_status": 2, "create_event_ex_with_flag": 1,
+         "query_event_wait_status": 1, "subscribe_report": 2, "unsubscribe_report": 2, "process_report": 1}
 
 
 def test_every_integer_function_has_a_known_arity():

@@ -47,6 +47,13 @@ def _wanted(loc_type: int) -> Location | None:
     return Location(loc_type) if loc_type in Location._value2member_map_ else None
 
 
+def _size_ts(values):
+    """A size_t array as C reads it: negative Python ints are the huge unsigned values they are in C."""
+    if not isinstance(values, (list, tuple)):
+        return values
+    return [v % (1 << 64) if v.__class__ is int and v < 0 else v for v in values]
+
+
 def _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs) -> bool:
     """memory.cpp MemcpyBatchImpl / ValidateMemcpyBatchParams; False means the all-zero shortcut."""
     if sizes is None:
@@ -233,6 +240,7 @@ class BatchOps:
 
     def _batch(self: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
                stream: int | None, what: str) -> int:
+        dest_maxs, sizes = _size_ts(dest_maxs), _size_ts(sizes)  # size_t arrays, as C reads them
         if not _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs):
             return SIZE_MAX
         self._runtime_entry(stream, what)
@@ -249,25 +257,25 @@ class BatchOps:
             _bad(e.code, e.message)
         return SIZE_MAX
 
-    @api("aclrtMemcpyBatch", gate=False)
+    @api("aclrtMemcpyBatch", gate=False, sizes=("num_batches", "num_attrs"))
     def memcpy_batch(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs) -> int:
         """Synchronous batch copy; returns failIndex (SIZE_MAX); raises BatchError with .fail_index."""
         return self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, None,
                            "aclrtMemcpyBatch")
 
-    @api("aclrtMemcpyBatchAsync", gate=False)
+    @api("aclrtMemcpyBatchAsync", gate=False, sizes=("num_batches", "num_attrs"))
     def memcpy_batch_async(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
                            stream: int = 0) -> int:
         return self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, stream,
                            "aclrtMemcpyBatchAsync")
 
-    @api("aclrtMemcpyBatchV2", gate=False)
+    @api("aclrtMemcpyBatchV2", gate=False, sizes=("num_batches", "num_attrs"))
     def memcpy_batch_v2(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes,
                         num_attrs) -> None:
         self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, None,
                     "aclrtMemcpyBatchV2")
 
-    @api("aclrtMemcpyBatchAsyncV2", gate=False)
+    @api("aclrtMemcpyBatchAsyncV2", gate=False, sizes=("num_batches", "num_attrs"))
     def memcpy_batch_async_v2(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
                               stream: int = 0) -> None:
         self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, stream,

@@ -110,7 +110,7 @@ class Copy2dOps:
         sr, soff = self._locate_2d(src, spitch, width, height)
         return dr, doff, sr, soff, self.space.location(sr, src), self.space.location(dr, dst)
 
-    @api("aclrtMemcpy2d")
+    @api("aclrtMemcpy2d", sizes=("dpitch", "spitch", "width", "height"))
     def memcpy2d(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
                  kind: int) -> None:
         """Synchronous 2D copy: host-to-device or device-to-host only."""
@@ -129,7 +129,7 @@ class Copy2dOps:
         self.check_capture_safe()
         self._copy_2d_now(dr, doff, dpitch, sr, soff, spitch, width, height, "aclrtMemcpy2d")
 
-    @api("aclrtMemcpy2dAsync")
+    @api("aclrtMemcpy2dAsync", sizes=("dpitch", "spitch", "width", "height"))
     def memcpy2d_async(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
                        kind: int, stream: int = 0) -> None:
         if not self._acl_2d(dst, dpitch, src, spitch, width, height, kind):

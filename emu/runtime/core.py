@@ -16,6 +16,7 @@ thread's previous return and its next call, times a scale.
 from __future__ import annotations
 
 import functools
+import inspect
 import hashlib
 import json
 import math
@@ -69,7 +70,33 @@ def parse_host_time(text: str, source: str = HOST_TIME_ENV) -> tuple[str, float]
                          f"(SCALE a number >= 0, e.g. wall:0.5)") from None
 
 
-def api(name: str, gate: bool = True):
+_SIZE_T = 1 << 64
+
+
+def _c_sizes(fn, names: tuple):
+    """`fn` with the arguments `names` read as C's size_t reads them: a negative Python int is the huge
+    unsigned value it is in C (so `count > destMax`, capacity and range checks refuse it, and no byte
+    moves), never a negative count."""
+    params = list(inspect.signature(fn).parameters)[1:]
+    where = tuple((params.index(n), n) for n in names)
+
+    @functools.wraps(fn)
+    def read(self, *args, **kwargs):
+        for i, n in where:
+            if i < len(args):
+                a = args[i]
+                if a.__class__ is int and a < 0:
+                    args = (*args[:i], a % _SIZE_T, *args[i + 1:])
+            else:
+                a = kwargs.get(n)
+                if a.__class__ is int and a < 0:
+                    kwargs[n] = a % _SIZE_T
+        return fn(self, *args, **kwargs)
+
+    return read
+
+
+def api(name: str, gate: bool = True, sizes: tuple = ()):
     """Mark a method as the ACL API `name`: lock, host clock, product gate, error message.
 
     Host clock: the call costs `call_overhead`; in "wall" host-time mode the thread's
@@ -82,9 +109,15 @@ def api(name: str, gate: bool = True):
     or address lookup), after the ACL layer's argument checks and shortcuts.
     gate=False leaves the gate to the method (see `Core.gate`), for APIs whose
     ACL layer treats the runtime's "not supported" specially.
+
+    sizes: the names of the arguments the C API declares size_t (sizes, counts, pitches, widths,
+    heights, offsets), read as C reads them (see `_c_sizes`).
     """
 
     def wrap(fn):
+        if sizes:
+            fn = _c_sizes(fn, sizes)
+
         @functools.wraps(fn)
         def call(self: "Core", *args, **kwargs):
             with self.lock:

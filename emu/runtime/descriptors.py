@@ -60,7 +60,7 @@ class DescriptorOps:
         self._stars(kind)
         return self.product.memcpy_desc_size
 
-    @api("aclrtSetMemcpyDesc")
+    @api("aclrtSetMemcpyDesc", sizes=("count",))
     def set_memcpy_desc(self: Core, desc: int, kind: int, src: int, dst: int, count: int, config=None) -> int:
         """Write the copy record into the descriptor (device memory); returns desc."""
         if desc == 0:
@@ -141,7 +141,7 @@ class DescriptorOps:
         task.on_start, task.on_complete = start, complete
         self.submit(s, task)
 
-    @api("aclrtMemcpyAsyncWithOffset", gate=False)
+    @api("aclrtMemcpyAsyncWithOffset", gate=False, sizes=("dest_max", "dst_offset", "count", "src_offset"))
     def memcpy_async_with_offset(self: Core, dst: int, dest_max: int, dst_offset: int, src: int, count: int,
                                  src_offset: int, kind: int, stream: int = 0) -> None:
         """Copy count bytes from *src + src_offset to *dst + dst_offset; dst and src are 8-byte device slots."""

@@ -36,7 +36,7 @@ def _attributes(cfg) -> list[tuple[int, int]]:
 class HostMemoryOps:
     """Mixed into `Runtime`."""
 
-    @api("aclrtMallocWithCfg")
+    @api("aclrtMallocWithCfg", sizes=("size",))
     def malloc_with_cfg(self: Core, size: int, policy: int, cfg=None) -> int:
         if size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
@@ -56,7 +56,7 @@ class HostMemoryOps:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"DEVICE_ID {device_id} is not the current device")
         return self._alloc_device(ctx.device.id, roundup(size, 32), policy & 0xFF).base
 
-    @api("aclrtMallocHostWithCfg")
+    @api("aclrtMallocHostWithCfg", sizes=("size",))
     def malloc_host_with_cfg(self: Core, size: int, cfg=None) -> int:
         """ACL: size 0 -> 100000. Runtime (ApiImpl::HostMallocWithCfg): the configuration (107000) is
         checked before the context (107002), then the driver's VA_FLAG support (207000)."""
@@ -116,7 +116,7 @@ class HostMemoryOps:
         self.tick(self.product.hardware.host.register_time(size))  # the driver pins and maps every page
         return reg
 
-    @api("aclrtHostRegister", gate=False)
+    @api("aclrtHostRegister", gate=False, sizes=("size",))
     def host_register(self: Core, ptr: int, size: int, type: int = HOST_REGISTER_MAPPED) -> int:
         """Register and map host memory; returns the device address kernels use to reach it."""
         if ptr == 0 or size == 0:
@@ -130,7 +130,7 @@ class HostMemoryOps:
         reg = self._record(ptr, size, host, pinned=True, mapped=True, flags=REG_MAPPED | type)
         return reg.alias.base if reg.alias is not None else ptr
 
-    @api("aclrtHostRegisterV2", gate=False)
+    @api("aclrtHostRegisterV2", gate=False, sizes=("size",))
     def host_register_v2(self: Core, ptr: int, size: int, flag: int) -> None:
         """Pin (PINNED) and/or map (MAPPED, IOMEMORY, READONLY) host memory."""
         if ptr == 0 or size == 0:

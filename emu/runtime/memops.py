@@ -98,7 +98,7 @@ class MemoryOps:
         return True
 
     def _mover(self: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str):
-        dst.target(doff, 0)  # a read-only destination is refused at the call, before anything is queued
+        dst.check_writable()  # a read-only destination is refused at the call, before anything is queued
         def move():
             if not self.has_bytes(what, dst, src):
                 return
@@ -111,7 +111,7 @@ class MemoryOps:
         return move
 
     def _filler(self: Core, dst: Region, off: int, n: int, value: int, what: str):
-        dst.target(off, 0)
+        dst.check_writable()
         def fill():
             if self.has_bytes(what, dst):
                 kernels.fill(dst.target(off, n), value)
@@ -210,7 +210,7 @@ class MemoryOps:
                     raise  # otherwise fall back to normal pages
         return space.alloc_device(device, nbytes, 64, HOST_PAGE, policy, origin, functional)
 
-    @api("aclrtMalloc")
+    @api("aclrtMalloc", sizes=("size",))
     def malloc(self: Core, size: int, policy: int = C.ACL_MEM_MALLOC_HUGE_FIRST, *,
                functional: bool | None = None) -> int:
         """Device memory. functional=False: an address range without bytes (timing-only); default: the runtime's."""
@@ -232,7 +232,7 @@ class MemoryOps:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of a device allocation")
         self.space.free_device(r)
 
-    @api("aclrtMallocHost")
+    @api("aclrtMallocHost", sizes=("size",))
     def malloc_host(self: Core, size: int, *, functional: bool | None = None) -> int:
         """Page-locked host memory. functional=False: an address range without bytes (timing-only)."""
         if size == 0:
@@ -327,7 +327,7 @@ class MemoryOps:
         if not 0 <= kind <= 5:
             fail(ACL_ERROR_INVALID_PARAM, f"copy kind {kind} is not one of 0..5")
 
-    @api("aclrtMemcpy")
+    @api("aclrtMemcpy", sizes=("dest_max", "count"))
     def memcpy(self: Core, dst: int, dest_max: int, src: int, count: int, kind: int) -> None:
         """Synchronous copy; the direction comes from the addresses, `kind` is only range-checked."""
         if count == 0:
@@ -391,12 +391,12 @@ class MemoryOps:
             sr, soff = staging, 0
         self._enqueue_copy(s, dr, doff, sr, soff, count, what)
 
-    @api("aclrtMemcpyAsync")
+    @api("aclrtMemcpyAsync", sizes=("dest_max", "count"))
     def memcpy_async(self: Core, dst: int, dest_max: int, src: int, count: int, kind: int,
                      stream: int = 0) -> None:
         self._memcpy_async(dst, dest_max, src, count, kind, stream, "aclrtMemcpyAsync")
 
-    @api("aclrtMemcpyAsyncWithCondition")
+    @api("aclrtMemcpyAsyncWithCondition", sizes=("dest_max", "count"))
     def memcpy_async_with_condition(self: Core, dst: int, dest_max: int, src: int, count: int, kind: int,
                                     stream: int = 0) -> None:
         self._memcpy_async(dst, dest_max, src, count, kind, stream, "aclrtMemcpyAsyncWithCondition")
@@ -406,7 +406,7 @@ class MemoryOps:
         self.tick(n / self.product.hardware.host_memset_bandwidth)
         self._filler(r, off, n, value, what)()
 
-    @api("aclrtMemset")
+    @api("aclrtMemset", sizes=("max_count", "count"))
     def memset(self: Core, ptr: int, max_count: int, value: int, count: int) -> None:
         if count == 0:
             return
@@ -424,7 +424,7 @@ class MemoryOps:
         self.run_blocking(Task(FILL, nbytes=count, device=r.device, label="aclrtMemset",
                                on_complete=self._filler(r, off, count, value, "aclrtMemset")))
 
-    @api("aclrtMemsetAsync")
+    @api("aclrtMemsetAsync", sizes=("max_count", "count"))
     def memset_async(self: Core, ptr: int, max_count: int, value: int, count: int, stream: int = 0) -> None:
         if count == 0:
             return
@@ -455,7 +455,7 @@ class MemoryOps:
                                 label=what, on_complete=self._filler(r, off + b, m, value, what)))
 
     # -- DVPP memory (acl.media) --------------------------------------------------------------------
-    @api("acldvppMalloc")
+    @api("acldvppMalloc", sizes=("size",))
     def dvpp_malloc(self: Core, size: int) -> int:
         if size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
@@ -498,7 +498,7 @@ class FillD32Ops:
         return r, off
 
     def _d32_filler(self: Core, r: Region, off: int, n: int, value: int, what: str):
-        r.target(off, 0)
+        r.check_writable()
         def fill():
             if self.has_bytes(what, r):
                 kernels.fill_u32(r.target(off, n), value)
@@ -557,11 +557,11 @@ class FillD32Ops:
             self.submit(s, Task(COPY, nbytes=m, device=s.device, src=None, dst=r.device, label=what,
                                 on_complete=self._d32_filler(r, off + b, m, value, what)))
 
-    @api("aclrtMemsetD32", gate=False)
+    @api("aclrtMemsetD32", gate=False, sizes=("mem_size", "n"))
     def memset_d32(self: Core, ptr: int, mem_size: int, value: int, n: int) -> None:
         """Fill N 32-bit words with `value` (ACL-allocated host or device memory only)."""
         self._d32(ptr, mem_size, value, n, None)
 
-    @api("aclrtMemsetD32Async", gate=False)
+    @api("aclrtMemsetD32Async", gate=False, sizes=("mem_size", "n"))
     def memset_d32_async(self: Core, ptr: int, mem_size: int, value: int, n: int, stream: int = 0) -> None:
         self._d32(ptr, mem_size, value, n, stream)
