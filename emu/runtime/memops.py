@@ -222,15 +222,34 @@ class MemoryOps:
         ctx = self.current_context()
         return self._alloc_device(ctx.device.id, roundup(size, 32) + pad, policy, functional=functional).base
 
+    def _driver_allocation(self: Core, ptr: int, what: str) -> Region:
+        """The device allocation the driver's halMemFree releases at `ptr` (npu_driver_mem.cc
+        NpuDriver::DevMemFree, the end of both aclrtFree and acldvppFree), else 107000 with nothing freed:
+        an address in no allocation, inside one but not at its start, host memory (page-locked, pageable, or
+        RC page-locked memory: aclrtFreeHost's), or the device address of a mapped host registration (its
+        pages are the host's: aclrtHostUnregister releases it, and the registration stays intact)."""
+        r = self.space.find(ptr)
+        if r is None:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"{what}: 0x{ptr:x} is in no device allocation")
+        if r.origin == "alias":
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"{what}: 0x{ptr:x} is the device address of a mapped host "
+                                             f"registration, not a device allocation: release it with "
+                                             f"aclrtHostUnregister")
+        if not r.is_device or r.origin == "malloc_host":
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"{what}: 0x{ptr:x} is host memory ({r.describe()}), not a device "
+                                             f"allocation" + (": free it with aclrtFreeHost"
+                                                              if r.origin == "malloc_host" else ""))
+        if r.base != ptr:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"{what}: 0x{ptr:x} is {ptr - r.base} bytes inside {r.describe()}, "
+                                             f"not its start")
+        return r
+
     @api("aclrtFree")
     def free(self: Core, ptr: int) -> None:
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
         self.runtime_layer()
-        r = self.space.find(ptr)
-        if r is None or not r.is_device or r.base != ptr or r.origin in ("alias", "malloc_host"):
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of a device allocation")
-        self.space.free_device(r)
+        self.space.free_device(self._driver_allocation(ptr, "aclrtFree"))
 
     @api("aclrtMallocHost", sizes=("size",))
     def malloc_host(self: Core, size: int, *, functional: bool | None = None) -> int:
@@ -307,7 +326,8 @@ class MemoryOps:
             return self.space.register_host(obj)[0]
 
     def host_array(self: Core, ptr: int, nbytes: int) -> np.ndarray:
-        """A writable uint8 array over `nbytes` of known host memory at `ptr` (acl.util)."""
+        """A uint8 array over `nbytes` of known host memory at `ptr` (acl.util): writable, except over memory
+        the program showed read-only, where a write through the array raises instead of changing it."""
         with self.lock:
             r = self.space.find(ptr)
             if r is not None and r.is_device and r.origin != "malloc_host":
@@ -316,7 +336,8 @@ class MemoryOps:
             r, off = self.space.resolve(ptr, max(nbytes, 1))
             if r.kind != Region.PAGEABLE:
                 return r.buffer()[off:off + nbytes]
-            return writable_view(ptr, nbytes, keep=r.owner)
+            # memory the program showed read-only (a read-only array, a one-byte bytes object) stays read-only
+            return writable_view(ptr, nbytes, keep=r.owner, readonly=r.readonly)
 
     # -- copies ----------------------------------------------------------------------------------
     def _check_copy_args(self, dst: int, src: int, kind: int) -> None:
@@ -467,11 +488,11 @@ class MemoryOps:
     def dvpp_free(self: Core, ptr: int) -> None:
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
+        """api_impl.cc ApiImpl::DevDvppFree: the pointer's location must be DEVICE (107000 otherwise, host
+        memory and a mapped registration's device address included), then the driver's halMemFree, which
+        releases a device allocation at its start, whichever API made it (see `_driver_allocation`)."""
         self.runtime_layer()
-        r = self.space.find(ptr)
-        if r is None or not r.is_device or r.base != ptr:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of a DVPP allocation")
-        self.space.free_device(r)
+        self.space.free_device(self._driver_allocation(ptr, "acldvppFree"))
 
 
 class FillD32Ops:
