@@ -40,6 +40,11 @@ def test_on_several_products(acl, acl_product, acl_rt, acl_clock):
     assert acl_clock() > t0
 
 
+@pytest.mark.acl_products("910B", "950PR")
+def test_the_marker_alone_is_enough():
+    assert copy_roundtrip(64)
+
+
 def test_fresh_process_per_test_part1(acl):
     acl.rt.set_device(0)
     acl.rt.malloc(1 << 20, 0)
@@ -59,19 +64,19 @@ def project(pytester):
 
 def test_the_suite_runs_under_the_emulator_with_the_option(project):
     result = project.runpytest("--acl-emu", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=5, skipped=1)  # 310P lacks aclrtMemcpyBatch: skipped
+    result.assert_outcomes(passed=7, skipped=1)  # 310P lacks aclrtMemcpyBatch: skipped
 
 
 def test_a_product_can_be_chosen_and_the_skip_names_the_api(project):
     result = project.runpytest("--acl-emu=A3", "-rs", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=5, skipped=1)
+    result.assert_outcomes(passed=7, skipped=1)
     result.stdout.fnmatch_lines(["*310P does not support aclrtMemcpyBatch*"])
 
 
 def test_the_environment_variable_turns_it_on(project, monkeypatch):
     monkeypatch.setenv("ACL_EMU_PYTEST", "910B")
     result = project.runpytest("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=5, skipped=1)
+    result.assert_outcomes(passed=7, skipped=1)
 
 
 def test_without_it_nothing_changes(project):
