@@ -40,3 +40,12 @@ def _reset_after():
 
 
 __all__ = ["rt_module"]
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("acl-emu fuzz")
+    group.addoption("--fuzz-examples", type=int, default=None,
+                    help="calls the facade fuzz (tests/test_fuzz_facade.py) makes in all; default 15000 "
+                         "(or $ACL_EMU_FUZZ_EXAMPLES)")
+    group.addoption("--fuzz-seed", type=int, default=None,
+                    help="seed of the facade fuzz (or $ACL_EMU_FUZZ_SEED)")

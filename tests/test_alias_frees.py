@@ -200,3 +200,40 @@ def test_ptr_to_numpy_over_writable_memory_stays_writable():
     data = bytes(8)
     b = acl.util.ptr_to_numpy(acl.util.bytes_to_ptr(data), (8,), 2)
     assert b.flags.writeable
+
+
+# ======================================================= defects of other modules the fuzz steps around
+# tests/test_fuzz_facade.py (known_bug) leaves these calls out until they are fixed; remove both there and
+# the xfail marks here then.
+
+@pytest.mark.xfail(reason="a device reset frees a mapped registration's alias as a device allocation "
+                          "(core.py _release_device: used goes negative, the registration keeps a freed alias "
+                          "and aclrtHostUnregister then raises IndexError)", strict=False)
+def test_a_device_reset_leaves_the_allocator_consistent_under_a_mapped_registration():
+    start("910B")
+    host = np.zeros(4096, dtype=np.uint8)
+    hptr = emu.runtime.register_host(host)
+    _, ret = acl.rt.host_register(hptr, 4096, 0)
+    assert ret == 0
+    assert acl.rt.reset_device(0) == 0
+    no_violations()
+    assert acl.rt.set_device(0) == 0
+    assert acl.rt.host_unregister(hptr) in (0, 507911)
+    no_violations()
+
+
+@pytest.mark.xfail(reason="the alias of a registered read-only buffer is not read-only (memory.py alloc_alias "
+                          "does not carry Region.readonly): a copy into it raises ValueError from the kernel "
+                          "instead of returning 100000", strict=False)
+def test_a_copy_into_the_alias_of_read_only_memory_is_refused_with_a_code():
+    start("910B")
+    ro = np.zeros(4096, dtype=np.uint8)
+    ro.flags.writeable = False
+    hptr = emu.runtime.register_host(ro)
+    alias, ret = acl.rt.host_register(hptr, 4096, 0)
+    assert ret == 0
+    d, _ = acl.rt.malloc(4096, 0)
+    assert acl.rt.memset(d, 4096, 9, 4096) == 0
+    assert acl.rt.memcpy(alias, 4096, d, 4096, 3) == 100000
+    assert acl.rt.memset(alias, 4096, 7, 16) == 100000
+    assert not ro.any()
