@@ -23,11 +23,12 @@ import math
 import os
 import runpy
 import sys
+import tempfile
 import traceback
 import types
 from pathlib import Path
 
-from .config import ConfigError, available, find
+from .config import ConfigError, available, load
 
 EXAMPLE = Path(__file__).parent / "examples" / "copy_pipeline.py"
 
@@ -40,12 +41,70 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+class UserError(Exception):
+    """A mistake in a command's arguments or environment: `acl-emu <cmd>: error: <message>`, exit code 2."""
+
+
+def product_error(text: str, e: ConfigError) -> str:
+    """What is wrong with a product name or config path, on one line."""
+    if e.field == "<product>":
+        return f"unknown product {text!r} (known: {', '.join(available())})"
+    return str(e)
+
+
 def product_arg(text: str) -> str:
+    """A product name or config path that loads: a broken config is a bad argument, found before any work."""
     try:
-        find(text)
+        load(text)
     except ConfigError as e:
-        raise argparse.ArgumentTypeError(f"unknown product {text!r} (known: {', '.join(available())})") from e
+        raise argparse.ArgumentTypeError(product_error(text, e)) from None
     return text
+
+
+def env_product() -> str | None:
+    """$ACL_EMU_PRODUCT if set; a product that does not load is a UserError naming the variable."""
+    text = os.environ.get("ACL_EMU_PRODUCT")
+    if not text:
+        return None
+    try:
+        load(text)
+    except ConfigError as e:
+        raise UserError(f"environment variable ACL_EMU_PRODUCT: {product_error(text, e)}") from None
+    return text
+
+
+def writable_dir(path: str | os.PathLike, what: str) -> Path:
+    """`path` made absolute, once it is known that files can be written there: it is a directory (or can
+    be made one under its nearest existing parent) and that directory takes a file. Otherwise a UserError
+    naming `what` (the argument)."""
+    target = Path(os.path.abspath(path))
+    probe = target
+    try:
+        while not probe.exists():
+            probe = probe.parent
+        if not probe.is_dir():
+            why = "is not a directory" if probe == target else "is a file, not a directory"
+            raise UserError(f"{what}: {probe} {why}")
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as e:
+        raise UserError(f"{what}: cannot write in {probe}: {e.strerror or e}") from None
+    return target
+
+
+def writable_file(path: str | os.PathLike, what: str) -> Path:
+    """`path` made absolute, once it is known that a file can be written there (see writable_dir)."""
+    target = Path(os.path.abspath(path))
+    if target.is_dir():
+        raise UserError(f"{what}: {target} is a directory, not a file")
+    writable_dir(target.parent, what)
+    return target
+
+
+def os_error_text(e: OSError) -> str:
+    """An OSError as one line: the reason and the file."""
+    where = f": {e.filename}" if e.filename is not None else ""
+    return f"{e.strerror or e}{where}"
 
 
 def typed(fn, what: str):
@@ -234,6 +293,10 @@ def _run(args) -> int:
         if not Path(target).exists():
             sys.stderr.write(f"acl-emu run: error: argument SCRIPT: no such file {target!r}\n")
             return 2
+        if Path(target).is_dir() and not (Path(target) / "__main__.py").is_file():
+            sys.stderr.write(f"acl-emu run: error: argument SCRIPT: {target!r} is a directory with no "
+                             f"__main__.py\n")
+            return 2
     if args.host_time is None:
         from .runtime import host_time_from_env
         try:
@@ -241,7 +304,12 @@ def _run(args) -> int:
         except ValueError as e:
             sys.stderr.write(f"acl-emu run: error: {e}\n")
             return 2
-    return run_script(target, script_args, args.product, args.out, args.json, args.host_time,
+    import emu
+
+    if args.product is None and emu.runtime._current is None:
+        env_product()  # the product run_script would take from the environment loads
+    out = writable_dir(args.out, "argument --out")  # absolute: the script may change directory
+    return run_script(target, script_args, args.product, str(out), args.json, args.host_time,
                       args.host_time_scale, module=args.module is not None)
 
 
@@ -299,10 +367,47 @@ def build_parser() -> Parser:
     return parser
 
 
+# Where each subcommand writes: (argument, dest, default), checked before any work is done.
+_OUTPUT_DIRS = {
+    "bandwidth": [("--out", "out", "acl-emu-out")],
+    "overlap": [("--out", "out", "acl-emu-out")],
+    "compare": [("--out", "out", "acl-emu-out"), ("--out", "compare_out", None)],
+    "validate": [("--out", "out", None)],
+}
+
+
+def _check_outputs(args) -> None:
+    """Each output directory (and calibrate's output file) can be written; ACL_EMU_PRODUCT loads where a
+    study would use it."""
+    for flag, dest, default in _OUTPUT_DIRS.get(args.command, ()):
+        given = getattr(args, dest, None)
+        if given is not None or default is not None:
+            writable_dir(given if given is not None else default,
+                         f"argument {flag}" if given is not None else f"argument {flag} (default {default})")
+    if args.command == "calibrate":
+        writable_file(args.output, "argument -o/--output")
+    if args.command in ("bandwidth", "overlap") and args.product is None:
+        env_product()
+
+
 def main(argv: list[str] | None = None) -> int:
+    """The command. A user mistake (arguments, a product config, an output path, the environment) is one
+    line `acl-emu <cmd>: error: ...` and exit code 2, never a traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    return args.func(args)
+    prog = f"acl-emu {args.command}"
+    try:
+        _check_outputs(args)
+        return args.func(args)
+    except UserError as e:
+        message = str(e)
+    except ConfigError as e:
+        message = str(e)
+    except OSError as e:
+        message = os_error_text(e)
+    sys.stdout.flush()
+    sys.stderr.write(f"{prog}: error: {message}\n")
+    return 2
 
 
 if __name__ == "__main__":

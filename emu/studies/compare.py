@@ -258,12 +258,13 @@ def _products(text: str) -> list[str]:
     names = products_arg(text)
     if not names:
         raise ValueError(f"{text!r}: expected a comma-separated list of products")
-    known = config.available()
+    from ..cli import product_error
+
     for n in names:
         try:
-            config.find(n)
-        except config.ConfigError:
-            raise ValueError(f"unknown product {n!r} (known: {', '.join(known)})") from None
+            config.load(n)  # a broken config is a bad argument, found before any work
+        except config.ConfigError as e:
+            raise ValueError(product_error(n, e)) from None
     return names
 
 

@@ -50,7 +50,7 @@ def products(names: list[str] | None = None) -> list[dict]:
 
 
 def main(args) -> int:
-    rows = products(args.products.split(",") if args.products else None)
+    rows = products(args.products)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -73,9 +73,22 @@ def main(args) -> int:
     return 0
 
 
+def _products_arg(text: str) -> list[str]:
+    """Product names or config paths, each one loading."""
+    import argparse
+
+    from ..cli import product_arg
+    from .common import products_arg
+
+    names = products_arg(text)
+    if not names:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a comma-separated list of products")
+    return [product_arg(n) for n in names]
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser("products", help="the product configs and where their numbers come from")
-    p.add_argument("--products", help="comma-separated product names (default: all)")
+    p.add_argument("--products", type=_products_arg, help="comma-separated product names (default: all)")
     p.add_argument("--sources", action="store_true", help="list the source of every number")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=main)
