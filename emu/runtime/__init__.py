@@ -34,7 +34,7 @@ class Runtime(MemoryOps, Copy2dOps, BatchOps, DescriptorOps, FillD32Ops, HostMem
 
 
 _current: Runtime | None = None
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: current() holds it while configure() makes the first runtime
 
 
 def host_time_from_env() -> tuple[str, float] | None:
@@ -80,13 +80,14 @@ def configure(product: str | os.PathLike | None = None, *, functional: bool = Tr
 
 
 def current() -> Runtime:
-    """The process's runtime, created on first use."""
+    """The process's runtime, created on first use: once, however many threads make the first call at
+    the same time (they wait for the one that creates it)."""
     rt = _current
     if rt is None:
         with _lock:
             rt = _current
-        if rt is None:
-            rt = configure()
+            if rt is None:
+                rt = configure()
     return rt
 
 
