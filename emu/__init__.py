@@ -4,6 +4,7 @@
     from emu import runtime    # the same APIs, Pythonic (values returned, AclError raised)
     emu.configure(product="A3")                      # host clock: API call costs only
     emu.configure(product="A3", host_time="wall")    # ... plus the host's wall time between calls
+    emu.configure(records=10_000)                     # keep the last 10,000 task records (None: none)
     emu.install()              # `import acl` now imports the emulator
 """
 from __future__ import annotations
@@ -17,7 +18,8 @@ __version__ = "0.1.0"
 
 
 def records():
-    """Every completed device task of the current run, as a numpy structured array (see Runtime.records)."""
+    """The kept completed device tasks of the current run (every one unless `configure(records=...)` bounds
+    them), as a numpy structured array (see Runtime.records)."""
     return current().records()
 
 

@@ -18,12 +18,14 @@ import gc
 import math
 from collections import deque
 from contextlib import contextmanager
+from itertools import count
 from typing import Callable, Iterable
 
 import simpy
 
 from .hardware import HOST, Hardware
 from .network import Link, Network, at
+from .trace import ALL, CHUNK as _CHUNK, TaskLog
 
 COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
 HOSTFUNC = "hostfunc"  # a task the host completes (a blocking host callback)
@@ -132,14 +134,19 @@ class Task:
                 f"submit={self.submit}, start={self.start}, end={self.end})")
 
 
-class Stream:
-    """A FIFO of tasks; runs one task at a time, in submission order."""
+_serials = count(1)
 
-    __slots__ = ("name", "device", "pending", "running", "last", "failed", "waking")
+
+class Stream:
+    """A FIFO of tasks; runs one task at a time, in submission order. `serial`: unique in the process (the
+    records name a stream by it)."""
+
+    __slots__ = ("name", "device", "pending", "running", "last", "failed", "waking", "serial", "__weakref__")
 
     def __init__(self, name: str, device: int):
         self.name = name
         self.device = device
+        self.serial = next(_serials)
         self.pending: deque[Task] = deque()
         self.running: Task | None = None
         self.last: Task | None = None  # the most recently submitted task
@@ -176,9 +183,15 @@ class _Pool:
 
 
 class Machine:
-    """Devices (engines, compute, memory), links and streams in one simpy environment."""
+    """Devices (engines, compute, memory), links and streams in one simpy environment.
 
-    def __init__(self, hardware: Hardware):
+    records: what the machine keeps of its completed tasks (`trace.TaskLog`): "all" (the default), an int N
+    (the last N), None (none), or a path / file (each written as a JSON line, none kept). The totals (tasks,
+    bytes by route, the latest end) count every task whatever is kept. A completed Task object is never
+    kept: `records` gives compact rows (`trace.Row`) read like tasks.
+    """
+
+    def __init__(self, hardware: Hardware, records=ALL):
         self.hardware = hw = hardware
         self.env = simpy.Environment()
         self.network = Network(self.env)
@@ -188,7 +201,8 @@ class Machine:
         self.links: dict[str, Link] = {}
         self._paths: dict[tuple, tuple] = {}
         self._per_engine = hw.host_link.per_engine  # bytes/s one DMA engine moves over the host link; 0: no limit
-        self.records: list[Task] = []
+        self.records = TaskLog(records)
+        self._done_tasks = self.records.pending  # _finish appends here; the log turns them into rows
         self.host_open = 0  # HOSTFUNC tasks submitted and not yet completed
         # Called by `wait` when nothing is left to simulate but HOSTFUNC tasks are open: let the host
         # threads work (it returns to re-check, or raises if no host thread can ever do the work).
@@ -316,7 +330,12 @@ class Machine:
         n = task.nbytes
         chunks = -(-n // task.chunk) if task.chunk and n else 1
         task.links = names
-        wire = n + -(-n // tlp[0]) * tlp[1] if tlp else n  # PCIe: a TLP header per MPS of payload
+        if tlp:  # PCIe: a TLP header per MPS of payload, in each DMA task of a split copy
+            c = task.chunk
+            tlps = -(-n // tlp[0]) if not c or c % tlp[0] == 0 else n // c * -(-c // tlp[0]) + -(-(n % c) // tlp[0])
+            wire = n + tlps * tlp[1]
+        else:
+            wire = n
         self.network.start(links, wire, self._finish, weights, latency * chunks + task.rows * hw.row_overhead, task)
 
     def _kernel(self, task: Task, slot: int) -> None:
@@ -399,7 +418,10 @@ class Machine:
             task.on_complete = None  # let go of the buffers
         if task.on_start is not None:
             task.on_start = None
-        self.records.append(task)
+        done = self._done_tasks
+        done.append(task)
+        if len(done) >= _CHUNK:
+            self.records.flush()
         if task._done is not None:
             task._done.succeed()
         parent = task._parent

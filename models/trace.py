@@ -1,22 +1,539 @@
-"""What happened, where and when: task records as a numpy array, and Chrome / Perfetto traces."""
+"""What happened, where and when: task and host-call logs, records as numpy arrays, Chrome / Perfetto traces.
+
+A long run must not grow without bound, so nothing here keeps a `Task` once it has completed: the machine
+hands completed tasks to a `TaskLog`, which turns them, a chunk at a time, into compact columnar rows
+(interned strings, fixed-size numbers: ~70 bytes a task) and drops the objects. What a log keeps is its
+`keep` policy (`parse_keep`):
+
+    "all"            every row (the default)
+    N (an int >= 0)  the last N rows
+    None             no row
+    a path or file   no row: each one is written to the file as a JSON line (`Sink`)
+
+Whatever it keeps, a log counts as it goes what summaries need (tasks and bytes by route, the latest
+end), so totals are right under every policy. `CallLog` does the same for the host's API calls.
+"""
 from __future__ import annotations
 
+import atexit
 import json
-from typing import Iterable, Sequence
+import math
+import os
+import weakref
+from collections import deque
+from operator import attrgetter
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 
-from .machine import Task
+if TYPE_CHECKING:
+    from .machine import Task
 
 RECORD = np.dtype([
     ("api", "U40"), ("kind", "U8"), ("stream", "U48"), ("device", "i2"), ("engine", "i2"), ("route", "U10"),
     ("links", "U64"), ("bytes", "i8"), ("tasks", "i4"), ("submit", "f8"), ("start", "f8"), ("end", "f8"),
 ])
+CALL = np.dtype([("api", "U48"), ("thread", "i8"), ("start", "f8"), ("end", "f8")])
+
+CHUNK = 4096  # completed tasks (host calls) converted to rows at a time
+ALL = "all"
+
+# The rows a log keeps: small ints for the strings (indices into the log's tables), -1 for "none".
+_TASK_ROW = np.dtype([
+    ("kind", "u1"), ("label", "u4"), ("stream", "u4"), ("device", "i2"), ("engine", "i2"), ("route", "u1"),
+    ("links", "u4"), ("bytes", "i8"), ("chunk", "i8"), ("rows", "i4"), ("src", "i2"), ("dst", "i2"),
+    ("part", "u1"), ("submit", "f8"), ("start", "f8"), ("end", "f8"),
+])
+_CALL_ROW = np.dtype([("api", "u2"), ("thread", "u2"), ("start", "f8"), ("end", "f8")])
+_FIELDS = attrgetter("kind", "label", "stream", "device", "engine", "route", "links", "nbytes", "chunk", "rows",
+                     "src", "dst", "_parent", "submit", "start", "end")
 
 
-def to_array(tasks: Sequence[Task]) -> np.ndarray:
+def _tasks(nbytes: np.ndarray, chunk: np.ndarray) -> np.ndarray:
+    """The runtime's DMA tasks each row stands for (Task.chunks, vectorised)."""
+    out = np.ones(len(nbytes), dtype=np.int64)
+    split = (chunk > 0) & (nbytes > 0)
+    out[split] = -(-nbytes[split] // chunk[split])
+    return out
+
+
+def _or_minus_one(values: Iterable) -> list:
+    return [-1 if v is None else v for v in values]
+
+
+# -- keep policies and sinks ----------------------------------------------------------------------------------------
+class Sink:
+    """Writes rows as JSON lines, one object a line: {"type": "task", <RECORD fields>} or
+    {"type": "call", "api", "thread", "start", "end"}. A path is opened (and closed at exit) here; a file
+    object is written to and left open. Rows arrive a chunk at a time: `flush` the logs (the runtime's
+    `flush_records`) before reading a file mid-run."""
+
+    def __init__(self, target):
+        self.path = None
+        if isinstance(target, (str, os.PathLike)):
+            self.path = os.fspath(target)
+            self.file = open(self.path, "w")
+            _close_at_exit(self)
+        else:
+            self.file = target
+        self._encode = json.JSONEncoder().encode
+
+    def write(self, kind: str, rows: np.ndarray) -> None:
+        if not len(rows):
+            return
+        names = rows.dtype.names
+        enc = self._encode
+        lines = []
+        for row in rows.tolist():
+            obj = {"type": kind}
+            for k, v in zip(names, row):
+                obj[k] = None if v.__class__ is float and math.isnan(v) else v
+            lines.append(enc(obj))
+        self.file.write("\n".join(lines) + "\n")
+
+    def flush(self) -> None:
+        if not getattr(self.file, "closed", False):
+            self.file.flush()
+
+    def close(self) -> None:
+        if self.path is not None and not self.file.closed:
+            self.file.close()
+
+    def __repr__(self) -> str:
+        return f"Sink({self.path or self.file!r})"
+
+
+_open_sinks: "weakref.WeakSet[Sink]" = weakref.WeakSet()
+_logs: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def _close_at_exit(sink: Sink) -> None:
+    _open_sinks.add(sink)
+
+
+@atexit.register
+def _flush_all() -> None:
+    """At exit, what the logs still hold goes to their sinks, and the files this module opened are closed."""
+    for log in list(_logs):
+        try:
+            log.flush()
+        except Exception:  # an exit hook must not raise
+            pass
+    for sink in list(_open_sinks):
+        try:
+            sink.close()
+        except Exception:
+            pass
+
+
+def parse_keep(keep) -> tuple[str | int | None, Sink | None]:
+    """(policy, sink) of a `records=` value: "all", an int N >= 0 (the last N), None (none), or a path or a
+    writable file object (none kept, each written). A `Sink` may be passed to share one file between logs."""
+    if isinstance(keep, Sink):
+        return None, keep
+    if keep is None or keep == ALL:
+        return keep, None
+    if isinstance(keep, bool):
+        raise ValueError(f"records={keep!r}: expected 'all', an int >= 0, None, a path or a file")
+    if isinstance(keep, int):
+        if keep < 0:
+            raise ValueError(f"records={keep}: the number of rows to keep must be >= 0")
+        return keep, None
+    if isinstance(keep, (str, os.PathLike)) or hasattr(keep, "write"):
+        return None, Sink(keep)
+    raise ValueError(f"records={keep!r}: expected 'all', an int >= 0, None, a path or a file")
+
+
+class _Table:
+    """Strings (or tuples) <-> small ints."""
+
+    __slots__ = ("index", "values")
+
+    def __init__(self, *first):
+        self.values: list = list(first)
+        self.index: dict = {v: i for i, v in enumerate(first)}
+
+    def ids(self, values: Iterable) -> list[int]:
+        index, vals = self.index, self.values
+        out = []
+        for v in values:
+            i = index.get(v)
+            if i is None:
+                i = index[v] = len(vals)
+                vals.append(v)
+            out.append(i)
+        return out
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def remap(self, used: np.ndarray) -> np.ndarray:
+        """Keep only the values at `used` (sorted unique ids); returns old id -> new id (or 0)."""
+        keep = [0, *(int(u) for u in used if u)]
+        new = np.zeros(len(self.values), dtype=np.int64)
+        new[keep] = np.arange(len(keep))
+        self.values = [self.values[i] for i in keep]
+        self.index = {v: i for i, v in enumerate(self.values)}
+        return new
+
+
+class _Rows:
+    """The rows a log keeps: structured chunks, bounded to the last `limit` rows (None: all)."""
+
+    def __init__(self, limit: int | None):
+        self.limit = limit
+        self.chunks: deque[np.ndarray] = deque()
+        self.count = 0  # rows in the chunks (may exceed limit by less than a chunk)
+
+    def add(self, rows: np.ndarray) -> None:
+        if self.limit is not None and len(rows) > self.limit:
+            rows = rows[len(rows) - self.limit:].copy()
+        if not len(rows):
+            return
+        if self.chunks and len(self.chunks[-1]) < CHUNK:  # small flushes (a test asking after each call) merge
+            last = self.chunks.pop()
+            self.count -= len(last)
+            rows = np.concatenate([last, rows])
+        self.chunks.append(rows)
+        self.count += len(rows)
+        if self.limit is not None:
+            while self.chunks and self.count - len(self.chunks[0]) >= self.limit:
+                self.count -= len(self.chunks.popleft())
+
+    def array(self) -> np.ndarray | None:
+        """The kept rows, oldest first (None when there are none)."""
+        if not self.chunks:
+            return None
+        rows = self.chunks[0] if len(self.chunks) == 1 else np.concatenate(list(self.chunks))
+        if self.limit is not None and len(rows) > self.limit:
+            rows = rows[len(rows) - self.limit:]
+        return rows
+
+    def __len__(self) -> int:
+        return min(self.count, self.limit) if self.limit is not None else self.count
+
+
+class GoneStream:
+    """The stream of a kept record once the stream itself is gone (destroyed, its runtime dropped): its name
+    and device, the one object for every record of that stream."""
+
+    __slots__ = ("name", "device")
+
+    def __init__(self, name: str, device: int):
+        self.name, self.device = name, device
+
+    def __repr__(self) -> str:
+        return f"<gone stream {self.name}>"
+
+
+PART = "part"  # Row._parent of a DMA part of a batch or staged copy (the parent itself is not kept with it)
+
+
+class Row:
+    """One kept record, read as the `Task` it was: kind, label, stream, device, engine, route, links, nbytes,
+    chunk, chunks, rows, src, dst, submit, start, end (None where the task had none)."""
+
+    __slots__ = ("kind", "label", "stream", "device", "engine", "route", "links", "nbytes", "chunk", "rows", "src",
+                 "dst", "part", "submit", "start", "end")
+    completed = True
+
+    @property
+    def chunks(self) -> int:
+        return -(-self.nbytes // self.chunk) if self.chunk and self.nbytes else 1
+
+    def chunk_sizes(self) -> list[int]:
+        if not self.chunk:
+            return [self.nbytes]
+        return [min(self.chunk, self.nbytes - off) for off in range(0, self.nbytes, self.chunk)] or [0]
+
+    @property
+    def _parent(self):
+        """None for a task of its own; PART for a part of a batch or of a staged copy."""
+        return PART if self.part else None
+
+    def __repr__(self) -> str:
+        return (f"Row({self.kind}, {self.label!r}, route={self.route}, bytes={self.nbytes}, "
+                f"submit={self.submit}, start={self.start}, end={self.end})")
+
+
+class _Streams:
+    """Stream ids for task rows: id 0 is no stream. A live stream is returned as itself (weakly held); a
+    gone one as a `GoneStream`."""
+
+    def __init__(self):
+        self.index: dict[int, int] = {}  # Stream.serial -> id
+        self.serials: list[int] = [0]
+        self.names: list[str] = [""]
+        self.devices: list[int] = [-1]
+        self.refs: list = [None]
+        self.gone: list = [None]
+
+    def ids(self, streams: Iterable) -> list[int]:
+        index, out = self.index, []
+        for s in streams:
+            if s is None:
+                out.append(0)
+                continue
+            i = index.get(s.serial)
+            if i is None:
+                i = index[s.serial] = len(self.serials)
+                self.serials.append(s.serial)
+                self.names.append(s.name)
+                self.devices.append(s.device)
+                self.refs.append(weakref.ref(s))
+                self.gone.append(None)
+            out.append(i)
+        return out
+
+    def get(self, i: int):
+        if i == 0:
+            return None
+        s = self.refs[i]()
+        if s is None:
+            s = self.gone[i]
+            if s is None:
+                s = self.gone[i] = GoneStream(self.names[i], self.devices[i])
+        return s
+
+    def __len__(self) -> int:
+        return len(self.serials)
+
+    def remap(self, used: np.ndarray) -> np.ndarray:
+        keep = [0, *(int(u) for u in used if u)]
+        new = np.zeros(len(self.serials), dtype=np.int64)
+        new[keep] = np.arange(len(keep))
+        for name in ("serials", "names", "devices", "refs", "gone"):
+            old = getattr(self, name)
+            setattr(self, name, [old[i] for i in keep])
+        self.index = {s: i for i, s in enumerate(self.serials) if i}
+        return new
+
+
+class TaskLog:
+    """The machine's completed tasks: compact rows kept by policy (`parse_keep`), running totals always.
+
+    Reads like the list of tasks it replaces: len, iteration, indexing and reversed give `Row`s (oldest
+    first); `array()` is the numpy RECORD array; `totals()` the counters."""
+
+    def __init__(self, keep=ALL):
+        self.policy, self.sink = parse_keep(keep)
+        self.pending: list = []  # completed Tasks not yet turned into rows (at most CHUNK); cleared in place
+        self.rows = _Rows(None if self.policy == ALL else (self.policy or 0))
+        self.kinds, self.routes = _Table(), _Table(None)
+        self.labels, self.links = _Table(""), _Table(())
+        self.streams = _Streams()
+        self.count = 0  # every completed task, kept or not
+        self.end = 0.0  # the latest completion
+        self.route_bytes: dict[str, int] = {}  # copies and fills: bytes and DMA tasks by route ("memset": fills)
+        self.route_tasks: dict[str, int] = {}
+        _logs.add(self)
+
+    @property
+    def keeps(self) -> bool:
+        return self.sink is None and self.rows.limit != 0
+
+    def add(self, task: "Task") -> None:
+        self.pending.append(task)
+        if len(self.pending) >= CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        """Turn the pending tasks into rows (kept, written or only counted)."""
+        buf = self.pending
+        if not buf:
+            return
+        n = len(buf)
+        (kind, label, stream, device, engine, route, links, nbytes, chunk, rows, src, dst, parent, submit,
+         start, end) = zip(*map(_FIELDS, buf))
+        buf.clear()  # the same list: the machine appends to it
+        kid = np.array(self.kinds.ids(kind), dtype=np.uint8)
+        rid = np.array(self.routes.ids(route), dtype=np.uint8)
+        nb, ch = np.array(nbytes, dtype=np.int64), np.array(chunk, dtype=np.int64)
+        ends = np.array(end, dtype=np.float64)
+        tasks = _tasks(nb, ch)
+        self._count(kid, rid, nb, tasks, ends)
+        if self.sink is not None:
+            rec = np.zeros(n, dtype=RECORD)
+            rec["api"], rec["kind"] = label, kind
+            rec["stream"] = ["" if s is None else s.name for s in stream]
+            rec["device"], rec["engine"] = device, _or_minus_one(engine)
+            rec["route"], rec["links"] = [r or "" for r in route], [",".join(x) for x in links]
+            rec["bytes"], rec["tasks"] = nb, tasks
+            rec["submit"], rec["start"], rec["end"] = submit, start, ends
+            self.sink.write("task", rec)
+            return
+        if self.rows.limit == 0:
+            return
+        out = np.empty(n, dtype=_TASK_ROW)
+        out["kind"], out["label"], out["stream"] = kid, self.labels.ids(label), self.streams.ids(stream)
+        out["device"], out["engine"], out["route"] = device, _or_minus_one(engine), rid
+        out["links"], out["bytes"], out["chunk"], out["rows"] = self.links.ids(links), nb, ch, rows
+        out["src"], out["dst"] = _or_minus_one(src), _or_minus_one(dst)
+        out["part"] = [p is not None for p in parent]
+        out["submit"], out["start"], out["end"] = submit, start, ends
+        self.rows.add(out)
+        if self.rows.limit is not None:
+            self._prune()
+
+    def _count(self, kid, rid, nb, tasks, ends) -> None:
+        self.count += len(kid)
+        if len(ends):
+            self.end = max(self.end, float(ends.max()))
+        moving = [i for k, i in self.kinds.index.items() if k in ("copy", "fill")]
+        mask = np.isin(kid, moving)
+        if not mask.any():
+            return
+        r, b, t = rid[mask], nb[mask], tasks[mask]
+        for u in np.unique(r):
+            sel = r == u
+            key = self.routes.values[u] or "memset"
+            self.route_bytes[key] = self.route_bytes.get(key, 0) + int(b[sel].sum())
+            self.route_tasks[key] = self.route_tasks.get(key, 0) + int(t[sel].sum())
+
+    def _prune(self) -> None:
+        """Bounded: drop the strings and streams no kept row names any more, once they outnumber the rows."""
+        bound = 2 * (len(self.rows) + CHUNK)
+        for col, table in (("label", self.labels), ("links", self.links), ("stream", self.streams)):
+            if len(table) > bound:
+                used = np.unique(np.concatenate([c[col] for c in self.rows.chunks]))
+                new = table.remap(used)
+                for c in self.rows.chunks:
+                    c[col] = new[c[col]]
+
+    # -- reading -----------------------------------------------------------------------------------------------
+    def _kept(self) -> np.ndarray | None:
+        self.flush()
+        return self.rows.array()
+
+    def array(self) -> np.ndarray:
+        """The kept records as a RECORD array, oldest completion first."""
+        rows = self._kept()
+        if rows is None:
+            return np.zeros(0, dtype=RECORD)
+        out = np.zeros(len(rows), dtype=RECORD)
+        out["api"] = np.array(self.labels.values, dtype=RECORD["api"])[rows["label"]]
+        out["kind"] = np.array(self.kinds.values or [""], dtype=RECORD["kind"])[rows["kind"]]
+        out["stream"] = np.array(self.streams.names, dtype=RECORD["stream"])[rows["stream"]]
+        out["route"] = np.array([r or "" for r in self.routes.values], dtype=RECORD["route"])[rows["route"]]
+        out["links"] = np.array([",".join(x) for x in self.links.values], dtype=RECORD["links"])[rows["links"]]
+        for f in ("device", "engine", "bytes", "submit", "start", "end"):
+            out[f] = rows[f]
+        out["tasks"] = _tasks(rows["bytes"], rows["chunk"])
+        return out
+
+    def totals(self) -> dict:
+        """Counters over every completed task, whatever is kept: tasks, the latest end (simulated seconds),
+        bytes and DMA tasks of copies and fills by route ("memset" for fills)."""
+        self.flush()
+        return {"tasks": self.count, "end": self.end, "bytes_by_route": dict(self.route_bytes),
+                "tasks_by_route": dict(self.route_tasks)}
+
+    def _views(self, rows: np.ndarray) -> Iterator[Row]:
+        kinds, labels, routes, links, streams = (self.kinds.values, self.labels.values, self.routes.values,
+                                                 self.links.values, self.streams)
+        nan = math.isnan
+        for off in range(0, len(rows), CHUNK):
+            for (k, lab, s, dev, eng, rt, ln, nb, ch, nrows, src, dst, part, sub, st, en) in \
+                    rows[off:off + CHUNK].tolist():
+                v = Row.__new__(Row)
+                v.kind, v.label, v.stream, v.device = kinds[k], labels[lab], streams.get(s), dev
+                v.engine, v.route, v.links = None if eng < 0 else eng, routes[rt], links[ln]
+                v.nbytes, v.chunk, v.rows = nb, ch, nrows
+                v.src, v.dst, v.part = None if src < 0 else src, None if dst < 0 else dst, bool(part)
+                v.submit, v.start, v.end = None if nan(sub) else sub, None if nan(st) else st, en
+                yield v
+
+    def __iter__(self) -> Iterator[Row]:
+        rows = self._kept()
+        return iter(()) if rows is None else self._views(rows)
+
+    def __reversed__(self) -> Iterator[Row]:
+        rows = self._kept()
+        if rows is None:
+            return
+        for end in range(len(rows), 0, -CHUNK):
+            yield from reversed(list(self._views(rows[max(end - CHUNK, 0):end])))
+
+    def __len__(self) -> int:
+        self.flush()
+        return len(self.rows)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __getitem__(self, i):
+        rows = self._kept()
+        if rows is None:
+            rows = np.zeros(0, dtype=_TASK_ROW)
+        if isinstance(i, slice):
+            return list(self._views(rows[i]))
+        return next(self._views(rows[i:i + 1 if i != -1 else None]))
+
+    def __repr__(self) -> str:
+        return f"<TaskLog keep={self.policy if self.sink is None else self.sink!r}: {len(self)} kept of {self.count}>"
+
+
+class CallLog:
+    """The host's API calls (name, thread, start, end; simulated seconds), kept by policy like `TaskLog`,
+    with a running count by API. `pending` is appended to directly (tuples); `flush` when it holds CHUNK."""
+
+    def __init__(self, keep=ALL):
+        self.policy, self.sink = parse_keep(keep)
+        self.pending: list[tuple] = []
+        self.rows = _Rows(None if self.policy == ALL else (self.policy or 0))
+        self.apis, self.threads = _Table(), _Table()
+        self.counts = np.zeros(0, dtype=np.int64)  # by api id
+        _logs.add(self)
+
+    def flush(self) -> None:
+        buf = self.pending
+        if not buf:
+            return
+        names, threads, start, end = zip(*buf)
+        buf.clear()
+        aid = np.array(self.apis.ids(names), dtype=np.int64)
+        counts = np.bincount(aid, minlength=len(self.apis))
+        counts[:len(self.counts)] += self.counts
+        self.counts = counts
+        if self.sink is not None:
+            rec = np.zeros(len(aid), dtype=CALL)
+            rec["api"], rec["thread"], rec["start"], rec["end"] = names, threads, start, end
+            self.sink.write("call", rec)
+        elif self.rows.limit != 0:
+            out = np.empty(len(aid), dtype=_CALL_ROW)
+            out["api"], out["thread"] = aid, self.threads.ids(threads)
+            out["start"], out["end"] = start, end
+            self.rows.add(out)
+
+    def counter(self) -> dict[str, int]:
+        """Calls by API name, over every call made."""
+        self.flush()
+        return {name: int(c) for name, c in zip(self.apis.values, self.counts.tolist()) if c}
+
+    def array(self) -> np.ndarray:
+        """The kept calls as a CALL array (api, thread, start, end), in call order."""
+        self.flush()
+        rows = self.rows.array()
+        if rows is None:
+            return np.zeros(0, dtype=CALL)
+        out = np.zeros(len(rows), dtype=CALL)
+        out["api"] = np.array(self.apis.values or [""], dtype=CALL["api"])[rows["api"]]
+        out["thread"] = np.array(self.threads.values or [0], dtype=np.int64)[rows["thread"]]
+        out["start"], out["end"] = rows["start"], rows["end"]
+        return out
+
+    def __len__(self) -> int:
+        self.flush()
+        return len(self.rows)
+
+
+# -- records and traces ------------------------------------------------------------------------------------------------
+def to_array(tasks) -> np.ndarray:
     """One row per completed task (times in simulated seconds; engine -1 when none was held; `tasks`: the
-    runtime's DMA tasks a split copy stands for)."""
+    runtime's DMA tasks a split copy stands for). `tasks`: a TaskLog, or Tasks / Rows."""
+    if isinstance(tasks, TaskLog):
+        return tasks.array()
+    tasks = list(tasks)
     out = np.zeros(len(tasks), dtype=RECORD)
     for i, t in enumerate(tasks):
         out[i] = (t.label, t.kind, t.stream.name if t.stream is not None else "", t.device,
@@ -25,19 +542,26 @@ def to_array(tasks: Sequence[Task]) -> np.ndarray:
     return out
 
 
-def chrome_trace(tasks: Sequence[Task], host_calls: Iterable[tuple] = ()) -> dict:
+def chrome_trace(records, host_calls: Iterable[tuple] | np.ndarray = ()) -> dict:
     """A Chrome trace (chrome://tracing, ui.perfetto.dev): one track per host thread, stream, engine and link.
 
-    host_calls: (name, thread, start, end) of the host's API calls, in simulated seconds.
+    records: a RECORD array (or a TaskLog, or Tasks). host_calls: a CALL array, or (name, thread, start, end)
+    tuples of the host's API calls, in simulated seconds.
     """
+    if not isinstance(records, np.ndarray):
+        records = to_array(records)
+    if isinstance(host_calls, np.ndarray):
+        host_calls = host_calls.tolist()
     events: list[dict] = []
     tracks: dict[tuple[str, str], tuple[int, int]] = {}
+    counts = dict.fromkeys(("host", "streams", "engines", "links"), 0)
     groups = {"host": 1, "streams": 2, "engines": 3, "links": 4}
 
     def track(group: str, name: str) -> tuple[int, int]:
         key = (group, name)
         if key not in tracks:
-            pid, tid = groups[group], len([k for k in tracks if k[0] == group]) + 1
+            counts[group] += 1
+            pid, tid = groups[group], counts[group]
             tracks[key] = (pid, tid)
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}})
         return tracks[key]
@@ -49,23 +573,42 @@ def chrome_trace(tasks: Sequence[Task], host_calls: Iterable[tuple] = ()) -> dic
 
     for name, thread, start, end in host_calls:
         span("host", f"host thread {thread}", name, start, end, {})
-    for t in tasks:
-        if t.start is None or t.end is None:
+    for (label, kind, stream, device, engine, route, links, nbytes, tasks, submit, start, end) in records.tolist():
+        if math.isnan(start) or math.isnan(end):
             continue
-        args = {"bytes": t.nbytes, "route": t.route or t.kind, "tasks": t.chunks, "submit_us": (t.submit or 0.0) * 1e6}
-        if t.stream is not None:
-            span("streams", t.stream.name, t.label, t.start, t.end, args)
-        if t.engine is not None and t.kind in ("copy", "fill"):
-            span("engines", f"dev{t.device}.sdma{t.engine}", t.label, t.start, t.end, args)
-        elif t.engine is not None and t.kind == "kernel":
-            span("engines", f"dev{t.device}.aicore{t.engine}", t.label, t.start, t.end, args)
-        for link in t.links:
-            span("links", link, t.label, t.start, t.end, args)
+        args = {"bytes": nbytes, "route": route or kind, "tasks": tasks,
+                "submit_us": (0.0 if math.isnan(submit) else submit) * 1e6}
+        if stream:
+            span("streams", stream, label, start, end, args)
+        if engine >= 0 and kind in ("copy", "fill"):
+            span("engines", f"dev{device}.sdma{engine}", label, start, end, args)
+        elif engine >= 0 and kind == "kernel":
+            span("engines", f"dev{device}.aicore{engine}", label, start, end, args)
+        for link in links.split(",") if links else ():
+            span("links", link, label, start, end, args)
     for group, pid in groups.items():
         events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": group}})
     return {"traceEvents": events, "displayTimeUnit": "ns"}
 
 
-def write_chrome_trace(path, tasks: Sequence[Task], host_calls: Iterable[tuple] = ()) -> None:
+def write_chrome_trace(path, records, host_calls: Iterable[tuple] | np.ndarray = ()) -> None:
     with open(path, "w") as f:
-        json.dump(chrome_trace(tasks, host_calls), f)
+        json.dump(chrome_trace(records, host_calls), f)
+
+
+def read_jsonl(path) -> tuple[np.ndarray, np.ndarray]:
+    """(RECORD array, CALL array) of a file a `Sink` wrote."""
+    tasks, calls = [], []
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                obj = json.loads(line)
+                (tasks if obj.pop("type") == "task" else calls).append(obj)
+
+    def table(rows: list[dict], dtype: np.dtype) -> np.ndarray:
+        out = np.zeros(len(rows), dtype=dtype)
+        for name in dtype.names:
+            out[name] = [np.nan if r[name] is None else r[name] for r in rows]
+        return out
+
+    return table(tasks, RECORD), table(calls, CALL)

@@ -602,7 +602,8 @@ def test_memcpy2d_async_region_past_the_allocation_is_100000(rt, side):
 @pytest.mark.parametrize("product", ["910B", "A3", "950PR"])
 def test_memcpy2d_async_d2d_is_one_task_per_row(fresh, product):
     """9.4 step 6 / 11.4 / HARDWARE.md: on A2, A3 and 950 an async 2D D2D copy is issued as one task per
-    row (width bytes each), and the bytes land by pitch."""
+    row (width bytes each), and the bytes land by pitch. The model runs the rows as one task split into
+    row-sized DMA tasks: one record standing for `h` tasks of `w` bytes."""
     rt = fresh(product)
     rt.set_device(0)
     w, h, sp_, dp_ = 24, 9, 40, 33
@@ -613,9 +614,8 @@ def test_memcpy2d_async_d2d_is_one_task_per_row(fresh, product):
     s = rt.create_stream()
     assert code(rt.memcpy2d_async, b + 2, dp_, a + 5, sp_, w, h, D2D, s) == 0
     rt.synchronize_stream(s)
-    rows = tasks(rt)
-    assert len(rows) == h
-    assert all(t.nbytes == w for t in rows)
+    (copy,) = tasks(rt)
+    assert copy.chunks == h and copy.chunk_sizes() == [w] * h
     ext = dev_extent(rt, 512)
     expected = ref_2d(np.full(ext, OLD, np.uint8), 2, dp_, data, 5, sp_, w, h)
     assert np.array_equal(peek(rt, b, ext), expected)
@@ -623,13 +623,13 @@ def test_memcpy2d_async_d2d_is_one_task_per_row(fresh, product):
 
 def test_memcpy2d_async_default_between_devices_is_d2d_per_row(rt):
     """9.4 step 3 / 8.2: DEFAULT device -> device corrects to D2D, allowed for 2D async on A2: one task per
-    row."""
+    row (one model task standing for 5 row tasks)."""
     a = device(rt, 256, 0x11)
     b = device(rt, 256, 0)
     s = rt.create_stream()
     assert code(rt.memcpy2d_async, b, 32, a, 32, 16, 5, DEFAULT, s) == 0
     rt.synchronize_stream(s)
-    assert len(tasks(rt)) == 5
+    assert [t.chunks for t in tasks(rt)] == [5]
     assert np.array_equal(peek(rt, b, 160), ref_2d(np.zeros(160, np.uint8), 0, 32,
                                                    np.full(160, 0x11, np.uint8), 0, 32, 16, 5))
 

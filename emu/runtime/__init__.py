@@ -45,7 +45,7 @@ def host_time_from_env() -> tuple[str, float] | None:
 
 
 def configure(product: str | os.PathLike | None = None, *, functional: bool = True, host_time: str | None = None,
-              host_time_scale: float | None = None) -> Runtime:
+              host_time_scale: float | None = None, records="all") -> Runtime:
     """Start a fresh emulated process on a product and make it the current one.
 
     product: a name from configs/ or a TOML path (default: $ACL_EMU_PRODUCT, else 910B).
@@ -65,6 +65,19 @@ def configure(product: str | os.PathLike | None = None, *, functional: bool = Tr
     Without host_time, $ACL_EMU_HOST_TIME decides: "calls", "wall" or "wall:SCALE" (e.g.
     wall:0.5; an explicit host_time_scale overrides its scale); unset, "calls".
     host_time_scale defaults to 1.0. Bad values raise ValueError.
+
+    records: what the run keeps of its completed device tasks and its host API calls (what
+    `records()`, `write_trace` and the run summary's trace show), as compact rows (~70 bytes a
+    task, ~24 a call):
+      "all"    every one (the default)
+      N        the last N of each (an int >= 0): a bounded run of any length
+      None     none
+      a path or a writable file: none kept, each written as a JSON line
+               ({"type": "task", ...RECORD fields} / {"type": "call", "api", "thread", "start",
+               "end"}), a chunk at a time (`Runtime.flush_records()` writes out the rest; a path
+               is also flushed and closed at exit); `models.trace.read_jsonl` reads it back.
+    Counts (calls by API, bytes and tasks by route, the latest completion: `calls`,
+    `record_totals()`) cover every task and call whatever is kept.
     """
     global _current
     name = product or os.environ.get("ACL_EMU_PRODUCT") or config.DEFAULT_PRODUCT
@@ -73,7 +86,8 @@ def configure(product: str | os.PathLike | None = None, *, functional: bool = Tr
         host_time, scale = host_time_from_env() or ("calls", 1.0)
     if host_time_scale is not None:
         scale = host_time_scale
-    runtime = Runtime(config.load(name), functional=functional, host_time=host_time, host_time_scale=scale)
+    runtime = Runtime(config.load(name), functional=functional, host_time=host_time, host_time_scale=scale,
+                      records=records)
     with _lock:
         _current = runtime
     return runtime

@@ -5,9 +5,12 @@ the ACL layer (memory.cpp CheckMemcpy2dParam), the C entry (api_c.cc rtMemcpy2d 
 the parameter checks (api_error.cc ApiErrorDecorator::MemCopy2DSync / MemCopy2DAsync), then the
 implementation (api_impl.cc ApiImpl::MemCopy2DSync / MemCopy2DAsync) and the driver.
 
-The bytes move through the pitched-copy kernel. A device-to-device 2D copy is
-issued as one task per row, as the runtime does; host<->device ones as DMA
-tasks of at most the async copy unit each.
+The bytes move through the pitched-copy kernel. The runtime issues a device-to-device 2D copy
+as one task per row; the timing model runs those rows as one model task split into
+row-sized DMA tasks (`Task.chunk` = width: one flow of width x height bytes, a DMA
+task's fixed cost per row, its record counting `height` tasks), so the emulator's memory
+and time do not grow with the rows. Host<->device 2D copies are DMA tasks of at most the
+async copy unit each, paying the per-row descriptor cost.
 """
 from __future__ import annotations
 
@@ -158,9 +161,14 @@ class Copy2dOps:
     def _enqueue_2d(self: Core, s: Stream, dr, doff, dpitch, sr, soff, spitch, width, height, what,
                     per_row: bool) -> None:
         s_dev, d_dev = ends(sr, dr)
-        rows = 1 if per_row else max(1, self.product.async_copy_unit // width)
+        if per_row:  # the runtime's task per row, back to back: one model task of `height` row-sized chunks
+            self.submit(s, Task(COPY, nbytes=width * height, chunk=width, device=s.device, src=s_dev, dst=d_dev,
+                                label=what, on_complete=self._move_2d(dr, doff, dpitch, sr, soff, spitch, width,
+                                                                      height, what)))
+            return
+        rows = max(1, self.product.async_copy_unit // width)
         for r in range(0, height, rows):
             h = min(rows, height - r)
-            self.submit(s, Task(COPY, nbytes=width * h, rows=0 if per_row else h, device=s.device, src=s_dev,
+            self.submit(s, Task(COPY, nbytes=width * h, rows=h, device=s.device, src=s_dev,
                                 dst=d_dev, label=what, on_complete=self._move_2d(dr, doff + r * dpitch, dpitch, sr, soff + r * spitch,
                                                           spitch, width, h, what)))

@@ -28,6 +28,7 @@ from numbers import Real
 from time import perf_counter
 
 from models import MARKER, Machine, Task, trace
+from models.trace import ALL, CHUNK
 
 from .. import constants as C
 from ..config import Product
@@ -140,11 +141,10 @@ def api(name: str, gate: bool = True, sizes: tuple = ()):
                     raise
                 finally:
                     st.gate = None
-                    calls = self.host_calls  # parallel lists: no tracked objects per call
-                    calls[0].append(name)
-                    calls[1].append(st.ident)
-                    calls[2].append(t0)
-                    calls[3].append(st.clock)
+                    calls = self._calls  # the call log's pending tuples, turned into compact rows by the chunk
+                    calls.append((name, st.ident, t0, st.clock))
+                    if len(calls) >= CHUNK:
+                        self.call_log.flush()
                     if wall:
                         st.returned = perf_counter()
 
@@ -172,6 +172,27 @@ class _ThreadState:
         self.ident = threading.get_ident()
         self.capture_modes: dict[int, int] = {}
         self.exchange_mode = 0  # aclmdlRICaptureMode GLOBAL
+
+
+class _Handles(dict):
+    """Handle -> live context, stream, event or modelRI. A destroyed object is dropped: by the runtime as it
+    destroys it, and, for one marked destroyed elsewhere, by a sweep each time the table has doubled. Handles
+    are never reused (`_handles`), so a dropped handle is one the table does not know, which gives the code
+    a destroyed handle gives (107017 for a stream or event, ...): no object is kept for it."""
+
+    __slots__ = ("_sweep_at",)
+    _SWEEP_MIN = 1024
+
+    def __init__(self):
+        super().__init__()
+        self._sweep_at = self._SWEEP_MIN
+
+    def __setitem__(self, handle: int, obj) -> None:
+        dict.__setitem__(self, handle, obj)
+        if len(self) >= self._sweep_at:
+            for h in [h for h, o in self.items() if getattr(o, "destroyed", False)]:
+                del self[h]
+            self._sweep_at = max(self._SWEEP_MIN, 2 * len(self))
 
 
 class _PerThread(threading.local):
@@ -272,26 +293,31 @@ class Core:
 
     host_time: "calls" (the host clock counts only API call costs) or "wall" (it also
     counts the host's real wall time between a thread's API calls, times host_time_scale).
+    records: what the run keeps of its device tasks and host API calls (see `configure`): "all", an int N
+    (the last N of each), None (none), or a path / writable file (each written as a JSON line, none
+    kept). Counts (calls by API, bytes by route, the latest completion) cover every one whatever is kept.
     """
 
     def __init__(self, product: Product, functional: bool = True, host_time: str = "calls",
-                 host_time_scale: float = 1.0):
+                 host_time_scale: float = 1.0, records=ALL):
         self.product = product
         self.functional = functional
         self._host_time = check_host_time(host_time, host_time_scale)
         self._wall = self._host_time[1] if host_time == "wall" else 0.0  # the api decorator's test: 0 = off
         self.lock = threading.RLock()
         self.space = AddressSpace(product.device_count, product.memory_bytes, functional)
-        self.machine = Machine(product.hardware)
+        policy, sink = trace.parse_keep(records)  # one sink (one file) for tasks and calls
+        self.machine = Machine(product.hardware, records=sink or policy)
+        self.call_log = trace.CallLog(sink or policy)
+        self._calls = self.call_log.pending
         self.visible = self._visible_devices()
         self.devices = [Device(i) for i in range(product.device_count)]
-        self.handles: dict[int, object] = {}
+        self.handles = _Handles()  # live handles only: a destroyed one is dropped (see _Handles)
         self.init_refcount = 0
         self.finalized = False
         self.init_hash: str | None = None
         self.default_device: int | None = None
         self.call_overhead = product.hardware.call_overhead
-        self.host_calls = ([], [], [], [])  # api, host thread, start, end (simulated seconds) of each call
         self.peers: set[tuple[int, int]] = set()
         self.descriptors: dict[int, tuple[int, int, int]] = {}  # desc address -> (src, dst, count) last set  # (device, peer): device may access peer's memory
         self._tls = _PerThread()
@@ -315,8 +341,13 @@ class Core:
 
     @property
     def calls(self) -> Counter:
-        """How many times each ACL API was called."""
-        return Counter(self.host_calls[0])
+        """How many times each ACL API was called (every call, whatever the records keep)."""
+        return Counter(self.call_log.counter())
+
+    @property
+    def host_calls(self) -> list[tuple]:
+        """(api, host thread, start, end) of each kept API call, in call order; times in simulated seconds."""
+        return self.call_log.array().tolist()
 
     @property
     def host_time(self) -> str:
@@ -360,13 +391,28 @@ class Core:
 
     # -- what happened --------------------------------------------------------------------
     def records(self):
-        """Every completed device task as a numpy structured array (models.trace.RECORD): api, kind, stream,
-        device, engine, route, links, bytes, tasks, submit, start, end; times in simulated seconds."""
-        return trace.to_array(self.machine.records)
+        """The kept completed device tasks (all of them by default; see `records=` of `configure`) as a numpy
+        structured array (models.trace.RECORD): api, kind, stream, device, engine, route, links, bytes, tasks,
+        submit, start, end; times in simulated seconds; in completion order."""
+        return self.machine.records.array()
+
+    def record_totals(self) -> dict:
+        """Counters over every completed device task, whatever the records keep: tasks, end (the latest
+        completion, simulated seconds), bytes_by_route and tasks_by_route (copies and fills; "memset" for
+        fills)."""
+        return self.machine.records.totals()
+
+    def flush_records(self) -> None:
+        """Write what the logs hold to the records file (records=path or file); a no-op otherwise."""
+        self.machine.records.flush()
+        self.call_log.flush()
+        sink = self.machine.records.sink or self.call_log.sink
+        if sink is not None:
+            sink.flush()
 
     def write_trace(self, path) -> None:
-        """A Chrome / Perfetto trace of the run: host threads, streams, engines and links."""
-        trace.write_chrome_trace(path, self.machine.records, zip(*self.host_calls))
+        """A Chrome / Perfetto trace of the kept records: host threads, streams, engines and links."""
+        trace.write_chrome_trace(path, self.machine.records.array(), self.call_log.array())
 
     def catch_up(self) -> None:
         """Let the devices run up to this host thread's time, before the host looks at their state."""
@@ -509,18 +555,24 @@ class Core:
             if not s.m.idle:
                 self.wait_for(s.m.last)
             s.destroyed = True
+            self.handles.pop(s.handle, None)
         ctx.streams.clear()
         ctx.destroyed = True
+        self.handles.pop(ctx.handle, None)
         ctx.device.contexts.remove(ctx)
         if self.ctx is ctx:
             self.ctx = None
 
     def _release_device(self, dev: Device) -> None:
+        """The device's contexts, streams and allocations go. Host registrations stay, with the device
+        addresses of mapped ones: the runtime keeps them in process-wide tables (register_memory.cc
+        g_pinnedHost / g_mappedHost / g_mappedPair) that rtDeviceReset does not touch; aclrtHostUnregister
+        releases them."""
         for ctx in list(dev.contexts):
             self._release_context(ctx)
         dev.primary = None
         dev.refcount = 0
-        for r in [r for r in self.space.regions() if r.is_device and r.device == dev.id]:
+        for r in [r for r in self.space.regions() if r.is_device and r.device == dev.id and r.origin != "alias"]:
             self.space.free_device(r)
 
     @api("aclrtResetDevice")
@@ -658,6 +710,7 @@ class Core:
         if wait and not s.m.idle:
             self.wait_for(s.m.last)
         s.destroyed = True
+        self.handles.pop(handle, None)
         if s in s.ctx.streams:
             s.ctx.streams.remove(s)
 
@@ -765,6 +818,7 @@ class Core:
             fail(ACL_ERROR_INVALID_PARAM, "event is null")
         ev = self.event_of(handle)
         ev.destroyed = True
+        self.handles.pop(handle, None)
         self.devices[ev.device].events -= 1
 
     def submit(self, stream: Stream, task: Task) -> Task:
@@ -856,6 +910,9 @@ class Core:
                                                   "cannot wait on it (see ACL_EVENT_WAIT_EXTERNAL)")
         if ev.record is not None:
             wait = self.submit(s, Task(MARKER, device=s.device, waits=(ev.record,), label=f"wait event 0x{event:x}"))
+            n = len(ev.waits)
+            if n >= 32 and n & (n - 1) == 0:  # at each power of two: keep only the waits still pending
+                ev.waits = [t for t in ev.waits if not t.completed]
             ev.waits.append(wait)
 
     def _wait_captured_event(self, ev: Event, s: Stream) -> None:

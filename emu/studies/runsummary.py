@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections import Counter
 from pathlib import Path
 
 from .common import format_table, human_bytes
@@ -24,15 +23,8 @@ def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
             error: str | None = None) -> dict:
     """The run as a dict; script, exit_code and error (the line of the exception or SystemExit that
     ended the script, None when it ran to its end) say how the script ended."""
-    rec = rt.records()
-    routes: Counter = Counter()
-    tasks: Counter = Counter()
-    for row in rec:
-        if row["kind"] in ("copy", "fill"):
-            key = row["route"] or "memset"
-            routes[key] += int(row["bytes"])
-            tasks[key] += int(row["tasks"])
-    device_end = float(rec["end"].max()) if len(rec) else 0.0
+    totals = rt.record_totals()  # running counters: right whatever the records keep
+    device_end = totals["end"]
     result = {
         "product": rt.product.name,
         "simulated_ms": max(rt.clock, device_end) * 1e3,
@@ -40,9 +32,9 @@ def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
         "host_time": rt.host_time if rt.host_time == "calls" or rt.host_time_scale == 1 else
                      f"wall x{rt.host_time_scale:g}",
         "calls": dict(sorted(rt.calls.items(), key=lambda kv: (-kv[1], kv[0]))),
-        "bytes_by_route": dict(routes),
-        "tasks_by_route": dict(tasks),
-        "device_tasks": int(len(rec)),
+        "bytes_by_route": totals["bytes_by_route"],
+        "tasks_by_route": totals["tasks_by_route"],
+        "device_tasks": totals["tasks"],
         "trace": None,
         "script": script,
         "exit_code": exit_code,
