@@ -9,12 +9,12 @@ from __future__ import annotations
 import types
 
 from .. import runtime as _rt
-from ..errors import AclError, recent_error
+from ..errors import AclError, recent_error as _recent_error
 from . import mdl, media, rt, util
-from ._bind import bind, install_missing
+from ._bind import bind as _bind, install_missing as _install_missing
 
-init = bind("acl.init", _rt.init, "s", optional=1)
-finalize = bind("acl.finalize", _rt.finalize)
+init = _bind("acl.init", _rt.init, "s", optional=1)
+finalize = _bind("acl.finalize", _rt.finalize)
 
 
 def get_soc_name(*args) -> str | None:
@@ -27,9 +27,11 @@ def get_soc_name(*args) -> str | None:
         return None
 
 
-def get_recent_err_msg() -> str | None:
+def get_recent_err_msg(*args) -> str | None:
     """The message of the last failed ACL call on this thread (None if none failed)."""
-    return recent_error()
+    if args:
+        raise TypeError("acl.get_recent_err_msg args parse failed")
+    return _recent_error()
 
 
 def _empty(name: str) -> types.ModuleType:
@@ -43,4 +45,4 @@ op = _empty("op")
 
 __all__ = ["init", "finalize", "get_soc_name", "get_recent_err_msg", "rt", "util", "media", "mdl", "op"]
 
-install_missing(__name__)
+_install_missing(__name__)

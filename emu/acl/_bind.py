@@ -12,7 +12,37 @@ import types
 
 from ..errors import AclError
 
-INT, STR, OBJ, INTS = "i", "s", "o", "l"
+INT, STR, OBJ, INTS, ATTRS = "i", "s", "o", "l", "a"
+RSV_BYTES = 16  # aclrtMemcpyBatchAttr.rsv: uint8_t[16]
+
+
+def _rsv(value):
+    """A batch attribute's rsv as the C struct holds it: 16 bytes, from bytes or a list of ints 0..255 (a
+    shorter one zero-filled, as a C initializer); None is passed on for the runtime to refuse."""
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+    elif isinstance(value, (list, tuple)):
+        data = [operator.index(b) for b in value]
+        if not all(0 <= b <= 255 for b in data):
+            raise TypeError
+        data = bytes(data)
+    else:
+        raise TypeError
+    if len(data) > RSV_BYTES:
+        raise TypeError
+    return data.ljust(RSV_BYTES, b"\0")
+
+
+def _attrs(value):
+    """Batch-copy attributes (a C array of aclrtMemcpyBatchAttr): None (a null pointer) or a list; each
+    dict's rsv read into its 16 bytes. Entries and locations are the runtime's to judge."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)):
+        raise TypeError
+    return [dict(a, rsv=_rsv(a["rsv"])) if isinstance(a, dict) and "rsv" in a else a for a in value]
 
 
 def _parse(kind: str, value):
@@ -24,6 +54,8 @@ def _parse(kind: str, value):
         if not isinstance(value, (list, tuple)):
             raise TypeError
         return [operator.index(v) for v in value]
+    if kind == ATTRS:
+        return _attrs(value)
     if kind == STR:
         if value is not None and not isinstance(value, str):
             raise TypeError
@@ -34,7 +66,7 @@ def _parse(kind: str, value):
 def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int = 0, convert=None):
     """A pyACL function calling `fn`.
 
-    params: one letter per argument (i int, l list of ints, s str, o object); the last `optional`
+    params: one letter per argument (i int, l list of ints, s str, a batch attributes, o object); the last `optional`
     may be omitted. outputs: the values returned on failure, one per output.
     """
     lo, hi = len(params) - optional, len(params)
@@ -44,7 +76,7 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
             raise TypeError(f"{qualname} args parse failed")
         try:
             parsed = [_parse(k, a) for k, a in zip(params, args)]
-        except TypeError:
+        except (TypeError, ValueError):
             raise TypeError(f"{qualname} args parse failed") from None
         try:
             result = fn(*parsed)

@@ -1,8 +1,8 @@
 """acl.media: the DVPP memory functions sample scripts use beside copies."""
 from .. import runtime as _rt
-from ._bind import bind, install_missing
+from ._bind import bind as _bind, install_missing as _install_missing
 
-dvpp_malloc = bind("acl.media.dvpp_malloc", _rt.dvpp_malloc, "i", (0,))
-dvpp_free = bind("acl.media.dvpp_free", _rt.dvpp_free, "i")
+dvpp_malloc = _bind("acl.media.dvpp_malloc", _rt.dvpp_malloc, "i", (0,))
+dvpp_free = _bind("acl.media.dvpp_free", _rt.dvpp_free, "i")
 
-install_missing(__name__)
+_install_missing(__name__)

@@ -1,19 +1,23 @@
 """acl.rt: pyACL's runtime functions (names, argument order and returns as pyACL)."""
 from __future__ import annotations
 
-import operator
-import sys
-import traceback
+import math as _math
+import numbers as _numbers
+import operator as _operator
+import sys as _sys
+import traceback as _traceback
+
+import numpy as _np
 
 from .. import runtime as _rt
-from ..constants import SIZE_MAX
-from ..errors import AclError
-from ..runtime.callbacks import CallbackError
-from ._bind import INT, OBJ, bind, install_missing
+from ..constants import SIZE_MAX as _SIZE_MAX
+from ..errors import AclError as _AclError
+from ..runtime.callbacks import CallbackError as _CallbackError
+from ._bind import ATTRS as _ATTRS, OBJ as _OBJ, bind as _bind, install_missing as _install_missing
 
 
 def _b(name, method, params="", outputs=(), **kw):
-    globals()[name] = bind(f"acl.rt.{name}", getattr(_rt, method), params, outputs, **kw)
+    globals()[name] = _bind(f"acl.rt.{name}", getattr(_rt, method), params, outputs, **kw)
 
 
 def _attributes(a):
@@ -75,10 +79,10 @@ _b("get_memcpy_desc_size", "get_memcpy_desc_size", "i", (0,))
 _b("set_memcpy_desc", "set_memcpy_desc", "iiiiio", (0,))
 _b("memcpy_async_with_desc", "memcpy_async_with_desc", "iii")
 _b("memcpy_async_with_offset", "memcpy_async_with_offset", "iiiiiiii")
-_b("memcpy_batch", "memcpy_batch", "llllioli", (SIZE_MAX,))
-_b("memcpy_batch_async", "memcpy_batch_async", "lllliolii", (SIZE_MAX,))
-_b("memcpy_batch_v2", "memcpy_batch_v2", "llllioli")
-_b("memcpy_batch_async_v2", "memcpy_batch_async_v2", "lllliolii")
+_b("memcpy_batch", "memcpy_batch", "lllli" + _ATTRS + "li", (_SIZE_MAX,))
+_b("memcpy_batch_async", "memcpy_batch_async", "lllli" + _ATTRS + "lii", (_SIZE_MAX,))
+_b("memcpy_batch_v2", "memcpy_batch_v2", "lllli" + _ATTRS + "li")
+_b("memcpy_batch_async_v2", "memcpy_batch_async_v2", "lllli" + _ATTRS + "lii")
 # allocation with configs, host registration, peer access
 _b("malloc_with_cfg", "malloc_with_cfg", "iio", (0,))
 _b("malloc_host_with_cfg", "malloc_host_with_cfg", "io", (0,))
@@ -94,7 +98,7 @@ _b("device_peer_access_status", "device_peer_access_status", "ii", (0,))
 # subscribed to the stream, inside its process_report(timeout_ms)
 _b("subscribe_report", "subscribe_report", "ii")
 _b("unsubscribe_report", "unsubscribe_report", "ii")
-_b("launch_callback", "launch_callback", OBJ + OBJ + "ii")
+_b("launch_callback", "launch_callback", _OBJ + _OBJ + "ii")
 
 
 def _printing_callback_errors(call):
@@ -103,34 +107,76 @@ def _printing_callback_errors(call):
     def process_report(*args):
         try:
             return call(*args)
-        except CallbackError as err:
+        except _CallbackError as err:
             cause = err.__cause__
-            traceback.print_exception(type(cause), cause, cause.__traceback__, file=sys.stderr)
+            _traceback.print_exception(type(cause), cause, cause.__traceback__, file=_sys.stderr)
             return 0
 
     process_report.__qualname__, process_report.__doc__ = call.__qualname__, call.__doc__
     return process_report
 
 
-process_report = _printing_callback_errors(bind("acl.rt.process_report", _rt.process_report, "i"))
+process_report = _printing_callback_errors(_bind("acl.rt.process_report", _rt.process_report, "i"))
+
+_MAX_BYTES = (1 << 63) - 1  # the largest array NumPy can make (its sizes are signed 64-bit)
 
 
-def launch_kernel(fn, buffers, stream, duration_us=None, nbytes=0, flops=0):
-    """Enqueue `fn(*views)` as a device task on `stream` (the emulator's stand-in for a kernel launch).
+def _finite(value) -> float:
+    """A C double the kernel's cost takes: a real number, finite."""
+    if not isinstance(value, _numbers.Real):
+        raise TypeError
+    if not _math.isfinite(float(value)):  # float(): OverflowError for an int too large for a double
+        raise ValueError
+    return value
 
-    buffers: a list of (dev_ptr, nbytes) or (dev_ptr, shape, dtype); give duration_us or a cost
-    (nbytes of memory traffic, flops). Returns ret.
+
+def _kernel_buffer(arg):
+    """(ptr, nbytes) or (ptr, shape, dtype) with ints, a tuple of ints and a NumPy dtype; anything else is
+    passed on for the runtime to refuse with its code."""
+    if not isinstance(arg, (tuple, list)) or len(arg) not in (2, 3):
+        return arg
+    if len(arg) == 2:
+        return _operator.index(arg[0]), _operator.index(arg[1])
+    ptr, shape, dtype = arg
+    shape = tuple(_operator.index(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    dtype = _np.dtype(dtype)
+    if any(d < 0 for d in shape):
+        raise ValueError
+    if _math.prod(shape) * dtype.itemsize > _MAX_BYTES:
+        raise ValueError
+    return _operator.index(ptr), shape, dtype
+
+
+def launch_kernel(*args):
+    """ret = acl.rt.launch_kernel(fn, buffers, stream[, duration_us[, nbytes[, flops]]]): enqueue `fn(*views)`
+    as a device task on `stream` (the emulator's stand-in for a kernel launch).
+
+    buffers: a list of (dev_ptr, nbytes) or (dev_ptr, shape, dtype); give duration_us or a cost (nbytes of
+    memory traffic, flops), finite numbers. Arguments that cannot be read so (a wrong count, a str stream,
+    an unknown dtype, a shape no array can have, an infinite cost) raise TypeError("acl.rt.launch_kernel
+    args parse failed"); the runtime's refusals are return codes.
     """
+    if not 3 <= len(args) <= 6:
+        raise TypeError("acl.rt.launch_kernel args parse failed")
+    fn, buffers, stream, *given = args
+    costs = [None, 0, 0]
+    costs[:len(given)] = given
+    duration_us, nbytes, flops = costs
     try:
-        stream = operator.index(stream)
-    except TypeError:
+        stream = _operator.index(stream)
+        if not isinstance(buffers, (list, tuple)):
+            raise TypeError
+        buffers = [_kernel_buffer(b) for b in buffers]
+        duration_us = None if duration_us is None else _finite(duration_us)
+        nbytes, flops = _finite(nbytes), _finite(flops)
+    except (TypeError, ValueError, OverflowError):
         raise TypeError("acl.rt.launch_kernel args parse failed") from None
     try:
         _rt.launch_kernel(fn, buffers, stream, duration_us=duration_us, nbytes=nbytes, flops=flops)
-    except AclError as err:
+    except _AclError as err:
         return err.code
     return 0
 
 
-install_missing(__name__)
-del INT, OBJ
+launch_kernel.__qualname__ = "acl.rt.launch_kernel"
+_install_missing(__name__)

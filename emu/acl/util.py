@@ -6,6 +6,8 @@ learns here which host memory a program uses (pageable memory).
 """
 from __future__ import annotations
 
+import functools
+import math
 import operator
 import warnings
 
@@ -13,7 +15,9 @@ import numpy as np
 
 from .. import runtime as _rt
 from ..errors import AclError
-from ._bind import install_missing
+from ._bind import install_missing as _install_missing
+
+_MAX_BYTES = (1 << 63) - 1  # NumPy's sizes are signed 64-bit
 
 # NumPy's C type numbers (NPY_TYPES) -> dtype
 _NPY_TYPES = {np.dtype(t).num: np.dtype(t) for t in set(np.sctypeDict.values())
@@ -24,15 +28,33 @@ def _fail(name):
     return TypeError(f"acl.util.{name} args parse failed")
 
 
+def _positional(count: int):
+    """As pyACL's fixed formats: exactly `count` positional arguments, or TypeError "args parse failed"."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(*args):
+            if len(args) != count:
+                raise _fail(fn.__name__)
+            return fn(*args)
+
+        call.__qualname__ = f"acl.util.{fn.__name__}"
+        return call
+
+    return wrap
+
+
+@_positional(1)
 def numpy_to_ptr(array) -> int:
     """The address of the array's data (no copy)."""
     if not isinstance(array, np.ndarray):
         raise _fail("numpy_to_ptr")
     warnings.warn("acl.util.numpy_to_ptr is deprecated, use acl.util.bytes_to_ptr", DeprecationWarning,
-                  stacklevel=2)
+                  stacklevel=3)
     return _rt.register_host(array)
 
 
+@_positional(1)
 def bytes_to_ptr(data) -> int:
     """The address of a bytes object's internal buffer; the runtime may write into it."""
     if not isinstance(data, bytes):
@@ -47,6 +69,7 @@ def _host(ptr: int, nbytes: int, name: str) -> np.ndarray:
         raise ValueError(f"acl.util.{name}: {e.message}") from None
 
 
+@_positional(3)
 def ptr_to_numpy(ptr, shape, npy_type) -> np.ndarray:
     """A writable array of `shape` and NumPy type number `npy_type` over the memory at `ptr`."""
     try:
@@ -60,10 +83,14 @@ def ptr_to_numpy(ptr, shape, npy_type) -> np.ndarray:
         raise ValueError(f"acl.util.ptr_to_numpy: {npy_type} is not a NumPy type number")
     if any(d < 0 for d in shape):
         raise ValueError(f"acl.util.ptr_to_numpy: negative dimension in {shape}")
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize  # exact: a product past 64 bits is refused, not wrapped
+    if nbytes > _MAX_BYTES or any(d > _MAX_BYTES for d in shape):
+        raise ValueError(f"acl.util.ptr_to_numpy: shape {shape} of {dtype} is larger than any array "
+                         f"({nbytes} bytes)")
     return _host(ptr, nbytes, "ptr_to_numpy").view(dtype).reshape(shape)
 
 
+@_positional(2)
 def ptr_to_bytes(ptr, size) -> bytes:
     """A new bytes object copied from `size` bytes at `ptr`."""
     try:
@@ -97,4 +124,4 @@ def stop_thread(*args) -> int:
     return 0
 
 
-install_missing(__name__)
+_install_missing(__name__)
