@@ -47,7 +47,7 @@ class UserError(Exception):
 
 def product_error(text: str, e: ConfigError) -> str:
     """What is wrong with a product name or config path, on one line."""
-    if e.field == "<product>":
+    if e.field == "<product>" and Path(e.path).stem == str(text):  # the name itself, not a parent it inherits
         return f"unknown product {text!r} (known: {', '.join(available())})"
     return str(e)
 
