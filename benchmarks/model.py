@@ -8,14 +8,20 @@ Run from the repository root:  python benchmarks/model.py [--copies N]
 2. Scaling: 10x the copies costs at most 12x the wall time.
 3. Size independence: 1,000 copies of 1 GiB vs 1,000 copies of 4 KiB on one stream, within 20%
    (and, for information, on 4 streams, where the large copies also share the link).
+4. Memory: bytes of resident memory per recorded copy (RSS growth over --memory-copies timing-only
+   async copies, each run in a fresh process) under records="all", the last 1000, and None.
+   Each copy is one device task and one host API call; "all" keeps both as compact rows.
 """
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
+import subprocess
 import sys
 import time
+import tracemalloc
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
@@ -66,6 +72,44 @@ def emulator(n: int, size: int, nstreams: int = STREAMS) -> float:
     return wall
 
 
+def _rss() -> int:
+    """Resident set size of this process, in bytes (Linux)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def memory_child(n: int, records, traced: bool = False) -> dict:
+    """In a fresh process: RSS growth (or, traced, the Python and numpy memory still allocated, by
+    tracemalloc) over n timing-only async 4 KiB H2D copies on 4 streams."""
+    rt = emu.configure(product="910B", functional=False, records=records)
+    rt.set_device(0)
+    streams = [rt.create_stream() for _ in range(STREAMS)]
+    host, dev = rt.malloc_host(4096 * STREAMS), rt.malloc(4096 * STREAMS)
+    copy = rt.memcpy_async
+    for i in range(10_000):  # warm up: code paths, the first chunks of rows, the allocator's arenas
+        copy(dev, 4096, host, 4096, H2D, streams[i % STREAMS])
+    rt.synchronize_device()
+    rt.flush_records()
+    gc.collect()
+    if traced:
+        tracemalloc.start()
+    before = _rss()
+    for i in range(n):
+        k = i % STREAMS
+        copy(dev + k * 4096, 4096, host + k * 4096, 4096, H2D, streams[k])
+    rt.synchronize_device()
+    rt.flush_records()  # the pending tasks and calls become rows too
+    gc.collect()
+    grown = tracemalloc.get_traced_memory()[0] if traced else _rss() - before
+    return {"bytes": grown, "kept": len(rt.machine.records), "tasks": rt.record_totals()["tasks"]}
+
+
+def memory(n: int, records, traced: bool = False) -> dict:
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--memory-child",
+                          json.dumps([n, records, traced])], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def best_of(reps: int, *runs) -> list[float]:
     """Best wall time of each (fn, *args) over `reps` rounds, the runs interleaved within each round so that
     a noisy moment of the machine hits all of them alike."""
@@ -80,7 +124,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=100_000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--memory-copies", type=int, default=100_000)
+    ap.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.memory_child:
+        print(json.dumps(memory_child(*json.loads(args.memory_child))))
+        return 0
     n, k = args.copies, 1000
     base, emu_t, small = best_of(args.reps, (simpy_loop, n), (emulator, n, 4096), (emulator, n // 10, 4096))
     t4k, t1g, c4k, c1g = best_of(5 * args.reps, (emulator, k, 4096, 1), (emulator, k, 1 << 30, 1),
@@ -99,6 +148,15 @@ def main() -> int:
         verdict = "" if target == "-" else ("PASS" if r <= float(target.split()[-1]) else "ABOVE")
         print(f"{name:42} {a:10.2f} {b:10.2f} {r:7.2f} {target:>8}  {verdict}")
     print("baseline of row 1: a simpy loop with one resource request and one timeout per copy, same run")
+    m = args.memory_copies
+    print()
+    print(f"{f'records policy ({m} copies)':42} {'B/copy':>10} {'traced':>10} {'kept':>10}")
+    print("-" * 82)
+    for label, policy in (('"all"', "all"), ("the last 1000", 1000), ("None", None)):
+        rss, traced = memory(m, policy), memory(m, policy, traced=True)
+        print(f"{label:42} {rss['bytes'] / m:10.1f} {traced['bytes'] / m:10.1f} {rss['kept']:10d}")
+    print("B/copy: RSS growth of a fresh process per timing-only async copy (one device task and one API call),")
+    print("after 10,000 copies of warm-up; traced: the memory still allocated after the copies (tracemalloc)")
     return 0
 
 

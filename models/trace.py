@@ -21,7 +21,7 @@ import math
 import os
 import weakref
 from collections import deque
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
@@ -41,12 +41,14 @@ ALL = "all"
 # The rows a log keeps: small ints for the strings (indices into the log's tables), -1 for "none".
 _TASK_ROW = np.dtype([
     ("kind", "u1"), ("label", "u4"), ("stream", "u4"), ("device", "i2"), ("engine", "i2"), ("route", "u1"),
-    ("links", "u4"), ("bytes", "i8"), ("chunk", "i8"), ("rows", "i4"), ("src", "i2"), ("dst", "i2"),
-    ("part", "u1"), ("submit", "f8"), ("start", "f8"), ("end", "f8"),
+    ("links", "u4"), ("bytes", "i8"), ("chunk", "i8"), ("src", "i2"), ("dst", "i2"),
+    ("part", "?"), ("submit", "f8"), ("start", "f8"), ("end", "f8"),
 ])
 _CALL_ROW = np.dtype([("api", "u2"), ("thread", "u2"), ("start", "f8"), ("end", "f8")])
-_FIELDS = attrgetter("kind", "label", "stream", "device", "engine", "route", "links", "nbytes", "chunk", "rows",
-                     "src", "dst", "_parent", "submit", "start", "end")
+_get = {name: attrgetter(name) for name in ("kind", "label", "stream", "device", "engine", "route", "links",
+                                             "nbytes", "chunk", "src", "dst", "_parent", "submit", "start", "end")}
+_serial = attrgetter("serial")
+_item0, _item1, _item2, _item3 = (itemgetter(i) for i in range(4))
 
 
 def _tasks(nbytes: np.ndarray, chunk: np.ndarray) -> np.ndarray:
@@ -59,6 +61,18 @@ def _tasks(nbytes: np.ndarray, chunk: np.ndarray) -> np.ndarray:
 
 def _or_minus_one(values: Iterable) -> list:
     return [-1 if v is None else v for v in values]
+
+
+def _column(field: str, tasks: list, dtype) -> np.ndarray:
+    """One numeric field of every task (None: -1 for ints, nan for floats)."""
+    values = map(_get[field], tasks)
+    try:
+        return np.fromiter(values, dtype=dtype, count=len(tasks))
+    except TypeError:  # a None among them
+        vals = list(map(_get[field], tasks))
+        if np.dtype(dtype).kind == "f":
+            return np.array(vals, dtype=dtype)
+        return np.array(_or_minus_one(vals), dtype=dtype)
 
 
 # -- keep policies and sinks ----------------------------------------------------------------------------------------
@@ -154,6 +168,11 @@ class _Table:
         self.index: dict = {v: i for i, v in enumerate(first)}
 
     def ids(self, values: Iterable) -> list[int]:
+        values = values if isinstance(values, (list, tuple)) else list(values)
+        try:
+            return list(map(self.index.__getitem__, values))  # the common case: every value known
+        except KeyError:
+            pass
         index, vals = self.index, self.values
         out = []
         for v in values:
@@ -231,9 +250,9 @@ PART = "part"  # Row._parent of a DMA part of a batch or staged copy (the parent
 
 class Row:
     """One kept record, read as the `Task` it was: kind, label, stream, device, engine, route, links, nbytes,
-    chunk, chunks, rows, src, dst, submit, start, end (None where the task had none)."""
+    chunk, chunks, src, dst, submit, start, end (None where the task had none)."""
 
-    __slots__ = ("kind", "label", "stream", "device", "engine", "route", "links", "nbytes", "chunk", "rows", "src",
+    __slots__ = ("kind", "label", "stream", "device", "engine", "route", "links", "nbytes", "chunk", "src",
                  "dst", "part", "submit", "start", "end")
     completed = True
 
@@ -269,6 +288,11 @@ class _Streams:
         self.gone: list = [None]
 
     def ids(self, streams: Iterable) -> list[int]:
+        streams = streams if isinstance(streams, (list, tuple)) else list(streams)
+        try:
+            return list(map(self.index.__getitem__, map(_serial, streams)))  # every stream known
+        except (KeyError, AttributeError):
+            pass
         index, out = self.index, []
         for s in streams:
             if s is None:
@@ -343,34 +367,39 @@ class TaskLog:
         if not buf:
             return
         n = len(buf)
-        (kind, label, stream, device, engine, route, links, nbytes, chunk, rows, src, dst, parent, submit,
-         start, end) = zip(*map(_FIELDS, buf))
-        buf.clear()  # the same list: the machine appends to it
-        kid = np.array(self.kinds.ids(kind), dtype=np.uint8)
-        rid = np.array(self.routes.ids(route), dtype=np.uint8)
-        nb, ch = np.array(nbytes, dtype=np.int64), np.array(chunk, dtype=np.int64)
-        ends = np.array(end, dtype=np.float64)
+        kinds = list(map(_get["kind"], buf))
+        routes = list(map(_get["route"], buf))
+        kid = np.array(self.kinds.ids(kinds), dtype=np.uint8)
+        rid = np.array(self.routes.ids(routes), dtype=np.uint8)
+        nb, ch = _column("nbytes", buf, np.int64), _column("chunk", buf, np.int64)
+        ends = _column("end", buf, np.float64)
         tasks = _tasks(nb, ch)
         self._count(kid, rid, nb, tasks, ends)
         if self.sink is not None:
             rec = np.zeros(n, dtype=RECORD)
-            rec["api"], rec["kind"] = label, kind
-            rec["stream"] = ["" if s is None else s.name for s in stream]
-            rec["device"], rec["engine"] = device, _or_minus_one(engine)
-            rec["route"], rec["links"] = [r or "" for r in route], [",".join(x) for x in links]
+            rec["api"], rec["kind"] = list(map(_get["label"], buf)), kinds
+            rec["stream"] = ["" if t.stream is None else t.stream.name for t in buf]
+            rec["device"], rec["engine"] = _column("device", buf, np.int16), _column("engine", buf, np.int16)
+            rec["route"], rec["links"] = [r or "" for r in routes], [",".join(t.links) for t in buf]
             rec["bytes"], rec["tasks"] = nb, tasks
-            rec["submit"], rec["start"], rec["end"] = submit, start, ends
+            rec["submit"], rec["start"], rec["end"] = (_column("submit", buf, np.float64),
+                                                       _column("start", buf, np.float64), ends)
+            buf.clear()  # the same list: the machine appends to it
             self.sink.write("task", rec)
             return
         if self.rows.limit == 0:
+            buf.clear()
             return
         out = np.empty(n, dtype=_TASK_ROW)
-        out["kind"], out["label"], out["stream"] = kid, self.labels.ids(label), self.streams.ids(stream)
-        out["device"], out["engine"], out["route"] = device, _or_minus_one(engine), rid
-        out["links"], out["bytes"], out["chunk"], out["rows"] = self.links.ids(links), nb, ch, rows
-        out["src"], out["dst"] = _or_minus_one(src), _or_minus_one(dst)
-        out["part"] = [p is not None for p in parent]
-        out["submit"], out["start"], out["end"] = submit, start, ends
+        out["kind"], out["route"], out["bytes"], out["chunk"], out["end"] = kid, rid, nb, ch, ends
+        out["label"] = self.labels.ids(list(map(_get["label"], buf)))
+        out["stream"] = self.streams.ids(list(map(_get["stream"], buf)))
+        out["links"] = self.links.ids(list(map(_get["links"], buf)))
+        for f, dt in (("device", np.int16), ("engine", np.int16), ("src", np.int16), ("dst", np.int16),
+                      ("submit", np.float64), ("start", np.float64)):
+            out[f] = _column(f, buf, dt)
+        out["part"] = np.fromiter(map(bool, map(_get["_parent"], buf)), dtype=np.bool_, count=n)
+        buf.clear()  # the same list: the machine appends to it
         self.rows.add(out)
         if self.rows.limit is not None:
             self._prune()
@@ -433,13 +462,13 @@ class TaskLog:
                                                  self.links.values, self.streams)
         nan = math.isnan
         for off in range(0, len(rows), CHUNK):
-            for (k, lab, s, dev, eng, rt, ln, nb, ch, nrows, src, dst, part, sub, st, en) in \
+            for (k, lab, s, dev, eng, rt, ln, nb, ch, src, dst, part, sub, st, en) in \
                     rows[off:off + CHUNK].tolist():
                 v = Row.__new__(Row)
                 v.kind, v.label, v.stream, v.device = kinds[k], labels[lab], streams.get(s), dev
                 v.engine, v.route, v.links = None if eng < 0 else eng, routes[rt], links[ln]
-                v.nbytes, v.chunk, v.rows = nb, ch, nrows
-                v.src, v.dst, v.part = None if src < 0 else src, None if dst < 0 else dst, bool(part)
+                v.nbytes, v.chunk = nb, ch
+                v.src, v.dst, v.part = None if src < 0 else src, None if dst < 0 else dst, part
                 v.submit, v.start, v.end = None if nan(sub) else sub, None if nan(st) else st, en
                 yield v
 
@@ -489,18 +518,25 @@ class CallLog:
         buf = self.pending
         if not buf:
             return
-        names, threads, start, end = zip(*buf)
-        buf.clear()
+        n = len(buf)
+        names = list(map(_item0, buf))
         aid = np.array(self.apis.ids(names), dtype=np.int64)
         counts = np.bincount(aid, minlength=len(self.apis))
         counts[:len(self.counts)] += self.counts
         self.counts = counts
+        if self.sink is None and self.rows.limit == 0:
+            buf.clear()
+            return
+        threads = list(map(_item1, buf))
+        start = np.fromiter(map(_item2, buf), dtype=np.float64, count=n)
+        end = np.fromiter(map(_item3, buf), dtype=np.float64, count=n)
+        buf.clear()  # the same list: the runtime appends to it
         if self.sink is not None:
-            rec = np.zeros(len(aid), dtype=CALL)
+            rec = np.zeros(n, dtype=CALL)
             rec["api"], rec["thread"], rec["start"], rec["end"] = names, threads, start, end
             self.sink.write("call", rec)
-        elif self.rows.limit != 0:
-            out = np.empty(len(aid), dtype=_CALL_ROW)
+        else:
+            out = np.empty(n, dtype=_CALL_ROW)
             out["api"], out["thread"] = aid, self.threads.ids(threads)
             out["start"], out["end"] = start, end
             self.rows.add(out)
