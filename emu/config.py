@@ -19,7 +19,15 @@ from pathlib import Path
 
 from models import DeviceLink, Hardware, Host, HostLink, PcieLink, Staging
 
-CONFIG_DIR = Path(os.environ.get("ACL_EMU_CONFIG_DIR", Path(__file__).resolve().parent.parent / "configs"))
+def data_dir(name: str) -> Path:
+    """A data folder of the package (configs, validation): inside the installed package (a wheel puts them
+    in emu/), else the repository's top level (a checkout, an editable install)."""
+    here = Path(__file__).resolve().parent
+    inside = here / name
+    return inside if inside.is_dir() else here.parent / name
+
+
+CONFIG_DIR = Path(os.environ.get("ACL_EMU_CONFIG_DIR") or data_dir("configs"))
 DEFAULT_PRODUCT = "910B"
 
 FAMILIES = ("950", "A3", "A2", "200I", "310P", "910", "IPV350")

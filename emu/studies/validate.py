@@ -18,10 +18,11 @@ import numpy as np
 
 from ..constants import (ACL_MEMCPY_DEVICE_TO_DEVICE as D2D, ACL_MEMCPY_DEVICE_TO_HOST as D2H,
                          ACL_MEMCPY_HOST_TO_DEVICE as H2D, ACL_MEMCPY_HOST_TO_HOST as H2H)
+from ..config import data_dir
 from .common import (Landing, Progress, event_time, format_table, host_buffer, plt, save_figure, write_csv,
                      write_json)
 
-MEASUREMENTS = Path(__file__).resolve().parent.parent.parent / "validation" / "measurements.toml"
+MEASUREMENTS = data_dir("validation") / "measurements.toml"
 BAND = 0.15  # a calibration target is met within +-15%
 
 UNITS = {"GB/s": 1e9, "GiB/s": 2.0 ** 30, "us": 1e-6, "ms": 1e-3}
