@@ -2,7 +2,7 @@
 
 A long run must not grow without bound, so nothing here keeps a `Task` once it has completed: the machine
 hands completed tasks to a `TaskLog`, which turns them, a chunk at a time, into compact columnar rows
-(interned strings, fixed-size numbers: ~70 bytes a task) and drops the objects. What a log keeps is its
+(interned strings, fixed-size numbers: 63 bytes a task, 22 a call) and drops the objects. What a log keeps is its
 `keep` policy (`parse_keep`):
 
     "all"            every row (the default)
@@ -44,7 +44,7 @@ _TASK_ROW = np.dtype([
     ("links", "u4"), ("bytes", "i8"), ("chunk", "i8"), ("src", "i2"), ("dst", "i2"),
     ("part", "?"), ("submit", "f8"), ("start", "f8"), ("end", "f8"),
 ])
-_CALL_ROW = np.dtype([("api", "u2"), ("thread", "u2"), ("start", "f8"), ("end", "f8")])
+_CALL_ROW = np.dtype([("api", "u2"), ("thread", "u4"), ("start", "f8"), ("end", "f8")])
 _get = {name: attrgetter(name) for name in ("kind", "label", "stream", "device", "engine", "route", "links",
                                              "nbytes", "chunk", "src", "dst", "_parent", "submit", "start", "end")}
 _serial = attrgetter("serial")
@@ -496,7 +496,17 @@ class TaskLog:
             rows = np.zeros(0, dtype=_TASK_ROW)
         if isinstance(i, slice):
             return list(self._views(rows[i]))
-        return next(self._views(rows[i:i + 1 if i != -1 else None]))
+        if not -len(rows) <= i < len(rows):
+            raise IndexError(f"record {i} of {len(rows)} kept")
+        i %= len(rows)
+        return next(self._views(rows[i:i + 1]))
+
+    def __del__(self):
+        if self.sink is not None and self.pending:  # a runtime dropped before its last rows were written
+            try:
+                self.flush()
+            except Exception:
+                pass
 
     def __repr__(self) -> str:
         return f"<TaskLog keep={self.policy if self.sink is None else self.sink!r}: {len(self)} kept of {self.count}>"
@@ -540,6 +550,13 @@ class CallLog:
             out["api"], out["thread"] = aid, self.threads.ids(threads)
             out["start"], out["end"] = start, end
             self.rows.add(out)
+
+    def __del__(self):
+        if self.sink is not None and self.pending:
+            try:
+                self.flush()
+            except Exception:
+                pass
 
     def counter(self) -> dict[str, int]:
         """Calls by API name, over every call made."""

@@ -108,6 +108,17 @@ def test_records_to_a_path_are_written_as_json_lines(tmp_path):
     assert first["type"] in ("task", "call")
 
 
+def test_records_to_a_path_are_all_written_when_the_runtime_is_dropped(tmp_path):
+    path = tmp_path / "run.jsonl"
+    rt = run(path)
+    tasks, calls = rt.record_totals()["tasks"], sum(rt.calls.values())
+    del rt
+    emu.configure("910B")
+    gc.collect()
+    got_tasks, got_calls = trace.read_jsonl(path)
+    assert (len(got_tasks), len(got_calls)) == (tasks, calls)
+
+
 def test_records_to_a_file_object_are_written_as_json_lines():
     f = io.StringIO()
     rt = run(f)
@@ -161,7 +172,11 @@ def test_a_record_reads_like_the_task_it_was():
     gc.collect()
     (gone,) = [t for t in rt.machine.records if t.label == "aclrtMemcpyAsync"]
     assert isinstance(gone.stream, GoneStream) and gone.stream.name == name
-    assert list(reversed(rt.machine.records))[0].end == max(t.end for t in rt.machine.records)
+    log = rt.machine.records
+    assert list(reversed(log))[0].end == max(t.end for t in log) == log[-1].end == log[len(log) - 1].end
+    assert [t.label for t in log[:2]] == [t.label for t in list(log)[:2]]
+    with pytest.raises(IndexError):
+        log[len(log)]
 
 
 def test_the_machine_keeps_no_completed_task_object():

@@ -67,8 +67,8 @@ def configure(product: str | os.PathLike | None = None, *, functional: bool = Tr
     host_time_scale defaults to 1.0. Bad values raise ValueError.
 
     records: what the run keeps of its completed device tasks and its host API calls (what
-    `records()`, `write_trace` and the run summary's trace show), as compact rows (~70 bytes a
-    task, ~24 a call):
+    `records()`, `write_trace` and the run summary's trace show), as compact rows (63 bytes a
+    task, 22 a call):
       "all"    every one (the default)
       N        the last N of each (an int >= 0): a bounded run of any length
       None     none

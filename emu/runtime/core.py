@@ -342,12 +342,14 @@ class Core:
     @property
     def calls(self) -> Counter:
         """How many times each ACL API was called (every call, whatever the records keep)."""
-        return Counter(self.call_log.counter())
+        with self.lock:
+            return Counter(self.call_log.counter())
 
     @property
     def host_calls(self) -> list[tuple]:
         """(api, host thread, start, end) of each kept API call, in call order; times in simulated seconds."""
-        return self.call_log.array().tolist()
+        with self.lock:
+            return self.call_log.array().tolist()
 
     @property
     def host_time(self) -> str:
@@ -394,25 +396,30 @@ class Core:
         """The kept completed device tasks (all of them by default; see `records=` of `configure`) as a numpy
         structured array (models.trace.RECORD): api, kind, stream, device, engine, route, links, bytes, tasks,
         submit, start, end; times in simulated seconds; in completion order."""
-        return self.machine.records.array()
+        with self.lock:
+            return self.machine.records.array()
 
     def record_totals(self) -> dict:
         """Counters over every completed device task, whatever the records keep: tasks, end (the latest
         completion, simulated seconds), bytes_by_route and tasks_by_route (copies and fills; "memset" for
         fills)."""
-        return self.machine.records.totals()
+        with self.lock:
+            return self.machine.records.totals()
 
     def flush_records(self) -> None:
         """Write what the logs hold to the records file (records=path or file); a no-op otherwise."""
-        self.machine.records.flush()
-        self.call_log.flush()
-        sink = self.machine.records.sink or self.call_log.sink
-        if sink is not None:
-            sink.flush()
+        with self.lock:
+            self.machine.records.flush()
+            self.call_log.flush()
+            sink = self.machine.records.sink or self.call_log.sink
+            if sink is not None:
+                sink.flush()
 
     def write_trace(self, path) -> None:
         """A Chrome / Perfetto trace of the kept records: host threads, streams, engines and links."""
-        trace.write_chrome_trace(path, self.machine.records.array(), self.call_log.array())
+        with self.lock:
+            tasks, calls = self.machine.records.array(), self.call_log.array()
+        trace.write_chrome_trace(path, tasks, calls)
 
     def catch_up(self) -> None:
         """Let the devices run up to this host thread's time, before the host looks at their state."""
