@@ -257,3 +257,13 @@ def test_wrong_types_anywhere_return_a_code_or_raise_the_bindings_error(dev, qua
                         assert str(e).startswith(qualname), (qualname, args, e)
                     except AttributeError as e:
                         assert "is not emulated by acl-emu" in str(e), (qualname, args, e)
+
+
+def test_launch_kernel_takes_its_costs_by_name(dev):
+    acl, d, h, s = dev
+    assert acl.rt.launch_kernel(_nop, [(d, 64)], s, duration_us=1.0) == ACL_SUCCESS
+    assert acl.rt.launch_kernel(fn=_nop, buffers=[], stream=s, nbytes=4096, flops=1.0) == ACL_SUCCESS
+    with parse_failed(acl.rt.launch_kernel):
+        acl.rt.launch_kernel(_nop, [], s, duration=1.0)
+    with parse_failed(acl.rt.launch_kernel):
+        acl.rt.launch_kernel(_nop, [], s, 1.0, duration_us=1.0)

@@ -147,22 +147,21 @@ def _kernel_buffer(arg):
     return _operator.index(ptr), shape, dtype
 
 
-def launch_kernel(*args):
+def _launch_args(fn, buffers, stream, duration_us=None, nbytes=0, flops=0):
+    return fn, buffers, stream, duration_us, nbytes, flops
+
+
+def launch_kernel(*args, **kwargs):
     """ret = acl.rt.launch_kernel(fn, buffers, stream[, duration_us[, nbytes[, flops]]]): enqueue `fn(*views)`
     as a device task on `stream` (the emulator's stand-in for a kernel launch).
 
     buffers: a list of (dev_ptr, nbytes) or (dev_ptr, shape, dtype); give duration_us or a cost (nbytes of
-    memory traffic, flops), finite numbers. Arguments that cannot be read so (a wrong count, a str stream,
-    an unknown dtype, a shape no array can have, an infinite cost) raise TypeError("acl.rt.launch_kernel
-    args parse failed"); the runtime's refusals are return codes.
+    memory traffic, flops), finite numbers (the last three may be given by name). Arguments that cannot be
+    read so (a wrong count, a str stream, an unknown dtype, a shape no array can have, an infinite cost)
+    raise TypeError("acl.rt.launch_kernel args parse failed"); the runtime's refusals are return codes.
     """
-    if not 3 <= len(args) <= 6:
-        raise TypeError("acl.rt.launch_kernel args parse failed")
-    fn, buffers, stream, *given = args
-    costs = [None, 0, 0]
-    costs[:len(given)] = given
-    duration_us, nbytes, flops = costs
     try:
+        fn, buffers, stream, duration_us, nbytes, flops = _launch_args(*args, **kwargs)
         stream = _operator.index(stream)
         if not isinstance(buffers, (list, tuple)):
             raise TypeError
