@@ -347,10 +347,6 @@ def known_bug(name: str, args: list, w: World) -> str | None:
     if os.environ.get("ACL_EMU_FUZZ_NO_SKIP"):
         return None
     rt = emu.current()
-    if name in ("acl.rt.reset_device", "acl.rt.reset_device_force") and isinstance(args[0], int) and \
-            0 <= args[0] < len(rt.visible) and any(r.origin == "alias" and r.device == rt.visible[args[0]]
-                                                   for r in rt.space.regions()):
-        return "a device reset frees a mapped registration's alias as a device allocation"
     if name in ("acl.rt.host_register", "acl.rt.host_register_v2") and rt.product.has("host_register") and \
             isinstance(args[0], int) and any(lo <= args[0] < hi for lo, hi in w.readonly_ranges):
         return "the alias of a read-only registration is writable"
