@@ -249,6 +249,26 @@ def test_a_million_row_2d_device_copy_is_one_model_task():
     assert rec["end"] - rec["start"] == pytest.approx(h * (hw.sdma_latency + 2 * w / hw.memory_bandwidth), rel=1e-9)
 
 
+def test_a_2d_host_copy_larger_than_the_copy_unit_is_one_model_task_of_the_split_tasks():
+    """A 2D H2D copy the runtime splits into DMA tasks of whole rows, at most the async copy unit each: one
+    record standing for those tasks, taking what they take back to back (each its latency and its wire
+    bytes, with a TLP header per MPS of its own payload) plus the per-row descriptor cost."""
+    rt = emu.configure("910B", functional=False)
+    rt.set_device(0)
+    hw = rt.product.hardware
+    width, height = 5_000_000, 40
+    per_task = rt.product.async_copy_unit // width
+    s = rt.create_stream()
+    h, d = rt.malloc_host(width * height), rt.malloc(width * height)
+    rt.memcpy2d_async(d, width, h, width, width, height, H2D, s)
+    rt.synchronize_stream(s)
+    (rec,) = rt.records()[rt.records()["api"] == "aclrtMemcpy2dAsync"]
+    sizes = [width * min(per_task, height - r) for r in range(0, height, per_task)]
+    assert rec["tasks"] == len(sizes) == 4 and rec["bytes"] == width * height
+    split = sum(hw.alone(None, 0, n) for n in sizes) + height * hw.row_overhead
+    assert rec["end"] - rec["start"] == pytest.approx(split, rel=1e-12)
+
+
 # -- registrations across a device reset -------------------------------------------------------------------------
 @pytest.mark.parametrize("reset", ["reset_device", "reset_device_force"])
 def test_a_device_reset_keeps_host_registrations_and_unregister_returns_a_code(reset):

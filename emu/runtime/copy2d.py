@@ -6,11 +6,11 @@ the parameter checks (api_error.cc ApiErrorDecorator::MemCopy2DSync / MemCopy2DA
 implementation (api_impl.cc ApiImpl::MemCopy2DSync / MemCopy2DAsync) and the driver.
 
 The bytes move through the pitched-copy kernel. The runtime issues a device-to-device 2D copy
-as one task per row; the timing model runs those rows as one model task split into
-row-sized DMA tasks (`Task.chunk` = width: one flow of width x height bytes, a DMA
-task's fixed cost per row, its record counting `height` tasks), so the emulator's memory
-and time do not grow with the rows. Host<->device 2D copies are DMA tasks of at most the
-async copy unit each, paying the per-row descriptor cost.
+as one task per row, a host<->device one as DMA tasks of at most the async copy unit each
+(paying the per-row descriptor cost). The timing model runs either as one model task split
+into those DMA tasks (`Task.chunk`: one flow of width x height bytes, a DMA task's fixed
+cost per task, its record counting the tasks), so the emulator's memory and time do not
+grow with the rows.
 """
 from __future__ import annotations
 
@@ -166,9 +166,7 @@ class Copy2dOps:
                                 label=what, on_complete=self._move_2d(dr, doff, dpitch, sr, soff, spitch, width,
                                                                       height, what)))
             return
-        rows = max(1, self.product.async_copy_unit // width)
-        for r in range(0, height, rows):
-            h = min(rows, height - r)
-            self.submit(s, Task(COPY, nbytes=width * h, rows=h, device=s.device, src=s_dev,
-                                dst=d_dev, label=what, on_complete=self._move_2d(dr, doff + r * dpitch, dpitch, sr, soff + r * spitch,
-                                                          spitch, width, h, what)))
+        rows = max(1, self.product.async_copy_unit // width)  # rows in one DMA task of at most the copy unit
+        self.submit(s, Task(COPY, nbytes=width * height, rows=height, chunk=rows * width if height > rows else 0,
+                            device=s.device, src=s_dev, dst=d_dev, label=what,
+                            on_complete=self._move_2d(dr, doff, dpitch, sr, soff, spitch, width, height, what)))
