@@ -446,6 +446,10 @@ class Core:
     def _lookup(self, handle: int, typ, what: str):
         if self._st.gate is not None:
             self.runtime_layer()
+        if handle.__class__ is not int:
+            if isinstance(handle, bool) or not hasattr(handle, "__index__"):
+                raise TypeError(f"{what} handle must be an int, got {type(handle).__name__} {handle!r}")
+            handle = handle.__index__()
         obj = self.handles.get(handle)
         if not isinstance(obj, typ) or obj.destroyed:
             fail(ACL_ERROR_RT_INVALID_HANDLE, f"{what} handle 0x{handle:x} is not a live {what}")
@@ -504,7 +508,7 @@ class Core:
             if dd is not None:
                 try:
                     self.default_device = int(dd)
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):
                     fail(ACL_ERROR_INVALID_PARAM, f"defaultDevice {dd!r} is not a device id")
         self.init_hash = self.init_hash or digest
         self.init_refcount = 1
