@@ -506,6 +506,7 @@ class AddressSpace:
         r = Region(base, nbytes, Region.DEVICE, device=device, origin="alias", owner=host,
                    buf=None if host.virtual else host.buffer()[offset:offset + nbytes])
         r.virtual = host.virtual
+        r.readonly = host.readonly  # the device's view of read-only memory is read-only too
         self._insert(r)
         return r
 

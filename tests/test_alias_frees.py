@@ -225,9 +225,6 @@ def test_a_device_reset_leaves_the_allocator_consistent_under_a_mapped_registrat
 
 # tests/test_fuzz_facade.py (known_bug) leaves registrations of read-only memory out until this is fixed;
 # remove the rule there and the mark here then.
-@pytest.mark.xfail(reason="the alias of a registered read-only buffer is not read-only (memory.py alloc_alias "
-                          "does not carry Region.readonly): a copy into it raises ValueError from the kernel "
-                          "instead of returning 100000", strict=False)
 def test_a_copy_into_the_alias_of_read_only_memory_is_refused_with_a_code():
     start("910B")
     ro = np.zeros(4096, dtype=np.uint8)
