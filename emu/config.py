@@ -17,7 +17,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from models import DeviceLink, Hardware, Host, HostLink, PcieLink, Staging
+from emu.models import DeviceLink, Hardware, Host, HostLink, PcieLink, Staging
 
 def data_dir(name: str) -> Path:
     """A data folder of the package (configs, validation): inside the installed package (a wheel puts them

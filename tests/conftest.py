@@ -6,6 +6,8 @@ import pytest
 import emu
 from emu import runtime as rt_module
 
+collect_ignore = ["packaging"]  # a user's project, run by .ci/run against the built wheel
+
 
 @pytest.fixture
 def rt():

@@ -14,8 +14,8 @@ import pytest
 import emu
 import emu.acl as acl
 from emu.studies.runsummary import summary
-from models import COPY, HOST, Machine, Task, trace
-from models.trace import CHUNK, GoneStream, Row
+from emu.models import COPY, HOST, Machine, Task, trace
+from emu.models.trace import CHUNK, GoneStream, Row
 
 from helpers import code
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emu import config
-from models import COPY, HOST, Link, Machine, Network, Task
+from emu.models import COPY, HOST, Link, Machine, Network, Task
 
 PRODUCTS = config.available()
 GB = 1e9

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models import pcie
-from models.pcie import (PcieLink, dll_efficiency, effective_bandwidth, raw_bandwidth, read_request_bytes,
+from emu.models import pcie
+from emu.models.pcie import (PcieLink, dll_efficiency, effective_bandwidth, raw_bandwidth, read_request_bytes,
                          read_wire_bytes, tlp_bandwidth, write_wire_bytes)
 
 GB = 1e9

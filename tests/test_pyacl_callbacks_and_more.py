@@ -15,8 +15,8 @@ import pytest
 import emu
 from emu import AclError, runtime as rt_module
 from emu.runtime.callbacks import SOC_NAMES, CallbackDeadlock, CallbackError
-from models import Machine, MARKER, Task
-from models.machine import HOSTFUNC
+from emu.models import Machine, MARKER, Task
+from emu.models.machine import HOSTFUNC
 
 from helpers import code
 

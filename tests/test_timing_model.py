@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import emu
-from models import pcie
+from emu.models import pcie
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 H2D, D2H, D2D = 1, 2, 3

@@ -11,7 +11,7 @@ covers it. The emulator promises no order among the entries of one batch, as the
 """
 from __future__ import annotations
 
-from models import COPY, GROUP, Task
+from emu.models import COPY, GROUP, Task
 
 from ..constants import SIZE_MAX
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, \

@@ -49,8 +49,8 @@ from collections import Counter, deque
 from time import perf_counter
 from typing import Callable
 
-from models import MARKER, Task
-from models.machine import HOSTFUNC
+from emu.models import MARKER, Task
+from emu.models.machine import HOSTFUNC
 
 from ..config import Product
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID,

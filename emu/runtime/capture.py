@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 
-from models import Task
+from emu.models import Task
 
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC, ACL_ERROR_RT_INTERNAL_ERROR,
                       ACL_ERROR_RT_MODEL_CONTEXT, ACL_ERROR_RT_STREAM_CONTEXT,

@@ -14,7 +14,7 @@ grow with the rows.
 """
 from __future__ import annotations
 
-from models import COPY, STAGED, Task
+from emu.models import COPY, STAGED, Task
 
 from .. import kernels
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID

@@ -27,8 +27,8 @@ from itertools import count
 from numbers import Real
 from time import perf_counter
 
-from models import MARKER, Machine, Task, trace
-from models.trace import ALL, CHUNK
+from emu.models import MARKER, Machine, Task, trace
+from emu.models.trace import ALL, CHUNK
 
 from .. import constants as C
 from ..config import Product

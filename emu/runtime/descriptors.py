@@ -17,7 +17,7 @@ import struct
 
 import numpy as np
 
-from models import COPY, Task
+from emu.models import COPY, Task
 
 from .. import kernels
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID

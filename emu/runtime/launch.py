@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from models import KERNEL, Task
+from emu.models import KERNEL, Task
 
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INVALID_HANDLE
 from ..memory import Region

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models import COPY, FILL, STAGED, Task
+from emu.models import COPY, FILL, STAGED, Task
 
 from .. import constants as C
 from .. import kernels

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models import COPY, STAGED
+from emu.models import COPY, STAGED
 
 from .. import config
 from .. import constants as C

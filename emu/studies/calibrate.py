@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.pcie import tlp_bandwidth
+from emu.models.pcie import tlp_bandwidth
 
 from .. import config
 from .common import format_table, parse_size, plt, save_figure
