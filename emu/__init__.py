@@ -14,7 +14,16 @@ import sys
 from .errors import AclError, NotEmulated
 from .runtime import configure, current
 
-__version__ = "0.1.0"
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("acl-emu")
+    except PackageNotFoundError:  # a checkout that was never installed
+        return "0+unknown"
+
+
+__version__ = _version()
 
 
 def records():

@@ -329,6 +329,9 @@ def build_parser() -> Parser:
 
     parser = Parser(prog="acl-emu", description="The CANN ACL runtime's memory APIs, emulated, with a timing "
                                                 "model of each product.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"acl-emu {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     run = sub.add_parser("run", help="run an unchanged pyACL script under the emulator",
                          description="Run an unchanged pyACL script under the emulator, then summarise its "
@@ -394,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     """The command. A user mistake (arguments, a product config, an output path, the environment) is one
     line `acl-emu <cmd>: error: ...` and exit code 2, never a traceback."""
     parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # a bare `acl-emu`: what it can do
+        parser.print_help(sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     prog = f"acl-emu {args.command}"
     try:

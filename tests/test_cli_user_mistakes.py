@@ -256,3 +256,23 @@ def test_in_a_real_process_a_mistake_is_one_line_and_exit_code_2(tmp_path, args,
     assert "Traceback" not in out.stderr + out.stdout
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"acl-emu {command}: error: ") and needle in lines[0], out.stderr
+
+
+def test_version_comes_from_the_package_metadata(capsys):
+    from importlib.metadata import version
+
+    import emu
+    from emu.cli import main as cli_main
+
+    with pytest.raises(SystemExit) as e:
+        cli_main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"acl-emu {version('acl-emu')}" == f"acl-emu {emu.__version__}"
+
+
+def test_a_bare_acl_emu_prints_its_usage_and_exits_2(capsys):
+    from emu.cli import main as cli_main
+
+    assert cli_main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: acl-emu") and "validate" in err and "calibrate" in err
