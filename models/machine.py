@@ -25,7 +25,7 @@ import simpy
 
 from .hardware import HOST, Hardware
 from .network import Link, Network, at
-from .trace import ALL, CHUNK as _CHUNK, TaskLog
+from .trace import ALL, CHUNK as _CHUNK, TaskLog, chunk_count, chunk_sizes
 
 COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
 HOSTFUNC = "hostfunc"  # a task the host completes (a blocking host callback)
@@ -115,12 +115,10 @@ class Task:
     @property
     def chunks(self) -> int:
         """How many DMA tasks the runtime issues for this copy."""
-        return -(-self.nbytes // self.chunk) if self.chunk and self.nbytes else 1
+        return chunk_count(self.nbytes, self.chunk)
 
     def chunk_sizes(self) -> list[int]:
-        if not self.chunk:
-            return [self.nbytes]
-        return [min(self.chunk, self.nbytes - off) for off in range(0, self.nbytes, self.chunk)] or [0]
+        return chunk_sizes(self.nbytes, self.chunk)
 
     def clone(self) -> "Task":
         """A new, unsubmitted task doing the same work (graph replay)."""

@@ -248,6 +248,18 @@ class GoneStream:
 PART = "part"  # Row._parent of a DMA part of a batch or staged copy (the parent itself is not kept with it)
 
 
+def chunk_count(nbytes: int, chunk: int) -> int:
+    """How many DMA tasks the runtime issues for a copy of `nbytes` split into `chunk`-byte tasks (0: unsplit)."""
+    return -(-nbytes // chunk) if chunk and nbytes else 1
+
+
+def chunk_sizes(nbytes: int, chunk: int) -> list[int]:
+    """The sizes of those tasks."""
+    if not chunk:
+        return [nbytes]
+    return [min(chunk, nbytes - off) for off in range(0, nbytes, chunk)] or [0]
+
+
 class Row:
     """One kept record, read as the `Task` it was: kind, label, stream, device, engine, route, links, nbytes,
     chunk, chunks, src, dst, submit, start, end (None where the task had none)."""
@@ -258,12 +270,10 @@ class Row:
 
     @property
     def chunks(self) -> int:
-        return -(-self.nbytes // self.chunk) if self.chunk and self.nbytes else 1
+        return chunk_count(self.nbytes, self.chunk)
 
     def chunk_sizes(self) -> list[int]:
-        if not self.chunk:
-            return [self.nbytes]
-        return [min(self.chunk, self.nbytes - off) for off in range(0, self.nbytes, self.chunk)] or [0]
+        return chunk_sizes(self.nbytes, self.chunk)
 
     @property
     def _parent(self):
