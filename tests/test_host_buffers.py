@@ -7,13 +7,11 @@ import mmap
 import numpy as np
 import pytest
 
-import emu
 
 
 @pytest.fixture
-def r():
-    rt = emu.configure("910B", functional=True)
-    rt.set_device(0)
+def r(rt):
+    """conftest's fresh 910B runtime with device 0 set."""
     return rt
 
 

@@ -14,9 +14,8 @@ N = 4096
 
 
 @pytest.fixture
-def r():
-    rt = emu.configure("910B", functional=True)
-    rt.set_device(0)
+def r(rt):
+    """conftest's fresh 910B runtime with device 0 set."""
     return rt
 
 
