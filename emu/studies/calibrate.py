@@ -198,12 +198,8 @@ def _tasks(g: Group, base: str, n: np.ndarray) -> np.ndarray:
     direction, memory, pattern = g.key
     if pattern != "async" or memory == "pageable" or direction == "h2h":
         return np.ones_like(n)
-    import emu
-
-    rt = emu.configure(base, functional=False)
     ends = {"h2d": (None, 0), "d2h": (0, None), "d2d": (0, 0), "p2p": (0, 1)}[direction]
-    unit = rt.copy_unit(*ends)
-    emu.configure(functional=True)
+    unit = V.private_runtime(base).copy_unit(*ends)
     return np.ceil(n / unit)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..constants import (ACL_MEMCPY_DEVICE_TO_DEVICE as D2D, ACL_MEMCPY_DEVICE_TO_HOST as D2H,
                          ACL_MEMCPY_HOST_TO_DEVICE as H2D, ACL_MEMCPY_HOST_TO_HOST as H2H)
+from .. import config
 from ..config import data_dir
 from .common import (Landing, Progress, event_time, format_table, host_buffer, plt, save_figure, write_csv,
                      write_json)
@@ -74,23 +75,25 @@ def check_row(row: dict, where: str) -> None:
 # -- replaying -------------------------------------------------------------------------------------------
 def replay(row: dict, config: str | None = None) -> float:
     """Simulated seconds of one sample of the row's pattern (all its copies), on `config` or the row's product."""
-    import emu
-
-    rt = emu.configure(config or row["product"], functional=False)
+    rt = private_runtime(config or row["product"])
     keep: list = []  # numpy buffers behind pageable and registered memory (never touched: no RAM used)
-    try:
-        if row["direction"] == "register":
-            return _register(rt, row, keep)
-        devices = list(range(row["devices"]))
-        for dev in devices:
-            rt.set_device(dev)
-        if row["direction"] == "p2p" and rt.product.has("peer_copy_needs_enable"):
-            rt.set_device(0)
-            rt.device_enable_peer_access(1, 0)
-        jobs = [_buffers(rt, row, dev, keep) for dev in devices]
-        return _sync(rt, row, jobs) if row["pattern"] == "sync" else _async(rt, row, jobs)
-    finally:
-        emu.configure(functional=True)
+    if row["direction"] == "register":
+        return _register(rt, row, keep)
+    devices = list(range(row["devices"]))
+    for dev in devices:
+        rt.set_device(dev)
+    if row["direction"] == "p2p" and rt.product.has("peer_copy_needs_enable"):
+        rt.set_device(0)
+        rt.device_enable_peer_access(1, 0)
+    jobs = [_buffers(rt, row, dev, keep) for dev in devices]
+    return _sync(rt, row, jobs) if row["pattern"] == "sync" else _async(rt, row, jobs)
+
+
+def private_runtime(product):
+    """A timing-only emulated process of the study's own, never the user's current one (emu.current())."""
+    from ..runtime import Runtime
+
+    return Runtime(config.load(product), functional=False, records=None)
 
 
 def _buffers(rt, row: dict, dev: int, keep: list) -> tuple:
