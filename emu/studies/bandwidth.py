@@ -28,7 +28,7 @@ from .. import config
 from .. import constants as C
 from ..errors import AclError
 from .common import (Landing, Progress, parse_sizes_arg, positive_int, event_time, format_table, host_buffer,
-                     human_bytes, parse_size, parse_sizes, plt, release_host, write_csv, write_json)
+                     human_bytes, parse_size, parse_sizes, figure, release_host, save_figure, write_csv, write_json)
 
 DEFAULT_SIZES = "4K..1G"
 PEER_CAP = 256 << 20  # the matrix runs at the largest size up to this, unless told otherwise
@@ -558,10 +558,13 @@ def _size_axis(ax) -> None:
     ax.grid(True, which="major", alpha=0.3)
 
 
-def plot_bandwidth(result: dict, path: Path) -> Path:
-    """Bandwidth vs message size: host<->device per (direction, memory kind); D2D and peers by route."""
-    pyplot = plt()
-    fig, (left, right) = pyplot.subplots(1, 2, figsize=(13, 5))
+def bandwidth_figure(result: dict):
+    """Bandwidth vs message size: host<->device per (direction, memory kind); D2D and peers by route.
+    Returns a matplotlib Figure (see `common.figure`)."""
+    from matplotlib import colormaps
+
+    fig = figure(figsize=(13, 5))
+    left, right = fig.subplots(1, 2)
     for memory, view in result["host"].items():
         for test, style in (("h2d", "-"), ("d2h", "--")):
             pts = view.get(test, [])
@@ -579,7 +582,7 @@ def plot_bandwidth(result: dict, path: Path) -> Path:
                    label="D2D on device 0")
         right.plot(x, [pt["model_gbps"] for pt in result["d2d"]], ":", color="black", lw=0.8, alpha=0.6)
     for k, c in enumerate(result["p2p"]["curves"]):
-        color = pyplot.cm.tab10((k + 4) % 10)
+        color = colormaps["tab10"]((k + 4) % 10)
         name = f"{c['route'].upper()} {c['src']}->{c['dst']}"
         for key, style, what in (("unidirectional", "-", ""), ("bidirectional", "--", " bidir (sum)")):
             pts = c[key]
@@ -593,27 +596,26 @@ def plot_bandwidth(result: dict, path: Path) -> Path:
     right.legend(fontsize=8)
     fig.suptitle(f"{result['title']}: bandwidth vs message size (timing-only emulation, event-timed)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return fig
 
 
-def plot_p2p(result: dict, path: Path) -> Path:
-    """Heatmaps of the unidirectional and bidirectional matrices, each cell annotated; n/a where no access."""
-    pyplot = plt()
+def p2p_figure(result: dict):
+    """Heatmaps of the unidirectional and bidirectional matrices, each cell annotated; n/a where no access.
+    Returns a matplotlib Figure (see `common.figure`)."""
+    from matplotlib import colormaps
+
     p2p = result["p2p"]
     n = p2p["devices"]
-    fig, axes = pyplot.subplots(1, 2, figsize=(13, 5.8) if n <= 8 else (17, 7.6))
+    fig = figure(figsize=(13, 5.8) if n <= 8 else (17, 7.6))
+    axes = fig.subplots(1, 2)
     if n < 2:
         for ax in axes:
             ax.axis("off")
         axes[0].text(0.5, 0.5, p2p["status"], ha="center", va="center", wrap=True)
         fig.suptitle(f"{result['product']}: device-to-device bandwidth")
-        fig.savefig(path, dpi=110)
-        pyplot.close(fig)
-        return path
+        return fig
     size = 8 if n <= 8 else 6.5
-    cmap = pyplot.get_cmap("viridis").with_extremes(bad="#dddddd")
+    cmap = colormaps["viridis"].with_extremes(bad="#dddddd")
     for ax, which, what in ((axes[0], "unidirectional", "unidirectional: src -> dst alone"),
                             (axes[1], "bidirectional", "bidirectional: i <-> j at once, summed")):
         m = np.array([[np.nan if v is None else v for v in line] for line in p2p[which]], dtype=float)
@@ -635,9 +637,17 @@ def plot_p2p(result: dict, path: Path) -> Path:
     fig.suptitle(f"{result['product']}: device-to-device bandwidth at {human_bytes(p2p['bytes'])} (GB/s; grey: "
                  f"no peer access)", fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return fig
+
+
+def plot_bandwidth(result: dict, path: Path) -> Path:
+    """Write `bandwidth_figure(result)` as a PNG."""
+    return save_figure(bandwidth_figure(result), path)
+
+
+def plot_p2p(result: dict, path: Path) -> Path:
+    """Write `p2p_figure(result)` as a PNG."""
+    return save_figure(p2p_figure(result), path)
 
 
 # -- the command ----------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ import numpy as np
 from emu.models.pcie import tlp_bandwidth
 
 from .. import config
-from .common import format_table, parse_size, plt, save_figure
+from .common import format_table, parse_size, figure, save_figure
 from . import validate as V
 
 DIRECTIONS = {"h2d": "h2d", "d2h": "d2h", "d2d": "d2d", "p2p": "p2p", "h2h": "h2h", "host to device": "h2d",
@@ -395,8 +395,8 @@ def residuals(result: dict, cfg: str) -> tuple[list[dict], dict[str, float]]:
 
 def plot(rows: list[dict], path: Path, title: str) -> Path:
     """Measured points and the calibrated model's line over size, one colour per group."""
-    pyplot = plt()
-    fig, ax = pyplot.subplots(figsize=(7.5, 4.5))
+    fig = figure(figsize=(7.5, 4.5))
+    ax = fig.subplots()
     keys = sorted({(r["direction"], r["memory"], r["pattern"], r["unit"]) for r in rows})
     for i, key in enumerate(keys):
         mine = sorted((r for r in rows if (r["direction"], r["memory"], r["pattern"], r["unit"]) == key),

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import csv
+import functools
+import io
 import json
 import os
 import re
@@ -198,21 +200,33 @@ class Progress:
         self.close()
 
 
-def plt():
-    """matplotlib.pyplot on a non-interactive backend (the CLI writes PNG files)."""
-    import matplotlib
+@functools.cache
+def _figure_class():
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as pyplot
+    class StudyFigure(Figure):
+        """A Figure that renders itself as PNG for Jupyter, whatever backend the kernel uses."""
 
-    return pyplot
+        def _repr_png_(self) -> bytes:
+            buffer = io.BytesIO()
+            self.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+            return buffer.getvalue()
+
+    return StudyFigure
+
+
+def figure(**kwargs):
+    """A new matplotlib Figure (kwargs as for `Figure`, e.g. figsize) that touches no global state: pyplot is
+    not imported, no backend is chosen and nothing is registered, so a study can be drawn inside a user's
+    Jupyter kernel or script without changing their matplotlib setup. It shows itself in a notebook (as
+    PNG) and `save_figure` writes it."""
+    return _figure_class()(**kwargs)
 
 
 def save_figure(fig, path) -> Path:
-    """Lay out, write as PNG and close a matplotlib figure."""
+    """Lay out a matplotlib figure and write it as PNG; return the path."""
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt().close(fig)
     return Path(path)
 
 

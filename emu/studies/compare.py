@@ -15,8 +15,8 @@ from pathlib import Path
 
 from .. import config
 from . import overlap
-from .common import (Landing, Progress, format_table, human_bytes, parse_size, parse_sizes, parse_sizes_arg, plt,
-                     positive_int, products_arg, write_csv, write_json)
+from .common import (Landing, Progress, format_table, human_bytes, parse_size, parse_sizes, parse_sizes_arg, figure,
+                     positive_int, products_arg, save_figure, write_csv, write_json)
 
 DEFAULT_PRODUCTS = "910B,A3,950PR"
 DEFAULT_SIZES = "4K..1G"
@@ -89,11 +89,14 @@ BANDWIDTH_COLUMNS = [("product", "product"), ("host_link", "host link"), ("h2d_p
                      ("peer_bi_gbps", "peer bi"), ("peer_route", "peer route")]
 
 
-def plot_bandwidth(result: dict, path: Path) -> Path:
-    """H2D bandwidth against message size, a colour per product: page-locked solid, pageable dashed."""
-    pyplot = plt()
-    fig, ax = pyplot.subplots(figsize=(9, 5.5))
-    colours = pyplot.rcParams["axes.prop_cycle"].by_key()["color"]
+def bandwidth_figure(result: dict):
+    """H2D bandwidth against message size, a colour per product: page-locked solid, pageable dashed.
+    Returns a matplotlib Figure (see `common.figure`)."""
+    from matplotlib import rcParams
+
+    fig = figure(figsize=(9, 5.5))
+    ax = fig.subplots()
+    colours = rcParams["axes.prop_cycle"].by_key()["color"]
     for k, (name, c) in enumerate(result["curves"].items()):
         colour = colours[k % len(colours)]
         for memory, style, label in (("h2d_pinned", "-o", "page-locked"), ("h2d_pageable", "--", "pageable")):
@@ -114,9 +117,7 @@ def plot_bandwidth(result: dict, path: Path) -> Path:
                  "dashed: pageable)", fontsize=11)
     ax.legend(fontsize="small", ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return fig
 
 
 # -- overlap -----------------------------------------------------------------------------------------
@@ -144,11 +145,12 @@ OVERLAP_COLUMNS = [("product", "product"), ("best", "best streams x chunks"), ("
                    ("speedup", "speedup vs naive")]
 
 
-def plot_overlap(result: dict, path: Path) -> Path:
-    """Grouped bars per product: naive, best and the bound max(copy, compute), in ms."""
-    pyplot = plt()
+def overlap_figure(result: dict):
+    """Grouped bars per product: naive, best and the bound max(copy, compute), in ms. Returns a matplotlib
+    Figure (see `common.figure`)."""
     rows = result["rows"]
-    fig, ax = pyplot.subplots(figsize=(max(6.5, 2.2 * len(rows) + 2), 5))
+    fig = figure(figsize=(max(6.5, 2.2 * len(rows) + 2), 5))
+    ax = fig.subplots()
     width = 0.26
     series = (("naive_ms", "naive (1 stream, 1 chunk)", "tab:red"), ("best_ms", "best setting", "tab:green"),
               ("bound_ms", "bound max(copy, compute)", "tab:gray"))
@@ -167,9 +169,12 @@ def plot_overlap(result: dict, path: Path) -> Path:
                  f"{'pageable' if result['pageable'] else 'page-locked'} host memory", fontsize=10)
     ax.legend(fontsize="small", loc="upper right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return fig
+
+
+def figure_of(result: dict):
+    """The figure of a `compare_bandwidth` or `compare_overlap` result."""
+    return (bandwidth_figure if result["study"] == "bandwidth" else overlap_figure)(result)
 
 
 # -- the command -------------------------------------------------------------------------------------
@@ -179,7 +184,7 @@ def write_outputs(result: dict, out: Path) -> dict:
     names = {"csv": "compare.csv", "json": "compare.json", "png": "compare.png"}
     with Landing(out) as land:
         write_csv(land(names["csv"]), [{k: ("" if v is None else v) for k, v in r.items()} for r in result["rows"]])
-        (plot_bandwidth if result["study"] == "bandwidth" else plot_overlap)(result, land(names["png"]))
+        save_figure(figure_of(result), land(names["png"]))
         result["files"] = {k: str(land.dir / v) for k, v in names.items()}
         write_json(land(names["json"]), result)
     return result["files"]

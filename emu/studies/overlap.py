@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import config
-from .common import Landing, Progress, format_table, human_bytes, parse_ints, parse_size, plt, write_csv, write_json
+from .common import (Landing, Progress, figure, format_table, human_bytes, parse_ints, parse_size, write_csv,
+                     write_json)
 
 H2D_KIND, D2H_KIND = 1, 2  # ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST
 MAX_STREAMS = 64  # beyond this a sweep is more streams than any pipeline uses
@@ -306,13 +307,16 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
 
 # -- figures and files ------------------------------------------------------------------------
 
-def gantt(path: Path, result: dict, runs: dict[str, "_Schedule"]) -> Path:
+def gantt_figure(result: dict, runs: dict[str, "_Schedule"]):
     """Two panels on one time axis: the naive and the best schedule, a row per stream, the AI core and
-    each link direction, bars coloured by H2D / kernel / D2H."""
-    pyplot = plt()
+    each link direction, bars coloured by H2D / kernel / D2H. Returns a matplotlib Figure (see
+    `common.figure`)."""
+    from matplotlib.patches import Rectangle
+
     height = 1.5 + sum(0.45 * _rows_of(r) + 0.8 for r in runs.values())
-    fig, axes = pyplot.subplots(len(runs), 1, figsize=(12, height), sharex=True, squeeze=False,
-                                gridspec_kw={"height_ratios": [_rows_of(r) for r in runs.values()]})
+    fig = figure(figsize=(12, height))
+    axes = fig.subplots(len(runs), 1, sharex=True, squeeze=False,
+                        gridspec_kw={"height_ratios": [_rows_of(r) for r in runs.values()]})
     for ax, (title, run) in zip(axes[:, 0], runs.items()):
         segs = run.segments()
         rows = _ordered_rows(segs)
@@ -330,15 +334,20 @@ def gantt(path: Path, result: dict, runs: dict[str, "_Schedule"]) -> Path:
                      f"chunk{'s' if run.chunks > 1 else ''} - iteration {run.iteration * 1e3:.3f} ms "
                      f"(bound {result['bound_ms']:.3f} ms)")
     axes[-1, 0].set_xlabel("time since the iteration's start event (ms)")
-    handles = [pyplot.Rectangle((0, 0), 1, 1, color=c) for c in COLOURS.values()]
+    handles = [Rectangle((0, 0), 1, 1, color=c) for c in COLOURS.values()]
     fig.legend(handles, list(COLOURS), loc="upper right", ncol=3, fontsize="small")
     fig.suptitle(f"{result['product']}: H2D {human_bytes(result['h2d_bytes'])}, D2H "
                  f"{human_bytes(result['d2h_bytes'])}, compute {result['compute_us']:g} us, "
                  f"{result['memory']} host memory")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig
+
+
+def gantt(path: Path, result: dict, runs: dict[str, "_Schedule"]) -> Path:
+    """Write `gantt_figure(result, runs)` as a PNG."""
+    fig = gantt_figure(result, runs)
     fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return Path(path)
 
 
 def _ordered_rows(segs: list[dict]) -> list[str]:

@@ -20,7 +20,7 @@ from ..constants import (ACL_MEMCPY_DEVICE_TO_DEVICE as D2D, ACL_MEMCPY_DEVICE_T
                          ACL_MEMCPY_HOST_TO_DEVICE as H2D, ACL_MEMCPY_HOST_TO_HOST as H2H)
 from .. import config
 from ..config import data_dir
-from .common import (Landing, Progress, event_time, format_table, host_buffer, plt, save_figure, write_csv,
+from .common import (Landing, Progress, event_time, format_table, host_buffer, figure, save_figure, write_csv,
                      write_json)
 
 MEASUREMENTS = data_dir("validation") / "measurements.toml"
@@ -251,8 +251,8 @@ def tables(result: dict) -> str:
 
 def plot(result: dict, path: Path) -> Path:
     """Predicted vs measured, log-log, with the +-15% band: bandwidth rows and time rows side by side."""
-    pyplot = plt()
-    fig, axes = pyplot.subplots(1, 2, figsize=(11, 5))
+    fig = figure(figsize=(11, 5))
+    axes = fig.subplots(1, 2)
     colours = {p: f"C{i}" for i, p in enumerate(sorted({r["product"] for r in result["rows"]}))}
     for ax, units, label in ((axes[0], ("GB/s", "GiB/s"), "bandwidth, GB/s"), (axes[1], ("us", "ms"), "time, us")):
         mine = [r for r in result["rows"] if r["unit"] in units]
