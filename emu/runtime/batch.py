@@ -1,4 +1,4 @@
-"""The batch copies: aclrtMemcpyBatch, BatchAsync and their V2 twins (spec 9.5).
+"""The batch copies: aclrtMemcpyBatch, BatchAsync and their V2 twins.
 
 The checks run in the reference runtime's order (docs/conformance/copy2d_batch_descriptors.md): the ACL
 layer (memory.cpp MemcpyBatchImpl, ValidateMemcpyBatchParams), the C entries (api_c_memory.cc
@@ -20,7 +20,7 @@ from ..memory import Location
 from .core import Core, Stream, api, fail
 from .memops import ends
 
-MAX_SYNC_BATCH = 4096  # [source ascend_hal_define.h]
+MAX_SYNC_BATCH = 4096  # hicann/runtime pkg_inc/driver/ascend_hal_define.h
 
 
 def _bad(code: int, message: str, index: int = SIZE_MAX):
@@ -63,7 +63,7 @@ def _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_at
     for name, arr, n in (("dsts", dsts, count), ("destMaxs", dest_maxs, count), ("srcs", srcs, count),
                          ("sizes", sizes, count), ("attrs", attrs, num_attrs),
                          ("attrsIndexes", attrs_indexes, num_attrs)):
-        if arr is not None and len(arr) != n:  # the binding's own rule (PYACL.md)
+        if arr is not None and len(arr) != n:  # the binding's own rule (docs/api.md, the pyACL facade)
             _bad(ACL_ERROR_INVALID_PARAM, f"{name} has {len(arr)} entries, not {n}")
     if all(s == 0 for s in sizes):
         return False
@@ -259,24 +259,40 @@ class BatchOps:
 
     @api("aclrtMemcpyBatch", gate=False, sizes=("num_batches", "num_attrs"))
     def memcpy_batch(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs) -> int:
-        """Synchronous batch copy; returns failIndex (SIZE_MAX); raises BatchError with .fail_index."""
+        """Copy `num_batches` entries (`sizes[i]` bytes from `srcs[i]` to `dsts[i]`) and block this thread until
+        all are done (aclrtMemcpyBatch); returns failIndex, SIZE_MAX. A failure raises BatchError, whose
+        `fail_index` is the entry concerned (SIZE_MAX when none is).
+
+        Each entry is host-to-device or device-to-host, its locations those of the attribute covering it:
+        attrs[k] ({"dst_loc": {"type", "id"}, "src_loc": ..., "rsv": 16 zero bytes}) covers the entries from
+        attrs_indexes[k] on. At most 4096 entries; all sizes 0 does nothing. The entries run in no promised
+        order."""
         return self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, None,
                            "aclrtMemcpyBatch")
 
     @api("aclrtMemcpyBatchAsync", gate=False, sizes=("num_batches", "num_attrs"))
     def memcpy_batch_async(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
                            stream: int = 0) -> int:
+        """Queue a batch copy (as aclrtMemcpyBatch) on `stream` (aclrtMemcpyBatchAsync); returns failIndex
+        (SIZE_MAX); a failure raises BatchError with `fail_index`.
+
+        Except on UB hosts (checked whole, then queued as one batch) entries are checked and queued one by one,
+        so a failing entry leaves the earlier ones queued; an entry with pageable memory drains the stream and
+        is copied synchronously."""
         return self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, stream,
                            "aclrtMemcpyBatchAsync")
 
     @api("aclrtMemcpyBatchV2", gate=False, sizes=("num_batches", "num_attrs"))
     def memcpy_batch_v2(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes,
                         num_attrs) -> None:
+        """As aclrtMemcpyBatch, without failIndex (aclrtMemcpyBatchV2): returns None; a failure raises BatchError."""
         self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, None,
                     "aclrtMemcpyBatchV2")
 
     @api("aclrtMemcpyBatchAsyncV2", gate=False, sizes=("num_batches", "num_attrs"))
     def memcpy_batch_async_v2(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
                               stream: int = 0) -> None:
+        """As aclrtMemcpyBatchAsync, without failIndex (aclrtMemcpyBatchAsyncV2): returns None; a failure raises
+        BatchError."""
         self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, stream,
                     "aclrtMemcpyBatchAsyncV2")

@@ -68,7 +68,9 @@ _SLICE_S = 0.05  # wall seconds between checks while a host thread waits for ano
 # ACL_ERROR_RT_STREAM_NO_CB_REG (107015), the driver's DRV_ERROR_WAIT_TIMEOUT -> RT_ERROR_REPORT_TIMEOUT ->
 # ACL_ERROR_RT_REPORT_TIMEOUT (507012), RT_ERROR_SUBSCRIBE_GROUP -> ACL_ERROR_RT_INTERNAL_ERROR (507000).
 
-# aclrtGetSocName per product (by name, else by family). [source] runtime.cc; [ini] platform_config; [A] assumed.
+# aclrtGetSocName per product (by name, else by family). A: assumed. [source F]: hicann/runtime
+# src/runtime/core/src/runtime.cc, function Runtime::F; [ini X]: hicann/runtime
+# src/platform/platform_config/cann/X (src/platform/platform_config/cann-dev/X for cann-dev/X).
 SOC_NAMES: dict[str, tuple[str, str]] = {
     "910B": ("Ascend910B3", "A: the 910B server has 64 GiB HBM (910B1/B2/B3, not B4); bin B3 assumed "
                             "[source InitSocTypeFrom910BVersion, ini Ascend910B*.ini]"),
@@ -80,7 +82,7 @@ SOC_NAMES: dict[str, tuple[str, str]] = {
     "910": ("Ascend910A", "32 cores at 1.0 GHz (256 TFLOPS FP16) [source Runtime::SocTypeInit]"),
     "310P": ("Ascend310P3", "a 310P that is not the 10-core bin [source Runtime::Init310PSocType]"),
     "200I_A2": ("Ascend310B1", "Ascend310B, bin 1 or not reported [source InitSocTypeFrom310BVersion]"),
-    "IPV350": ("Ascend350_354f", "A: CHIP_ASCEND_350 taken to be IPV350 (spec 1), bin 354f "
+    "IPV350": ("Ascend350_354f", "A: CHIP_ASCEND_350 taken to be IPV350 (docs/conformance/products.md), bin 354f "
                                  "[ini cann-dev/Ascend350_*.ini]"),
 }
 SOC_BY_FAMILY = {"A2": "910B", "A3": "A3", "950": "950DT", "910": "910", "310P": "310P", "200I": "200I_A2",
@@ -156,7 +158,8 @@ class SocOps:
 
     @api("aclrtGetSocName")
     def get_soc_name(self: Core) -> str:
-        """The SoC name of the product (acl_rt_impl_base.cpp aclrtGetSocNameImpl; no context needed)."""
+        """The SoC name of the product, e.g. "Ascend910B3" (aclrtGetSocName); no context needed. 507000 for a
+        product whose SoC name the emulator does not know (acl_rt_impl_base.cpp aclrtGetSocNameImpl)."""
         if self._st.gate is not None:
             self.runtime_layer()
         name = soc_name(self.product)
@@ -196,7 +199,8 @@ class CallbackOps:
     # -- subscriptions ------------------------------------------------------------------
     @api("aclrtSubscribeReport")
     def subscribe_report(self: Core, thread_id: int, stream: int = 0) -> None:
-        """Have host thread `thread_id` run the callbacks of `stream` (0: the current context's default stream).
+        """Have host thread `thread_id` run the callbacks of `stream` (0: the current context's default stream)
+        (aclrtSubscribeReport).
 
         api_c.cc rtSubscribeReport (stream handle), ApiImpl::SubscribeReport (null stream: the current
         context's default stream, 107002 without one), CbSubscribe::Insert: the stream already subscribed
@@ -220,7 +224,7 @@ class CallbackOps:
 
     @api("aclrtUnSubscribeReport")
     def unsubscribe_report(self: Core, thread_id: int, stream: int = 0) -> None:
-        """Stop thread `thread_id` running the callbacks of `stream`.
+        """Stop thread `thread_id` running the callbacks of `stream` (aclrtUnSubscribeReport).
 
         ApiImpl::UnSubscribeReport (null stream: the current context's default stream), CbSubscribe::Delete:
         the stream not subscribed -> 107011; subscribed by another thread -> 107012. Reports of the stream
@@ -261,7 +265,8 @@ class CallbackOps:
     @api("aclrtLaunchCallback")
     def launch_callback(self: Core, fn: Callable, user_data=None, block_type: int = ACL_CALLBACK_BLOCK,
                         stream: int = 0) -> None:
-        """Enqueue `fn(user_data)` on `stream`, to run on the stream's subscribed thread.
+        """Enqueue `fn(user_data)` on `stream`, to run on the stream's subscribed thread (aclrtLaunchCallback).
+        block_type ACL_CALLBACK_BLOCK (1): the stream waits until the callback has run; NO_BLOCK (0): it goes on.
 
         callback.cpp aclrtLaunchCallbackImpl: block_type not BLOCK (1) / NO_BLOCK (0) -> 100000; api_c.cc
         rtCallbackLaunch (stream handle); ApiErrorDecorator::CallbackLaunch: fn null -> 107000;
@@ -311,7 +316,8 @@ class CallbackOps:
     # -- processing --------------------------------------------------------------------------
     @api("aclrtProcessReport")
     def process_report(self: Core, timeout_ms: int = -1) -> None:
-        """Run, on this thread, the callbacks that reached it; wait up to `timeout_ms` (-1: forever) for one.
+        """Run, on this thread, the callbacks that reached it; wait up to `timeout_ms` (-1: forever) for one
+        (aclrtProcessReport).
 
         callback.cpp aclrtProcessReportImpl: timeout < -1 or 0 -> 100000; ApiImpl::ProcessReport: this
         thread subscribed to no stream -> 107012; nothing reported within the timeout -> 507012

@@ -1,4 +1,4 @@
-"""Graph capture (aclmdlRI*), as far as copies and memsets go (spec 10.3).
+"""Graph capture (aclmdlRI*), as far as copies and memsets go (docs/conformance/hostmem_peer_capture.md).
 
 While a stream is captured its tasks are recorded into a model instead of
 running; aclmdlRIExecuteAsync replays them on a stream, as often as it is
@@ -62,7 +62,8 @@ class CaptureOps:
         return self._state.capture_modes
 
     def check_capture_safe(self: Core, converted: bool = False) -> None:
-        """Refuse a synchronous copy or memset while a capture makes it unsafe (spec 10.3)."""
+        """Refuse a synchronous copy or memset while a capture makes it unsafe
+        (docs/conformance/hostmem_peer_capture.md, Capture)."""
         ctx = self.ctx
         if ctx is None:
             return
@@ -84,7 +85,8 @@ class CaptureOps:
             fail(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "synchronous copies and memsets are unsafe while a "
                                                         "stream is captured")
 
-    # -- the check chain shared by Begin / GetInfo / End (rtStreamBeginCapture & co., spec 10.3) ------
+    # -- the check chain shared by Begin / GetInfo / End (rtStreamBeginCapture & co.,
+    #    docs/conformance/hostmem_peer_capture.md) -----------------------------------------------------
     def _capture_stream(self: Core, stream: int) -> Stream:
         """ACL: stream null -> 100000. C entry: no ACL-graph chip flag -> 207000, then the handle -> 107017."""
         if stream == 0:
@@ -120,6 +122,10 @@ class CaptureOps:
 
     @api("aclmdlRICaptureBegin", gate=False)
     def ri_capture_begin(self: Core, stream: int, mode: int) -> None:
+        """Begin capturing `stream` (aclmdlRICaptureBegin): from now on the tasks queued on it (copies, memsets,
+        kernels, event records) go into a model instead of running. mode (aclmdlRICaptureMode): GLOBAL 0,
+        THREAD_LOCAL 1 or RELAXED 2, which synchronous APIs the capture makes unsafe. Not the default stream;
+        a stream already captured raises 107027; products without graph capture, 207000."""
         s = self._capture_stream(stream)
         if mode not in MODES:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"capture mode {mode} is not one of 0..2")
@@ -134,8 +140,9 @@ class CaptureOps:
 
     @api("aclmdlRICaptureGetInfo", gate=False)
     def ri_capture_get_info(self: Core, stream: int) -> tuple[int, int]:
-        """(status, model handle) of a stream's capture; (NONE, 0) if it is not captured. No context
-        is needed (ApiImpl::StreamGetCaptureInfo reads the stream only)."""
+        """(status, model handle) of a stream's capture (aclmdlRICaptureGetInfo): (ACTIVE (1), the model being
+        captured), or (NONE (0), 0) if it is not captured. No context is needed
+        (ApiImpl::StreamGetCaptureInfo reads the stream only)."""
         s = self._capture_stream(stream)
         if s.capture is None:
             return NONE, 0
@@ -143,6 +150,9 @@ class CaptureOps:
 
     @api("aclmdlRICaptureEnd", gate=False)
     def ri_capture_end(self: Core, stream: int) -> int:
+        """End the capture of `stream` (aclmdlRICaptureEnd); returns the captured model's handle, for
+        aclmdlRIExecuteAsync. A stream not captured raises 107029. Ended on another thread than the one that
+        began it (except in RELAXED mode), the capture ends all the same, its model dropped, and 107038 is raised."""
         s = self._capture_stream(stream)
         self._capturable(s)
         self._capture_context(s)
@@ -159,7 +169,8 @@ class CaptureOps:
 
     @api("aclmdlRICaptureThreadExchangeMode", gate=False)
     def ri_capture_thread_exchange_mode(self: Core, mode: int) -> int:
-        """Set this thread's exchange mode (which unsafe APIs a capture refuses); returns the old one."""
+        """Set this thread's capture exchange mode (aclmdlRICaptureThreadExchangeMode): which synchronous APIs
+        an active capture refuses on this thread; returns the old mode."""
         if not self.product.has("acl_graph"):
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"graph capture is not supported on {self.product.name}")
         if not 0 <= mode < len(MODES):
@@ -177,6 +188,9 @@ class CaptureOps:
 
     @api("aclmdlRIExecuteAsync", gate=False)
     def ri_execute_async(self: Core, model: int, stream: int = 0) -> None:
+        """Replay a captured model's tasks, in order, on `stream` (0: the default stream of the model's context)
+        (aclmdlRIExecuteAsync); each replay reads its sources when its tasks run. A stream being captured raises
+        107027; the current context must be the model's (107004) and so must the stream's (107003)."""
         if model == 0:
             fail(ACL_ERROR_INVALID_PARAM, "modelRI is null")
         m = self._lookup(model, Model, "modelRI")
@@ -194,6 +208,7 @@ class CaptureOps:
 
     @api("aclmdlRIDestroy", gate=False)
     def ri_destroy(self: Core, model: int) -> None:
+        """Destroy a captured model (aclmdlRIDestroy), from the context it was captured in (else 107004)."""
         if model == 0:
             fail(ACL_ERROR_INVALID_PARAM, "modelRI is null")
         m = self._lookup(model, Model, "modelRI")

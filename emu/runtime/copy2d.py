@@ -1,4 +1,4 @@
-"""aclrtMemcpy2d and aclrtMemcpy2dAsync (spec 9.3, 9.4): pitched copies.
+"""aclrtMemcpy2d and aclrtMemcpy2dAsync (docs/conformance/copy2d_batch_descriptors.md): pitched copies.
 
 The checks run in the reference runtime's order (docs/conformance/copy2d_batch_descriptors.md):
 the ACL layer (memory.cpp CheckMemcpy2dParam), the C entry (api_c.cc rtMemcpy2d / rtMemcpy2dAsync),
@@ -22,7 +22,7 @@ from ..memory import Location, Region
 from .core import Core, Stream, api, fail
 from .memops import D2D, D2H, DEFAULT, H2D, correct_kind, ends
 
-MAX_WIDTH = 5_000_000  # [source internal_error_define.hpp]
+MAX_WIDTH = 5_000_000  # hicann/runtime src/runtime/core/inc/common/internal_error_define.hpp
 MAX_HEIGHT = 5_242_880
 
 
@@ -74,9 +74,10 @@ class Copy2dOps:
                                              "default stream from")
 
     def _runtime_entry_2d(self: Core) -> None:
-        """The runtime layer begins: the product gate (G9), then no 2D copy in some deployments (seed 003;
-        spec 9.3, 12). The source has no check of its own for the latter (the driver would refuse), so it
-        is applied as the product gate is."""
+        """The runtime layer begins: the product gate, then no 2D copy in some deployments
+        (docs/conformance/copy2d_batch_descriptors.md rows 2S6 and 2A6, from the API reference hicann/runtime
+        docs/zh/api_ref/11-03_memory_copy_and_set.md). The source has no check of its own for the latter (the
+        driver would refuse), so it is applied as the product gate is."""
         self.runtime_layer()
         if self.product.no_2d_copy:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"no 2D copy on {self.product.name} in "
@@ -116,7 +117,11 @@ class Copy2dOps:
     @api("aclrtMemcpy2d", sizes=("dpitch", "spitch", "width", "height"))
     def memcpy2d(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
                  kind: int) -> None:
-        """Synchronous 2D copy: host-to-device or device-to-host only."""
+        """Copy a matrix of `height` rows of `width` bytes from `src` (rows `spitch` bytes apart) to `dst` (rows
+        `dpitch` apart) and block this thread until done (aclrtMemcpy2d).
+
+        Host-to-device or device-to-host only: the kind is corrected from the pointers in every run mode and
+        anything else raises 107000 (DEVICE_TO_DEVICE asked for: 207000). width or height 0 does nothing."""
         if not self._acl_2d(dst, dpitch, src, spitch, width, height, kind):
             return
         self._runtime_entry_2d()
@@ -135,6 +140,12 @@ class Copy2dOps:
     @api("aclrtMemcpy2dAsync", sizes=("dpitch", "spitch", "width", "height"))
     def memcpy2d_async(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
                        kind: int, stream: int = 0) -> None:
+        """Queue a 2D copy (as aclrtMemcpy2d: `width` x `height` bytes, rows `spitch` and `dpitch` apart) on
+        `stream` (aclrtMemcpy2dAsync).
+
+        A null stream is the default stream only on products with one for 2D copies, else 107000. On EP products
+        the kind is corrected from the pointers, and pageable host memory makes the copy synchronous, as in
+        aclrtMemcpyAsync. DEVICE_TO_DEVICE runs one task per row, on products that allow it (else 100000)."""
         if not self._acl_2d(dst, dpitch, src, spitch, width, height, kind):
             return
         self._runtime_entry_2d()

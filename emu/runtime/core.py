@@ -105,9 +105,10 @@ def api(name: str, gate: bool = True, sizes: tuple = ()):
     scale). The wall clock is read only in that mode, once on entry (inside the
     lock, so waiting for another thread's call is not counted) and once on return.
 
-    The product gate (G9) belongs to the runtime layer, so on a product without
-    the API it fires at the method's first runtime-layer step (a context, handle
-    or address lookup), after the ACL layer's argument checks and shortcuts.
+    The product gate (an API the product does not support fails with 207000)
+    belongs to the runtime layer, so on a product without the API it fires at
+    the method's first runtime-layer step (a context, handle or address lookup),
+    after the ACL layer's argument checks and shortcuts.
     gate=False leaves the gate to the method (see `Core.gate`), for APIs whose
     ACL layer treats the runtime's "not supported" specially.
 
@@ -201,6 +202,9 @@ class _PerThread(threading.local):
 
 
 class Context:
+    """A context (aclrtContext) of a device: its default stream and the streams created in it. `primary`:
+    the device's primary context, the one aclrtSetDevice makes current."""
+
     def __init__(self, device: "Device", primary: bool):
         self.handle = next(_handles)
         self.device = device
@@ -212,6 +216,9 @@ class Context:
 
 
 class Stream:
+    """A stream (aclrtStream) of a context; its tasks run on `m`, a stream of the timing model. A context's
+    default stream has handle 0."""
+
     def __init__(self, ctx: Context, mstream, flags: int = 0, priority: int = 0, default: bool = False):
         self.handle = 0 if default else next(_handles)
         self.ctx = ctx
@@ -245,7 +252,9 @@ _STREAM_FLAGS = 0x3F
 
 
 class Event:
-    """ex: made by aclrtCreateEventExWithFlag (the runtime's "new mode" event, the only kind a capture
+    """An event (aclrtEvent): its ACL_EVENT_* flags, its device, its latest record and the stream waits on it.
+
+    ex: made by aclrtCreateEventExWithFlag (the runtime's "new mode" event, the only kind a capture
     may record)."""
 
     def __init__(self, flags: int, device: int, ex: bool = False):
@@ -275,6 +284,9 @@ class Event:
 
 
 class Device:
+    """A device's state: the references aclrtSetDevice and aclrtCreateContext hold on it, its primary
+    context, its contexts and how many events it has."""
+
     def __init__(self, device_id: int):
         self.id = device_id
         self.refcount = 0
@@ -318,8 +330,8 @@ class Core:
         self.init_hash: str | None = None
         self.default_device: int | None = None
         self.call_overhead = product.hardware.call_overhead
-        self.peers: set[tuple[int, int]] = set()
-        self.descriptors: dict[int, tuple[int, int, int]] = {}  # desc address -> (src, dst, count) last set  # (device, peer): device may access peer's memory
+        self.peers: set[tuple[int, int]] = set()  # (device, peer): device may access peer's memory
+        self.descriptors: dict[int, tuple[int, int, int]] = {}  # desc address -> (src, dst, count) last set
         self._tls = _PerThread()
         self._st = self._state  # the calling thread's state while an API call holds the lock
         self._unsupported = product.unsupported
@@ -327,7 +339,7 @@ class Core:
         self._units: dict[tuple, int] = {}  # (src device, dst device) -> the runtime's task size
 
     def gate(self, name: str) -> None:
-        """G9: an API this product does not support fails with 207000."""
+        """The product gate: an API this product does not support fails with 207000."""
         if name in self.product.unsupported:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                  f"{name} is not supported on {self.product.name} ({self.product.title})")
@@ -431,7 +443,7 @@ class Core:
         self.clock = max(self.clock, end)
 
     def current_context(self, implicit: bool = True) -> Context:
-        """G7: the thread's context; `implicit` paths may open the configured default device."""
+        """The thread's context, else 107002; `implicit` paths may first open the aclInit default device."""
         if self._st.gate is not None:
             self.runtime_layer()
         ctx = self.ctx
@@ -456,7 +468,8 @@ class Core:
         return obj
 
     def stream_of(self, handle: int, check_context: bool = True) -> Stream:
-        """Resolve a stream handle: 0 is the current context's default stream (G5, G6, G8)."""
+        """Resolve a stream handle: 0 is the current context's default stream; a handle that is not a live
+        stream is 107017, a stream of another context (check_context) 107003."""
         if handle == 0:
             return self.current_context().default_stream
         s = self._lookup(handle, Stream, "stream")
@@ -484,6 +497,12 @@ class Core:
     # -- init / finalize ------------------------------------------------------------
     @api("aclInit")
     def init(self, config_path: str | None = None) -> None:
+        """Initialise ACL (aclInit), optionally from a JSON config file.
+
+        config_path: None or a JSON file; its "defaultDevice" (an id, or {"default_device": id}) is the device
+        a thread without a context opens on its first call that needs one. Raises 100002 if ACL is already
+        initialised; 100000 for a file that cannot be read or is not JSON, or (after aclFinalize) for a config
+        other than the first one."""
         if self.init_refcount > 0:
             self.init_refcount += 1
             fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called")
@@ -516,6 +535,7 @@ class Core:
 
     @api("aclFinalize")
     def finalize(self) -> None:
+        """Finalise ACL (aclFinalize); a second call raises 100037. Devices, memory and streams stay as they are."""
         if self.finalized:
             fail(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize was already called")
         self.finalized = True
@@ -559,6 +579,11 @@ class Core:
 
     @api("aclrtSetDevice")
     def set_device(self, device_id: int) -> None:
+        """Make `device_id` (an index into the visible devices) this thread's current device (aclrtSetDevice).
+
+        The first set creates the device's primary context and its default stream; each set holds a reference
+        that aclrtResetDevice releases. An id outside the visible devices (ASCEND_RT_VISIBLE_DEVICES) raises
+        107001."""
         self._set_device(device_id)
 
     def _release_context(self, ctx: Context) -> None:
@@ -588,6 +613,10 @@ class Core:
 
     @api("aclrtResetDevice")
     def reset_device(self, device_id: int) -> None:
+        """Release one reference on `device_id` held by aclrtSetDevice or aclrtCreateContext (aclrtResetDevice).
+
+        At the last one the device's contexts and streams go (after their queued tasks complete), and so does
+        its device memory; host registrations stay. A device that is not set raises 507007."""
         dev = self.physical(device_id)
         if dev.refcount <= 0:
             fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, f"device {device_id} is not set (or already reset)")
@@ -597,6 +626,8 @@ class Core:
 
     @api("aclrtResetDeviceForce")
     def reset_device_force(self, device_id: int) -> None:
+        """Release `device_id` whatever its reference count, as aclrtResetDevice does at the last reference
+        (aclrtResetDeviceForce). A device that is not set (or already reset) raises 507007."""
         dev = self.physical(device_id)
         if dev.refcount <= 0:
             fail(ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, f"device {device_id} is not set (or already reset)")
@@ -604,6 +635,8 @@ class Core:
 
     @api("aclrtGetDevice")
     def get_device(self) -> int:
+        """This thread's current device id (aclrtGetDevice); without a context, the aclInit default device, else
+        107002."""
         ctx = self.ctx
         if ctx is None:
             if self.default_device is not None:
@@ -613,16 +646,22 @@ class Core:
 
     @api("aclrtGetDeviceCount")
     def get_device_count(self) -> int:
+        """How many devices are visible (aclrtGetDeviceCount): the product's, or those ASCEND_RT_VISIBLE_DEVICES
+        names (207004 when it names none of them)."""
         if not self.visible:
             fail(ACL_ERROR_RT_NO_DEVICE, "ASCEND_RT_VISIBLE_DEVICES names no device of this product")
         return len(self.visible)
 
     @api("aclrtGetRunMode")
     def get_run_mode(self) -> int:
+        """ACL_HOST (1) on an EP deployment (the host drives a card), ACL_DEVICE (0) on RC and control-CPU ones
+        (the program runs on the board) (aclrtGetRunMode)."""
         return C.ACL_HOST if self.product.ep_mode else C.ACL_DEVICE
 
     @api("aclrtSynchronizeDevice")
     def synchronize_device(self) -> None:
+        """Block this thread until every stream of the current context, its default stream included, is drained
+        (aclrtSynchronizeDevice). A task that failed on one raises 507899."""
         ctx = self.current_context()
         for s in [ctx.default_stream, *ctx.streams]:
             self._drain(s)
@@ -630,6 +669,9 @@ class Core:
     # -- contexts -------------------------------------------------------------------
     @api("aclrtCreateContext")
     def create_context(self, device_id: int) -> int:
+        """Create a context on `device_id` and make it this thread's current one (aclrtCreateContext); returns its
+        handle. Like aclrtSetDevice it holds a reference on the device (creating its primary context first if
+        needed), which aclrtDestroyContext releases."""
         dev = self.physical(device_id)
         if dev.refcount == 0 or dev.primary is None:
             dev.primary = self._new_context(dev, primary=True)
@@ -640,7 +682,10 @@ class Core:
 
     @api("aclrtDestroyContext")
     def destroy_context(self, handle: int) -> None:
-        """context.cpp: aclrtDestroyContextImpl; ApiErrorDecorator::ContextDestroy; ApiImpl::ContextDestroy:
+        """Destroy a context of aclrtCreateContext (aclrtDestroyContext): its streams go (after their queued
+        tasks), and its reference on the device, the last of which releases the device as aclrtResetDevice does.
+
+        context.cpp: aclrtDestroyContextImpl; ApiErrorDecorator::ContextDestroy; ApiImpl::ContextDestroy:
         a context that is not live, or the primary one, is RT_ERROR_CONTEXT_NULL (107002)."""
         if handle == 0:
             fail(ACL_ERROR_INVALID_PARAM, "context is null")
@@ -655,7 +700,10 @@ class Core:
 
     @api("aclrtSetCurrentContext")
     def set_context(self, handle: int) -> None:
-        """context.cpp: aclrtSetCurrentContextImpl; ApiErrorDecorator::ContextSetCurrent:
+        """Make context `handle` this thread's current context, and its device the current device
+        (aclrtSetCurrentContext).
+
+        context.cpp: aclrtSetCurrentContextImpl; ApiErrorDecorator::ContextSetCurrent:
         CHECK_CONTEXT_VALID_WITH_RETURN(ctx, RT_ERROR_INVALID_VALUE) -> 107000 for a context that is not live."""
         if handle == 0:
             fail(ACL_ERROR_INVALID_PARAM, "context is null")
@@ -671,6 +719,8 @@ class Core:
 
     @api("aclrtGetCurrentContext")
     def get_context(self) -> int:
+        """This thread's current context handle (aclrtGetCurrentContext); 107002 without one (the aclInit default
+        device is not opened)."""
         return self.current_context(implicit=False).handle
 
     # -- streams ---------------------------------------------------------------------
@@ -689,11 +739,17 @@ class Core:
 
     @api("aclrtCreateStream")
     def create_stream(self) -> int:
+        """Create a stream in the current context (aclrtCreateStream); returns its handle. Past the product's stream
+        limit per device (default streams included): 207008."""
         return self._new_stream()
 
     @api("aclrtCreateStreamWithConfig")
     def create_stream_with_config(self, priority: int, flag: int) -> int:
-        """acl stream.cpp: aclrtCreateStreamWithConfigImpl (unknown bits dropped), then
+        """Create a stream in the current context with a priority (clamped to 0..7) and ACL_STREAM_* flags
+        (aclrtCreateStreamWithConfig); returns its handle. HUGE on a product without it raises 207000;
+        DEVICE_USE_ONLY combined with another flag, 107000.
+
+        acl stream.cpp: aclrtCreateStreamWithConfigImpl (unknown bits dropped), then
         api_error.cc: ApiErrorDecorator::StreamCreate / CheckStreamFlags, api_impl.cc: ApiImpl::StreamCreate."""
         self.runtime_layer()
         flag &= _STREAM_FLAGS
@@ -727,10 +783,15 @@ class Core:
 
     @api("aclrtDestroyStream")
     def destroy_stream(self, handle: int) -> None:
+        """Destroy a stream of the current context once its queued tasks complete (aclrtDestroyStream).
+
+        A null handle raises 100000, a stream being captured 107027, a stream of another context 107003."""
         self._destroy_stream(handle, wait=True)
 
     @api("aclrtDestroyStreamForce")
     def destroy_stream_force(self, handle: int) -> None:
+        """Destroy a stream at once, without waiting for its queued tasks (aclrtDestroyStreamForce); the checks are
+        aclrtDestroyStream's."""
         self._destroy_stream(handle, wait=False)
 
     def _sync_target(self, handle: int, timeout_ms: int = -1) -> Stream | None:
@@ -751,14 +812,22 @@ class Core:
 
     @api("aclrtSynchronizeStream")
     def synchronize_stream(self, handle: int = 0) -> None:
-        """stream.cpp: aclrtSynchronizeStreamImpl; ApiErrorDecorator::StreamSynchronize; ApiImpl::StreamSynchronize."""
+        """Block this thread until every task queued on stream `handle` (0: the default stream) has completed
+        (aclrtSynchronizeStream); a stream created PERSISTENT, DEVICE_USE_ONLY or CPU_SCHEDULE returns at
+        once. A task that failed raises 507899; a stream being captured, 107027.
+
+        stream.cpp: aclrtSynchronizeStreamImpl; ApiErrorDecorator::StreamSynchronize; ApiImpl::StreamSynchronize."""
         s = self._sync_target(handle)
         if s is not None:
             self._drain(s)
 
     @api("aclrtSynchronizeStreamWithTimeout")
     def synchronize_stream_with_timeout(self, handle: int, timeout_ms: int) -> None:
-        """stream.cpp: aclrtSynchronizeStreamWithTimeoutImpl (timeout < -1 -> 107000), then as synchronize."""
+        """As aclrtSynchronizeStream, waiting at most `timeout_ms` of simulated time (-1: forever)
+        (aclrtSynchronizeStreamWithTimeout). Past it, this thread's clock is at the deadline and 507046 is
+        raised; a timeout of 0 or below -1 raises 107000.
+
+        stream.cpp: aclrtSynchronizeStreamWithTimeoutImpl (timeout < -1 -> 107000), then as synchronize."""
         if timeout_ms < -1:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"timeout {timeout_ms} ms: must be -1 (forever) or > 0")
         s = self._sync_target(handle, timeout_ms)
@@ -775,7 +844,10 @@ class Core:
 
     @api("aclrtStreamQuery")
     def stream_query(self, handle: int = 0) -> int:
-        """stream.cpp: aclrtStreamQueryImpl; ApiErrorDecorator::StreamQuery; ApiImpl::StreamQuery."""
+        """ACL_STREAM_STATUS_COMPLETE (0) when every task queued on stream `handle` (0: the default stream) has
+        completed by this thread's time, else ACL_STREAM_STATUS_NOT_READY (1) (aclrtStreamQuery).
+
+        stream.cpp: aclrtStreamQueryImpl; ApiErrorDecorator::StreamQuery; ApiImpl::StreamQuery."""
         s = self._sync_target(handle)
         if s is None:
             return C.ACL_STREAM_STATUS_COMPLETE
@@ -794,10 +866,16 @@ class Core:
 
     @api("aclrtCreateEvent")
     def create_event(self) -> int:
+        """Create an event on the current device with the default flags 0x0E (aclrtCreateEvent): timed, can be
+        waited on and reset; returns its handle. Past the product's event limit per device: 207007."""
         return self._new_event(C.ACL_EVENT_DEFAULT_FLAGS)
 
     @api("aclrtCreateEventWithFlag")
     def create_event_with_flag(self, flag: int) -> int:
+        """Create an event with ACL_EVENT_* flags (aclrtCreateEventWithFlag); returns its handle.
+
+        `flag` must set a bit of 0x3F and no higher one (no IPC events here), with DEVICE_USE_ONLY (0x10) and
+        EXTERNAL (0x20) only alone; otherwise 107000."""
         if flag & 0x3F == 0:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"event flag 0x{flag:x} sets no known bit")
         if flag > 0x3F:
@@ -809,7 +887,11 @@ class Core:
 
     @api("aclrtCreateEventExWithFlag")
     def create_event_ex_with_flag(self, flag: int) -> int:
-        """src/runtime/api/impl/api_error.cc: ApiErrorDecorator::EventCreateEx, then api_impl.cc: EventCreateEx."""
+        """Create a "new mode" event, the only kind a capture may record (aclrtCreateEventExWithFlag); returns
+        its handle. `flag`: an OR of SYNC 0x1, CAPTURE_STREAM_PROGRESS 0x2, DDSYNC 0x4 and TIME_LINE 0x8, or
+        IPC 0x40 alone (207000 on products without IPC events); otherwise 107000.
+
+        src/runtime/api/impl/api_error.cc: ApiErrorDecorator::EventCreateEx, then api_impl.cc: EventCreateEx."""
         self.runtime_layer()
         for solo in (C.ACL_EVENT_DEVICE_USE_ONLY, C.ACL_EVENT_EXTERNAL, C.ACL_EVENT_IPC):
             if flag & solo and flag & ~solo:
@@ -825,6 +907,7 @@ class Core:
 
     @api("aclrtDestroyEvent")
     def destroy_event(self, handle: int) -> None:
+        """Destroy an event (aclrtDestroyEvent); records and waits already queued still run."""
         if handle == 0:
             fail(ACL_ERROR_INVALID_PARAM, "event is null")
         ev = self.event_of(handle)
@@ -871,7 +954,11 @@ class Core:
 
     @api("aclrtRecordEvent")
     def record_event(self, event: int, stream: int = 0) -> None:
-        """event.cpp: aclrtRecordEventImpl; api_c.cc: rtEventRecord; ApiErrorDecorator::EventRecord; ApiImpl::EventRecord."""
+        """Queue a record of `event` on `stream` (0: the default stream) (aclrtRecordEvent): the record
+        completes when every earlier task on the stream has. On a capturing stream it goes into the capture:
+        only aclrtCreateEventExWithFlag (or EXTERNAL) events may be recorded there, others raise 207000.
+
+        event.cpp: aclrtRecordEventImpl; api_c.cc: rtEventRecord; ApiErrorDecorator::EventRecord; ApiImpl::EventRecord."""
         ev, _ = self._event_and_stream(event, stream, "recorded")
         s = self.stream_of(stream)
         self._check_ipc_not_captured(ev, s)
@@ -886,7 +973,11 @@ class Core:
 
     @api("aclrtResetEvent")
     def reset_event(self, event: int, stream: int = 0) -> None:
-        """event.cpp: aclrtResetEventImpl; api_c.cc: rtEventReset; ApiErrorDecorator::EventReset; ApiImpl::EventReset."""
+        """Forget the latest record of `event` (aclrtResetEvent), at once: `stream` is checked, nothing is
+        queued on it. An event that cannot be waited on (no SYNC, DDSYNC, EXTERNAL or IPC flag), or made by
+        aclrtCreateEventExWithFlag, raises 207000.
+
+        event.cpp: aclrtResetEventImpl; api_c.cc: rtEventReset; ApiErrorDecorator::EventReset; ApiImpl::EventReset."""
         ev, _ = self._event_and_stream(event, stream, "reset")
         if ev.flags == C.ACL_EVENT_IPC:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an IPC event cannot be reset")
@@ -902,7 +993,11 @@ class Core:
 
     @api("aclrtStreamWaitEvent")
     def stream_wait_event(self, stream: int, event: int) -> None:
-        """stream.cpp: aclrtStreamWaitEventImpl; api_c_stream.cc: rtStreamWaitEvent (stream handle, then event);
+        """Make the tasks queued next on `stream` (0: the default stream) wait for the latest record of
+        `event` (aclrtStreamWaitEvent); an event never recorded is no wait. An event that cannot be waited on
+        (no SYNC, DDSYNC, EXTERNAL or IPC flag) raises 207000.
+
+        stream.cpp: aclrtStreamWaitEventImpl; api_c_stream.cc: rtStreamWaitEvent (stream handle, then event);
         ApiErrorDecorator::StreamWaitEvent; ApiImpl::StreamWaitEvent."""
         if event == 0:
             fail(ACL_ERROR_INVALID_PARAM, "event is null")
@@ -937,6 +1032,8 @@ class Core:
 
     @api("aclrtSynchronizeEvent")
     def synchronize_event(self, event: int) -> None:
+        """Block this thread until the latest record of `event` has completed (aclrtSynchronizeEvent); at once if it
+        was never recorded. An EXTERNAL event raises 207000, one recorded into an active capture 107028."""
         if event == 0:
             fail(ACL_ERROR_INVALID_PARAM, "event is null")
         ev = self.event_of(event)
@@ -948,6 +1045,9 @@ class Core:
 
     @api("aclrtQueryEventStatus")
     def query_event_status(self, event: int) -> int:
+        """ACL_EVENT_RECORDED_STATUS_COMPLETE (1) when the latest record of `event` has completed by this thread's
+        time, else ACL_EVENT_RECORDED_STATUS_NOT_READY (0), also for an event never recorded
+        (aclrtQueryEventStatus)."""
         if event == 0:
             fail(ACL_ERROR_INVALID_PARAM, "event is null")
         ev = self.event_of(event)
@@ -960,9 +1060,11 @@ class Core:
 
     @api("aclrtQueryEventWaitStatus")
     def query_event_wait_status(self, event: int) -> int:
-        """src/runtime/api/impl/api_impl_event_common.cc: ApiImplEvent::EventQueryWaitStatus; Event::QueryEventWaitStatus.
+        """Whether the stream waits on `event` are over (aclrtQueryEventWaitStatus): COMPLETE (0) when the
+        event cannot be waited on or every stream wait on it has completed by this thread's time, else
+        NOT_READY (1).
 
-        COMPLETE (0) when the event cannot be waited on or every stream wait on it has completed."""
+        src/runtime/api/impl/api_impl_event_common.cc: ApiImplEvent::EventQueryWaitStatus; Event::QueryEventWaitStatus."""
         if event == 0:
             fail(ACL_ERROR_INVALID_PARAM, "event is null")
         ev = self.event_of(event)
@@ -979,6 +1081,9 @@ class Core:
 
     @api("aclrtEventElapsedTime")
     def event_elapsed_time(self, start: int, end: int) -> float:
+        """Milliseconds of simulated time from the completion of `start`'s latest record to that of `end`'s
+        (aclrtEventElapsedTime); negative if `end` completed first. Both must be recorded (else 507000), created
+        with ACL_EVENT_TIME_LINE and complete (else 107006)."""
         if start == 0 or end == 0:
             fail(ACL_ERROR_INVALID_PARAM, "event is null")
         a, b = self.event_of(start), self.event_of(end)

@@ -1,4 +1,4 @@
-"""Descriptor and offset copies (spec 9.6, 9.7): copies whose addresses live in device memory.
+"""Descriptor and offset copies: copies whose addresses live in device memory.
 
 The checks run in the reference runtime's order (docs/conformance/copy2d_batch_descriptors.md): the ACL
 layer (memory.cpp), the C entries (api_c_memory.cc rtsGetMemcpyDescSize / rtsSetMemcpyDesc /
@@ -25,9 +25,10 @@ from .core import Core, Stream, api, fail
 from .memops import ends
 
 INNER_D2D = 6
-MAX_DESC_COPY = 4 << 30  # [source BASEI]
+MAX_DESC_COPY = 4 << 30  # hicann/runtime src/runtime/core/inc/spec/base_info.hpp MAX_MEMCPY_SIZE_OF_D2D
 MAX_OFFSET = 0xFFFF_FFFF_FFFF
-_RECORD = struct.Struct("<3IIQQ")  # resv0..2, len, src, dst: 32 bytes (V1) [source mem.h]
+# the V1 descriptor record (hicann/runtime pkg_inc/runtime/runtime/mem.h)
+_RECORD = struct.Struct("<3IIQQ")  # resv0..2, len, src, dst: 32 bytes (V1)
 
 
 class DescriptorOps:
@@ -55,6 +56,8 @@ class DescriptorOps:
 
     @api("aclrtGetMemcpyDescSize")
     def get_memcpy_desc_size(self: Core, kind: int) -> int:
+        """The size in bytes of a memcpy descriptor on this product (aclrtGetMemcpyDescSize). kind must be
+        INNER_DEVICE_TO_DEVICE (6), on a product with descriptor copies; else 207000."""
         if not 0 <= kind < 8:
             fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
         self._stars(kind)
@@ -62,7 +65,9 @@ class DescriptorOps:
 
     @api("aclrtSetMemcpyDesc", sizes=("count",))
     def set_memcpy_desc(self: Core, desc: int, kind: int, src: int, dst: int, count: int, config=None) -> int:
-        """Write the copy record into the descriptor (device memory); returns desc."""
+        """Write the record of a copy of `count` bytes from `src` to `dst` (device memory of one device) into the
+        descriptor at `desc` (64-byte aligned device memory), by a synchronous host-to-device copy
+        (aclrtSetMemcpyDesc); returns desc. kind: INNER_DEVICE_TO_DEVICE (6); config must be None."""
         if desc == 0:
             fail(ACL_ERROR_INVALID_PARAM, "desc is null")
         if not 0 <= kind < 8:
@@ -103,6 +108,9 @@ class DescriptorOps:
 
     @api("aclrtMemcpyAsyncWithDesc")
     def memcpy_async_with_desc(self: Core, desc: int, kind: int, stream: int) -> None:
+        """Queue on `stream` the copy the descriptor at `desc` describes (aclrtMemcpyAsyncWithDesc). The record is
+        read when the task starts, so rewriting it before then changes what is copied. kind:
+        INNER_DEVICE_TO_DEVICE (6); the stream must be given (0 raises 100000)."""
         if desc == 0:
             fail(ACL_ERROR_INVALID_PARAM, "desc is null")
         if not 0 <= kind < 8:
@@ -144,7 +152,9 @@ class DescriptorOps:
     @api("aclrtMemcpyAsyncWithOffset", gate=False, sizes=("dest_max", "dst_offset", "count", "src_offset"))
     def memcpy_async_with_offset(self: Core, dst: int, dest_max: int, dst_offset: int, src: int, count: int,
                                  src_offset: int, kind: int, stream: int = 0) -> None:
-        """Copy count bytes from *src + src_offset to *dst + dst_offset; dst and src are 8-byte device slots."""
+        """Queue on `stream` a copy of `count` bytes from *src + src_offset to *dst + dst_offset
+        (aclrtMemcpyAsyncWithOffset): dst and src are the addresses of 8-byte device-memory slots holding the
+        base addresses, read when the task starts. kind: INNER_DEVICE_TO_DEVICE (6); count 0 does nothing."""
         if count == 0:
             return
         if kind != INNER_D2D:

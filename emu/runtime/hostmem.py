@@ -1,4 +1,5 @@
-"""Allocation with configs, and host memory registration (spec 7.2, 7.4, 7.7).
+"""Allocation with configs, and host memory registration (docs/conformance/memory_copies_fills.md for the
+WithCfg allocators, docs/conformance/hostmem_peer_capture.md for registration).
 
 Registering host memory pins it (it then counts as HOST, so its async copies
 stay asynchronous) and may map it into a device's address window: the alias
@@ -38,6 +39,12 @@ class HostMemoryOps:
 
     @api("aclrtMallocWithCfg", sizes=("size",))
     def malloc_with_cfg(self: Core, size: int, policy: int, cfg=None) -> int:
+        """Allocate `size` bytes of device memory on the current device with a policy and a config
+        (aclrtMallocWithCfg); returns the address.
+
+        cfg: None or a non-empty list of {"attr": aclrtMallocAttrType, "value": int}: RSV and MODULE_ID are
+        ignored, DEVICE_ID must be the current device, any other attribute raises 107000. The low byte of
+        `policy` is the page policy, as aclrtMalloc's; unlike aclrtMalloc, no padding is added."""
         if size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
         attrs = None if cfg is None else _attributes(cfg)
@@ -58,7 +65,11 @@ class HostMemoryOps:
 
     @api("aclrtMallocHostWithCfg", sizes=("size",))
     def malloc_host_with_cfg(self: Core, size: int, cfg=None) -> int:
-        """ACL: size 0 -> 100000. Runtime (ApiImpl::HostMallocWithCfg): the configuration (107000) is
+        """Allocate `size` bytes of page-locked host memory with a config (aclrtMallocHostWithCfg); returns the
+        address. cfg: None or a non-empty list of {"attr", "value"}, MODULE_ID and VA_FLAG only; VA_FLAG 1 asks
+        for memory the device reaches at the host address (207000 on products without it).
+
+        ACL: size 0 -> 100000. Runtime (ApiImpl::HostMallocWithCfg): the configuration (107000) is
         checked before the context (107002), then the driver's VA_FLAG support (207000)."""
         if size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
@@ -118,7 +129,10 @@ class HostMemoryOps:
 
     @api("aclrtHostRegister", gate=False, sizes=("size",))
     def host_register(self: Core, ptr: int, size: int, type: int = HOST_REGISTER_MAPPED) -> int:
-        """Register and map host memory; returns the device address kernels use to reach it."""
+        """Register and map `size` bytes of host memory at `ptr` (aclrtHostRegister); returns the device address
+        kernels use to reach it (the host address itself for VA-consistent memory). The range counts as
+        page-locked from then on; it must not overlap a registration (507910). 207000 on products without
+        host registration."""
         if ptr == 0 or size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "ptr is null" if ptr == 0 else "size is 0")
         if type & ~0xC:
@@ -132,7 +146,9 @@ class HostMemoryOps:
 
     @api("aclrtHostRegisterV2", gate=False, sizes=("size",))
     def host_register_v2(self: Core, ptr: int, size: int, flag: int) -> None:
-        """Pin (PINNED) and/or map (MAPPED, IOMEMORY, READONLY) host memory."""
+        """Pin (PINNED) and/or map (MAPPED, IOMEMORY, READONLY) `size` bytes of host memory at `ptr`
+        (aclrtHostRegisterV2); aclrtHostGetDevicePointer gives a mapping's device address. Only a mapping
+        needs host registration on the product (207000)."""
         if ptr == 0 or size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "ptr is null" if ptr == 0 else "size is 0")
         known = REG_MAPPED | REG_IOMEMORY | REG_READONLY | REG_PINNED
@@ -149,8 +165,10 @@ class HostMemoryOps:
 
     @api("aclrtHostGetDevicePointer", gate=False)
     def host_get_device_pointer(self: Core, host_ptr: int, flag: int = 0) -> int:
-        """The device address of registered, mapped host memory. No chip gate: the driver query (or
-        the runtime's own mapping table) finds nothing on a chip that cannot register -> 107000."""
+        """The device address of registered, mapped host memory at `host_ptr` (aclrtHostGetDevicePointer).
+
+        No chip gate: the driver query (or the runtime's own mapping table) finds nothing on a chip that
+        cannot register -> 107000."""
         if host_ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "pHost is null")
         if flag != 0:
@@ -165,7 +183,9 @@ class HostMemoryOps:
 
     @api("aclrtHostUnregister", gate=False)
     def host_unregister(self: Core, ptr: int) -> None:
-        """ApiImpl::HostUnregister (software mode): context, then a mapped base goes to the driver
+        """Unregister the host range registered at `ptr`, its start (aclrtHostUnregister).
+
+        ApiImpl::HostUnregister (software mode): context, then a mapped base goes to the driver
         (chip gate), a pinned base is dropped, anything else -> 507911."""
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "ptr is null")
@@ -179,7 +199,7 @@ class HostMemoryOps:
 
 
 class PeerOps:
-    """Peer access between devices (spec 7.8), mixed into `Runtime`.
+    """Peer access between devices (docs/conformance/hostmem_peer_capture.md), mixed into `Runtime`.
 
     Device ids: the ACL layer turns the peer into a physical id (rtGetDevicePhyIdByIndex: not a
     visible device -> 107001); the runtime maps the other id to a driver id only when
@@ -236,6 +256,9 @@ class PeerOps:
 
     @api("aclrtDeviceCanAccessPeer", gate=False)
     def device_can_access_peer(self: Core, device_id: int, peer_device_id: int) -> int:
+        """1 if device `device_id` can access the memory of `peer_device_id` on this product's topology, else 0
+        (aclrtDeviceCanAccessPeer). The two must differ (100000); products without peer access and RC
+        deployments raise 207000."""
         if device_id == peer_device_id:
             fail(ACL_ERROR_INVALID_PARAM, "deviceId and peerDeviceId must differ")
         self.physical(peer_device_id)
@@ -260,7 +283,9 @@ class PeerOps:
 
     @api("aclrtDeviceEnablePeerAccess", gate=False)
     def device_enable_peer_access(self: Core, peer_device_id: int, flags: int = 0) -> None:
-        """Let the current device access `peer_device_id` (one direction)."""
+        """Let the current device access the memory of `peer_device_id`, one direction
+        (aclrtDeviceEnablePeerAccess). flags must be 0 (200006); devices that share no interconnect raise
+        507899."""
         if flags != 0:
             fail(ACL_ERROR_FEATURE_UNSUPPORTED, f"flags must be 0, got {flags}")
         cur = self._current_and_peer(peer_device_id)
@@ -270,13 +295,15 @@ class PeerOps:
 
     @api("aclrtDeviceDisablePeerAccess", gate=False)
     def device_disable_peer_access(self: Core, peer_device_id: int) -> None:
+        """Withdraw the current device's access to the memory of `peer_device_id` (aclrtDeviceDisablePeerAccess)."""
         cur = self._current_and_peer(peer_device_id)
         self.peers.discard((self.visible[cur], self.visible[peer_device_id]))
 
     @api("aclrtDevicePeerAccessStatus", gate=False)
     def device_peer_access_status(self: Core, device_id: int, peer_device_id: int) -> int:
-        """1 when `device_id` may access `peer_device_id`. The peer is a physical id: the ACL layer
-        does not convert it (aclrtDevicePeerAccessStatusImpl)."""
+        """1 when `device_id` may access `peer_device_id`, as aclrtDeviceEnablePeerAccess allows, else 0
+        (aclrtDevicePeerAccessStatus). The peer is a physical id: the ACL layer does not convert it
+        (aclrtDevicePeerAccessStatusImpl)."""
         self._driver_id(device_id, "deviceId")
         self._below_max(peer_device_id, "peerDeviceId")
         self._default_device_context(device_id)
@@ -287,7 +314,8 @@ class PeerOps:
         return int((self.visible[device_id], peer_device_id) in self.peers)
 
     def check_peer_copy(self: Core, src: Region, dst: Region) -> None:
-        """A cross-device copy needs peer access enabled in one direction on most products (spec 7.8)."""
+        """A cross-device copy needs peer access enabled in one direction on most products
+        (docs/conformance/memory_copies_fills.md, aclrtMemcpy row 10): else 507899."""
         if not (src.is_device and dst.is_device) or src.device == dst.device:
             return
         if "alias" in (src.origin, dst.origin) or not self.product.has("peer_copy_needs_enable"):

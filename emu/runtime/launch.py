@@ -44,9 +44,12 @@ class LaunchOps:
     def launch_kernel(self: Core, fn: Callable, buffers: Sequence = (), stream: int = 0, *,
                       duration_us: float | None = None, nbytes: float = 0, flops: float = 0,
                       name: str | None = None) -> None:
-        """Enqueue `fn(*views)` on `stream`; `buffers` are (ptr, nbytes) or (ptr, shape, dtype) of device memory.
+        """Enqueue `fn(*views)` as a kernel task on `stream` (aclrtLaunchKernel: the emulator's stand-in for a
+        kernel launch); `buffers` are (ptr, nbytes) or (ptr, shape, dtype) of device memory.
 
         Give `duration_us`, or the kernel's cost (`nbytes` of memory traffic, `flops`) for a roofline duration.
+        `fn` runs at the task's simulated start, in stream order, on numpy views of the buffers; when a buffer
+        is timing-only memory it does not run, and the task only takes its time.
         """
         if fn is None:  # kernel.cpp: aclrtLaunchKernelImpl: a null funcHandle
             fail(ACL_ERROR_INVALID_PARAM, "fn is null")

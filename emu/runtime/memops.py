@@ -22,8 +22,8 @@ from .core import Core, Stream, api, fail
 
 H2H, H2D, D2H, D2D, DEFAULT, H2B2D = 0, 1, 2, 3, 4, 5
 HOST, DEV, UNREG = Location.HOST, Location.DEVICE, Location.UNREGISTERED
-ON_CHIP_UNIT = 4 << 30  # largest on-chip D2D task [source BASEI]
-MEMSET_BLOCK = 64 << 20  # memset block [source context.hpp]
+ON_CHIP_UNIT = 4 << 30  # largest on-chip D2D task: hicann/runtime src/runtime/core/inc/spec/base_info.hpp
+MEMSET_BLOCK = 64 << 20  # memset block: hicann/runtime src/runtime/core/inc/context/context.hpp MEM_BLOCK_SIZE
 
 
 _DDR_ATTRS = frozenset({C.ACL_DDR_MEM, C.ACL_DDR_MEM_HUGE, C.ACL_DDR_MEM_NORMAL,
@@ -37,13 +37,16 @@ def roundup(n: int, unit: int) -> int:
 
 @dataclass(frozen=True)
 class PointerAttributes:
-    """aclrtPtrAttributes."""
+    """aclrtPtrAttributes, what aclrtPointerGetAttributes returns: the location type (aclrtMemLocationType),
+    the device id (0 for host memory) and the page size in bytes."""
     type: int  # aclrtMemLocationType
     id: int  # device id for DEVICE, 0 for host memory
     page_size: int
 
 
-# Kind auto-correction (spec 8.2): (src, dst) -> (forced kind, allowed kinds, what DEFAULT becomes).
+# Kind auto-correction (docs/conformance/memory_copies_fills.md, aclrtMemcpyAsync; hicann/runtime
+# src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect):
+# (src, dst) -> (forced kind, allowed kinds, what DEFAULT becomes).
 _CORRECTION = {(int(a), int(b)): rule for (a, b), rule in {
     (HOST, DEV): (H2D, None, H2D),
     (DEV, HOST): (D2H, None, D2H),
@@ -58,7 +61,9 @@ _CORRECTION = {(int(a), int(b)): rule for (a, b), rule in {
 
 
 def correct_kind(src: Location, dst: Location, kind: int) -> int:
-    """The kind an EP-mode async copy really uses, from where its pointers are (spec 8.2)."""
+    """The kind an EP-mode async copy really uses, from where its pointers are (hicann/runtime
+    src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect). A kind the locations
+    forbid raises 107000; other kinds, and location pairs the table leaves alone, pass unchanged."""
     if kind not in (H2H, H2D, D2H, D2D, DEFAULT):
         return kind
     rule = _CORRECTION.get((int(src), int(dst)))  # (plain ints hash faster than enum members)
@@ -158,7 +163,8 @@ class MemoryOps:
         self._drain(s)
 
     def copy_unit(self: Core, s_dev: int | None, d_dev: int | None) -> int:
-        """The largest task the runtime issues for a copy between these ends (spec 11.1)."""
+        """The largest task the runtime issues for a copy between these ends (hicann/runtime
+        src/runtime/api/impl/api_impl.cc LaunchAsyncCopy; src/runtime/core/inc/spec/base_info.hpp)."""
         unit = self._units.get((s_dev, d_dev))
         if unit is None:
             unit = self._units[(s_dev, d_dev)] = self._copy_unit(s_dev, d_dev)
@@ -176,7 +182,7 @@ class MemoryOps:
 
     def _enqueue_copy(self: Core, s: Stream, dst: Region, doff: int, src: Region, soff: int, n: int,
                       what: str) -> None:
-        """Split into the runtime's task sizes (spec 11.1) and queue on `s`."""
+        """Split into the runtime's task sizes (`copy_unit`) and queue on `s`."""
         s_dev = src.device if src.is_device and src.origin != "alias" else None
         d_dev = dst.device if dst.is_device and dst.origin != "alias" else None
         unit = self.copy_unit(s_dev, d_dev)
@@ -213,7 +219,12 @@ class MemoryOps:
     @api("aclrtMalloc", sizes=("size",))
     def malloc(self: Core, size: int, policy: int = C.ACL_MEM_MALLOC_HUGE_FIRST, *,
                functional: bool | None = None) -> int:
-        """Device memory. functional=False: an address range without bytes (timing-only); default: the runtime's."""
+        """Allocate `size` bytes of device memory on the current device (aclrtMalloc); returns the address.
+
+        policy (aclrtMemMallocPolicy): by default huge pages above 1 MiB, else normal ones; an unknown value is
+        the default. The allocation is `size` rounded up to 32 plus the product's padding; out of memory
+        raises 207001. functional=False: an address range without bytes (timing-only); None: the runtime's
+        (`configure(functional=...)`)."""
         if size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
         pad = 0 if policy in (6, 7) else self.product.malloc_padding
@@ -246,6 +257,9 @@ class MemoryOps:
 
     @api("aclrtFree")
     def free(self: Core, ptr: int) -> None:
+        """Free device memory at the start of a device allocation (aclrtMalloc, aclrtMallocWithCfg, acldvppMalloc)
+        (aclrtFree), at once: tasks still queued on it drop their bytes, with a warning. Any other address
+        (host memory, inside an allocation, a mapped registration's device address) raises 107000."""
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
         self.runtime_layer()
@@ -253,7 +267,10 @@ class MemoryOps:
 
     @api("aclrtMallocHost", sizes=("size",))
     def malloc_host(self: Core, size: int, *, functional: bool | None = None) -> int:
-        """Page-locked host memory. functional=False: an address range without bytes (timing-only)."""
+        """Allocate `size` bytes of page-locked host memory (aclrtMallocHost); returns the address.
+
+        Needs a current context (107002). In RC and control-CPU deployments it is device memory, as on the
+        board. functional=False: an address range without bytes (timing-only); None: the runtime's."""
         if size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
         if size < 0 or size > C.SIZE_MAX - 32:
@@ -262,7 +279,8 @@ class MemoryOps:
         return self._alloc_host(roundup(size, 32), functional).base
 
     def _alloc_host(self: Core, nbytes: int, functional: bool | None = None) -> Region:
-        """Page-locked host memory; in RC mode host memory is device memory (normal pages) [doc 11-02]."""
+        """Page-locked host memory; in RC mode host memory is device memory (normal pages) (hicann/runtime
+        docs/zh/api_ref/11-02_host_memory_management.md, aclrtMallocHost)."""
         if not self.product.ep_mode:
             return self.space.alloc_device(self.current_context().device.id, nbytes, 64, HOST_PAGE,
                                            origin="malloc_host", functional=functional)
@@ -273,6 +291,8 @@ class MemoryOps:
 
     @api("aclrtFreeHost")
     def free_host(self: Core, ptr: int) -> None:
+        """Free memory of aclrtMallocHost, and the host registrations inside it, at once (aclrtFreeHost). Device
+        memory, or an address that is not the start of such an allocation, raises 107000."""
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "hostPtr is null")
         self.runtime_layer()
@@ -290,7 +310,8 @@ class MemoryOps:
 
     @api("aclrtGetMemInfo")
     def get_mem_info(self: Core, attr: int) -> tuple[int, int]:
-        """(free, total) bytes of the current device for a memory attribute (aclrtMemAttr)."""
+        """(free, total) bytes of the current device's memory of kind `attr` (aclrtMemAttr 0..17, else 107016)
+        (aclrtGetMemInfo). A DDR attribute on an HBM product is (0, 0)."""
         if not 0 <= attr <= 17:
             fail(ACL_ERROR_RT_INVALID_MEMORY_TYPE, f"memory attribute {attr} is not one of 0..17")
         dev = self.current_context().device.id
@@ -307,6 +328,9 @@ class MemoryOps:
 
     @api("aclrtPointerGetAttributes")
     def pointer_get_attributes(self: Core, ptr: int) -> PointerAttributes:
+        """Where `ptr` is (aclrtPointerGetAttributes): a PointerAttributes(type, id, page_size) whose type is
+        DEVICE (id: the device), HOST (page-locked or registered memory) or UNREGISTERED (other host memory).
+        An address in the device range that no allocation holds raises 107000."""
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "ptr is null")
         self.runtime_layer()
@@ -321,13 +345,15 @@ class MemoryOps:
 
     # -- host memory shown by the program ---------------------------------------------------
     def register_host(self: Core, obj) -> int:
-        """Make a numpy array's or bytes-like object's memory usable as pageable host memory."""
+        """Make a numpy array's or bytes-like object's memory usable as pageable host memory; returns its
+        address (what acl.util.bytes_to_ptr and numpy_to_ptr give). Not an ACL API."""
         with self.lock:
             return self.space.register_host(obj)[0]
 
     def host_array(self: Core, ptr: int, nbytes: int) -> np.ndarray:
         """A uint8 array over `nbytes` of known host memory at `ptr` (acl.util): writable, except over memory
-        the program showed read-only, where a write through the array raises instead of changing it."""
+        the program showed read-only, where a write through the array raises instead of changing it. Device
+        memory raises ValueError, memory the emulator does not know AclError. Not an ACL API."""
         with self.lock:
             r = self.space.find(ptr)
             if r is not None and r.is_device and r.origin != "malloc_host":
@@ -350,7 +376,13 @@ class MemoryOps:
 
     @api("aclrtMemcpy", sizes=("dest_max", "count"))
     def memcpy(self: Core, dst: int, dest_max: int, src: int, count: int, kind: int) -> None:
-        """Synchronous copy; the direction comes from the addresses, `kind` is only range-checked."""
+        """Copy `count` bytes from `src` to `dst` and block this thread until done (aclrtMemcpy).
+
+        The direction comes from the addresses; `kind` (aclrtMemcpyKind) is only range-checked (0..5).
+        count must not exceed dest_max (107000); count 0, or dst == src, does nothing. Pageable host memory
+        goes through the driver's staging; a copy between devices needs peer access on most products
+        (507899). Refused (107030) while a capture makes synchronous copies unsafe. On timing-only memory
+        only the time passes."""
         if count == 0:
             return
         self._check_copy_args(dst, src, kind)
@@ -415,11 +447,20 @@ class MemoryOps:
     @api("aclrtMemcpyAsync", sizes=("dest_max", "count"))
     def memcpy_async(self: Core, dst: int, dest_max: int, src: int, count: int, kind: int,
                      stream: int = 0) -> None:
+        """Queue a copy of `count` bytes from `src` to `dst` on `stream` (0: the default stream) (aclrtMemcpyAsync).
+
+        The bytes move when the task completes, in simulated time; on timing-only memory only the time passes.
+        On EP products `kind` is corrected from where the pointers are (a kind they forbid raises 107000, a
+        host-to-host copy 207000), and pageable host memory makes the copy synchronous: the stream is drained,
+        then the copy is made; there HOST_TO_BUF_TO_DEVICE (5) stages `src` during the call, so it may be freed
+        on return. count must not exceed dest_max (107000); count 0, or dst == src, does nothing."""
         self._memcpy_async(dst, dest_max, src, count, kind, stream, "aclrtMemcpyAsync")
 
     @api("aclrtMemcpyAsyncWithCondition", sizes=("dest_max", "count"))
     def memcpy_async_with_condition(self: Core, dst: int, dest_max: int, src: int, count: int, kind: int,
                                     stream: int = 0) -> None:
+        """Queue a copy as aclrtMemcpyAsync does, with the same checks (aclrtMemcpyAsyncWithCondition, which ACL
+        deprecates in favour of aclrtMemcpyAsync)."""
         self._memcpy_async(dst, dest_max, src, count, kind, stream, "aclrtMemcpyAsyncWithCondition")
 
     # -- memsets ------------------------------------------------------------------------------------
@@ -429,6 +470,10 @@ class MemoryOps:
 
     @api("aclrtMemset", sizes=("max_count", "count"))
     def memset(self: Core, ptr: int, max_count: int, value: int, count: int) -> None:
+        """Fill `count` bytes at `ptr` with the low byte of `value` and block this thread until done (aclrtMemset).
+
+        count must not exceed max_count (107000); count 0 does nothing. Host memory is filled by the CPU at once.
+        Refused (107030) while a capture makes synchronous memsets unsafe."""
         if count == 0:
             return
         if ptr == 0:
@@ -447,6 +492,12 @@ class MemoryOps:
 
     @api("aclrtMemsetAsync", sizes=("max_count", "count"))
     def memset_async(self: Core, ptr: int, max_count: int, value: int, count: int, stream: int = 0) -> None:
+        """Queue a fill of `count` bytes at `ptr` with the low byte of `value` on `stream` (0: the default stream)
+        (aclrtMemsetAsync).
+
+        A host target is filled at once on the calling thread, not in stream order. A device target is one
+        memset task where the product has one, else the runtime's 64 MiB blocks: a block filled on the host and
+        copied to the device, then copied on the device into the rest."""
         if count == 0:
             return
         if ptr == 0:
@@ -478,6 +529,8 @@ class MemoryOps:
     # -- DVPP memory (acl.media) --------------------------------------------------------------------
     @api("acldvppMalloc", sizes=("size",))
     def dvpp_malloc(self: Core, size: int) -> int:
+        """Allocate `size` bytes of device memory for DVPP on the current device (acldvppMalloc); returns the
+        address. As aclrtMalloc with the default policy; acldvppFree or aclrtFree releases it."""
         if size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "size is 0")
         ctx = self.current_context()
@@ -486,17 +539,19 @@ class MemoryOps:
 
     @api("acldvppFree")
     def dvpp_free(self: Core, ptr: int) -> None:
-        if ptr == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
-        """api_impl.cc ApiImpl::DevDvppFree: the pointer's location must be DEVICE (107000 otherwise, host
+        """Free device memory at the start of a device allocation, whichever API made it (acldvppFree).
+
+        api_impl.cc ApiImpl::DevDvppFree: the pointer's location must be DEVICE (107000 otherwise, host
         memory and a mapped registration's device address included), then the driver's halMemFree, which
         releases a device allocation at its start, whichever API made it (see `_driver_allocation`)."""
+        if ptr == 0:
+            fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
         self.runtime_layer()
         self.space.free_device(self._driver_allocation(ptr, "acldvppFree"))
 
 
 class FillD32Ops:
-    """aclrtMemsetD32 / aclrtMemsetD32Async (spec 10.2), mixed into `Runtime`."""
+    """aclrtMemsetD32 / aclrtMemsetD32Async (docs/conformance/memory_copies_fills.md), mixed into `Runtime`."""
 
     def _d32_target(self: Core, ptr: int, mem_size: int, n: int) -> tuple[Region, int] | None:
         """The ACL-layer checks; None means nothing to do."""
@@ -549,7 +604,8 @@ class FillD32Ops:
 
     def _d32_runtime_present(self: Core, what: str) -> bool:
         """A product whose config lists the API has the stub runtime (api_c_stub.cc rtMemsetD32 returns
-        207000 at once); the ACL layer reports that 207000 as success (spec 10.2 #7)."""
+        207000 at once); the ACL layer reports that 207000 as success (docs/conformance/memory_copies_fills.md,
+        aclrtMemsetD32 row 7)."""
         try:
             self.gate(what)
         except AclError as e:
@@ -580,9 +636,16 @@ class FillD32Ops:
 
     @api("aclrtMemsetD32", gate=False, sizes=("mem_size", "n"))
     def memset_d32(self: Core, ptr: int, mem_size: int, value: int, n: int) -> None:
-        """Fill N 32-bit words with `value` (ACL-allocated host or device memory only)."""
+        """Fill `n` 32-bit words at `ptr` with `value` and block this thread until done (aclrtMemsetD32).
+
+        `ptr`: 4-byte aligned memory ACL allocated, host or device (pageable memory raises 100000), with
+        mem_size >= 4 * n; n 0 does nothing. Where the product's config lists the API as unsupported, the
+        ACL layer reports success and nothing is written (with a RuntimeWarning)."""
         self._d32(ptr, mem_size, value, n, None)
 
     @api("aclrtMemsetD32Async", gate=False, sizes=("mem_size", "n"))
     def memset_d32_async(self: Core, ptr: int, mem_size: int, value: int, n: int, stream: int = 0) -> None:
+        """Queue a fill of `n` 32-bit words at `ptr` with `value` on `stream` (0: the default stream)
+        (aclrtMemsetD32Async). The checks are aclrtMemsetD32's, then the stream handle (107017); a host target is
+        filled at once and the stream ignored."""
         self._d32(ptr, mem_size, value, n, stream)
