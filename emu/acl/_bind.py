@@ -6,8 +6,10 @@ failure is a return code, never an exception.
 """
 from __future__ import annotations
 
+import inspect
 import operator
 import sys
+import textwrap
 import types
 
 from ..errors import AclError
@@ -92,8 +94,51 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
 
     call.__name__ = qualname.rsplit(".", 1)[-1]
     call.__qualname__ = qualname
-    call.__doc__ = f"{qualname}: pyACL binding of {getattr(fn, '__name__', fn)}."
+    call.__doc__ = _doc(qualname, fn, params, outputs, optional, convert)
     return call
+
+
+def _runtime_signature(fn) -> tuple[list[str], str]:
+    """(positional parameter names, "name(params)") of a runtime function, without self or annotations."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return [], f"{getattr(fn, '__name__', fn)}(...)"
+    params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values() if p.name != "self"]
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    plain = sig.replace(parameters=params, return_annotation=inspect.Signature.empty)
+    return names, f"{getattr(fn, '__name__', fn)}{plain}"
+
+
+def _doc(qualname: str, fn, params: str, outputs: tuple, optional: int, convert) -> str:
+    """A pyACL function's help: its call form and return convention, then the runtime function's docstring."""
+    names, runtime_call = _runtime_signature(fn)
+    names = names[:len(params)] if len(names) >= len(params) else [f"arg{i}" for i in range(len(params))]
+    required = len(params) - optional
+    args = ", ".join(names[:required])
+    for name in names[required:]:
+        args += f"[, {name}" if args else f"[{name}"
+    args += "]" * optional
+    values = ["value"] if len(outputs) == 1 else [f"value{i + 1}" for i in range(len(outputs))]
+    acl_name = getattr(getattr(fn, "__wrapped__", fn), "acl_name", None)
+    what = f"emu.runtime.{getattr(fn, '__name__', fn)}" + (f" ({acl_name})" if acl_name else "")
+    if outputs:
+        got = " and ".join(values) + (" are" if len(values) > 1 else " is")
+        on_fail = ", ".join(f"{v} {'SIZE_MAX' if o == (1 << 64) - 1 else repr(o)}" for v, o in zip(values, outputs))
+        result = (f"On success ret is 0 and {got} what the runtime returns"
+                  + (" (in pyACL's form)" if convert is not None else "")
+                  + f"; on failure ret is the ACL error code and {on_fail}"
+                  + (" (a batch copy's failIndex: the failing entry, if one is)" if "Batch" in (acl_name or "") else "")
+                  + ".")
+    else:
+        result = "ret is 0 on success, else the ACL error code."
+    text = (f"pyACL's form of {what}: ints in, return codes out, never an AclError. {result} Arguments of the "
+            f"wrong number or type raise TypeError(\"{qualname} args parse failed\").")
+    lines = [f"{', '.join([*values, 'ret'])} = {qualname}({args})", "", *textwrap.wrap(text, 100), ""]
+    doc = inspect.cleandoc(getattr(fn, "__doc__", None) or "")
+    lines.append(f"emu.runtime.{runtime_call}:")
+    lines.extend(f"    {line}" if line else "" for line in doc.splitlines())
+    return "\n".join(lines)
 
 
 def not_emulated(module: types.ModuleType):

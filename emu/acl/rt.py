@@ -70,7 +70,7 @@ _b("memcpy_async_with_condition", "memcpy_async_with_condition", "iiiiii")
 _b("memset", "memset", "iiii")
 _b("memset_async", "memset_async", "iiiii")
 
-# 2D, D32, descriptor, offset and batch copies (extensions for the C-only APIs: PYACL.md)
+# 2D, D32, descriptor, offset and batch copies (extensions for the C-only APIs: docs/api.md, the pyACL facade)
 _b("memcpy2d", "memcpy2d", "iiiiiii")
 _b("memcpy2d_async", "memcpy2d_async", "iiiiiiii")
 _b("memset_d32", "memset_d32", "iiii")

@@ -36,7 +36,8 @@ class Model:
 
 
 class Capture:
-    """An active capture on its origin stream."""
+    """An active capture on its origin stream (aclmdlRICaptureBegin to aclmdlRICaptureEnd): its mode, the
+    thread that began it and the model its tasks go into."""
 
     def __init__(self, stream: Stream, mode: int):
         self.stream = stream

@@ -1,4 +1,4 @@
-"""Device kernels: a user function enqueued as a task on a stream (the seeds' myKernel<<<...>>>).
+"""Device kernels: a user function enqueued as a task on a stream (an Ascend C program's myKernel<<<...>>>).
 
 The function runs at the task's simulated start, in stream order, on numpy
 views of the device buffers it is given. Its duration is declared, in
