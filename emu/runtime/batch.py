@@ -260,8 +260,8 @@ class BatchOps:
     @api("aclrtMemcpyBatch", gate=False, sizes=("num_batches", "num_attrs"))
     def memcpy_batch(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs) -> int:
         """Copy `num_batches` entries (`sizes[i]` bytes from `srcs[i]` to `dsts[i]`) and block this thread until
-        all are done (aclrtMemcpyBatch); returns failIndex, SIZE_MAX. A failure raises BatchError, whose
-        `fail_index` is the entry concerned (SIZE_MAX when none is).
+        all are done (aclrtMemcpyBatch); returns failIndex: SIZE_MAX, no entry failed. A failure raises
+        BatchError, whose `fail_index` is the entry concerned (SIZE_MAX when none is).
 
         Each entry is host-to-device or device-to-host, its locations those of the attribute covering it:
         attrs[k] ({"dst_loc": {"type", "id"}, "src_loc": ..., "rsv": 16 zero bytes}) covers the entries from

@@ -228,7 +228,7 @@ class CallbackOps:
 
         ApiImpl::UnSubscribeReport (null stream: the current context's default stream), CbSubscribe::Delete:
         the stream not subscribed -> 107011; subscribed by another thread -> 107012. Reports of the stream
-        that already reached the thread are run first (see the module doc); the rest are dropped.
+        that already reached the thread are run first (see emu.runtime.callbacks); the rest are dropped.
         """
         s = self.stream_of(stream, check_context=False)
         cbs = self._callbacks

@@ -147,8 +147,8 @@ class HostMemoryOps:
     @api("aclrtHostRegisterV2", gate=False, sizes=("size",))
     def host_register_v2(self: Core, ptr: int, size: int, flag: int) -> None:
         """Pin (PINNED) and/or map (MAPPED, IOMEMORY, READONLY) `size` bytes of host memory at `ptr`
-        (aclrtHostRegisterV2); aclrtHostGetDevicePointer gives a mapping's device address. Only a mapping
-        needs host registration on the product (207000)."""
+        (aclrtHostRegisterV2); aclrtHostGetDevicePointer gives a mapping's device address. A mapping raises
+        207000 on products without host registration; pinning alone works on every product."""
         if ptr == 0 or size == 0:
             fail(ACL_ERROR_INVALID_PARAM, "ptr is null" if ptr == 0 else "size is 0")
         known = REG_MAPPED | REG_IOMEMORY | REG_READONLY | REG_PINNED

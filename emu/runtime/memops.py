@@ -257,9 +257,9 @@ class MemoryOps:
 
     @api("aclrtFree")
     def free(self: Core, ptr: int) -> None:
-        """Free device memory at the start of a device allocation (aclrtMalloc, aclrtMallocWithCfg, acldvppMalloc)
-        (aclrtFree), at once: tasks still queued on it drop their bytes, with a warning. Any other address
-        (host memory, inside an allocation, a mapped registration's device address) raises 107000."""
+        """Free the device allocation that starts at `ptr` (aclrtFree), whether aclrtMalloc, aclrtMallocWithCfg or
+        acldvppMalloc made it, at once: tasks still queued on it drop their bytes, with a warning. Any other
+        address (host memory, inside an allocation, a mapped registration's device address) raises 107000."""
         if ptr == 0:
             fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
         self.runtime_layer()
@@ -380,7 +380,7 @@ class MemoryOps:
 
         The direction comes from the addresses; `kind` (aclrtMemcpyKind) is only range-checked (0..5).
         count must not exceed dest_max (107000); count 0, or dst == src, does nothing. Pageable host memory
-        goes through the driver's staging; a copy between devices needs peer access on most products
+        goes through the driver's staging (EP); a copy between devices needs peer access on most products
         (507899). Refused (107030) while a capture makes synchronous copies unsafe. On timing-only memory
         only the time passes."""
         if count == 0:
