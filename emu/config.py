@@ -1,10 +1,13 @@
 """Product configs: one TOML file per product of the support matrix.
 
-A config says what the product supports (the API matrix of the spec's section
-13 and the runtime's feature flags), its deployment mode, its devices and their
-memory, and the hardware the timing model builds the machine from. Every number
-carries its source in a `source` table beside it; a config without one, or with
-a field of the wrong type, fails naming the file and the field.
+A config says what the product supports (the APIs the runtime refuses on its
+chip and the chip's feature flags: docs/conformance/products.md), its deployment
+mode, its devices and their memory, and the hardware the timing model builds the
+machine from (docs/hardware.md). Every number carries its source in a `source`
+table beside it; a config without one, or with a field of the wrong type, fails
+naming the file and the field. A source starts with its confidence: `C:`
+confirmed, `3P:` third party, `A:` assumed, `fit:` fitted to a measurement
+(docs/hardware.md#confidence-tags).
 
 A user config may start with `inherit = "910B"` and override any field.
 """
@@ -14,7 +17,7 @@ import difflib
 import math
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from emu.models import DeviceLink, Hardware, Host, HostLink, PcieLink, Staging
@@ -32,7 +35,7 @@ DEFAULT_PRODUCT = "910B"
 
 FAMILIES = ("950", "A3", "A2", "200I", "310P", "910", "IPV350")
 
-# Feature flags of the runtime's chip configs (spec §13 and its notes).
+# Feature flags of the runtime's chip configs (docs/conformance/products.md#2-feature-gates-the-emulated-apis-depend-on).
 FEATURES = frozenset({
     "p2p",             # DeviceCanAccessPeer / Enable / Disable
     "peer_copy_needs_enable",  # a cross-device copy needs EnablePeerAccess first
@@ -80,6 +83,7 @@ class Product:
     hardware: Hardware
     sources: dict  # "section.field" -> source tag
     path: Path
+    values: dict = field(default_factory=dict)  # "section.field" -> the value the config gives, for each cited field
 
     def supports(self, api: str) -> bool:
         return api not in self.unsupported
@@ -93,13 +97,14 @@ class Product:
 
     @property
     def no_2d_copy(self) -> bool:
-        """2D copies are refused on 200I/500 A2 in RC mode and on 310P with the control CPU open (spec 9.3, 12)."""
+        """2D copies are refused on 200I/500 A2 in RC mode and on 310P with the control CPU open (the aclrtMemcpy2d
+        notes of hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md)."""
         return (self.deployment == "RC" and self.family == "200I") or \
             (self.deployment == "CTRL_CPU" and self.family == "310P")
 
     @property
     def async_copy_unit(self) -> int:
-        """Largest H2D / D2H task the runtime enqueues (spec §11.1)."""
+        """Largest H2D / D2H task the runtime enqueues (docs/hardware.md#task-sizes)."""
         return (256 if self.host_link == "ub" else 64) << 20
 
 
@@ -144,6 +149,24 @@ def _read(path: Path, seen=()) -> dict:
     return data
 
 
+def source_tables(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> dict:
+    """Every entry of every `source` table of a config, inherited ones included, as the loader merges them:
+    "section.field" -> source string."""
+    out: dict = {}
+
+    def walk(table: dict, section: str) -> None:
+        for key, value in table.items():
+            if not isinstance(value, dict):
+                continue
+            if key == "source":
+                out.update({f"{section}.{k}" if section else k: v for k, v in value.items()})
+            else:
+                walk(value, f"{section}.{key}" if section else key)
+
+    walk(_read(find(name_or_path)), "")
+    return out
+
+
 def _merge(base: dict, over: dict) -> dict:
     """`over` on top of `base`, table by table. A number `over` sets without its own source loses the
     parent's: the parent's citation was for the parent's value."""
@@ -163,8 +186,10 @@ class _Fields:
     """Typed access to one table of a config, naming the field on error. Every table read through it is
     remembered, so that a key nothing reads (a misspelled field) can be refused (`check_unknown`)."""
 
-    def __init__(self, path: Path, table, section: str, sources: dict, opened: list | None = None):
+    def __init__(self, path: Path, table, section: str, sources: dict, opened: list | None = None,
+                 values: dict | None = None):
         self.path, self.section, self.sources = path, section, sources
+        self.values = {} if values is None else values
         if not isinstance(table, dict):
             raise ConfigError(path, section, "missing table")
         self.table = table
@@ -180,7 +205,7 @@ class _Fields:
         """The sub-table `key` (e.g. hardware.host_link)."""
         self.read.add(key)
         section = f"{self.section}.{key}" if self.section else key
-        return _Fields(self.path, self.table.get(key), section, self.sources, self.opened)
+        return _Fields(self.path, self.table.get(key), section, self.sources, self.opened, self.values)
 
     def get(self, key: str, typ, *, choices=None, positive=False, cited=True, maximum=None):
         name = f"{self.section}.{key}"
@@ -197,12 +222,13 @@ class _Fields:
             raise ConfigError(self.path, name, f"{v!r} is not one of {sorted(choices)}")
         if typ in (int, float):
             _check_number(self.path, name, v, positive, maximum)
-        if cited and typ in (int, float):
-            tag = self.src.get(key)
-            if not isinstance(tag, str) or not tag.strip():
-                raise ConfigError(self.path, f"{self.section}.source.{key}",
-                                  "every number needs its source (or 'A: assumed ...')")
-            self.sources[name] = tag
+        tag = self.src.get(key)
+        if cited and typ in (int, float) and (not isinstance(tag, str) or not tag.strip()):
+            raise ConfigError(self.path, f"{self.section}.source.{key}",
+                              "every number needs its source (or 'A: assumed ...')")
+        if isinstance(tag, str) and tag.strip() and (cited or typ not in (int, float)):
+            self.sources[name] = tag  # a number's source, and that of any other field the config cites
+            self.values[name] = self.table[key]
         return v
 
     def opt(self, key: str, typ, default, **checks):
@@ -318,6 +344,9 @@ def _peer_groups(path: Path, dv: _Fields) -> tuple:
         isinstance(d, int) and not isinstance(d, bool) and 0 <= d < n for d in g) for g in groups)
     if not ok:
         raise ConfigError(path, "devices.peer_groups", f"expected lists of device ids in 0..{n - 1}")
+    tag = dv.src.get("peer_groups")
+    if "peer_groups" in dv.table and isinstance(tag, str) and tag.strip():
+        dv.sources["devices.peer_groups"], dv.values["devices.peer_groups"] = tag, groups
     return tuple(frozenset(g) for g in groups)
 
 
@@ -325,7 +354,8 @@ def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
     path = find(name_or_path)
     data = _read(path)
     sources: dict = {}
-    top = _Fields(path, data, "", sources)  # the file itself: its known tables are the subs read below
+    values: dict = {}
+    top = _Fields(path, data, "", sources, values=values)  # the file itself: its known tables are the subs read below
     p, dv, api = top.sub("product"), top.sub("devices"), top.sub("api")
     unsupported = api.get("unsupported", list)
     features = api.get("features", list)
@@ -361,6 +391,7 @@ def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
         hardware=hardware,
         sources=sources,
         path=path,
+        values=values,
     )
     check_unknown(top.opened)
     return product

@@ -31,7 +31,7 @@ DEVICE_BASE = 1 << 48  # above the 47-bit user address space of x86-64 / arm64 L
 DEVICE_WINDOW = 1 << 42  # 4 TiB of addresses per device
 VIRTUAL_HOST_BASE = 1 << 56  # page-locked host memory of timing-only allocations: addresses, no bytes
 VIRTUAL_HOST_WINDOW = 1 << 52
-MAX_DEVICES = 64  # RT_MAX_DEV_NUM [source BASEI]
+MAX_DEVICES = 64  # RT_MAX_DEV_NUM, hicann/runtime src/runtime/core/inc/spec/base_info.hpp:23
 
 HOST_PAGE = 4096
 HUGE_PAGE = 2 << 20

@@ -193,8 +193,8 @@ def fit_group(g: Group, base: str) -> None:
 
 
 def _tasks(g: Group, base: str, n: np.ndarray) -> np.ndarray:
-    """Runtime tasks per copy: async copies of pinned or device memory are split (spec 11.1); blocking and
-    pageable copies are one transfer each."""
+    """Runtime tasks per copy: async copies of pinned or device memory are split (docs/hardware.md#task-sizes);
+    blocking and pageable copies are one transfer each."""
     direction, memory, pattern = g.key
     if pattern != "async" or memory == "pageable" or direction == "h2h":
         return np.ones_like(n)
