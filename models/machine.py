@@ -208,7 +208,7 @@ class Machine:
 
     @property
     def now(self) -> float:
-        return self.env._now
+        return self.env.now
 
     def stream(self, name: str, device: int) -> Stream:
         return Stream(name, device)
@@ -257,7 +257,7 @@ class Machine:
         pending = stream.pending
         while pending and stream.running is None:
             task = pending[0]
-            if task.submit > env._now + _SLACK:
+            if task.submit > env.now + _SLACK:
                 stream.waking = True
                 at(env, task.submit, self._wake, stream)
                 return
@@ -288,7 +288,7 @@ class Machine:
         elif kind == KERNEL:
             self.compute[task.device].acquire(lambda unit: self._kernel(task, unit))
         elif kind == GROUP:
-            task.start = self.env._now
+            task.start = self.env.now
             task._left = len(task.parts)
             if not task.parts:
                 self._finish(task)
@@ -297,19 +297,19 @@ class Machine:
                 part.stream, part.submit = task.stream, task.submit
                 self.engines[part.device].acquire(lambda unit, p=part: self._transfer(p, unit))
         elif kind == STAGED:
-            task.start = self.env._now
+            task.start = self.env.now
             self.env.process(self._staged(task))
         elif kind == HOSTFUNC:  # reached: tell the host, then wait for it (complete)
-            task.start = self.env._now
+            task.start = self.env.now
             if task.on_start is not None:
                 self._call(task, task.on_start)
         else:  # MARKER
-            task.start = self.env._now
+            task.start = self.env.now
             self._finish(task)
 
     def _transfer(self, task: Task, engine: int) -> None:
         task.engine = engine
-        task.start = self.env._now
+        task.start = self.env.now
         if task.on_start is not None:  # e.g. a descriptor read, which may set nbytes and the ends
             self._call(task, task.on_start)
         hw = self.hardware
@@ -338,14 +338,14 @@ class Machine:
 
     def _kernel(self, task: Task, slot: int) -> None:
         task.engine = slot
-        task.start = self.env._now
+        task.start = self.env.now
         if task.on_start is not None:
             self._call(task, task.on_start)
         self._after(task.duration or 0.0, task)
 
     def _after(self, delay: float, task: Task) -> None:
         if delay > 0:
-            at(self.env, self.env._now + delay, self._finish_event, task)
+            at(self.env, self.env.now + delay, self._finish_event, task)
         else:
             self._finish(task)
 
@@ -398,7 +398,7 @@ class Machine:
         return done
 
     def _finish(self, task: Task) -> None:
-        task.end = self.env._now
+        task.end = self.env.now
         kind = task.kind
         if kind == COPY or kind == FILL:
             if task.engine is not None:
@@ -476,7 +476,7 @@ class Machine:
         if task.kind != HOSTFUNC or task.start is None or task._released:
             raise ValueError(f"{task!r} is not a reached, open HOSTFUNC task")
         task._released = True
-        self._after(max(at - self.env._now, 0.0), task)
+        self._after(max(at - self.env.now, 0.0), task)
 
     def done_event(self, task: Task) -> simpy.Event:
         if task._done is None:

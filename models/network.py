@@ -1,16 +1,21 @@
 """Flow-level bandwidth sharing: links, flows, max-min fairness (SimGrid style).
 
-A flow crosses one or more links, using `weight` units of each link's capacity
-per unit of its own rate (an on-chip copy reads and writes HBM: weight 2).
-Rates are max-min fair and recomputed only when a flow starts or ends; one
-timer stays armed for the next thing to happen. A flow may end with a `tail`
-(a fixed latency after its last byte) that uses no bandwidth: the flow leaves
-its links when its data is done, and reports done `tail` seconds later. No
-per-byte events, and one event per flow when it has its links to itself.
+A flow crosses one or more links, using `weight` units of each link's capacity per unit of its own rate
+(an on-chip copy reads and writes HBM: weight 2). Rates are max-min fair. A flow's start or end changes
+only the rates of the flows it is connected to through shared links (its component), so only that
+component is re-rated; flows started at the same instant are rated once, together.
+
+One simpy timer stays armed for the next thing due. Since any end in a component re-rates the whole
+component, only its earliest finish needs a place in the heap of due times. A flow may end with a `tail`
+(a fixed latency after its last byte) that uses no bandwidth: it leaves its links when its data is done
+and reports done `tail` seconds later. A flow alone on its links (the common case: a copy on an idle
+link) is "lone": its end is known when it starts, so it costs one event, and it stays on its links until
+another flow needs them or it ends. No per-byte events, and no scan of the flows that did not change.
 """
 from __future__ import annotations
 
-from heapq import heappush
+from heapq import heapify, heappop, heappush
+from itertools import count
 from typing import Callable
 
 import simpy
@@ -18,21 +23,28 @@ import simpy
 EPS = 1e-12  # seconds: things due within this of each other happen together
 INF = float("inf")
 
+# Flow states
+MOVING = 0  # sharing its links with others; its rate changes with its component
+LONE = 1  # alone on its links: its data end is known; it leaves them when another flow comes or it is done
+DRAINED = 2  # its data is done: off its links, waiting out its tail
+DONE = 3  # reported
+
 
 class Link:
     """One direction of a link (full duplex links are two of these), or a shared resource like HBM."""
 
-    __slots__ = ("name", "capacity", "flows", "busy_since", "busy_time", "bytes")
+    __slots__ = ("name", "capacity", "flows", "busy_since", "busy_time", "bytes", "mark")
 
     def __init__(self, name: str, capacity: float):
-        if capacity <= 0:
+        if not capacity > 0:
             raise ValueError(f"link {name}: capacity must be > 0")
         self.name = name
         self.capacity = capacity  # wire bytes per second
-        self.flows: list[Flow] = []
+        self.flows: dict[Flow, None] = {}  # the flows on it, in arrival order
         self.busy_since: float | None = None
         self.busy_time = 0.0  # seconds with at least one flow
-        self.bytes = 0.0  # wire bytes carried
+        self.bytes = 0.0  # wire bytes carried (brought up to date when its flows' rates change or they leave)
+        self.mark = 0  # the last re-rating that visited it
 
     def utilisation(self, now: float) -> float:
         """Share of [0, now] the link carried data."""
@@ -44,30 +56,37 @@ class Link:
 
 
 class Flow:
-    # Defaults live on the class: a flow sets only what it needs (flows are made by the hundred thousand).
-    rate = 0.0
-    counted = 0.0  # wire bytes already added to its links' byte counts
-    finish = INF  # when its last byte arrives, at the current rates
-    drained = False  # its data is done: it has left its links and waits out its tail
-    lone = False  # started with no other data moving: its end is known; it stays on its links until another
-    #               flow needs them or it ends (see Network.start)
+    """`size` wire bytes moving across `links` at a max-min fair `rate`; `on_done()` (or `on_done(owner)`)
+    runs `tail` seconds after its last byte."""
+
+    __slots__ = ("links", "weights", "size", "remaining", "counted", "updated", "start", "tail", "on_done",
+                 "owner", "rate", "finish", "state", "version", "mark")
 
     def __init__(self, links: list[Link], weights: list[float], size: float, tail: float,
                  on_done: Callable, now: float, owner=None):
         self.links = links
         self.weights = weights
         self.size = size
-        self.remaining = size  # wire bytes left
+        self.remaining = size  # wire bytes left at `updated`
+        self.counted = 0.0  # wire bytes already added to its links' byte counts
         self.updated = self.start = now
         self.tail = tail
         self.on_done = on_done
         self.owner = owner
+        self.rate = 0.0
+        self.finish = INF  # when its last byte arrives, at the current rates
+        self.state = MOVING
+        self.version = 0  # a heap entry is current while it carries the flow's version
+        self.mark = 0
 
     def done(self) -> None:
         if self.owner is None:
             self.on_done()
         else:
             self.on_done(self.owner)
+
+    def __repr__(self) -> str:
+        return f"<Flow {self.size:.0f} B over {[link.name for link in self.links]}>"
 
 
 class Call:
@@ -83,232 +102,270 @@ class Call:
 
 
 def at(env: simpy.Environment, when: float, callback, value=None) -> None:
-    """Run `callback(event)` (event._value is `value`) at simulated time `when`."""
-    now = env._now
-    heappush(env._queue, (when if when > now else now, 1, next(env._eid), Call(callback, value)))
+    """Run `callback(event)` (event._value is `value`) at simulated time `when` (now, if `when` has passed)."""
+    delay = when - env.now
+    env.schedule(Call(callback, value), delay=delay if delay > 0 else 0.0)
 
 
 class Network:
+    """The flows in flight on a simpy environment and the max-min fair rates they share links at."""
+
     def __init__(self, env: simpy.Environment):
         self.env = env
-        self.flows: list[Flow] = []  # moving data
-        self.draining: list[Flow] = []  # data done, waiting out their tail
+        self.flows: dict[Flow, None] = {}  # flows moving data and sharing a link
+        self._heap: list = []  # (due, seq, version, flow): a data end (MOVING) or a report (LONE, DRAINED)
+        self._seq = count()
+        self._open = 0  # flows started and not yet reported
         self._armed = INF  # when the pending timer fires
-        self._next = INF  # when the next thing is due, at the current rates
         self._generation = 0
-        self._settling = False
+        self._settling = False  # reporting flows done: flows their callbacks start are rated once, after
+        self._dirty: dict[Link, None] = {}  # links whose flows are re-rated when settling ends
+        self._mark = 0
 
     def start(self, links: list[Link], size: float, on_done: Callable,
               weights: list[float] | None = None, tail: float = 0.0, owner=None) -> Flow:
         """Move `size` wire bytes across `links`; `on_done()` (or `on_done(owner)`) runs `tail` seconds
         after the last byte."""
-        now = self.env._now
+        now = self.env.now
         flow = Flow(links, weights or [1.0] * len(links), size, tail, on_done, now, owner)
+        self._open += 1
         if size <= 0 or not links:
             flow.finish = now
-            flow.drained = True
-            self.draining.append(flow)
+            flow.state = DRAINED
+            self._push(now + tail, flow)
             if not self._settling:
                 self._arm()
             return flow
-        if self.flows and not self._settling:  # (while settling, `_fire` has just brought every flow up to now)
-            self._advance(now)
-            self._retire(now)
-        for link in links:  # lone flows on these links: off them if done, else they share from now
-            for g in link.flows:
-                if g.lone:
-                    if g.finish <= now + EPS:
-                        self._leave(g, now)
-                    else:
-                        self._activate(g, now)
-                    break
-        if not self.flows and not self._settling:  # no other data moving: no sharing to work out
+        limit = now + EPS
+        crowded = False
+        for link in links:  # flows whose data is done by now leave first: the new flow does not share with them
+            if link.flows:
+                for g in list(link.flows):
+                    if g.finish <= limit:
+                        self._retire(g, now)
+                crowded = crowded or bool(link.flows)
+        if not crowded:  # alone on its links: its end is known now
             if len(links) == 1:
                 flow.rate = rate = links[0].capacity / flow.weights[0]
             else:
                 flow.rate = rate = min(link.capacity / w for link, w in zip(links, flow.weights))
-            flow.finish = now + size / rate
+            flow.finish = finish = now + size / rate
+            flow.state = LONE
             for link in links:
-                if not link.flows:
-                    link.busy_since = now
-                link.flows.append(flow)
-            flow.lone = True  # its end is known now: it waits with the draining flows
-            self.draining.append(flow)
-            due = flow.finish + tail
-            for d in self.draining:
-                if d.finish + d.tail < due:
-                    due = d.finish + d.tail
-            self._arm_at(due)
+                link.busy_since = now
+                link.flows[flow] = None
+            flow.version = 1
+            heappush(self._heap, (finish + tail, next(self._seq), 1, flow))
+            if not self._settling:
+                self._arm()
             return flow
         for link in links:
             if not link.flows:
                 link.busy_since = now
-            link.flows.append(flow)
-        self.flows.append(flow)
-        if not self._settling:  # (while settling, `_fire` shares once for every flow started)
-            self._share(now)
+            link.flows[flow] = None
+        self.flows[flow] = None
+        if self._settling:
+            self._dirty.update(dict.fromkeys(links))
+        else:
+            self._rerate(links, now)
             self._arm()
         return flow
 
-    # -- internals ----------------------------------------------------------------------
+    # -- a flow's life ------------------------------------------------------------------------------
+    def _push(self, due: float, f: Flow) -> None:
+        f.version += 1
+        heappush(self._heap, (due, next(self._seq), f.version, f))
+
+    def _settle(self, f: Flow, now: float) -> None:
+        """Bring a moving flow's bytes up to `now` at its current rate."""
+        dt = now - f.updated
+        if dt > 0:
+            moved = f.rate * dt
+            if moved > f.remaining:
+                moved = f.remaining
+            f.remaining -= moved
+            f.counted += moved
+            for link, w in zip(f.links, f.weights):
+                link.bytes += moved * w
+            f.updated = now
+
     def _leave(self, f: Flow, now: float) -> None:
         """A flow's last byte has arrived: it leaves its links, with all its bytes counted."""
+        rest = f.size - f.counted
         for link, w in zip(f.links, f.weights):
-            link.bytes += (f.size - f.counted) * w
-            link.flows.remove(f)
+            link.bytes += rest * w
+            del link.flows[f]
             if not link.flows:
                 link.busy_time += min(f.finish, now) - link.busy_since
                 link.busy_since = None
         f.remaining = 0.0
         f.counted = f.size
-        f.drained = True
-        f.lone = False
+
+    def _retire(self, f: Flow, now: float) -> None:
+        """A flow whose data is done by `now` leaves its links and waits out its tail."""
+        if f.state == MOVING:
+            del self.flows[f]
+            self._push(f.finish + f.tail, f)
+        self._leave(f, now)
+        f.state = DRAINED  # a lone flow's entry, at finish + tail, stands
 
     def _activate(self, f: Flow, now: float) -> None:
         """A lone flow still moving data meets another flow: from now on it shares like any other."""
-        f.lone = False
-        self.draining.remove(f)
         f.remaining = f.rate * (f.finish - now)
         moved = f.size - f.remaining - f.counted
         for link, w in zip(f.links, f.weights):
             link.bytes += moved * w
         f.counted += moved
         f.updated = now
-        self.flows.append(f)
+        f.state = MOVING
+        f.version += 1  # its report at finish + tail no longer stands
+        self.flows[f] = None
 
-    def _advance(self, now: float) -> None:
-        for f in self.flows:
-            dt = now - f.updated
-            if dt > 0:
-                moved = min(f.rate * dt, f.remaining)
-                f.remaining -= moved
-                f.counted += moved
-                for link, w in zip(f.links, f.weights):
-                    link.bytes += moved * w
-                f.updated = now
-
-    def _retire(self, now: float) -> None:
-        """Flows whose last byte has arrived leave their links (their tail needs no bandwidth)."""
+    # -- rates ---------------------------------------------------------------------------------------
+    def _rerate(self, seeds, now: float) -> None:
+        """Re-rate the components (flows connected through shared links) of the `seeds` links."""
+        self._mark += 1
+        mark = self._mark
         limit = now + EPS
-        for f in self.flows:
-            if f.finish <= limit:
-                break
-        else:
-            return
-        active = []
-        for f in self.flows:
-            if f.finish <= limit:
-                self._leave(f, now)
-                self.draining.append(f)
-            else:
-                active.append(f)
-        self.flows = active
+        for seed in seeds:
+            if seed.mark == mark:
+                continue
+            seed.mark = mark
+            stack, comp, links = [seed], [], []
+            while stack:
+                link = stack.pop()
+                links.append(link)
+                for g in list(link.flows):
+                    if g.mark == mark:
+                        continue
+                    g.mark = mark
+                    if g.state == LONE:
+                        if g.finish <= limit:
+                            self._retire(g, now)
+                            continue
+                        self._activate(g, now)
+                    else:
+                        self._settle(g, now)
+                        if g.finish <= limit:
+                            self._retire(g, now)
+                            continue
+                    comp.append(g)
+                    for other in g.links:
+                        if other.mark != mark:
+                            other.mark = mark
+                            stack.append(other)
+            if comp:
+                self._share(comp, links, now)
 
-    def _share(self, now: float) -> None:
-        """Max-min fair rates by progressive filling, and the finish time each implies."""
-        flows = self.flows
-        if len(flows) == 1:  # the common case: alone on its links
-            f = flows[0]
+    def _share(self, comp: list[Flow], links: list[Link], now: float) -> None:
+        """Max-min fair rates of one component by progressive filling; the heap gets its earliest finish."""
+        if len(comp) == 1:
+            f = comp[0]
             f.rate = min(link.capacity / w for link, w in zip(f.links, f.weights))
-        elif max(len(f.links) for f in flows) == 1:  # one link each: a fair share of it
-            load: dict[Link, float] = {}
-            for f in flows:
-                link = f.links[0]
-                load[link] = load.get(link, 0.0) + f.weights[0]
-            for f in flows:
-                f.rate = f.links[0].capacity / load[f.links[0]]
+        elif len(links) == 1:  # every flow on the one link: the same rate, weights summed
+            level = links[0].capacity / sum(f.weights[0] for f in comp)
+            for f in comp:
+                f.rate = level
         else:
-            left = {}
-            load: dict[Link, float] = {}
-            for f in flows:
-                f.rate = -1.0
-                for link, w in zip(f.links, f.weights):
-                    left[link] = link.capacity
-                    load[link] = load.get(link, 0.0) + w
-            unfixed = len(flows)
-            while unfixed:
-                best, share = None, INF
-                for link, w in load.items():
-                    if w > 1e-15 and left[link] / w < share:
-                        best, share = link, left[link] / w
-                if best is None:
-                    break
-                for f in best.flows:
-                    if f.rate < 0:
-                        f.rate = share
-                        unfixed -= 1
-                        for link, w in zip(f.links, f.weights):
-                            left[link] -= share * w
-                            load[link] -= w
-            for f in flows:
-                if f.rate < 0:
-                    f.rate = 0.0
-        for f in flows:
+            _progressive_filling(comp, links)
+        first, due = None, INF
+        for f in comp:
             f.finish = now + f.remaining / f.rate if f.rate > 0 else INF
-
-    def _arm(self) -> None:
-        t = INF
-        for f in self.flows:
-            due = f.finish
+            f.version += 1  # their old entries no longer stand
+            if f.finish < due:
+                first, due = f, f.finish
+        if len(comp) == 1:
+            f = comp[0]
             for link in f.links:
                 if len(link.flows) > 1:
                     break
             else:  # alone on its links: nothing can change it before its end
-                due += f.tail
-            if due < t:
-                t = due
-        for f in self.draining:
-            due = f.finish + f.tail
-            if due < t:
-                t = due
-        self._arm_at(t)
+                del self.flows[f]
+                f.state = LONE
+                self._push(f.finish + f.tail, f)
+                return
+        if first is not None:  # the earliest finish, and any due with it
+            limit = due + EPS
+            for f in comp:
+                if f.finish <= limit:
+                    self._push(f.finish, f)
 
-    def _arm_at(self, t: float) -> None:
-        self._next = t
-        if t < self._armed - EPS:
-            self._armed = t
-            self._generation += 1
-            at(self.env, t, self._fire, self._generation)
+    # -- the timer ------------------------------------------------------------------------------------
+    def _arm(self) -> None:
+        heap = self._heap
+        while heap and heap[0][2] != heap[0][3].version:
+            heappop(heap)
+        if len(heap) > 4 * self._open + 64:  # mostly superseded entries: keep the current ones
+            heap[:] = [e for e in heap if e[2] == e[3].version]
+            heapify(heap)
+        if heap:
+            t = heap[0][0]
+            if t < self._armed - EPS:
+                self._armed = t
+                self._generation += 1
+                at(self.env, t, self._fire, self._generation)
 
-    def _fire(self, event: simpy.Event) -> None:
+    def _fire(self, event) -> None:
         if event._value != self._generation:
             return  # superseded by an earlier timer
         self._armed = INF
-        now = self.env._now
-        if now < self._next - EPS:  # flows started since slowed the others down: nothing is due yet
-            self._arm()
-            return
-        if self.flows:
-            self._advance(now)
-            self._retire(now)
-        done, limit = None, now + EPS
-        for f in self.draining:
-            if f.finish + f.tail <= limit:
-                done, waiting = [], []
-                for g in self.draining:
-                    (done if g.finish + g.tail <= limit else waiting).append(g)
-                self.draining = waiting
-                break
-        if done:
-            for f in done:
-                if f.lone:
+        now = self.env.now
+        limit = now + EPS
+        heap, dirty, done = self._heap, self._dirty, []
+        while heap and heap[0][0] <= limit:
+            _, _, version, f = heappop(heap)
+            if version != f.version:
+                continue
+            if f.state == MOVING:  # its last byte: off its links, the rest of its component re-rated
+                self._settle(f, now)
+                dirty.update(dict.fromkeys(f.links))
+                self._retire(f, now)
+            else:  # a report due: a lone flow leaves its links now
+                if f.state == LONE:
                     self._leave(f, now)
-            self._settling = True  # flows the callbacks start now are shared once, below
+                f.state = DONE
+                done.append(f)
+        if done:
+            self._open -= len(done)
+            self._settling = True  # flows the callbacks start now are rated once, below
             try:
                 for f in done:
                     f.done()
             finally:
                 self._settling = False
-        if self.flows:
-            self._share(now)
-            if len(self.flows) == 1:  # one flow moving data, alone on its links: its end is known now
-                f = self.flows[0]
-                for link in f.links:
-                    if len(link.flows) > 1:
-                        break
-                else:
-                    f.lone = True
-                    self.flows = []
-                    self.draining.append(f)
-        if self.flows or self.draining:
-            self._arm()
+        if dirty:
+            self._dirty = {}
+            self._rerate(dirty, now)
+        self._arm()
+
+
+def _progressive_filling(comp: list[Flow], links: list[Link]) -> None:
+    """Weighted max-min rates: raise every unfixed flow's rate together; the link that fills first fixes
+    the rate of its flows; repeat."""
+    left: dict[Link, float] = {}
+    load: dict[Link, float] = {}
+    for link in links:
+        left[link] = link.capacity
+        load[link] = 0.0
+    for f in comp:
+        f.rate = -1.0
+        for link, w in zip(f.links, f.weights):
+            load[link] += w
+    unfixed = len(comp)
+    while unfixed:
+        best, share = None, INF
+        for link, w in load.items():
+            if w > 1e-15 and left[link] / w < share:
+                best, share = link, left[link] / w
+        if best is None:
+            break
+        for f in best.flows:
+            if f.rate < 0 and f.state == MOVING:
+                f.rate = share
+                unfixed -= 1
+                for link, w in zip(f.links, f.weights):
+                    left[link] -= share * w
+                    load[link] -= w
+    for f in comp:
+        if f.rate < 0:
+            f.rate = 0.0
