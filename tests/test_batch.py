@@ -1,11 +1,17 @@
 """Batch copies: aclrtMemcpyBatch, aclrtMemcpyBatchAsync and their V2 twins.
 
-Spec references are to ACL_MEMORY_SPEC.md: 1 (layering, G5-G9), 2, 3.3 (4096), 4 (aclrtMemcpyBatchAttr),
-8.1 (locations), 9.5, 13, 14.4, 14.5 and 15 (cases 37-40); PYACL.md for the bindings
-(`memcpy_batch` and `memcpy_batch_async` return (fail_index, ret), the V2 ones only ret; a list whose
-length disagrees with its count is ACL_ERROR_INVALID_PARAM).
+The rules are the rows B1-B24 of
+docs/conformance/copy2d_batch_descriptors.md#batch-copies-aclrtmemcpybatch-batchv2-batchasync-batchasyncv2
+(B1-B6 the ACL layer, B7-B14 the runtime, B15-B18 each entry, B19-B24 how the entries run); the products
+with batch copies are those of docs/conformance/products.md. "UT <name>" is the test <name> of
+hicann/runtime tests/ut/acl/testcase/acl_runtime_unittest.cpp. "⚠ docs" marks a rule where the API
+reference (hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md) and the source disagree: the documents ask for
+one direction per batch, the source checks each entry; the 4096-entry limit holds for synchronous batches only. The
+Python bindings are the facade's (emu/acl/rt.py): `memcpy_batch` and `memcpy_batch_async` return (fail_index, ret),
+the V2 ones only ret; a list whose length disagrees with its count is ACL_ERROR_INVALID_PARAM. The attribute struct is
+aclrtMemcpyBatchAttr of hicann/runtime include/external/acl/acl_rt.h.
 
-The runtime promises no order among the entries of one batch [seed 003], so every test uses entries
+The API reference promises no order among the entries of one batch, so every test uses entries
 that touch disjoint byte ranges. Whether an async batch already ran is observed without any API call
 in between (API calls advance simulated time).
 """
@@ -37,7 +43,7 @@ N = 4096
 # ---------------------------------------------------------------------------
 
 def attr(dst_type, src_type, dst_id=0, src_id=0, rsv=None):
-    """An aclrtMemcpyBatchAttr in the facade's dict form (PYACL.md)."""
+    """An aclrtMemcpyBatchAttr in the facade's dict form (emu/acl/rt.py)."""
     a = {"dst_loc": {"id": dst_id, "type": dst_type}, "src_loc": {"id": src_id, "type": src_type}}
     if rsv is not None:
         a["rsv"] = rsv
@@ -158,7 +164,8 @@ def ret_of(variant, *args, **kw):
 # ---------------------------------------------------------------------------
 
 def test_case37_dest_max_below_size_is_100000(rt, b):
-    """15 #37 / 9.5 ACL 5: aclrtMemcpyBatch(..., destMax[1] = 0 < size 1) -> 100000; nothing is copied."""
+    """UT aclrtMemcpyBatch_failed_with_invalid_args / B5: aclrtMemcpyBatch(..., destMax[1] = 0 < size 1) -> 100000;
+    nothing is copied."""
     entries = [h2d(b, 0, 0, 1), (b.dev + 64, 0, b.host + 64, 1)]
     _, ret = sync_batch(entries, [H2D_ATTR], [0])
     assert ret == 100000
@@ -166,7 +173,8 @@ def test_case37_dest_max_below_size_is_100000(rt, b):
 
 
 def test_case38_attr_rsv_byte_set_is_100000(rt, b):
-    """15 #38 / 9.5 ACL 6 / 4: aclrtMemcpyBatch(..., attrs.rsv[0] = 1) -> 100000; nothing is copied."""
+    """UT aclrtMemcpyBatch_failed_with_invalid_args / B6 / attribute struct: aclrtMemcpyBatch(..., attrs.rsv[0] = 1)
+    -> 100000; nothing is copied."""
     rsv = bytes([1]) + bytes(15)
     _, ret = sync_batch([h2d(b, 0, 0, 16)], [attr(DEVICE, HOST, rsv=rsv)], [0])
     assert ret == 100000
@@ -174,38 +182,40 @@ def test_case38_attr_rsv_byte_set_is_100000(rt, b):
 
 
 def test_case39_all_sizes_zero_is_0_with_fail_index_size_max(rt):
-    """15 #39 / 9.5 ACL 3: aclrtMemcpyBatch with all sizes 0 -> 0 and failIndex = SIZE_MAX, even with null
-    dsts, destMaxs, srcs, attrs and attrsIndexes (nothing else is checked)."""
+    """UT aclrtMemcpyBatch_success_with_all_zero_sizes / B3: aclrtMemcpyBatch with all sizes 0 -> 0 and failIndex =
+    SIZE_MAX, even with null dsts, destMaxs, srcs, attrs and attrsIndexes (nothing else is checked)."""
     assert acl.rt.memcpy_batch(None, None, None, [0, 0, 0], 3, None, None, 0) == (SIZE_MAX, 0)
 
 
 def test_case40_batch_v2_null_arrays_zero_sizes_is_0(rt):
-    """15 #40 / 9.5 ACL 3: aclrtMemcpyBatchV2(NULL, NULL, NULL, zero sizes, ...) -> 0 (V2 returns only ret)."""
+    """UT aclrtMemcpyBatchV2_success / B3: aclrtMemcpyBatchV2(NULL, NULL, NULL, zero sizes, ...) -> 0 (V2 returns only
+    ret)."""
     assert acl.rt.memcpy_batch_v2(None, None, None, [0, 0], 2, None, None, 0) == 0
 
 
 # ---------------------------------------------------------------------------
-# ACL chain (spec 9.5 ACL 1-6)
+# ACL chain (B1-B6)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_batch_sizes_null_is_100000(rt, b, stream, variant):
-    """9.5 ACL 2: sizes null -> 100000."""
+    """B1-B2: sizes null -> 100000."""
     assert ret_of(variant, [b.dev], [16], [b.host], None, 1, [H2D_ATTR], [0], 1, s=stream) == 100000
     assert b.untouched()
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_batch_num_batches_zero_is_100000(rt, b, stream, variant):
-    """9.5 ACL 2: numBatches 0 -> 100000 (sizes given, empty)."""
+    """B1-B2: numBatches 0 -> 100000 (sizes given, empty)."""
     assert ret_of(variant, [], [], [], [], 0, [H2D_ATTR], [0], 1, s=stream) == 100000
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("product", ["910B", "310P"])
 def test_batch_all_sizes_zero_is_0_before_every_other_check(fresh, variant, product):
-    """9.5 ACL 3 (15 #39, #40): all sizes 0 -> 0 with null arrays, numAttrs 0, no device set, on any
-    product (the runtime's chip gate comes after the ACL chain); failIndex is SIZE_MAX."""
+    """B3 (UT aclrtMemcpyBatch_success_with_all_zero_sizes, aclrtMemcpyBatchV2_success): all sizes 0 -> 0 with null
+    arrays, numAttrs 0, no device set, on any product (the runtime's chip gate comes after the ACL chain); failIndex
+    is SIZE_MAX."""
     fresh(product)
     fail_index, ret = call(variant, None, None, None, [0] * 4, 4, None, None, 0, s=0)
     assert ret == 0
@@ -215,7 +225,7 @@ def test_batch_all_sizes_zero_is_0_before_every_other_check(fresh, variant, prod
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("null", ["dsts", "destMaxs", "srcs", "attrs", "attrsIndexes"])
 def test_batch_null_array_is_100000(rt, b, stream, variant, null):
-    """9.5 ACL 4: dsts, destMaxs, srcs, attrs or attrsIndexes null (with a non-zero size) -> 100000."""
+    """B4: dsts, destMaxs, srcs, attrs or attrsIndexes null (with a non-zero size) -> 100000."""
     args = {"dsts": [b.dev], "destMaxs": [16], "srcs": [b.host], "attrs": [H2D_ATTR], "attrsIndexes": [0]}
     args[null] = None
     ret = ret_of(variant, args["dsts"], args["destMaxs"], args["srcs"], [16], 1, args["attrs"],
@@ -226,7 +236,7 @@ def test_batch_null_array_is_100000(rt, b, stream, variant, null):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_batch_dest_max_below_size_is_100000(rt, b, stream, variant):
-    """9.5 ACL 5: any destMaxs[i] < sizes[i] -> 100000 (here the last of three entries); no entry is
+    """B5: any destMaxs[i] < sizes[i] -> 100000 (here the last of three entries); no entry is
     copied."""
     entries = [h2d(b, 0, 0, 16), h2d(b, 64, 64, 16), (b.dev + 128, 15, b.host + 128, 16)]
     dsts, maxs, srcs, sizes = columns(entries)
@@ -238,7 +248,7 @@ def test_batch_dest_max_below_size_is_100000(rt, b, stream, variant):
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("where", [(0, 0), (0, 15), (1, 7)])
 def test_batch_attr_rsv_not_zero_is_100000(rt, b, stream, variant, where):
-    """9.5 ACL 6 / 4: any of the 16 rsv bytes of any attrs[k] (k < numAttrs) non-zero -> 100000."""
+    """B6 / attribute struct: any of the 16 rsv bytes of any attrs[k] (k < numAttrs) non-zero -> 100000."""
     k, byte = where
     rsv = bytearray(16)
     rsv[byte] = 0x80
@@ -254,7 +264,7 @@ def test_batch_attr_rsv_not_zero_is_100000(rt, b, stream, variant, where):
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("short", ["dsts", "destMaxs", "srcs", "sizes", "attrs", "attrsIndexes"])
 def test_batch_list_length_disagreeing_with_its_count_is_100000(rt, b, stream, variant, short):
-    """PYACL.md: a list whose length disagrees with its count argument (numBatches for dsts, destMaxs,
+    """facade (emu/acl/rt.py): a list whose length disagrees with its count argument (numBatches for dsts, destMaxs,
     srcs and sizes; numAttrs for attrs and attrsIndexes) -> ACL_ERROR_INVALID_PARAM (100000)."""
     entries = [h2d(b, 0, 0, 16), h2d(b, 64, 64, 16)]
     cols = dict(zip(["dsts", "destMaxs", "srcs", "sizes"], columns(entries)))
@@ -269,7 +279,7 @@ def test_batch_list_length_disagreeing_with_its_count_is_100000(rt, b, stream, v
 
 @pytest.mark.parametrize("product", ["310P", "910", "200I_A2"])
 def test_batch_acl_checks_come_before_the_chip_gate(fresh, product):
-    """9.5 / 1: the ACL chain runs before the runtime's chip gate: on products without batch copies,
+    """batch: the ACL chain runs before the runtime's chip gate: on products without batch copies,
     sizes null or destMax < size still give 100000, not 207000."""
     rt = fresh(product)
     rt.set_device(0)
@@ -280,13 +290,13 @@ def test_batch_acl_checks_come_before_the_chip_gate(fresh, product):
 
 
 # ---------------------------------------------------------------------------
-# Runtime chain (spec 9.5 runtime 1-7)
+# Runtime chain (B7-B14)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("product", ["310P", "910", "200I_A2"])
 def test_batch_on_product_without_batch_copy_is_207000(fresh, variant, product):
-    """9.5 runtime 1 / 13 / G9: batch copies exist on 950, A3 and A2 only; 310P, 910 and 200I/500 A2
+    """B7 / products / product gate: batch copies exist on 950, A3 and A2 only; 310P, 910 and 200I/500 A2
     -> 207000, and nothing is copied."""
     rt = fresh(product)
     rt.set_device(0)
@@ -300,7 +310,7 @@ def test_batch_on_product_without_batch_copy_is_207000(fresh, variant, product):
 
 @pytest.mark.parametrize("product", ["950PR", "950DT", "A3", "910B"])
 def test_batch_on_950_a3_a2_copies(fresh, product):
-    """9.5 Support / 13: batch copies work on 950PR/950DT, A3 and A2."""
+    """batch support / products: batch copies work on 950PR/950DT, A3 and A2."""
     rt = fresh(product)
     rt.set_device(0)
     bb = Bufs(rt, 256)
@@ -311,7 +321,7 @@ def test_batch_on_950_a3_a2_copies(fresh, product):
 
 
 def test_batch_chip_gate_comes_before_num_attrs(fresh):
-    """9.5 runtime 1 before 3: on 310P numAttrs 0 still gives 207000."""
+    """B7 before B9: on 310P numAttrs 0 still gives 207000."""
     rt = fresh("310P")
     rt.set_device(0)
     dev = device(rt, 64)
@@ -321,7 +331,7 @@ def test_batch_chip_gate_comes_before_num_attrs(fresh):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_batch_num_attrs_zero_is_107000(rt, b, stream, variant):
-    """9.5 runtime 3: numAttrs 0 -> 107000; failIndex SIZE_MAX (runtime 2); nothing is copied."""
+    """B9-B10: numAttrs 0 -> 107000; failIndex SIZE_MAX; nothing is copied."""
     fail_index, ret = call(variant, [b.dev], [16], [b.host], [16], 1, [], [], 0, s=stream)
     assert ret == 107000
     assert fail_index in (None, SIZE_MAX)
@@ -331,7 +341,7 @@ def test_batch_num_attrs_zero_is_107000(rt, b, stream, variant):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_batch_num_attrs_above_num_batches_is_107000(rt, b, stream, variant):
-    """9.5 runtime 3: numAttrs > numBatches -> 107000, failIndex SIZE_MAX."""
+    """B9-B10: numAttrs > numBatches -> 107000, failIndex SIZE_MAX."""
     fail_index, ret = call(variant, [b.dev], [16], [b.host], [16], 1, [H2D_ATTR, H2D_ATTR], [0, 1], 2,
                            s=stream)
     assert ret == 107000
@@ -346,7 +356,7 @@ def _one_byte_entries(b, count):
 
 @pytest.mark.parametrize("variant", ["sync", "sync_v2"])
 def test_batch_sync_with_4097_entries_is_107000(rt, b, variant):
-    """9.5 runtime 4 / 3.3 / 14.5: a synchronous batch holds at most 4096 entries: 4097 -> 107000 with
+    """B11 / limits / ⚠ docs: a synchronous batch holds at most 4096 entries: 4097 -> 107000 with
     failIndex SIZE_MAX, and nothing is copied."""
     dsts, maxs, srcs, sizes = columns(_one_byte_entries(b, 4097))
     fail_index, ret = call(variant, dsts, maxs, srcs, sizes, 4097, [H2D_ATTR], [0], 1)
@@ -356,7 +366,7 @@ def test_batch_sync_with_4097_entries_is_107000(rt, b, variant):
 
 
 def test_batch_sync_with_4096_entries_copies(rt):
-    """9.5 runtime 4 / 3.3: exactly 4096 entries is allowed: all 4096 one-byte entries land."""
+    """B11 / limits: exactly 4096 entries is allowed: all 4096 one-byte entries land."""
     bb = Bufs(rt, 4096)
     assert sync_batch(_one_byte_entries(bb, 4096), [H2D_ATTR], [0]) == (SIZE_MAX, 0)
     assert np.array_equal(bb.dev_now(), pattern(4096, 1))
@@ -364,7 +374,7 @@ def test_batch_sync_with_4096_entries_copies(rt):
 
 @pytest.mark.parametrize("variant", ["async", "async_v2"])
 def test_batch_async_with_4097_entries_is_allowed(rt, variant):
-    """9.5 runtime 4 / 14.5: the 4096-entry limit is enforced for sync batches only: an async batch of
+    """B11 / ⚠ docs: the 4096-entry limit is enforced for sync batches only: an async batch of
     4097 one-byte entries returns 0 and, after synchronize, every entry has landed."""
     bb = Bufs(rt, 4097 + 31)
     s = rt.create_stream()
@@ -378,7 +388,7 @@ def test_batch_async_with_4097_entries_is_allowed(rt, variant):
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_batch_first_attrs_index_not_zero_is_107000(rt, b, stream, variant):
-    """9.5 runtime 5: attrsIndexes[0] != 0 -> 107000, failIndex SIZE_MAX."""
+    """B12: attrsIndexes[0] != 0 -> 107000, failIndex SIZE_MAX."""
     dsts, maxs, srcs, sizes = columns([h2d(b, 0, 0, 16), h2d(b, 64, 64, 16)])
     fail_index, ret = call(variant, dsts, maxs, srcs, sizes, 2, [H2D_ATTR], [1], 1, s=stream)
     assert ret == 107000
@@ -390,7 +400,7 @@ def test_batch_first_attrs_index_not_zero_is_107000(rt, b, stream, variant):
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("indexes", [[0, 0, 2], [0, 2, 1], [0, 1, 4], [0, 2, 5]])
 def test_batch_attrs_indexes_not_increasing_or_not_below_count_is_107000(rt, b, stream, variant, indexes):
-    """9.5 runtime 6: attrsIndexes must strictly increase and each be < numBatches (4 here): a repeat, a
+    """B13: attrsIndexes must strictly increase and each be < numBatches (4 here): a repeat, a
     decrease, or an index >= 4 -> 107000 with failIndex SIZE_MAX."""
     dsts, maxs, srcs, sizes = columns([h2d(b, 64 * j, 64 * j, 16) for j in range(4)])
     fail_index, ret = call(variant, dsts, maxs, srcs, sizes, 4, [H2D_ATTR] * 3, indexes, 3, s=stream)
@@ -432,7 +442,7 @@ def _two_way_expected(b):
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_batch_entry_uses_attr_with_largest_index_not_above_it(rt, b, stream, mode):
-    """9.5 runtime 7 / seed 003: entry j uses attrs[k] for the largest k with attrsIndexes[k] <= j: attrs
+    """B17 (the attribute of an entry): entry j uses attrs[k] for the largest k with attrsIndexes[k] <= j: attrs
     [H2D, D2H] at indexes [0, 2] cover H2D entries 0-1 and D2H entries 2-3; the batch copies all four."""
     entries = _two_way_entries(b)
     if mode == "sync":
@@ -453,7 +463,7 @@ def test_batch_entry_uses_attr_with_largest_index_not_above_it(rt, b, stream, mo
     ([H2D_ATTR, D2H_ATTR], [0, 3], 2),  # H2D attribute still on entry 2, a D2H entry
 ])
 def test_batch_entry_with_the_wrong_attr_fails_at_its_index(rt, b, stream, mode, attrs, indexes, fail_index):
-    """9.5 runtime 7 and per-entry: an entry whose covering attribute does not match its locations
+    """B17 (the attribute of an entry) and per-entry: an entry whose covering attribute does not match its locations
     -> 107000 with failIndex = that entry. A sync batch copies nothing; an async one has already done or
     enqueued the entries before it (api_impl.cc ApiImpl::LoopMemcpyAsync); this test used to expect
     nothing copied in both modes."""
@@ -468,11 +478,11 @@ def test_batch_entry_with_the_wrong_attr_fails_at_its_index(rt, b, stream, mode,
 
 
 # ---------------------------------------------------------------------------
-# Per-entry checks (spec 9.5)
+# Per-entry checks (B15-B18)
 # ---------------------------------------------------------------------------
 
 def test_batch_async_zero_size_entry_in_mixed_batch_is_107000(rt, b, stream):
-    """9.5 per-entry / ⚠ 14.4: in an async batch an entry of size 0 -> 107000 with failIndex = that entry
+    """B15-B18 / ⚠ docs: in an async batch an entry of size 0 -> 107000 with failIndex = that entry
     (2 here), although the docs treat a zero size as nothing to do; entries 0 and 1 are already enqueued
     (api_impl.cc ApiImpl::LoopMemcpyAsync; this test used to expect no entry copied)."""
     entries = [h2d(b, 0, 0, 16), h2d(b, 64, 64, 16), h2d(b, 128, 128, 0), h2d(b, 192, 192, 16)]
@@ -482,13 +492,13 @@ def test_batch_async_zero_size_entry_in_mixed_batch_is_107000(rt, b, stream):
 
 
 def test_batch_async_v2_zero_size_entry_is_107000(rt, b, stream):
-    """9.5 per-entry / ⚠ 14.4: the same through aclrtMemcpyBatchAsyncV2 (ret only)."""
+    """B15-B18 / ⚠ docs: the same through aclrtMemcpyBatchAsyncV2 (ret only)."""
     dsts, maxs, srcs, sizes = columns([h2d(b, 0, 0, 0), h2d(b, 64, 64, 16)])
     assert acl.rt.memcpy_batch_async_v2(dsts, maxs, srcs, sizes, 2, [H2D_ATTR], [0], 1, stream) == 107000
 
 
 def test_batch_sync_zero_size_entry_in_mixed_batch_is_skipped(rt, b):
-    """9.5 per-entry / 14.4: the size-0 rejection is on the async loop path only; a sync batch with a
+    """B15-B18 / ⚠ docs: the size-0 rejection is on the async loop path only; a sync batch with a
     zero-size entry copies the other entries and returns 0."""
     entries = [h2d(b, 0, 0, 16), h2d(b, 64, 64, 0), h2d(b, 128, 128, 16)]
     assert sync_batch(entries, [H2D_ATTR], [0]) == (SIZE_MAX, 0)
@@ -505,7 +515,7 @@ def test_batch_sync_zero_size_entry_in_mixed_batch_is_skipped(rt, b):
     attr(DEVICE, HOST, dst_id=1),  # device id wrong
 ])
 def test_batch_location_not_matching_the_attr_is_107000(rt, b, stream, mode, wrong):
-    """9.5 per-entry: the entry's actual locations must equal the attribute's (type, and for DEVICE the
+    """B15-B18: the entry's actual locations must equal the attribute's (type, and for DEVICE the
     device id), else 107000 with failIndex = the entry (1 here); a sync batch copies nothing, an async one
     has already enqueued entry 0 (api_impl.cc ApiImpl::LoopMemcpyAsync; this test used to expect nothing
     copied in both modes)."""
@@ -520,7 +530,7 @@ def test_batch_location_not_matching_the_attr_is_107000(rt, b, stream, mode, wro
 
 
 def test_batch_attr_device_id_of_another_device_matches_its_memory(rt, b):
-    """9.5 per-entry: a DEVICE location matches when the attribute names the memory's device: an H2D
+    """B15-B18: a DEVICE location matches when the attribute names the memory's device: an H2D
     entry into device 1 memory under attr dst {DEVICE, id 1} copies."""
     rt.set_device(1)
     dev1 = device(rt, 64)
@@ -534,7 +544,7 @@ def test_batch_attr_device_id_of_another_device_matches_its_memory(rt, b):
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("entry_kind", ["h2h", "d2d"])
 def test_batch_entry_with_both_ends_on_one_side_is_107000(rt, b, stream, mode, entry_kind):
-    """9.5 per-entry: dst and src on the same side (an H2H or D2D entry, with an attribute that matches
+    """B15-B18: dst and src on the same side (an H2H or D2D entry, with an attribute that matches
     it) -> 107000 with failIndex = the entry (1 here); a sync batch copies nothing, an async one has already
     enqueued entry 0 (api_impl.cc ApiImpl::LoopMemcpyAsync; this test used to expect nothing copied)."""
     if entry_kind == "h2h":
@@ -556,7 +566,7 @@ def test_batch_entry_with_both_ends_on_one_side_is_107000(rt, b, stream, mode, e
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_batch_pageable_memory_matches_a_host_attr(rt, stream, mode):
-    """9.5 per-entry / 8.1: UNREGISTERED (pageable) memory counts as HOST: pageable entries in both
+    """B15-B18 / locations: UNREGISTERED (pageable) memory counts as HOST: pageable entries in both
     directions under HOST attributes copy."""
     dev = device(rt, 256)
     ddata = pattern(256, 4)
@@ -576,14 +586,14 @@ def test_batch_pageable_memory_matches_a_host_attr(rt, stream, mode):
 
 
 def test_batch_host_numa_attr_matches_page_locked_memory(rt, b):
-    """9.5 per-entry: an attribute location of HOST_NUMA counts as HOST: it matches aclrtMallocHost memory."""
+    """B15-B18: an attribute location of HOST_NUMA counts as HOST: it matches aclrtMallocHost memory."""
     res = sync_batch([h2d(b, 0, 0, 32)], [attr(DEVICE, HOST_NUMA)], [0])
     assert res == (SIZE_MAX, 0)
     assert np.array_equal(b.dev_now()[:32], pattern(N, 1)[:32])
 
 
 def test_batch_unregistered_attr_type_never_matches(rt):
-    """9.5 per-entry, literal rule: 'the actual location (UNREG counts as HOST) must equal the attr
+    """B15-B18, literal rule: 'the actual location (UNREG counts as HOST) must equal the attr
     location (HOST_NUMA counts as HOST)'. Only HOST_NUMA is folded on the attribute side, so an attribute
     saying UNREGISTERED equals no actual location (pageable memory is already HOST) -> 107000, failIndex 0."""
     dev = device(rt, 64)
@@ -594,7 +604,7 @@ def test_batch_unregistered_attr_type_never_matches(rt):
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_batch_mixed_directions_per_entry_are_allowed(rt, b, stream, mode):
-    """9.5 per-entry / ⚠ 14.4: the docs allow one direction per batch [seed 000, 003]; the runtime checks
+    """B15-B18 / ⚠ docs: the docs allow one direction per batch; the runtime checks
     each entry only for being H2D or D2H, so H2D, D2H, H2D entries (each with its own attribute) copy."""
     entries = [h2d(b, 0, 0, 32), d2h(b, 64, 64, 32), h2d(b, 128, 128, 32)]
     if mode == "sync":
@@ -611,11 +621,11 @@ def test_batch_mixed_directions_per_entry_are_allowed(rt, b, stream, mode):
 
 
 # ---------------------------------------------------------------------------
-# Execution (spec 9.5 execution, seed 003)
+# Execution (B19-B24)
 # ---------------------------------------------------------------------------
 
 def test_batch_sync_copies_every_entry_before_returning(rt, b):
-    """9.5 execution (sync): when aclrtMemcpyBatch returns 0, every entry has landed (checked without any
+    """B19-B24 (sync): when aclrtMemcpyBatch returns 0, every entry has landed (checked without any
     further API call); bytes outside the entries keep their values."""
     entries = _two_way_entries(b)
     assert sync_batch(entries, [H2D_ATTR, D2H_ATTR], [0, 2]) == (SIZE_MAX, 0)
@@ -626,7 +636,7 @@ def test_batch_sync_copies_every_entry_before_returning(rt, b):
 
 @pytest.mark.parametrize("variant", ["async", "async_v2"])
 def test_batch_async_page_locked_lands_only_after_synchronize(rt, b, stream, variant):
-    """9.5 execution (async, pinned entries are async tasks) / seed 003: on page-locked memory the call
+    """B19-B24 (async, pinned entries are async tasks): on page-locked memory the call
     only enqueues: both buffers still hold their old bytes on return; after aclrtSynchronizeStream every
     entry has landed."""
     dsts, maxs, srcs, sizes = columns(_two_way_entries(b))
@@ -642,7 +652,7 @@ def test_batch_async_page_locked_lands_only_after_synchronize(rt, b, stream, var
 
 @pytest.mark.parametrize("variant", ["async", "async_v2"])
 def test_batch_async_pageable_entry_is_done_on_return(rt, b, stream, variant):
-    """9.5 execution (async, pageable entries: stream sync + synchronous copy) / seed 003: a pageable
+    """B19-B24 (async, pageable entries: stream sync + synchronous copy): a pageable
     entry has landed when the call returns; after synchronize the page-locked entry has too."""
     sp, src = pageable(64)
     src[:] = pattern(64, 9)
@@ -658,7 +668,7 @@ def test_batch_async_pageable_entry_is_done_on_return(rt, b, stream, variant):
 
 
 def test_batch_async_null_stream_is_the_default_stream(rt, b):
-    """G5 / 9.5: stream 0 is the current context's default stream."""
+    """default stream / batch: stream 0 is the current context's default stream."""
     assert async_batch([h2d(b, 0, 0, 64)], [H2D_ATTR], [0], 0) == (SIZE_MAX, 0)
     rt.synchronize_stream(0)
     assert np.array_equal(b.dev_now()[:64], pattern(N, 1)[:64])
@@ -666,7 +676,7 @@ def test_batch_async_null_stream_is_the_default_stream(rt, b):
 
 @pytest.mark.parametrize("variant", ["async", "async_v2"])
 def test_batch_async_destroyed_stream_is_107017(rt, b, variant):
-    """G6: an async batch on a destroyed stream -> 107017; nothing is copied."""
+    """bad handle: an async batch on a destroyed stream -> 107017; nothing is copied."""
     s = rt.create_stream()
     rt.destroy_stream(s)
     dsts, maxs, srcs, sizes = columns([h2d(b, 0, 0, 16)])
@@ -675,7 +685,7 @@ def test_batch_async_destroyed_stream_is_107017(rt, b, variant):
 
 
 def test_batch_v2_variants_return_only_ret_and_copy_the_same(rt, b, stream):
-    """PYACL.md / 9.5: BatchV2 and BatchAsyncV2 drop failIndex: the facade returns the bare ret (0 on
+    """facade (emu/acl/rt.py) / batch: BatchV2 and BatchAsyncV2 drop failIndex: the facade returns the bare ret (0 on
     success, the code on failure) and the bytes are those of the non-V2 calls."""
     dsts, maxs, srcs, sizes = columns(_two_way_entries(b))
     assert acl.rt.memcpy_batch_v2(dsts, maxs, srcs, sizes, 4, [H2D_ATTR, D2H_ATTR], [0, 2], 2) == 0
@@ -695,7 +705,7 @@ def test_batch_v2_variants_return_only_ret_and_copy_the_same(rt, b, stream):
 
 
 def test_batch_facade_returns_fail_index_and_ret(rt, b, stream):
-    """PYACL.md: acl.rt.memcpy_batch / memcpy_batch_async return (fail_index, ret): (SIZE_MAX, 0) on
+    """facade (emu/acl/rt.py): acl.rt.memcpy_batch / memcpy_batch_async return (fail_index, ret): (SIZE_MAX, 0) on
     success, (j, code) when entry j fails."""
     entries = _two_way_entries(b)
     out = sync_batch(entries, [H2D_ATTR, D2H_ATTR], [0, 2])
@@ -758,14 +768,14 @@ def _runs(entries):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=batches())
 def test_batch_property_disjoint_segments_match_numpy_reference(case):
-    """9.5: random disjoint segments between a page-locked host buffer and a device buffer, random
+    """batch: random disjoint segments between a page-locked host buffer and a device buffer, random
     direction per entry (one attribute per run of equal directions), sync or async: either every segment
-    is copied exactly (and no other byte changes), or the call returns the spec's code with the right
+    is copied exactly (and no other byte changes), or the call returns the code of the conformance table with the right
     failIndex and only the entries before it are copied, those of an async batch (each entry is checked,
     then done or enqueued: api_impl.cc ApiImpl::LoopMemcpyAsync; this test used to expect none):
     - all sizes 0 -> 0, SIZE_MAX (ACL 3);
     - a destMax below its size -> 100000 (ACL 5);
-    - async with a size-0 entry -> 107000 at the first such entry (per-entry, ⚠ 14.4); sync skips it;
+    - async with a size-0 entry -> 107000 at the first such entry (per entry, ⚠ docs); sync skips it;
     - an attribute naming the wrong device for its run -> 107000 at the run's first entry."""
     entries, fault, bad_run, asynchronous, seed = case
     rt = emu.configure(product="910B", functional=True)

@@ -1,6 +1,13 @@
 """Copies and memsets: aclrtMemcpy, aclrtMemcpyAsync(+WithCondition), aclrtMemset(+Async).
 
-Spec references are to ACL_MEMORY_SPEC.md (sections 8.2, 9.1, 9.2, 10.1, 11, 12, 15) and PYACL.md.
+The rules are the rows of docs/conformance/memory_copies_fills.md ("aclrtMemcpyAsync row 7" is row 7 of its
+aclrtMemcpyAsync table; "kind correction" the table of ApiErrorDecorator::MemcpyKindAutoCorrect behind row 9),
+task sizes and routes those of docs/hardware.md#what-the-runtime-does-with-a-copy, RC mode the notes of
+hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md. "UT <name>" is the test <name> of the runtime's
+own unit tests, hicann/runtime tests/ut/acl/testcase/acl_runtime_unittest.cpp (MemcpyKindAutoCorrect_01:
+hicann/runtime tests/ut/runtime/runtime/test/rt_utest_api_impl.cc). "pyACL sample" is what Huawei's public
+pyACL samples rely on.
+
 Whether an async copy ran asynchronously is observed without any API call in between (API calls
 advance simulated time): host buffers are read through their numpy views, device memory through
 the emulator's address space.
@@ -46,7 +53,7 @@ def copy_tasks(rt, label="aclrtMemcpyAsync"):
 
 
 # ---------------------------------------------------------------------------
-# Section 15, cases 1-13 (UT-ACL: calls that pass or fail the ACL-layer checks)
+# The runtime's own unit tests (UT), which mock the runtime: calls that pass or fail the ACL-layer checks
 # ---------------------------------------------------------------------------
 
 @pytest.fixture
@@ -56,7 +63,7 @@ def facade(acl):
 
 
 def test_case01_memcpy_one_byte_h2h_is_0(facade):
-    """15 #1: aclrtMemcpy(dst,1,src,1,H2H) -> 0, and the byte is copied."""
+    """UT memory_memcpy: aclrtMemcpy(dst,1,src,1,H2H) -> 0, and the byte is copied."""
     dp, dst = pageable(1, 0)
     sp, src = pageable(1, 0x5A)
     assert facade.rt.memcpy(dp, 1, sp, 1, H2H) == 0
@@ -64,24 +71,24 @@ def test_case01_memcpy_one_byte_h2h_is_0(facade):
 
 
 def test_case02_memcpy_all_null_zero_count_bad_kind_is_0(facade):
-    """15 #2: aclrtMemcpy(NULL,0,NULL,0,kind 0x7FFFFFFF) -> 0 (count 0 first)."""
+    """UT memory_memcpy: aclrtMemcpy(NULL,0,NULL,0,kind 0x7FFFFFFF) -> 0 (count 0 first)."""
     assert facade.rt.memcpy(0, 0, 0, 0, BAD_KIND) == 0
 
 
 def test_case03_memcpy_null_dst_is_invalid_param(facade):
-    """15 #3: aclrtMemcpy(NULL,1,src,1,H2H) -> 100000."""
+    """UT memory_memcpy: aclrtMemcpy(NULL,1,src,1,H2H) -> 100000."""
     sp, _ = pageable(1)
     assert facade.rt.memcpy(0, 1, sp, 1, H2H) == 100000
 
 
 def test_case04_memcpy_null_src_is_invalid_param(facade):
-    """15 #4: aclrtMemcpy(dst,1,NULL,1,H2H) -> 100000."""
+    """UT memory_memcpy: aclrtMemcpy(dst,1,NULL,1,H2H) -> 100000."""
     dp, _ = pageable(1)
     assert facade.rt.memcpy(dp, 1, 0, 1, H2H) == 100000
 
 
 def test_case05_memcpy_bad_kind_is_invalid_param(facade):
-    """15 #5: aclrtMemcpy(dst,1,src,1,kind 0x7FFFFFFF) -> 100000; nothing is copied."""
+    """UT memory_memcpy: aclrtMemcpy(dst,1,src,1,kind 0x7FFFFFFF) -> 100000; nothing is copied."""
     dp, dst = pageable(1, 0)
     sp, _ = pageable(1, 0x5A)
     assert facade.rt.memcpy(dp, 1, sp, 1, BAD_KIND) == 100000
@@ -89,7 +96,7 @@ def test_case05_memcpy_bad_kind_is_invalid_param(facade):
 
 
 def test_case06_memcpy_host_to_buf_to_device_is_0(facade):
-    """15 #6: aclrtMemcpy(dst,1,src,1,HOST_TO_BUF_TO_DEVICE) -> 0: kind 5 is in 0..5 and the sync copy
+    """UT memory_memcpy: aclrtMemcpy(dst,1,src,1,HOST_TO_BUF_TO_DEVICE) -> 0: kind 5 is in 0..5 and the sync copy
     infers the direction (host source, device destination here)."""
     rt = facade.rt
     dev, ret = rt.malloc(64, NORMAL_ONLY)
@@ -102,14 +109,15 @@ def test_case06_memcpy_host_to_buf_to_device_is_0(facade):
 
 
 def test_case07_memcpy_async_null_zero_count_bad_kind_is_0(facade):
-    """15 #7: aclrtMemcpyAsync(NULL,1,NULL,0,bad kind,s) -> 0 (count 0 first)."""
+    """UT zero_size_memory_ops_return_before_runtime_call: aclrtMemcpyAsync(NULL,1,NULL,0,bad kind,s) -> 0 (count 0
+    first)."""
     s, ret = facade.rt.create_stream()
     assert ret == 0
     assert facade.rt.memcpy_async(0, 1, 0, 0, BAD_KIND, s) == 0
 
 
 def test_case08_memcpy_async_h2d_null_stream_is_0(facade):
-    """15 #8: aclrtMemcpyAsync(dst,1,src,1,H2D,NULL stream) -> 0; the default stream carries it."""
+    """UT memory_memcpyAsync: aclrtMemcpyAsync(dst,1,src,1,H2D,NULL stream) -> 0; the default stream carries it."""
     rt = facade.rt
     dev, _ = rt.malloc(64, NORMAL_ONLY)
     h, _ = rt.malloc_host(64)
@@ -122,67 +130,68 @@ def test_case08_memcpy_async_h2d_null_stream_is_0(facade):
 
 
 def test_case09_memcpy_async_null_dst_is_invalid_param(facade):
-    """15 #9: aclrtMemcpyAsync(NULL,1,src,1,H2H,s) -> 100000."""
+    """UT memory_memcpyAsync: aclrtMemcpyAsync(NULL,1,src,1,H2H,s) -> 100000."""
     s, _ = facade.rt.create_stream()
     sp, _ = pageable(1)
     assert facade.rt.memcpy_async(0, 1, sp, 1, H2H, s) == 100000
 
 
 def test_case10_memcpy_async_with_condition_zero_count_is_0(facade):
-    """15 #10: aclrtMemcpyAsyncWithCondition(NULL,0,NULL,0,bad kind,NULL) -> 0."""
+    """UT memory_memcpyAsyncWithCondition: aclrtMemcpyAsyncWithCondition(NULL,0,NULL,0,bad kind,NULL) -> 0."""
     assert facade.rt.memcpy_async_with_condition(0, 0, 0, 0, BAD_KIND, 0) == 0
 
 
 def test_case11_memset_null_is_invalid_param(facade):
-    """15 #11: aclrtMemset(NULL,1,1,1) -> 100000."""
+    """UT memory_memset: aclrtMemset(NULL,1,1,1) -> 100000."""
     assert facade.rt.memset(0, 1, 1, 1) == 100000
 
 
 def test_case12_memset_async_null_zero_count_is_0(facade):
-    """15 #12: aclrtMemsetAsync(NULL,1,0,0,s) -> 0 (count 0 first, p may be null)."""
+    """UT zero_size_memory_ops_return_before_runtime_call: aclrtMemsetAsync(NULL,1,0,0,s) -> 0 (count 0 first, p may
+    be null)."""
     s, _ = facade.rt.create_stream()
     assert facade.rt.memset_async(0, 1, 0, 0, s) == 0
 
 
 def test_case13_memset_async_null_is_invalid_param(facade):
-    """15 #13: aclrtMemsetAsync(NULL,1,1,1,s) -> 100000."""
+    """UT aclrtMemsetAsyncFailedTest: aclrtMemsetAsync(NULL,1,1,1,s) -> 100000."""
     s, _ = facade.rt.create_stream()
     assert facade.rt.memset_async(0, 1, 1, 1, s) == 100000
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpy chain (spec 9.1)
+# aclrtMemcpy chain (docs/conformance/memory_copies_fills.md#copies)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args", [(0, 0, 0, 0, BAD_KIND), (0, 10, 0, 0, 7), (0, 0, 0x1234, 0, -1)])
 def test_memcpy_count_zero_is_0_before_any_check(fresh, args):
-    """9.1: count 0 -> 0 before any other check: null pointers, bad kind, even without a context."""
+    """aclrtMemcpy: count 0 -> 0 before any other check: null pointers, bad kind, even without a context."""
     rt = fresh("910B")
     assert code(rt.memcpy, *args) == 0
 
 
 def test_memcpy_null_dst_is_invalid_param(rt):
-    """9.1 ACL chain: dst null -> 100000."""
+    """aclrtMemcpy ACL chain: dst null -> 100000."""
     dev = rt.malloc(64, NORMAL_ONLY)
     assert code(rt.memcpy, 0, 64, dev, 64, D2H) == 100000
 
 
 def test_memcpy_null_src_is_invalid_param(rt):
-    """9.1 ACL chain: src null -> 100000."""
+    """aclrtMemcpy ACL chain: src null -> 100000."""
     dev = rt.malloc(64, NORMAL_ONLY)
     assert code(rt.memcpy, dev, 64, 0, 64, H2D) == 100000
 
 
 def test_memcpy_null_dst_checked_before_null_src_and_kind(fresh):
-    """9.1: the ACL checks run before the runtime's (no context, destMax 0 -> still 100000)."""
+    """aclrtMemcpy: the ACL checks run before the runtime's (no context, destMax 0 -> still 100000)."""
     rt = fresh("910B")
     assert code(rt.memcpy, 0, 0, 0, 16, BAD_KIND) == 100000
 
 
 @pytest.mark.parametrize("kind", [6, 7, 8, BAD_KIND, -1])
 def test_memcpy_kind_outside_0_to_5_is_invalid_param(rt, kind):
-    """9.1 / 3.1: kind not in 0..5 -> 100000 (INNER/INTER_DEVICE_TO_DEVICE included), although the
-    sync copy otherwise ignores the kind (14.8)."""
+    """aclrtMemcpy / kind values: kind not in 0..5 -> 100000 (INNER/INTER_DEVICE_TO_DEVICE included), although the
+    sync copy otherwise ignores the kind (as the API reference says)."""
     dev = rt.malloc(64, NORMAL_ONLY)
     dev2 = device(rt, 64, 1)
     assert code(rt.memcpy, dev, 64, dev2, 64, kind) == 100000
@@ -190,14 +199,14 @@ def test_memcpy_kind_outside_0_to_5_is_invalid_param(rt, kind):
 
 
 def test_memcpy_dest_max_zero_is_107000(rt):
-    """9.1 runtime: destMax 0 -> 107000."""
+    """aclrtMemcpy runtime: destMax 0 -> 107000."""
     dev = rt.malloc(64, NORMAL_ONLY)
     sp, _ = pageable(64)
     assert code(rt.memcpy, dev, 0, sp, 64, H2D) == 107000
 
 
 def test_memcpy_count_greater_than_dest_max_is_107000(rt):
-    """9.1 runtime: count > destMax -> 107000; nothing is copied."""
+    """aclrtMemcpy runtime: count > destMax -> 107000; nothing is copied."""
     dev = device(rt, 64, 0)
     sp, _ = pageable(64, 1)
     assert code(rt.memcpy, dev, 32, sp, 33, H2D) == 107000
@@ -205,13 +214,13 @@ def test_memcpy_count_greater_than_dest_max_is_107000(rt):
 
 
 def test_memcpy_count_greater_than_dest_max_checked_before_dst_equals_src(rt):
-    """9.1: count > destMax (107000) comes before the dst == src shortcut."""
+    """aclrtMemcpy: count > destMax (107000) comes before the dst == src shortcut."""
     dev = rt.malloc(64, NORMAL_ONLY)
     assert code(rt.memcpy, dev, 8, dev, 16, D2D) == 107000
 
 
 def test_memcpy_dst_equals_src_is_0(rt):
-    """9.1: dst == src -> 0, no copy (not even an address lookup: an unknown address passes)."""
+    """aclrtMemcpy: dst == src -> 0, no copy (not even an address lookup: an unknown address passes)."""
     dev = device(rt, 64, 3)
     n = len(rt.machine.records)
     assert code(rt.memcpy, dev, 64, dev, 64, D2D) == 0
@@ -220,14 +229,14 @@ def test_memcpy_dst_equals_src_is_0(rt):
 
 
 def test_memcpy_dst_equals_src_needs_no_context(fresh):
-    """9.1: dst == src returns 0 before the context check."""
+    """aclrtMemcpy: dst == src returns 0 before the context check."""
     rt = fresh("910B")
     sp, _ = pageable(64)
     assert code(rt.memcpy, sp, 64, sp, 64, H2H) == 0
 
 
 def test_memcpy_without_context_is_107002(fresh):
-    """9.1 runtime: no context -> 107002 (host buffers, so nothing else is wrong); destMax 0 still
+    """aclrtMemcpy runtime: no context -> 107002 (host buffers, so nothing else is wrong); destMax 0 still
     comes first (107000)."""
     rt = fresh("910B")
     dp, dst = pageable(64, 0)
@@ -238,7 +247,7 @@ def test_memcpy_without_context_is_107002(fresh):
 
 
 def test_memcpy_sync_ignores_kind_d2h_between_host_buffers(facade):
-    """9.1 / PYACL sample: sync memcpy treats kind as reserved and infers the direction, so
+    """aclrtMemcpy / pyACL sample: sync memcpy treats kind as reserved and infers the direction, so
     DEVICE_TO_HOST with a host source and a host destination succeeds and copies
     (copy_data_as_numpy pattern: into a bytes object's buffer)."""
     src = pattern(256)
@@ -250,7 +259,7 @@ def test_memcpy_sync_ignores_kind_d2h_between_host_buffers(facade):
 
 @pytest.mark.parametrize("kind", [H2H, H2D, D2H, D2D, DEFAULT, H2B2D])
 def test_memcpy_sync_ignores_kind_for_device_to_host(rt, kind):
-    """9.1: the sync copy infers the direction from the addresses whatever kind in 0..5 says."""
+    """aclrtMemcpy: the sync copy infers the direction from the addresses whatever kind in 0..5 says."""
     n = 1024
     dev = rt.malloc(n, NORMAL_ONLY)
     write_device(rt, dev, pattern(n, kind))
@@ -260,7 +269,7 @@ def test_memcpy_sync_ignores_kind_for_device_to_host(rt, kind):
 
 
 def test_memcpy_h2d_moves_bytes(rt):
-    """9.1: host (page-locked) -> device."""
+    """aclrtMemcpy: host (page-locked) -> device."""
     n = 64 * KiB
     h, view = pinned(rt, n)
     view[:] = pattern(n)
@@ -270,7 +279,7 @@ def test_memcpy_h2d_moves_bytes(rt):
 
 
 def test_memcpy_d2h_moves_bytes(rt):
-    """9.1: device -> host (pageable), into the middle of a destination with a larger destMax."""
+    """aclrtMemcpy: device -> host (pageable), into the middle of a destination with a larger destMax."""
     n = 64 * KiB
     dev = rt.malloc(n, NORMAL_ONLY)
     write_device(rt, dev, pattern(n))
@@ -281,7 +290,7 @@ def test_memcpy_d2h_moves_bytes(rt):
 
 
 def test_memcpy_d2d_same_device_moves_bytes(rt):
-    """9.1: device -> device on one device, at offsets inside both allocations."""
+    """aclrtMemcpy: device -> device on one device, at offsets inside both allocations."""
     n = 64 * KiB
     a = rt.malloc(n, NORMAL_ONLY)
     b = device(rt, n, 0)
@@ -293,7 +302,7 @@ def test_memcpy_d2d_same_device_moves_bytes(rt):
 
 
 def test_memcpy_h2h_pinned_to_pageable_and_back(rt):
-    """9.1: page-locked <-> pageable host copies (sync memcpy accepts H2H)."""
+    """aclrtMemcpy: page-locked <-> pageable host copies (sync memcpy accepts H2H)."""
     n = 4096
     h, view = pinned(rt, n, 0)
     sp, src = pageable(n)
@@ -307,7 +316,7 @@ def test_memcpy_h2h_pinned_to_pageable_and_back(rt):
 
 
 def test_memcpy_device0_to_device1_moves_bytes(rt):
-    """9.1 / 7.8: a copy between devices (set_device(1) to allocate on device 1, then back to 0);
+    """aclrtMemcpy / peer access: a copy between devices (set_device(1) to allocate on device 1, then back to 0);
     on 910B (A2) a cross-device copy needs peer access, enabled here from device 0 toward device 1."""
     n = 64 * KiB
     rt.set_device(1)
@@ -323,7 +332,7 @@ def test_memcpy_device0_to_device1_moves_bytes(rt):
 
 @pytest.mark.parametrize("fn", ["memcpy", "memcpy_async"])
 def test_memcpy_device0_to_device1_without_peer_access_fails_on_910b(rt, fn):
-    """7.8 (emulator rule, inferred): on A2 a cross-device copy with peer access enabled in neither
+    """peer access (emulator rule, inferred): on A2 a cross-device copy with peer access enabled in neither
     direction fails; 507899 is the suggested code. Device 1 keeps its bytes."""
     n = 4096
     rt.set_device(1)
@@ -336,33 +345,33 @@ def test_memcpy_device0_to_device1_without_peer_access_fails_on_910b(rt, fn):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpyAsync chain (spec 9.2)
+# aclrtMemcpyAsync chain (docs/conformance/memory_copies_fills.md#copies)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", ["memcpy_async", "memcpy_async_with_condition"])
 def test_memcpy_async_count_zero_is_0_before_any_check(fresh, fn):
-    """9.2 (ACL chain as 9.1): count 0 -> 0 before any check: null pointers, bad kind, a stream
+    """aclrtMemcpyAsync (ACL chain as aclrtMemcpy): count 0 -> 0 before any check: null pointers, bad kind, a stream
     handle that is not a stream, no context."""
     rt = fresh("910B")
     assert code(getattr(rt, fn), 0, 0, 0, 0, BAD_KIND, 0xBAD0) == 0
 
 
 def test_memcpy_async_null_src_is_invalid_param(rt):
-    """9.2 ACL chain: src null -> 100000."""
+    """aclrtMemcpyAsync ACL chain: src null -> 100000."""
     dev = rt.malloc(64, NORMAL_ONLY)
     assert code(rt.memcpy_async, dev, 64, 0, 64, H2D, 0) == 100000
 
 
 @pytest.mark.parametrize("kind", [6, 7, BAD_KIND])
 def test_memcpy_async_kind_outside_0_to_5_is_invalid_param(rt, kind):
-    """9.2 ACL chain: kind not in 0..5 -> 100000."""
+    """aclrtMemcpyAsync ACL chain: kind not in 0..5 -> 100000."""
     h, _ = pinned(rt, 64)
     dev = rt.malloc(64, NORMAL_ONLY)
     assert code(rt.memcpy_async, dev, 64, h, 64, kind, 0) == 100000
 
 
 def test_memcpy_async_destroyed_stream_is_107017(rt):
-    """9.2 step 1 / G6: a destroyed stream handle -> 107017, before count > destMax."""
+    """aclrtMemcpyAsync row 5 / bad handle: a destroyed stream handle -> 107017, before count > destMax."""
     h, _ = pinned(rt, 64)
     dev = rt.malloc(64, NORMAL_ONLY)
     s = rt.create_stream()
@@ -372,7 +381,7 @@ def test_memcpy_async_destroyed_stream_is_107017(rt):
 
 
 def test_memcpy_async_unknown_stream_handle_is_107017(rt):
-    """G6: a handle that is no stream (an event handle, a made-up value) -> 107017."""
+    """bad handle: a handle that is no stream (an event handle, a made-up value) -> 107017."""
     h, _ = pinned(rt, 64)
     dev = rt.malloc(64, NORMAL_ONLY)
     ev = rt.create_event()
@@ -381,7 +390,7 @@ def test_memcpy_async_unknown_stream_handle_is_107017(rt):
 
 
 def test_memcpy_async_count_greater_than_dest_max_is_107000(rt):
-    """9.2 step 2: count > destMax -> 107000; no task is queued."""
+    """aclrtMemcpyAsync row 6: count > destMax -> 107000; no task is queued."""
     h, _ = pinned(rt, 64)
     dev = rt.malloc(64, NORMAL_ONLY)
     assert code(rt.memcpy_async, dev, 63, h, 64, H2D, 0) == 107000
@@ -390,7 +399,7 @@ def test_memcpy_async_count_greater_than_dest_max_is_107000(rt):
 
 
 def test_memcpy_async_without_context_is_107002(fresh):
-    """9.2 step 4: no context -> 107002; count > destMax (step 2) comes first."""
+    """aclrtMemcpyAsync row 7: no context -> 107002; count > destMax (row 6) comes first."""
     rt = fresh("910B")
     dp, dst = pageable(64, 0)
     sp, _ = pageable(64, 1)
@@ -400,7 +409,8 @@ def test_memcpy_async_without_context_is_107002(fresh):
 
 
 def test_memcpy_async_does_not_open_the_default_device(fresh, tmp_path):
-    """G7 / 9.2 step 4: the async path never sets the aclInit "defaultDevice" implicitly -> 107002."""
+    """no context / aclrtMemcpyAsync row 7: the async path never sets the aclInit "defaultDevice" implicitly ->
+    107002."""
     rt = fresh("910B")
     cfg = tmp_path / "acl.json"
     cfg.write_text(json.dumps({"defaultDevice": {"default_device": "0"}}))
@@ -451,66 +461,68 @@ def _check_async_copy(rt, src_loc, dst_loc, kind, expected):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_memcpy_async_kind_correction_host_to_dev_forced_h2d(rt, kind):
-    """8.2 row HOST->DEV: every kind is silently forced to H2D (case 51: D2H); pinned memory, so the
-    copy is asynchronous."""
+    """kind correction row HOST->DEV: every kind is silently forced to H2D (UT MemcpyKindAutoCorrect_01: D2H); pinned
+    memory, so the copy is asynchronous."""
     _check_async_copy(rt, "HOST", "DEV", kind, "async")
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_memcpy_async_kind_correction_dev_to_host_forced_d2h(rt, kind):
-    """8.2 row DEV->HOST: every kind is forced to D2H; asynchronous."""
+    """kind correction row DEV->HOST: every kind is forced to D2H; asynchronous."""
     _check_async_copy(rt, "DEV", "HOST", kind, "async")
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_memcpy_async_kind_correction_host_to_host_forced_h2h_is_207000(rt, kind):
-    """8.2 row HOST->HOST: forced to H2H, which EP mode rejects (9.2 step 6) -> 207000 for every kind,
-    DEFAULT included."""
+    """kind correction row HOST->HOST: forced to H2H, which EP mode rejects (aclrtMemcpyAsync row 10) -> 207000 for
+    every kind, DEFAULT included."""
     _check_async_copy(rt, "HOST", "HOST", kind, 207000)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_memcpy_async_kind_correction_dev_to_dev_forced_d2d(rt, kind):
-    """8.2 row DEV->DEV: every kind is forced to D2D; asynchronous."""
+    """kind correction row DEV->DEV: every kind is forced to D2D; asynchronous."""
     _check_async_copy(rt, "DEV", "DEV", kind, "async")
 
 
 @pytest.mark.parametrize("kind,expected", [(H2H, 107000), (H2D, "sync"), (D2H, 107000), (D2D, "async"),
                                            (DEFAULT, "sync")])
 def test_memcpy_async_kind_correction_unreg_to_dev(rt, kind, expected):
-    """8.2 row UNREG->DEV: H2D and D2D allowed, DEFAULT becomes H2D, H2H/D2H -> 107000 (case 50).
-    H2D is pageable (synchronous); D2D is not pageable and stays asynchronous (the quirk)."""
+    """kind correction row UNREG->DEV: H2D and D2D allowed, DEFAULT becomes H2D, H2H/D2H -> 107000 (UT
+    MemcpyKindAutoCorrect_01). H2D is pageable (synchronous); D2D is not pageable and stays asynchronous (the quirk)."""
     _check_async_copy(rt, "UNREG", "DEV", kind, expected)
 
 
 @pytest.mark.parametrize("kind,expected", [(H2H, 107000), (H2D, 107000), (D2H, "sync"), (D2D, "async"),
                                            (DEFAULT, "sync")])
 def test_memcpy_async_kind_correction_dev_to_unreg(rt, kind, expected):
-    """8.2 row DEV->UNREG: D2H and D2D allowed, DEFAULT becomes D2H, H2H/H2D -> 107000 (case 50).
-    D2H is pageable (synchronous); D2D is excluded from the pageable rule, so it stays asynchronous."""
+    """kind correction row DEV->UNREG: D2H and D2D allowed, DEFAULT becomes D2H, H2H/H2D -> 107000 (UT
+    MemcpyKindAutoCorrect_01). D2H is pageable (synchronous); D2D is excluded from the pageable rule, so it stays
+    asynchronous."""
     _check_async_copy(rt, "DEV", "UNREG", kind, expected)
 
 
 @pytest.mark.parametrize("kind,expected", [(H2H, 207000), (H2D, "sync"), (D2H, 107000), (D2D, 107000),
                                            (DEFAULT, 207000)])
 def test_memcpy_async_kind_correction_host_to_unreg(rt, kind, expected):
-    """8.2 row HOST->UNREG: H2H and H2D allowed, DEFAULT becomes H2H, D2H/D2D -> 107000 (case 50).
-    H2H (and DEFAULT) then fail EP mode's async-H2H rule (207000); H2D is pageable: synchronous."""
+    """kind correction row HOST->UNREG: H2H and H2D allowed, DEFAULT becomes H2H, D2H/D2D -> 107000 (UT
+    MemcpyKindAutoCorrect_01). H2H (and DEFAULT) then fail EP mode's async-H2H rule (207000); H2D is pageable:
+    synchronous."""
     _check_async_copy(rt, "HOST", "UNREG", kind, expected)
 
 
 @pytest.mark.parametrize("kind,expected", [(H2H, 207000), (H2D, 107000), (D2H, "sync"), (D2D, 107000),
                                            (DEFAULT, 207000)])
 def test_memcpy_async_kind_correction_unreg_to_host(rt, kind, expected):
-    """8.2 row UNREG->HOST: H2H and D2H allowed, DEFAULT becomes H2H, H2D/D2D -> 107000 (case 50).
-    H2H and DEFAULT -> 207000 (EP); D2H is pageable: synchronous."""
+    """kind correction row UNREG->HOST: H2H and D2H allowed, DEFAULT becomes H2H, H2D/D2D -> 107000 (UT
+    MemcpyKindAutoCorrect_01). H2H and DEFAULT -> 207000 (EP); D2H is pageable: synchronous."""
     _check_async_copy(rt, "UNREG", "HOST", kind, expected)
 
 
 @pytest.mark.parametrize("kind,expected", [(H2H, 207000), (H2D, "sync"), (D2H, "sync"), (D2D, "async"),
                                            (DEFAULT, 207000)])
 def test_memcpy_async_kind_correction_unreg_to_unreg(rt, kind, expected):
-    """8.2 row UNREG->UNREG: all four kinds allowed, DEFAULT becomes H2H (-> 207000 in EP mode).
+    """kind correction row UNREG->UNREG: all four kinds allowed, DEFAULT becomes H2H (-> 207000 in EP mode).
     H2D/D2H are pageable (synchronous); D2D is not pageable by the rule, so it is queued."""
     _check_async_copy(rt, "UNREG", "UNREG", kind, expected)
 
@@ -521,7 +533,7 @@ def test_memcpy_async_kind_correction_unreg_to_unreg(rt, kind, expected):
                                      (Location.MANAGED, Location.HOST_NUMA)])
 @pytest.mark.parametrize("kind", KINDS)
 def test_memcpy_async_kind_correction_pairs_not_in_table_pass_unchanged(src, dst, kind):
-    """8.2 / 14.7: pairs with MANAGED or HOST_NUMA are not in the table: the kind passes unchanged,
+    """kind correction / ⚠ docs: pairs with MANAGED or HOST_NUMA are not in the table: the kind passes unchanged,
     no error (⚠ doc vs source: the runtime accepts them). No API yields such pointers, so the rule is
     checked on the correction function itself."""
     assert correct_kind(src, dst, kind) == kind
@@ -529,12 +541,12 @@ def test_memcpy_async_kind_correction_pairs_not_in_table_pass_unchanged(src, dst
 
 @pytest.mark.parametrize("kind", [H2B2D, 6])
 def test_memcpy_async_kind_correction_only_applies_to_kinds_0_to_4(kind):
-    """8.2: correction applies only to H2H, H2D, D2H, D2D and DEFAULT; other kinds pass unchanged."""
+    """kind correction: correction applies only to H2H, H2D, D2H, D2D and DEFAULT; other kinds pass unchanged."""
     assert correct_kind(Location.HOST, Location.HOST, kind) == kind
 
 
 def test_memcpy_async_unreg_to_dev_d2d_is_not_pageable_and_stays_async(rt):
-    """8.2 quirk: UNREG->DEV with kind D2D is not pageable: it is queued on the stream (a task
+    """kind correction quirk: UNREG->DEV with kind D2D is not pageable: it is queued on the stream (a task
     labelled aclrtMemcpyAsync) instead of draining the stream and copying synchronously, and the
     bytes arrive at synchronize."""
     n = 64 * KiB
@@ -552,7 +564,7 @@ def test_memcpy_async_unreg_to_dev_d2d_is_not_pageable_and_stays_async(rt):
 
 
 def test_memcpy_async_pageable_h2d_completes_before_return(rt):
-    """9.2 step 9: a pageable copy (UNREG source, H2D) is a synchronous copy: the bytes are on the
+    """aclrtMemcpyAsync rows 12-14: a pageable copy (UNREG source, H2D) is a synchronous copy: the bytes are on the
     device when the call returns and no task is queued on the stream."""
     n = 64 * KiB
     sp, src = pageable(n)
@@ -566,7 +578,7 @@ def test_memcpy_async_pageable_h2d_completes_before_return(rt):
 
 
 def test_memcpy_async_pageable_d2h_completes_before_return(rt):
-    """9.2 step 9: D2H into pageable memory has completed when the call returns."""
+    """aclrtMemcpyAsync rows 12-14: D2H into pageable memory has completed when the call returns."""
     n = 64 * KiB
     dev = rt.malloc(n, NORMAL_ONLY)
     write_device(rt, dev, pattern(n))
@@ -576,7 +588,7 @@ def test_memcpy_async_pageable_d2h_completes_before_return(rt):
 
 
 def test_memcpy_async_pageable_synchronizes_the_stream_first(rt):
-    """9.2 step 9: a pageable copy first synchronizes its stream: a D2H into pageable memory queued
+    """aclrtMemcpyAsync rows 12-14: a pageable copy first synchronizes its stream: a D2H into pageable memory queued
     behind a large pinned H2D of the same buffer sees the H2D's bytes."""
     n = 8 * MiB
     h, view = pinned(rt, n)
@@ -591,7 +603,7 @@ def test_memcpy_async_pageable_synchronizes_the_stream_first(rt):
 
 
 def test_memcpy_async_with_condition_pageable_is_still_synchronous(rt):
-    """9.2: WithCondition differs only by the "check pinned" bit: pageable memory still becomes a
+    """aclrtMemcpyAsync: WithCondition differs only by the "check pinned" bit: pageable memory still becomes a
     synchronous copy; pinned memory is asynchronous."""
     n = 4096
     sp, src = pageable(n)
@@ -608,7 +620,7 @@ def test_memcpy_async_with_condition_pageable_is_still_synchronous(rt):
 
 @pytest.mark.parametrize("kind", [H2H, DEFAULT])
 def test_memcpy_async_h2h_in_ep_mode_is_207000(rt, kind):
-    """9.2 step 6 / 12: EP mode, final kind H2H -> 207000; this includes DEFAULT between two host
+    """aclrtMemcpyAsync row 10 / EP mode: final kind H2H -> 207000; this includes DEFAULT between two host
     buffers (page-locked here); nothing is copied."""
     a, va = pinned(rt, 64, 1)
     b, vb = pinned(rt, 64, 2)
@@ -618,13 +630,13 @@ def test_memcpy_async_h2h_in_ep_mode_is_207000(rt, kind):
 
 
 def test_memcpy_async_h2h_rejected_before_dst_equals_src(rt):
-    """9.2: step 6 (EP async H2H -> 207000) comes before step 7 (dst == src -> 0)."""
+    """aclrtMemcpyAsync: row 10 (EP async H2H -> 207000) comes before row 11 (dst == src -> 0)."""
     a, _ = pinned(rt, 64)
     assert code(rt.memcpy_async, a, 64, a, 64, H2H, 0) == 207000
 
 
 def test_memcpy_async_h2h_is_accepted_in_rc_mode(fresh):
-    """12: in RC mode (200I/500 A2) there is no correction and no async H2H rejection: an async H2H
+    """RC mode (200I/500 A2): there is no correction and no async H2H rejection: an async H2H
     between page-locked buffers is queued and lands at synchronize."""
     rt = fresh("200I_A2")
     rt.set_device(0)
@@ -637,7 +649,7 @@ def test_memcpy_async_h2h_is_accepted_in_rc_mode(fresh):
 
 
 def test_memcpy_async_dst_equals_src_is_0(rt):
-    """9.2 step 7: dst == src -> 0 and no task."""
+    """aclrtMemcpyAsync row 11: dst == src -> 0 and no task."""
     dev = device(rt, 4096, 3)
     assert code(rt.memcpy_async, dev, 4096, dev, 4096, D2D, 0) == 0
     assert rt.stream_query(0) == 0
@@ -647,8 +659,8 @@ def test_memcpy_async_dst_equals_src_is_0(rt):
 
 
 def test_memcpy_async_host_to_buf_to_device_source_may_change_after_return(rt):
-    """9.2 step 5 / 11.3: HOST_TO_BUF_TO_DEVICE stages the host data during the call, so the page-locked
-    source may be overwritten and freed right after the call returns; the device gets the original."""
+    """aclrtMemcpyAsync rows 8-9 / staging: HOST_TO_BUF_TO_DEVICE stages the host data during the call, so the
+    page-locked source may be overwritten and freed right after the call returns; the device gets the original."""
     n = 256 * KiB
     h, view = pinned(rt, n)
     view[:] = pattern(n)
@@ -662,7 +674,7 @@ def test_memcpy_async_host_to_buf_to_device_source_may_change_after_return(rt):
 
 
 def test_memcpy_async_host_to_buf_to_device_pageable_source(rt):
-    """9.2 step 5: HOST_TO_BUF_TO_DEVICE from pageable memory: no pageable detection, the copy is
+    """aclrtMemcpyAsync rows 8-9: HOST_TO_BUF_TO_DEVICE from pageable memory: no pageable detection, the copy is
     queued; the source array may change after the call without changing what lands on the device."""
     n = 64 * KiB
     sp, src = pageable(n)
@@ -676,7 +688,7 @@ def test_memcpy_async_host_to_buf_to_device_pageable_source(rt):
 
 
 def test_memcpy_async_host_to_buf_to_device_device_source_is_107000(rt):
-    """9.2 step 5: HOST_TO_BUF_TO_DEVICE with a device source -> 107000 (no correction)."""
+    """aclrtMemcpyAsync rows 8-9: HOST_TO_BUF_TO_DEVICE with a device source -> 107000 (no correction)."""
     a = device(rt, 64, 1)
     b = device(rt, 64, 2)
     assert code(rt.memcpy_async, b, 64, a, 64, H2B2D, 0) == 107000
@@ -686,7 +698,7 @@ def test_memcpy_async_host_to_buf_to_device_device_source_is_107000(rt):
 
 @pytest.mark.parametrize("dst_kind", ["HOST", "UNREG"])
 def test_memcpy_async_host_to_buf_to_device_host_destination_is_107000(rt, dst_kind):
-    """9.2 step 5: HOST_TO_BUF_TO_DEVICE with a host destination (page-locked or pageable) -> 107000."""
+    """aclrtMemcpyAsync rows 8-9: HOST_TO_BUF_TO_DEVICE with a host destination (page-locked or pageable) -> 107000."""
     h, _ = pinned(rt, 64, 1)
     dp, read = _endpoint(rt, dst_kind, 64, 2)
     assert code(rt.memcpy_async, dp, 64, h, 64, H2B2D, 0) == 107000
@@ -695,7 +707,7 @@ def test_memcpy_async_host_to_buf_to_device_host_destination_is_107000(rt, dst_k
 
 @pytest.mark.parametrize("same_device", [False, True])
 def test_memcpy_async_stream_of_another_context_is_107003(rt, same_device):
-    """9.2 step 10 / G8: a stream created in one context, used while another context is current
+    """aclrtMemcpyAsync row 15 / stream context: a stream created in one context, used while another context is current
     (create_context on device 1, or a second context on device 0) -> 107003."""
     h, _ = pinned(rt, 64, 1)
     dev = device(rt, 64, 2)
@@ -706,7 +718,7 @@ def test_memcpy_async_stream_of_another_context_is_107003(rt, same_device):
 
 
 def test_memcpy_async_null_stream_is_default_stream(rt):
-    """G5: a null stream is the current context's default stream: the task goes there and
+    """default stream: a null stream is the current context's default stream: the task goes there and
     synchronize_stream(0) waits for it."""
     n = 1 * MiB
     h, view = pinned(rt, n)
@@ -722,11 +734,11 @@ def test_memcpy_async_null_stream_is_default_stream(rt):
 
 
 # ---------------------------------------------------------------------------
-# Async semantics (9.2, 6.3, 6.4)
+# Async semantics (aclrtMemcpyAsync, streams, events)
 # ---------------------------------------------------------------------------
 
 def test_memcpy_async_destination_old_before_synchronize_new_after(rt):
-    """9.2: pinned copies are truly asynchronous: the destination shows the old bytes until the stream
+    """aclrtMemcpyAsync: pinned copies are truly asynchronous: the destination shows the old bytes until the stream
     is synchronized, then the new ones."""
     n = 64 * KiB
     dev = rt.malloc(n, NORMAL_ONLY)
@@ -740,7 +752,7 @@ def test_memcpy_async_destination_old_before_synchronize_new_after(rt):
 
 
 def test_memcpy_async_two_streams_ordered_by_event(rt):
-    """6.4: stream B waits for an event recorded on A after a large H2D; a small D2H on B then reads
+    """events: stream B waits for an event recorded on A after a large H2D; a small D2H on B then reads
     the H2D's bytes (without the wait it would finish long before the H2D)."""
     n = 32 * MiB
     h, view = pinned(rt, n)
@@ -761,7 +773,7 @@ def test_memcpy_async_two_streams_ordered_by_event(rt):
 
 
 def test_memcpy_async_two_streams_without_event_are_not_ordered(rt):
-    """6.3: without an event wait, a small D2H on stream B runs beside a large H2D on stream A and reads
+    """streams: without an event wait, a small D2H on stream B runs beside a large H2D on stream A and reads
     the device memory before the H2D lands (the counterpart of the event test)."""
     n = 32 * MiB
     h, view = pinned(rt, n)
@@ -777,7 +789,7 @@ def test_memcpy_async_two_streams_without_event_are_not_ordered(rt):
 
 
 def test_memcpy_async_stream_order_on_one_stream(rt):
-    """11.1 / 6.3: tasks of one stream run in order: H2D then D2H of the same buffer returns the
+    """task sizes / streams: tasks of one stream run in order: H2D then D2H of the same buffer returns the
     H2D's bytes."""
     n = 8 * MiB
     h, view = pinned(rt, n)
@@ -793,7 +805,7 @@ def test_memcpy_async_stream_order_on_one_stream(rt):
 
 
 def test_free_host_of_another_buffer_while_d2h_is_queued(rt):
-    """PYACL sample / 7.3: freeing one page-locked buffer (immediately, no synchronization) while a D2H
+    """pyACL sample / aclrtFree: freeing one page-locked buffer (immediately, no synchronization) while a D2H
     into another host buffer is queued does not disturb that copy."""
     n = 1 * MiB
     dev = rt.malloc(n, NORMAL_ONLY)
@@ -808,8 +820,8 @@ def test_free_host_of_another_buffer_while_d2h_is_queued(rt):
 
 
 def test_memcpy_async_device0_to_device1_moves_bytes(rt):
-    """9.2 / 11.2 / 7.8: an async copy from device 0 to device 1 (peer access enabled), queued on
-    device 0's default stream: the bytes land at synchronize."""
+    """aclrtMemcpyAsync / D2D route / peer access: an async copy from device 0 to device 1 (peer access enabled),
+    queued on device 0's default stream: the bytes land at synchronize."""
     n = 256 * KiB
     rt.set_device(1)
     d1 = device(rt, n, 0)
@@ -824,12 +836,12 @@ def test_memcpy_async_device0_to_device1_moves_bytes(rt):
 
 
 # ---------------------------------------------------------------------------
-# Memset (spec 10.1)
+# Memset (docs/conformance/memory_copies_fills.md#fills)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", ["memset", "memset_async"])
 def test_memset_count_zero_is_0_with_null_pointer(fresh, fn):
-    """10.1 ACL chain: count 0 -> 0 (p may be null), before the context check."""
+    """memset ACL chain: count 0 -> 0 (p may be null), before the context check."""
     rt = fresh("910B")
     assert code(getattr(rt, fn), 0, 1, 7, 0) == 0
 
@@ -837,7 +849,7 @@ def test_memset_count_zero_is_0_with_null_pointer(fresh, fn):
 @pytest.mark.parametrize("value,byte", [(0x1FF, 0xFF), (-1, 0xFF), (0x100, 0x00), (0x12345678, 0x78),
                                         (0x7F, 0x7F)])
 def test_memset_value_is_masked_to_low_byte(rt, value, byte):
-    """10.1: the fill byte is value & 0xFF (0x1FF and -1 write 0xFF)."""
+    """memset: the fill byte is value & 0xFF (0x1FF and -1 write 0xFF)."""
     n = 4096
     dev = device(rt, n, 0x33)
     rt.memset(dev, n, value, n)
@@ -846,7 +858,7 @@ def test_memset_value_is_masked_to_low_byte(rt, value, byte):
 
 @pytest.mark.parametrize("value,byte", [(0x1FF, 0xFF), (-1, 0xFF), (0x100, 0x00)])
 def test_memset_async_value_is_masked_to_low_byte(rt, value, byte):
-    """10.1: MemsetAsync fills value & 0xFF too, on device and host targets."""
+    """memset: MemsetAsync fills value & 0xFF too, on device and host targets."""
     n = 4096
     dev = device(rt, n, 0x33)
     h, view = pinned(rt, n, 0x33)
@@ -858,7 +870,7 @@ def test_memset_async_value_is_masked_to_low_byte(rt, value, byte):
 
 
 def test_memset_fills_only_count_bytes(rt):
-    """10.1: the fill covers `count` bytes from p, within maxCount; the rest is untouched."""
+    """memset: the fill covers `count` bytes from p, within maxCount; the rest is untouched."""
     dev = device(rt, 4096, 0)
     rt.memset(dev + 100, 1000, 0x5C, 500)
     out = read_device(rt, dev, 4096)
@@ -868,7 +880,7 @@ def test_memset_fills_only_count_bytes(rt):
 
 @pytest.mark.parametrize("fn", ["memset", "memset_async"])
 def test_memset_count_greater_than_max_count_is_107000(rt, fn):
-    """10.1: count > maxCount -> 107000 (sync: a driver error, 107000 inferred); nothing is filled."""
+    """memset: count > maxCount -> 107000 (sync: a driver error, 107000 inferred); nothing is filled."""
     dev = device(rt, 4096, 0)
     assert code(getattr(rt, fn), dev, 100, 1, 101) == 107000
     rt.synchronize_stream(0)
@@ -877,7 +889,7 @@ def test_memset_count_greater_than_max_count_is_107000(rt, fn):
 
 @pytest.mark.parametrize("fn", ["memset", "memset_async"])
 def test_memset_device_past_end_is_invalid_param(rt, fn):
-    """10.1 / pageable-memory rule: a fill that runs past the end of a device allocation -> 100000 and
+    """memset / pageable-memory rule: a fill that runs past the end of a device allocation -> 100000 and
     the allocation is unchanged."""
     dev = device(rt, 4096, 0x21)  # 4096 + 32 bytes
     assert code(getattr(rt, fn), dev, 8192, 1, 8192) == 100000
@@ -887,7 +899,7 @@ def test_memset_device_past_end_is_invalid_param(rt, fn):
 
 
 def test_memset_without_context_is_107002(fresh):
-    """10.1 sync runtime: no context -> 107002."""
+    """memset sync runtime: no context -> 107002."""
     rt = fresh("910B")
     p, arr = pageable(64, 0)
     assert code(rt.memset, p, 64, 1, 64) == 107002
@@ -895,7 +907,7 @@ def test_memset_without_context_is_107002(fresh):
 
 
 def test_memset_host_target_fills(rt):
-    """10.1: aclrtMemset of page-locked host memory fills it."""
+    """memset: aclrtMemset of page-locked host memory fills it."""
     h, view = pinned(rt, 4096, 0)
     rt.memset(h, 4096, 0xAB, 4096)
     assert (view == 0xAB).all()
@@ -903,7 +915,7 @@ def test_memset_host_target_fills(rt):
 
 @pytest.mark.parametrize("target", ["HOST", "UNREG"])
 def test_memset_async_host_target_fills_immediately(rt, target):
-    """10.1: a HOST/UNREGISTERED target is filled immediately on the calling thread, not stream-ordered:
+    """memset: a HOST/UNREGISTERED target is filled immediately on the calling thread, not stream-ordered:
     the bytes are there before synchronize even though the stream is still busy with a large copy."""
     n = 32 * MiB
     src, _ = pinned(rt, n, 1)
@@ -918,7 +930,7 @@ def test_memset_async_host_target_fills_immediately(rt, target):
 
 
 def test_memset_async_device_target_fills_after_synchronize(rt):
-    """10.1: a device target is filled by tasks on the stream: old bytes before synchronize, the
+    """memset: a device target is filled by tasks on the stream: old bytes before synchronize, the
     fill after."""
     n = 1 * MiB
     dev = device(rt, n, 0)
@@ -930,7 +942,7 @@ def test_memset_async_device_target_fills_after_synchronize(rt):
 
 
 def test_memset_async_is_stream_ordered_after_a_copy(rt):
-    """10.1 / 6.3: on a device target, MemsetAsync runs after the copy queued before it on the stream."""
+    """memset / streams: on a device target, MemsetAsync runs after the copy queued before it on the stream."""
     n = 4 * MiB
     h, _ = pinned(rt, n, 0x10)
     dev = device(rt, n, 0)
@@ -944,7 +956,7 @@ def test_memset_async_is_stream_ordered_after_a_copy(rt):
 
 @pytest.mark.parametrize("same_device", [False, True])
 def test_memset_async_stream_of_another_context_is_107003(rt, same_device):
-    """10.1 async runtime: stream context -> 107003."""
+    """memset async runtime: stream context -> 107003."""
     dev = device(rt, 64, 0)
     s = rt.create_stream()
     rt.create_context(0 if same_device else 1)
@@ -952,7 +964,7 @@ def test_memset_async_stream_of_another_context_is_107003(rt, same_device):
 
 
 # ---------------------------------------------------------------------------
-# Task splitting (spec 11.1)
+# Task splitting (docs/hardware.md#task-sizes)
 # ---------------------------------------------------------------------------
 
 def _h2d_tasks(rt, n):
@@ -964,7 +976,7 @@ def _h2d_tasks(rt, n):
 
 
 def test_async_h2d_is_split_into_64mib_tasks_on_910b(rt):
-    """11.1: H2D over PCIe is split into 64 MiB tasks: 200 MiB -> ceil(200/64) = 4 tasks, the last one
+    """task sizes: H2D over PCIe is split into 64 MiB tasks: 200 MiB -> ceil(200/64) = 4 tasks, the last one
     8 MiB, enqueued back to back on the stream."""
     tasks = _h2d_tasks(rt, 200 * MiB)
     assert sum(t.chunks for t in tasks) == math.ceil(200 / 64) == 4
@@ -974,7 +986,7 @@ def test_async_h2d_is_split_into_64mib_tasks_on_910b(rt):
 
 
 def test_async_h2d_is_one_task_on_950pr(fresh):
-    """11.1: host over UB (950PR) uses 256 MiB units: a 200 MiB H2D is 1 task."""
+    """task sizes: host over UB (950PR) uses 256 MiB units: a 200 MiB H2D is 1 task."""
     rt = fresh("950PR")
     rt.set_device(0)
     tasks = _h2d_tasks(rt, 200 * MiB)
@@ -982,7 +994,7 @@ def test_async_h2d_is_one_task_on_950pr(fresh):
 
 
 def test_async_d2h_is_split_into_64mib_tasks_on_910b(rt):
-    """11.1: D2H uses the same 64 MiB unit: 130 MiB -> 3 tasks."""
+    """task sizes: D2H uses the same 64 MiB unit: 130 MiB -> 3 tasks."""
     n = 130 * MiB
     dev = rt.malloc(n, NORMAL_ONLY)
     h = rt.malloc_host(n)
@@ -992,7 +1004,7 @@ def test_async_d2h_is_split_into_64mib_tasks_on_910b(rt):
 
 
 def test_async_d2d_200mib_is_one_task(rt):
-    """11.1: an on-chip D2D task may be up to 4 GiB: a 200 MiB D2D is 1 task."""
+    """task sizes: an on-chip D2D task may be up to 4 GiB: a 200 MiB D2D is 1 task."""
     n = 200 * MiB
     a = rt.malloc(n, NORMAL_ONLY)
     b = rt.malloc(n, NORMAL_ONLY)
@@ -1003,7 +1015,7 @@ def test_async_d2d_200mib_is_one_task(rt):
 
 
 def test_async_split_copy_moves_all_bytes(rt):
-    """11.1: the chunks together move every byte (a 130 MiB H2D, 3 tasks, checked at chunk seams)."""
+    """task sizes: the chunks together move every byte (a 130 MiB H2D, 3 tasks, checked at chunk seams)."""
     n = 130 * MiB
     h, view = pinned(rt, n, 0)
     view[:] = pattern(n)

@@ -1,10 +1,15 @@
 """2D copies: aclrtMemcpy2d and aclrtMemcpy2dAsync.
 
-Spec references are to ACL_MEMORY_SPEC.md: 1 (layering, G6-G9), 2 (codes), 7.1/7.4 (allocation
-sizes), 8 (locations, kind correction), 9.3, 9.4, 10.3, 11.4, 12, 13, 14 and 15 (cases 20-25).
-Whether an async copy already ran is observed without any API call in between (API calls advance
-simulated time): pinned host buffers through their numpy views, device memory through the
-emulator's address space.
+The rules are the rows of docs/conformance/copy2d_batch_descriptors.md: 2S1-2S14 for aclrtMemcpy2d (#aclrtmemcpy2d),
+2A1-2A18 for aclrtMemcpy2dAsync (#aclrtmemcpy2dasync); "kind correction" is the table of
+ApiErrorDecorator::MemcpyKindAutoCorrect (docs/conformance/memory_copies_fills.md#copies), "capture" the unsafe-API
+rule of docs/conformance/hostmem_peer_capture.md#capture, "per row" docs/hardware.md#staged-and-converted-copies, the
+products those of docs/conformance/products.md and the RC rule the aclrtMemcpy2d notes of
+hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md. The size limits are
+hicann/runtime src/runtime/core/inc/common/internal_error_define.hpp:27-28. "UT <name>" is the test <name> of
+hicann/runtime tests/ut/acl/testcase/acl_runtime_unittest.cpp. Whether an async copy already ran is observed without
+any API call in between (API calls advance simulated time): pinned host buffers through their numpy views, device
+memory through the emulator's address space.
 
 Out-of-range regions: the reference runtime hands the region to the driver; the emulator checks
 that every row lies inside one allocation and rejects the call with ACL_ERROR_INVALID_PARAM
@@ -28,7 +33,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:acl.util.numpy_to_ptr is depreca
 
 H2H, H2D, D2H, D2D, DEFAULT, H2B2D, INNER_D2D, INTER_D2D = range(8)
 BAD_KIND = 0x7FFFFFFF
-MAX_WIDTH, MAX_HEIGHT = 5_000_000, 5_242_880  # spec 3.3
+# hicann/runtime src/runtime/core/inc/common/internal_error_define.hpp:27-28
+MAX_WIDTH, MAX_HEIGHT = 5_000_000, 5_242_880
 NORMAL_ONLY = 2
 NPY_UINT8 = 2
 OLD = 0xEE
@@ -40,7 +46,7 @@ LABEL = "aclrtMemcpy2dAsync"
 # ---------------------------------------------------------------------------
 
 def in_thread(fn, *args):
-    """code(fn, *args) on a new host thread, which has no current context (G7)."""
+    """code(fn, *args) on a new host thread, which has no current context."""
     out = {}
 
     def run():
@@ -63,7 +69,8 @@ def roundup(n, unit):
 
 
 def dev_extent(rt, n):
-    """Bytes aclrtMalloc(n) really allocates: roundup(n, 32) + the SoC padding (spec 7.1)."""
+    """Bytes aclrtMalloc(n) really allocates: roundup(n, 32) + the SoC padding
+    (docs/conformance/memory_copies_fills.md#allocation)."""
     return roundup(n, 32) + rt.product.malloc_padding
 
 
@@ -101,11 +108,11 @@ def h2d_args(rt):
 
 
 # ---------------------------------------------------------------------------
-# Section 15, cases 20-25
+# The runtime's own unit tests (UT)
 # ---------------------------------------------------------------------------
 
 def test_case20_memcpy2d_width_3_greater_than_pitch_2_is_100000(rt, h2d_args):
-    """15 #20 / 9.3 ACL: aclrtMemcpy2d(width 3 > pitch 2, H2D) -> 100000; nothing is copied."""
+    """UT aclrtMemcpy2dTest / 2S1-2S5: aclrtMemcpy2d(width 3 > pitch 2, H2D) -> 100000; nothing is copied."""
     dst, src = h2d_args
     before = peek(rt, dst, 64)
     assert code(rt.memcpy2d, dst, 2, src, 2, 3, 2, H2D) == 100000
@@ -113,14 +120,14 @@ def test_case20_memcpy2d_width_3_greater_than_pitch_2_is_100000(rt, h2d_args):
 
 
 def test_case21_memcpy2d_height_0_is_0_and_copies_nothing(rt, h2d_args):
-    """15 #21 / 9.3 ACL: aclrtMemcpy2d(..., height 0) -> 0, nothing is copied."""
+    """UT aclrtMemcpy2dTest / 2S1-2S5: aclrtMemcpy2d(..., height 0) -> 0, nothing is copied."""
     dst, src = h2d_args
     assert code(rt.memcpy2d, dst, 16, src, 16, 8, 0, H2D) == 0
     assert np.all(peek(rt, dst, 64) == OLD)
 
 
 def test_case22_memcpy2d_kind_h2h_is_100000(rt):
-    """15 #22 / 9.3 ACL: aclrtMemcpy2d(..., H2H) -> 100000 even between two host buffers."""
+    """UT aclrtMemcpy2dTest / 2S1-2S5: aclrtMemcpy2d(..., H2H) -> 100000 even between two host buffers."""
     dp, dst = pageable(64, 0)
     sp, _ = pageable(64, 0x5A)
     assert code(rt.memcpy2d, dp, 16, sp, 16, 8, 2, H2H) == 100000
@@ -128,21 +135,23 @@ def test_case22_memcpy2d_kind_h2h_is_100000(rt):
 
 
 def test_case23_memcpy2d_zero_width_with_nulls_and_bad_kind_is_0(fresh):
-    """15 #23 / 9.3 ACL: aclrtMemcpy2d(NULL,0,NULL,0,0,1,kind 0x7FFFFFFF) -> 0: width 0 is checked first,
-    before the null pointers, the pitches, the kind and the context (no device is set here)."""
+    """UT aclrtMemcpy2d_zero_size_return_before_param_check / 2S1-2S5: aclrtMemcpy2d(NULL,0,NULL,0,0,1,kind
+    0x7FFFFFFF) -> 0: width 0 is checked first, before the null pointers, the pitches, the kind and the context (no
+    device is set here)."""
     rt = fresh("910B")
     assert code(rt.memcpy2d, 0, 0, 0, 0, 0, 1, BAD_KIND) == 0
 
 
 def test_case24_memcpy2d_async_null_dst_is_100000(rt):
-    """15 #24 / 9.4 ACL: aclrtMemcpy2dAsync(NULL,1,a,1,1,1,H2D,s) -> 100000."""
+    """UT aclrtMemcpy2d_zero_size_return_before_param_check / 2A1-2A5: aclrtMemcpy2dAsync(NULL,1,a,1,1,1,H2D,s) ->
+    100000."""
     s = rt.create_stream()
     src, _ = pinned(rt, 64)
     assert code(rt.memcpy2d_async, 0, 1, src, 1, 1, 1, H2D, s) == 100000
 
 
 def test_case25_memcpy2d_async_host_to_buf_to_device_is_100000(rt, h2d_args):
-    """15 #25 / 9.4 ACL: aclrtMemcpy2dAsync(..., HOST_TO_BUF_TO_DEVICE) -> 100000 (kind outside
+    """UT aclrtMemcpy2dAsyncTest / 2A1-2A5: aclrtMemcpy2dAsync(..., HOST_TO_BUF_TO_DEVICE) -> 100000 (kind outside
     {H2D, D2H, D2D, DEFAULT}); nothing is enqueued or copied."""
     dst, src = h2d_args
     s = rt.create_stream()
@@ -153,7 +162,7 @@ def test_case25_memcpy2d_async_host_to_buf_to_device_is_100000(rt, h2d_args):
 
 
 def test_case23_24_through_the_facade(acl):
-    """15 #23, #24 through acl.rt (pyACL returns the code): 0 and 100000."""
+    """UT aclrtMemcpy2d_zero_size_return_before_param_check through acl.rt (pyACL returns the code): 0 and 100000."""
     assert acl.rt.set_device(0) == 0
     assert acl.rt.memcpy2d(0, 0, 0, 0, 0, 1, BAD_KIND) == 0
     h, ret = acl.rt.malloc_host(64)
@@ -162,25 +171,25 @@ def test_case23_24_through_the_facade(acl):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpy2d: ACL chain (spec 9.3)
+# aclrtMemcpy2d: ACL chain (docs/conformance/copy2d_batch_descriptors.md#aclrtmemcpy2d)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("width,height", [(0, 1), (1, 0), (0, 0), (0, MAX_HEIGHT + 1), (MAX_WIDTH + 1, 0)])
 def test_memcpy2d_width_or_height_zero_is_0_before_any_check(fresh, width, height):
-    """9.3 ACL: width 0 or height 0 -> 0 first: null pointers, zero pitches, a bad kind, sizes over the
+    """2S1-2S5: width 0 or height 0 -> 0 first: null pointers, zero pitches, a bad kind, sizes over the
     runtime limits and the missing context are never looked at."""
     rt = fresh("910B")
     assert code(rt.memcpy2d, 0, 0, 0, 0, width, height, BAD_KIND) == 0
 
 
 def test_memcpy2d_null_dst_is_100000(rt, h2d_args):
-    """9.3 ACL: dst null -> 100000."""
+    """2S1-2S5: dst null -> 100000."""
     _, src = h2d_args
     assert code(rt.memcpy2d, 0, 16, src, 16, 8, 2, H2D) == 100000
 
 
 def test_memcpy2d_null_src_is_100000(rt, h2d_args):
-    """9.3 ACL: src null -> 100000; the destination is untouched."""
+    """2S1-2S5: src null -> 100000; the destination is untouched."""
     dst, _ = h2d_args
     assert code(rt.memcpy2d, dst, 16, 0, 16, 8, 2, H2D) == 100000
     assert np.all(peek(rt, dst, 64) == OLD)
@@ -188,7 +197,7 @@ def test_memcpy2d_null_src_is_100000(rt, h2d_args):
 
 @pytest.mark.parametrize("dpitch,spitch", [(16, 7), (7, 16), (7, 7)])
 def test_memcpy2d_width_greater_than_a_pitch_is_100000(rt, h2d_args, dpitch, spitch):
-    """9.3 ACL (15 #20): width > spitch or width > dpitch -> 100000; nothing is copied."""
+    """2S1-2S5 (UT aclrtMemcpy2dTest): width > spitch or width > dpitch -> 100000; nothing is copied."""
     dst, src = h2d_args
     assert code(rt.memcpy2d, dst, dpitch, src, spitch, 8, 2, H2D) == 100000
     assert np.all(peek(rt, dst, 64) == OLD)
@@ -196,7 +205,7 @@ def test_memcpy2d_width_greater_than_a_pitch_is_100000(rt, h2d_args, dpitch, spi
 
 @pytest.mark.parametrize("kind", [H2H, H2B2D, INNER_D2D, INTER_D2D, 8, BAD_KIND, -1])
 def test_memcpy2d_kind_outside_h2d_d2h_d2d_default_is_100000(rt, h2d_args, kind):
-    """9.3 ACL (15 #22): kind outside {H2D, D2H, D2D, DEFAULT} (H2H, HOST_TO_BUF_TO_DEVICE, INNER/INTER
+    """2S1-2S5 (UT aclrtMemcpy2dTest): kind outside {H2D, D2H, D2D, DEFAULT} (H2H, HOST_TO_BUF_TO_DEVICE, INNER/INTER
     D2D, out of range) -> 100000, on valid H2D pointers; nothing is copied."""
     dst, src = h2d_args
     assert code(rt.memcpy2d, dst, 16, src, 16, 8, 2, kind) == 100000
@@ -209,32 +218,32 @@ def test_memcpy2d_kind_outside_h2d_d2h_d2d_default_is_100000(rt, h2d_args, kind)
     (0x1000, 1, 0x1000, 1, 1, MAX_HEIGHT + 1, H2H),  # bad kind
 ])
 def test_memcpy2d_acl_checks_come_before_the_runtime_size_limits(rt, args):
-    """9.3 / 1: the ACL chain runs before the runtime chain: with height over 5,242,880 as well, a null
-    pointer, width > pitch or a bad kind still gives 100000, not 107000."""
+    """aclrtMemcpy2d / call chain: the ACL chain runs before the runtime chain: with height over 5,242,880 as well, a
+    null pointer, width > pitch or a bad kind still gives 100000, not 107000."""
     assert code(rt.memcpy2d, *args) == 100000
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpy2d: runtime chain (spec 9.3)
+# aclrtMemcpy2d: runtime chain (docs/conformance/copy2d_batch_descriptors.md#aclrtmemcpy2d)
 # ---------------------------------------------------------------------------
 
 def test_memcpy2d_height_over_5242880_is_107000(rt, h2d_args):
-    """9.3 runtime 3: height > 5,242,880 -> 107000. The limit is checked before any location lookup
-    (step 5), so small buffers that the region would overrun still give 107000."""
+    """2S7-2S8: height > 5,242,880 -> 107000. The limit is checked before any location lookup
+    (2S11), so small buffers that the region would overrun still give 107000."""
     dst, src = h2d_args
     assert code(rt.memcpy2d, dst, 1, src, 1, 1, MAX_HEIGHT + 1, H2D) == 107000
     assert np.all(peek(rt, dst, 64) == OLD)
 
 
 def test_memcpy2d_width_over_5000000_is_107000(rt, h2d_args):
-    """9.3 runtime 3: width > 5,000,000 -> 107000, before any location lookup."""
+    """2S7-2S8: width > 5,000,000 -> 107000, before any location lookup."""
     dst, src = h2d_args
     w = MAX_WIDTH + 1
     assert code(rt.memcpy2d, dst, w, src, w, w, 1, H2D) == 107000
 
 
 def test_memcpy2d_height_exactly_5242880_is_allowed(rt):
-    """9.3 runtime 3 / 3.3: the limit is height > 5,242,880, so height 5,242,880 (1-byte rows, pitch 2)
+    """2S7-2S8 / limits: the limit is height > 5,242,880, so height 5,242,880 (1-byte rows, pitch 2)
     copies; every other byte of the destination keeps its old value."""
     h = MAX_HEIGHT
     n = 2 * h
@@ -248,7 +257,7 @@ def test_memcpy2d_height_exactly_5242880_is_allowed(rt):
 
 
 def test_memcpy2d_width_exactly_5000000_is_allowed(rt):
-    """9.3 runtime 3 / 3.3: width 5,000,000 (one row) copies."""
+    """2S7-2S8 / limits: width 5,000,000 (one row) copies."""
     w = MAX_WIDTH
     src, sview = pinned(rt, w)
     sview[:] = pattern(w, 3)
@@ -258,7 +267,7 @@ def test_memcpy2d_width_exactly_5000000_is_allowed(rt):
 
 
 def test_memcpy2d_d2d_is_207000(rt):
-    """9.3 runtime 4: a synchronous 2D copy with kind D2D -> 207000 (sync 2D is H2D/D2H only); the
+    """2S9: a synchronous 2D copy with kind D2D -> 207000 (sync 2D is H2D/D2H only); the
     destination device buffer is untouched."""
     a = device(rt, 256, 0x11)
     b = device(rt, 256)
@@ -267,7 +276,7 @@ def test_memcpy2d_d2d_is_207000(rt):
 
 
 def test_memcpy2d_d2d_is_207000_before_location_checks(rt):
-    """9.3 runtime 4 before 5: kind D2D is refused on the kind alone, even for host pointers whose
+    """2S9 before 2S12: kind D2D is refused on the kind alone, even for host pointers whose
     corrected kind would be H2D."""
     dst = device(rt, 256)
     src, _ = pinned(rt, 256)
@@ -275,13 +284,13 @@ def test_memcpy2d_d2d_is_207000_before_location_checks(rt):
 
 
 def test_memcpy2d_size_limit_comes_before_the_d2d_refusal(rt):
-    """9.3 runtime 3 before 4: D2D with height over the limit -> 107000, not 207000."""
+    """2S7 before 2S9: D2D with height over the limit -> 107000, not 207000."""
     a, b = device(rt, 64), device(rt, 64)
     assert code(rt.memcpy2d, b, 1, a, 1, 1, MAX_HEIGHT + 1, D2D) == 107000
 
 
 def test_memcpy2d_default_between_two_device_buffers_is_107000(rt):
-    """9.3 runtime 5 / 8.2: DEFAULT between device and device corrects to D2D, which is not H2D or
+    """2S12 / kind correction: DEFAULT between device and device corrects to D2D, which is not H2D or
     D2H -> 107000; nothing is copied."""
     a = device(rt, 256, 0x11)
     b = device(rt, 256)
@@ -291,7 +300,7 @@ def test_memcpy2d_default_between_two_device_buffers_is_107000(rt):
 
 @pytest.mark.parametrize("kind", [H2D, D2H, DEFAULT])
 def test_memcpy2d_between_two_page_locked_buffers_is_107000(rt, kind):
-    """9.3 runtime 5 / 8.2: HOST -> HOST is forced to H2H, which is not H2D or D2H -> 107000."""
+    """2S12 / kind correction: HOST -> HOST is forced to H2H, which is not H2D or D2H -> 107000."""
     dst, dview = pinned(rt, 64, 0)
     src, _ = pinned(rt, 64, 0x5A)
     assert code(rt.memcpy2d, dst, 16, src, 16, 8, 2, kind) == 107000
@@ -299,7 +308,7 @@ def test_memcpy2d_between_two_page_locked_buffers_is_107000(rt, kind):
 
 
 def test_memcpy2d_pageable_to_device_with_d2h_is_107000(rt):
-    """9.3 runtime 5 / 8.2: UNREGISTERED -> DEVICE allows only H2D or D2D; kind D2H fails the correction
+    """2S12 / kind correction: UNREGISTERED -> DEVICE allows only H2D or D2D; kind D2H fails the correction
     -> 107000."""
     dst = device(rt, 64)
     sp, _ = pageable(64, 0x5A)
@@ -309,7 +318,7 @@ def test_memcpy2d_pageable_to_device_with_d2h_is_107000(rt):
 
 @pytest.mark.parametrize("kind", [D2H, DEFAULT])
 def test_memcpy2d_page_locked_to_device_is_forced_to_h2d(rt, kind):
-    """9.3 runtime 5 / 8.2: HOST -> DEVICE is silently forced to H2D, whatever kind (D2H, DEFAULT)."""
+    """2S12 / kind correction: HOST -> DEVICE is silently forced to H2D, whatever kind (D2H, DEFAULT)."""
     dst = device(rt, 64, 0)
     src, sview = pinned(rt, 64)
     sview[:] = pattern(64)
@@ -319,7 +328,7 @@ def test_memcpy2d_page_locked_to_device_is_forced_to_h2d(rt, kind):
 
 @pytest.mark.parametrize("asynchronous", [False, True])
 def test_memcpy2d_between_two_pageable_buffers_with_h2d_copies(rt, asynchronous):
-    """9.3 runtime 5 / 9.4 step 3 / 8.2: UNREGISTERED -> UNREGISTERED allows all four kinds unchanged, so
+    """2S12 / 2A13 / kind correction: UNREGISTERED -> UNREGISTERED allows all four kinds unchanged, so
     kind H2D stays H2D and passes the check; the copy happens (the async one is pageable, so it is a
     synchronous copy too) and returns 0."""
     dp, dst = pageable(64, 0)
@@ -334,7 +343,7 @@ def test_memcpy2d_between_two_pageable_buffers_with_h2d_copies(rt, asynchronous)
 
 
 def test_memcpy2d_between_two_pageable_buffers_with_default_is_107000(rt):
-    """9.3 runtime 5 / 8.2: UNREGISTERED -> UNREGISTERED with DEFAULT becomes H2H -> 107000."""
+    """2S12 / kind correction: UNREGISTERED -> UNREGISTERED with DEFAULT becomes H2H -> 107000."""
     dp, dst = pageable(64, 0)
     sp, _ = pageable(64, 0x5A)
     assert code(rt.memcpy2d, dp, 16, sp, 16, 8, 2, DEFAULT) == 107000
@@ -342,7 +351,7 @@ def test_memcpy2d_between_two_pageable_buffers_with_default_is_107000(rt):
 
 
 def test_memcpy2d_without_context_is_107002(rt, h2d_args):
-    """9.3 runtime 6 / G7: valid H2D arguments on a thread with no aclrtSetDevice (and no default device)
+    """2S10 / no context: valid H2D arguments on a thread with no aclrtSetDevice (and no default device)
     -> 107002; nothing is copied."""
     dst, src = h2d_args
     assert in_thread(rt.memcpy2d, dst, 16, src, 16, 8, 2, H2D) == 107002
@@ -361,7 +370,7 @@ def test_memcpy2d_context_comes_before_the_kind_correction(rt):
 
 @pytest.mark.parametrize("src_kind", ["pinned", "pageable"])
 def test_memcpy2d_h2d_bytes_land_by_pitch(rt, src_kind):
-    """9.3 runtime 7: H2D copies `height` rows of `width` bytes from src + r*spitch to dst + r*dpitch;
+    """2S14: H2D copies `height` rows of `width` bytes from src + r*spitch to dst + r*dpitch;
     the pitch gaps and everything past the last row keep their old bytes."""
     w, h, sp_, dp_ = 13, 7, 20, 29
     n_src, n_dst = 256, 256
@@ -379,7 +388,7 @@ def test_memcpy2d_h2d_bytes_land_by_pitch(rt, src_kind):
 
 @pytest.mark.parametrize("dst_kind", ["pinned", "pageable"])
 def test_memcpy2d_d2h_bytes_land_by_pitch(rt, dst_kind):
-    """9.3 runtime 7: D2H with spitch 31 > dpitch 17 > width 11; the gaps between destination rows keep
+    """2S14: D2H with spitch 31 > dpitch 17 > width 11; the gaps between destination rows keep
     their old bytes."""
     w, h, sp_, dp_ = 11, 9, 31, 17
     dev = device(rt, 512)
@@ -395,7 +404,7 @@ def test_memcpy2d_d2h_bytes_land_by_pitch(rt, dst_kind):
 
 
 def test_memcpy2d_default_infers_the_direction(rt):
-    """9.3 runtime 5 / 8.2: DEFAULT becomes H2D for host -> device and D2H for device -> host."""
+    """2S12 / kind correction: DEFAULT becomes H2D for host -> device and D2H for device -> host."""
     src, sview = pinned(rt, 128)
     sview[:] = pattern(128, 1)
     dev = device(rt, 128, 0)
@@ -407,10 +416,10 @@ def test_memcpy2d_default_infers_the_direction(rt):
 
 @pytest.mark.parametrize("side", ["dst", "src"])
 def test_memcpy2d_region_past_the_allocation_is_100000_and_changes_nothing(rt, side):
-    """9.3 with the emulator's bounds rule: a 2D region whose last row runs one byte past its
+    """aclrtMemcpy2d with the emulator's bounds rule: a 2D region whose last row runs one byte past its
     allocation -> 100000; no byte of either buffer changes (the first rows are not copied either)."""
     n = 256
-    src, sview = pinned(rt, n)  # exactly 256 bytes (7.4)
+    src, sview = pinned(rt, n)  # exactly 256 bytes (aclrtMallocHost sizes)
     sview[:] = pattern(n)
     dst = device(rt, n)
     ext = dev_extent(rt, n)
@@ -433,7 +442,7 @@ def test_memcpy2d_region_past_the_allocation_is_100000_and_changes_nothing(rt, s
 
 @pytest.mark.parametrize("product", ["950PR", "A3", "910B", "310P", "910"])
 def test_memcpy2d_h2d_d2h_on_every_supporting_ep_product(fresh, product):
-    """9.3 Support / 13: all products but IPV350 have aclrtMemcpy2d; on EP products H2D and D2H work."""
+    """support / products: all products but IPV350 have aclrtMemcpy2d; on EP products H2D and D2H work."""
     rt = fresh(product)
     rt.set_device(0)
     src, sview = pinned(rt, 128)
@@ -446,7 +455,8 @@ def test_memcpy2d_h2d_d2h_on_every_supporting_ep_product(fresh, product):
 
 
 def test_memcpy2d_on_200i_a2_rc_mode_is_207000(fresh):
-    """12 / 9.3 Support [seed 003]: no 2D copy on Atlas 200I/500 A2 in RC mode -> 207000."""
+    """RC mode / 2S6 (aclrtMemcpy2d in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md): no 2D copy on
+    Atlas 200I/500 A2 in RC mode -> 207000."""
     rt = fresh("200I_A2")
     rt.set_device(0)
     dev = device(rt, 128)
@@ -456,7 +466,7 @@ def test_memcpy2d_on_200i_a2_rc_mode_is_207000(fresh):
 
 
 def test_memcpy2d_on_ipv350_is_207000(fresh):
-    """13 / G9: aclrtMemcpy2d is unsupported on IPV350 -> 207000."""
+    """products / product gate: aclrtMemcpy2d is unsupported on IPV350 -> 207000."""
     rt = fresh("IPV350")
     rt.set_device(0)
     dev = device(rt, 128)
@@ -466,12 +476,12 @@ def test_memcpy2d_on_ipv350_is_207000(fresh):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpy2dAsync: parameter checks (spec 9.4 = 9.3's checks)
+# aclrtMemcpy2dAsync: parameter checks (2A1-2A13, as aclrtMemcpy2d's)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("width,height", [(0, 1), (1, 0), (0, MAX_HEIGHT + 1)])
 def test_memcpy2d_async_width_or_height_zero_is_0_before_any_check(rt, width, height):
-    """9.4 ACL = 9.3 ACL: width 0 or height 0 -> 0 first, even with null pointers, a bad kind and a
+    """2A1-2A5 = 2S1-2S5: width 0 or height 0 -> 0 first, even with null pointers, a bad kind and a
     destroyed stream (the ACL layer runs before the runtime's handle validation, 1)."""
     s = rt.create_stream()
     rt.destroy_stream(s)
@@ -479,7 +489,7 @@ def test_memcpy2d_async_width_or_height_zero_is_0_before_any_check(rt, width, he
 
 
 def test_memcpy2d_async_null_src_is_100000(rt, h2d_args):
-    """9.4 ACL: src null -> 100000."""
+    """2A1-2A5: src null -> 100000."""
     dst, _ = h2d_args
     s = rt.create_stream()
     assert code(rt.memcpy2d_async, dst, 16, 0, 16, 8, 2, H2D, s) == 100000
@@ -487,7 +497,7 @@ def test_memcpy2d_async_null_src_is_100000(rt, h2d_args):
 
 @pytest.mark.parametrize("dpitch,spitch", [(16, 7), (7, 16)])
 def test_memcpy2d_async_width_greater_than_a_pitch_is_100000(rt, h2d_args, dpitch, spitch):
-    """9.4 ACL (15 #20): width > spitch or width > dpitch -> 100000; nothing is enqueued."""
+    """2A1-2A5 (UT aclrtMemcpy2dTest): width > spitch or width > dpitch -> 100000; nothing is enqueued."""
     dst, src = h2d_args
     s = rt.create_stream()
     assert code(rt.memcpy2d_async, dst, dpitch, src, spitch, 8, 2, H2D, s) == 100000
@@ -498,22 +508,22 @@ def test_memcpy2d_async_width_greater_than_a_pitch_is_100000(rt, h2d_args, dpitc
 
 @pytest.mark.parametrize("kind", [H2H, H2B2D, INNER_D2D, INTER_D2D, BAD_KIND])
 def test_memcpy2d_async_kind_outside_h2d_d2h_d2d_default_is_100000(rt, h2d_args, kind):
-    """9.4 ACL (15 #22, #25): H2H, HOST_TO_BUF_TO_DEVICE, INNER/INTER D2D and out-of-range kinds ->
-    100000."""
+    """2A1-2A5 (UT aclrtMemcpy2dTest, aclrtMemcpy2dAsyncTest): H2H, HOST_TO_BUF_TO_DEVICE, INNER/INTER D2D and
+    out-of-range kinds -> 100000."""
     dst, src = h2d_args
     s = rt.create_stream()
     assert code(rt.memcpy2d_async, dst, 16, src, 16, 8, 2, kind, s) == 100000
 
 
 def test_memcpy2d_async_height_over_5242880_is_107000(rt, h2d_args):
-    """9.4 step 2 (9.3 runtime 3): height > 5,242,880 -> 107000, before any location lookup."""
+    """2A10-2A11 (as 2S7-2S8): height > 5,242,880 -> 107000, before any location lookup."""
     dst, src = h2d_args
     s = rt.create_stream()
     assert code(rt.memcpy2d_async, dst, 1, src, 1, 1, MAX_HEIGHT + 1, H2D, s) == 107000
 
 
 def test_memcpy2d_async_width_over_5000000_is_107000(rt, h2d_args):
-    """9.4 step 2 (9.3 runtime 3): width > 5,000,000 -> 107000."""
+    """2A10-2A11 (as 2S7-2S8): width > 5,000,000 -> 107000."""
     dst, src = h2d_args
     s = rt.create_stream()
     w = MAX_WIDTH + 1
@@ -521,7 +531,7 @@ def test_memcpy2d_async_width_over_5000000_is_107000(rt, h2d_args):
 
 
 def test_memcpy2d_async_destroyed_stream_is_107017(rt, h2d_args):
-    """G6 / 9.4: a destroyed stream handle -> 107017; nothing is copied."""
+    """bad handle / aclrtMemcpy2dAsync: a destroyed stream handle -> 107017; nothing is copied."""
     dst, src = h2d_args
     s = rt.create_stream()
     rt.destroy_stream(s)
@@ -530,13 +540,13 @@ def test_memcpy2d_async_destroyed_stream_is_107017(rt, h2d_args):
 
 
 def test_memcpy2d_async_unknown_stream_handle_is_107017(rt, h2d_args):
-    """G6: a value that was never a stream handle -> 107017."""
+    """bad handle: a value that was never a stream handle -> 107017."""
     dst, src = h2d_args
     assert code(rt.memcpy2d_async, dst, 16, src, 16, 8, 2, H2D, 0x1234) == 107017
 
 
 def test_memcpy2d_async_destroyed_stream_is_reported_before_the_size_limits(rt, h2d_args):
-    """1 (call chain: C entry handle validation -> ApiErrorDecorator parameter checks), G6, 9.4 steps 1-2:
+    """call chain (C entry handle validation -> ApiErrorDecorator parameter checks), bad handle, 2A7-2A11:
     a destroyed stream together with height > 5,242,880 -> 107017, not the parameter check's 107000."""
     dst, src = h2d_args
     s = rt.create_stream()
@@ -545,10 +555,10 @@ def test_memcpy2d_async_destroyed_stream_is_reported_before_the_size_limits(rt, 
 
 
 def test_memcpy2d_async_without_context_is_107002(rt, h2d_args):
-    """9.4 / G7: on a thread without a context, with an explicit stream -> 107002 (MemcpyAsyncCheckLocation,
-    no implicit default device); with a null stream -> 107000 (runtime.cc Runtime::GetCurStream finds no
-    context to take the default stream from). This test used to expect 107002 for the null stream too;
-    the source resolves a null stream first. Nothing moves."""
+    """aclrtMemcpy2dAsync / no context: on a thread without a context, with an explicit stream -> 107002
+    (MemcpyAsyncCheckLocation, no implicit default device); with a null stream -> 107000 (runtime.cc
+    Runtime::GetCurStream finds no context to take the default stream from). This test used to expect 107002 for the
+    null stream too; the source resolves a null stream first. Nothing moves."""
     dst, src = h2d_args
     s = rt.create_stream()
     assert in_thread(rt.memcpy2d_async, dst, 16, src, 16, 8, 2, H2D, s) == 107002
@@ -557,7 +567,7 @@ def test_memcpy2d_async_without_context_is_107002(rt, h2d_args):
 
 
 def test_memcpy2d_async_stream_of_another_device_is_107003(rt):
-    """G8: a stream created on device 0, used after switching the thread to device 1 -> 107003."""
+    """stream context: a stream created on device 0, used after switching the thread to device 1 -> 107003."""
     s = rt.create_stream()
     rt.set_device(1)
     dst = device(rt, 64)
@@ -567,7 +577,7 @@ def test_memcpy2d_async_stream_of_another_device_is_107003(rt):
 
 @pytest.mark.parametrize("kind", [H2D, DEFAULT])
 def test_memcpy2d_async_between_two_page_locked_buffers_is_107000(rt, kind):
-    """9.4 step 3 / 8.2: HOST -> HOST is forced to H2H, not in {H2D, D2H, D2D} -> 107000."""
+    """2A13 / kind correction: HOST -> HOST is forced to H2H, not in {H2D, D2H, D2D} -> 107000."""
     dst, dview = pinned(rt, 64, 0)
     src, _ = pinned(rt, 64, 0x5A)
     s = rt.create_stream()
@@ -578,7 +588,7 @@ def test_memcpy2d_async_between_two_page_locked_buffers_is_107000(rt, kind):
 
 @pytest.mark.parametrize("side", ["dst", "src"])
 def test_memcpy2d_async_region_past_the_allocation_is_100000(rt, side):
-    """9.4 with the emulator's bounds rule: the last row runs past the allocation -> 100000; nothing is
+    """aclrtMemcpy2dAsync with the emulator's bounds rule: the last row runs past the allocation -> 100000; nothing is
     enqueued and no byte changes."""
     n = 256
     src, sview = pinned(rt, n)
@@ -596,13 +606,13 @@ def test_memcpy2d_async_region_past_the_allocation_is_100000(rt, side):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpy2dAsync: D2D per row, products (spec 9.4, 11.4, 12, 13)
+# aclrtMemcpy2dAsync: D2D per row, products (2A17, 2A18)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("product", ["910B", "A3", "950PR"])
 def test_memcpy2d_async_d2d_is_one_task_per_row(fresh, product):
-    """9.4 step 6 / 11.4 / HARDWARE.md: on A2, A3 and 950 an async 2D D2D copy is issued as one task per
-    row (width bytes each), and the bytes land by pitch. The model runs the rows as one task split into
+    """2A18 / per row (docs/hardware.md#staged-and-converted-copies): on A2, A3 and 950 an async 2D D2D copy is issued
+    as one task per row (width bytes each), and the bytes land by pitch. The model runs the rows as one task split into
     row-sized DMA tasks: one record standing for `h` tasks of `w` bytes."""
     rt = fresh(product)
     rt.set_device(0)
@@ -622,7 +632,7 @@ def test_memcpy2d_async_d2d_is_one_task_per_row(fresh, product):
 
 
 def test_memcpy2d_async_default_between_devices_is_d2d_per_row(rt):
-    """9.4 step 3 / 8.2: DEFAULT device -> device corrects to D2D, allowed for 2D async on A2: one task per
+    """2A13 / kind correction: DEFAULT device -> device corrects to D2D, allowed for 2D async on A2: one task per
     row (one model task standing for 5 row tasks)."""
     a = device(rt, 256, 0x11)
     b = device(rt, 256, 0)
@@ -637,8 +647,9 @@ def test_memcpy2d_async_default_between_devices_is_d2d_per_row(rt):
 @pytest.mark.parametrize("product", ["310P", "910"])
 @pytest.mark.parametrize("kind", [D2D, DEFAULT])
 def test_memcpy2d_async_d2d_on_310p_and_910_is_100000(fresh, product, kind):
-    """9.4 D2D support [seed 003]: 2D async DEVICE_TO_DEVICE is only on 950/A3/A2; elsewhere the
-    unsupported copy type returns ACL_ERROR_INVALID_PARAM (100000); nothing is enqueued or copied."""
+    """2A17 (aclrtMemcpy2dAsync in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md): 2D async
+    DEVICE_TO_DEVICE is only on 950/A3/A2; elsewhere the unsupported copy type returns ACL_ERROR_INVALID_PARAM
+    (100000); nothing is enqueued or copied."""
     rt = fresh(product)
     rt.set_device(0)
     a = device(rt, 256, 0x11)
@@ -652,7 +663,7 @@ def test_memcpy2d_async_d2d_on_310p_and_910_is_100000(fresh, product, kind):
 
 @pytest.mark.parametrize("product", ["310P", "910"])
 def test_memcpy2d_async_h2d_d2h_work_on_310p_and_910(fresh, product):
-    """9.4 Support / 13: H2D and D2H 2D async copies are available on 310P and 910."""
+    """support / products: H2D and D2H 2D async copies are available on 310P and 910."""
     rt = fresh(product)
     rt.set_device(0)
     src, sview = pinned(rt, 128)
@@ -667,7 +678,8 @@ def test_memcpy2d_async_h2d_d2h_work_on_310p_and_910(fresh, product):
 
 
 def test_memcpy2d_async_on_200i_a2_rc_mode_is_207000(fresh):
-    """12 / 9.4 Support [seed 003]: 200I/500 A2 in RC mode refuses 2D copies -> 207000."""
+    """RC mode / 2A6 (aclrtMemcpy2dAsync in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md): 200I/500 A2
+    in RC mode refuses 2D copies -> 207000."""
     rt = fresh("200I_A2")
     rt.set_device(0)
     a = device(rt, 128, 0x11)
@@ -680,7 +692,7 @@ def test_memcpy2d_async_on_200i_a2_rc_mode_is_207000(fresh):
 
 
 def test_memcpy2d_async_on_ipv350_is_207000(fresh):
-    """13 / G9: aclrtMemcpy2dAsync is unsupported on IPV350 -> 207000."""
+    """products / product gate: aclrtMemcpy2dAsync is unsupported on IPV350 -> 207000."""
     rt = fresh("IPV350")
     rt.set_device(0)
     dev = device(rt, 128)
@@ -690,11 +702,11 @@ def test_memcpy2d_async_on_ipv350_is_207000(fresh):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpy2dAsync: pinned vs pageable host memory (spec 9.4 steps 5-6, seed 000)
+# aclrtMemcpy2dAsync: pinned vs pageable host memory (2A14-2A18)
 # ---------------------------------------------------------------------------
 
 def test_memcpy2d_async_h2d_page_locked_is_asynchronous(rt):
-    """9.4 step 6 / seed 000: with page-locked memory the call only enqueues: the device keeps its old
+    """2A18 : with page-locked memory the call only enqueues: the device keeps its old
     bytes until the stream is synchronized, then holds the pitched rows; the tasks cover width*height
     bytes."""
     w, h = 20, 6
@@ -711,7 +723,7 @@ def test_memcpy2d_async_h2d_page_locked_is_asynchronous(rt):
 
 
 def test_memcpy2d_async_d2h_page_locked_is_asynchronous(rt):
-    """9.4 step 6 / seed 000: D2H into page-locked memory: old bytes before synchronize, rows after."""
+    """2A18 : D2H into page-locked memory: old bytes before synchronize, rows after."""
     w, h = 9, 5
     dev = device(rt, 256)
     data = pattern(dev_extent(rt, 256), 2)
@@ -725,7 +737,7 @@ def test_memcpy2d_async_d2h_page_locked_is_asynchronous(rt):
 
 
 def test_memcpy2d_async_h2d_pageable_is_done_on_return(rt):
-    """9.4 step 5 / seed 000, 003: pageable host memory turns the call synchronous: the bytes are on the
+    """2A14-2A15 : pageable host memory turns the call synchronous: the bytes are on the
     device when it returns, before any synchronize."""
     w, h = 20, 6
     sp, src = pageable(256)
@@ -738,7 +750,7 @@ def test_memcpy2d_async_h2d_pageable_is_done_on_return(rt):
 
 
 def test_memcpy2d_async_d2h_pageable_is_done_on_return(rt):
-    """9.4 step 5: D2H into pageable memory is complete when the call returns."""
+    """2A14-2A15: D2H into pageable memory is complete when the call returns."""
     w, h = 9, 5
     dev = device(rt, 256)
     data = pattern(dev_extent(rt, 256), 3)
@@ -750,7 +762,7 @@ def test_memcpy2d_async_d2h_pageable_is_done_on_return(rt):
 
 
 def test_memcpy2d_async_pageable_synchronizes_the_stream_first(rt):
-    """9.4 step 5: a pageable 2D copy first synchronizes its stream: a page-locked copy queued before it
+    """2A14-2A15: a pageable 2D copy first synchronizes its stream: a page-locked copy queued before it
     on the same stream is complete when the pageable call returns."""
     s = rt.create_stream()
     src, sview = pinned(rt, 256)
@@ -765,7 +777,7 @@ def test_memcpy2d_async_pageable_synchronizes_the_stream_first(rt):
 
 
 def test_memcpy2d_async_pageable_on_capturing_stream_is_107000(rt):
-    """9.4 step 5 / 10.3 / seed 000: pageable memory on a capturing stream -> 107000; nothing copied."""
+    """2A14-2A15 / capture: pageable memory on a capturing stream -> 107000; nothing copied."""
     s = rt.create_stream()
     rt.ri_capture_begin(s, 2)  # RELAXED
     sp, _ = pageable(64, 0x5A)
@@ -776,7 +788,7 @@ def test_memcpy2d_async_pageable_on_capturing_stream_is_107000(rt):
 
 
 def test_memcpy2d_during_a_global_capture_is_107030(rt, h2d_args):
-    """9.3 runtime 6 / 10.3: aclrtMemcpy2d is an unsafe API; while a GLOBAL-mode capture is active in the
+    """2S13 / capture: aclrtMemcpy2d is an unsafe API; while a GLOBAL-mode capture is active in the
     context (default exchange mode GLOBAL) it is rejected with 107030; nothing is copied."""
     dst, src = h2d_args
     s = rt.create_stream()
@@ -788,7 +800,7 @@ def test_memcpy2d_during_a_global_capture_is_107030(rt, h2d_args):
 
 
 def test_memcpy2d_async_pageable_during_a_global_capture_is_107041(rt):
-    """9.4 step 5 / 10.3: a pageable 2D async copy on a stream that is not captured becomes a sync copy,
+    """2A14-2A15 / capture: a pageable 2D async copy on a stream that is not captured becomes a sync copy,
     which a GLOBAL capture elsewhere in the context rejects with 107041; nothing is copied."""
     captured, other = rt.create_stream(), rt.create_stream()
     sp, _ = pageable(64, 0x5A)
@@ -800,7 +812,7 @@ def test_memcpy2d_async_pageable_during_a_global_capture_is_107041(rt):
 
 
 def test_memcpy2d_async_null_stream_is_the_default_stream(rt):
-    """G5 / 9.4 step 1: stream 0 means the current context's default stream."""
+    """default stream / 2A8-2A9: stream 0 means the current context's default stream."""
     src, sview = pinned(rt, 64)
     sview[:] = pattern(64)
     dst = device(rt, 64, 0)
@@ -810,7 +822,7 @@ def test_memcpy2d_async_null_stream_is_the_default_stream(rt):
 
 
 def test_memcpy2d_async_facade_returns_ret(acl):
-    """PYACL.md: acl.rt.memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream) -> ret."""
+    """facade (emu/acl/rt.py): acl.rt.memcpy2d_async(dst, dpitch, src, spitch, width, height, kind, stream) -> ret."""
     assert acl.rt.set_device(0) == 0
     h, _ = acl.rt.malloc_host(64)
     acl.util.ptr_to_numpy(h, (64,), NPY_UINT8)[:] = pattern(64)
@@ -827,7 +839,7 @@ def test_memcpy2d_async_facade_returns_ret(acl):
 # Property-based: every call copies what the numpy reference says, or fails and changes nothing
 # ---------------------------------------------------------------------------
 
-HOST_N = 2048  # multiple of 32: aclrtMallocHost allocates exactly this (7.4)
+HOST_N = 2048  # multiple of 32: aclrtMallocHost allocates exactly this (aclrtMallocHost sizes)
 DEV_N = 2048
 
 
@@ -888,7 +900,7 @@ def _check_2d_call(mode, width, height, spitch, dpitch, soff, doff, seed, produc
         assert np.array_equal(dst_after, ref_2d(dst_before, doff, dpitch, src_before, soff, spitch,
                                                 width, height))
     else:
-        assert ret == 100000  # width > pitch (9.3 ACL) or a row outside the allocation
+        assert ret == 100000  # width > pitch (2S1-2S5) or a row outside the allocation
         assert np.array_equal(dst_after, dst_before)
 
 
@@ -899,8 +911,8 @@ PROPERTY = settings(max_examples=45, deadline=None, suppress_health_check=[Healt
 @PROPERTY
 @given(region=regions())
 def test_memcpy2d_property_matches_numpy_reference(mode, region):
-    """9.3, 9.4: random width, height, pitches and offsets between page-locked host memory and device
-    memory (H2D and D2H sync, H2D/D2H async + synchronize, D2D async on A2): either the rows land exactly
+    """aclrtMemcpy2d, aclrtMemcpy2dAsync: random width, height, pitches and offsets between page-locked host memory
+    and device memory (H2D and D2H sync, H2D/D2H async + synchronize, D2D async on A2): either the rows land exactly
     where the numpy reference puts them and every other byte, pitch gaps included, is unchanged; or the
     call returns 100000 (width > pitch, or a row outside its allocation) and neither buffer changes."""
     _check_2d_call(mode, *region)
@@ -909,5 +921,6 @@ def test_memcpy2d_property_matches_numpy_reference(mode, region):
 @PROPERTY
 @given(region=regions())
 def test_memcpy2d_property_d2d_async_on_950pr(region):
-    """9.4 / 7.1: D2D async on 950PR, where aclrtMalloc adds no padding (allocation = roundup(n, 32))."""
+    """aclrtMemcpy2dAsync / aclrtMalloc padding: D2D async on 950PR, where aclrtMalloc adds no padding (allocation =
+    roundup(n, 32))."""
     _check_2d_call("d2d_async", *region, product="950PR")
