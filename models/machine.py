@@ -24,6 +24,7 @@ from typing import Callable, Iterable
 import simpy
 
 from .hardware import HOST, Hardware
+from . import staging
 from .network import Link, Network, at
 from .trace import ALL, CHUNK as _CHUNK, TaskLog, chunk_count, chunk_sizes
 
@@ -69,6 +70,7 @@ class Task:
     error: BaseException | None = None
     waiters: list | None = None
     _done: simpy.Event | None = None
+    held: "Pool | None" = None  # the pool its engine or compute slot came from, while it holds one
     _left = 0
     _parent: "Task | None" = None
     _released = False  # HOSTFUNC: the host has completed it (its end may still be due)
@@ -156,26 +158,28 @@ class Stream:
         return self.last is None or self.last.completed
 
 
-class _Pool:
-    """Identical units (DMA engines, compute slots) handed out first come, first served."""
+class Pool:
+    """Identical units (DMA engines, compute slots) handed out first come, first served: `acquire(task, then)`
+    runs `then(task, unit)` when a unit is free, `release(unit)` hands it to the next waiting task."""
 
-    __slots__ = ("free", "waiting", "busy_time", "name")
+    __slots__ = ("name", "free", "waiting")
 
     def __init__(self, name: str, n: int):
         self.name = name
         self.free = list(range(n - 1, -1, -1))
-        self.waiting: deque[Callable[[int], None]] = deque()
-        self.busy_time = 0.0
+        self.waiting: deque[tuple[Task, Callable[[Task, int], None]]] = deque()
 
-    def acquire(self, then: Callable[[int], None]) -> None:
+    def acquire(self, task: Task, then: Callable[[Task, int], None]) -> None:
+        task.held = self
         if self.free:
-            then(self.free.pop())
+            then(task, self.free.pop())
         else:
-            self.waiting.append(then)
+            self.waiting.append((task, then))
 
     def release(self, unit: int) -> None:
         if self.waiting:
-            self.waiting.popleft()(unit)
+            task, then = self.waiting.popleft()
+            then(task, unit)
         else:
             self.free.append(unit)
 
@@ -194,8 +198,11 @@ class Machine:
         self.env = simpy.Environment()
         self.network = Network(self.env)
         n = hw.num_devices
-        self.engines = [_Pool(f"dev{d}.sdma", hw.engines_per_device) for d in range(n)]
-        self.compute = [_Pool(f"dev{d}.aicore", hw.kernel_slots) for d in range(n)]
+        self.engines = [Pool(f"dev{d}.sdma", hw.engines_per_device) for d in range(n)]
+        self.compute = [Pool(f"dev{d}.aicore", hw.kernel_slots) for d in range(n)]
+        self._begin_kind = {COPY: self._begin_transfer, FILL: self._begin_transfer, KERNEL: self._begin_kernel,
+                            GROUP: self._begin_group, STAGED: self._begin_staged, HOSTFUNC: self._begin_hostfunc,
+                            MARKER: self._finish}
         self.links: dict[str, Link] = {}
         self._paths: dict[tuple, tuple] = {}
         self._per_engine = hw.host_link.per_engine  # bytes/s one DMA engine moves over the host link; 0: no limit
@@ -278,38 +285,37 @@ class Machine:
             self._step(stream)
 
     def _begin(self, task: Task) -> None:
-        kind = task.kind
-        if kind == COPY or kind == FILL:
-            pool = self.engines[task.device]
-            if pool.free:
-                self._transfer(task, pool.free.pop())
-            else:
-                pool.waiting.append(lambda unit: self._transfer(task, unit))
-        elif kind == KERNEL:
-            self.compute[task.device].acquire(lambda unit: self._kernel(task, unit))
-        elif kind == GROUP:
-            task.start = self.env.now
-            task._left = len(task.parts)
-            if not task.parts:
-                self._finish(task)
-            for part in task.parts:
-                part._parent = task
-                part.stream, part.submit = task.stream, task.submit
-                self.engines[part.device].acquire(lambda unit, p=part: self._transfer(p, unit))
-        elif kind == STAGED:
-            task.start = self.env.now
-            self.env.process(self._staged(task))
-        elif kind == HOSTFUNC:  # reached: tell the host, then wait for it (complete)
-            task.start = self.env.now
-            if task.on_start is not None:
-                self._call(task, task.on_start)
-        else:  # MARKER
-            task.start = self.env.now
+        task.start = self.env.now
+        self._begin_kind[task.kind](task)
+
+    # -- what each kind of task does when its stream reaches it -------------------------------------
+    def _begin_transfer(self, task: Task) -> None:  # COPY, FILL: an engine of its device, then a flow
+        self.engines[task.device].acquire(task, self._transfer)
+
+    def _begin_kernel(self, task: Task) -> None:  # a compute slot for its duration
+        self.compute[task.device].acquire(task, self._kernel)
+
+    def _begin_group(self, task: Task) -> None:  # a batch: its parts at once, each on an engine of its device
+        task._left = len(task.parts)
+        if not task.parts:
             self._finish(task)
+        for part in task.parts:
+            part._parent = task
+            part.stream, part.submit = task.stream, task.submit
+            self.engines[part.device].acquire(part, self._transfer)
+
+    def _begin_staged(self, task: Task) -> None:  # a pageable copy through the staging buffers
+        done = self.env.process(staging.pipeline(self.env, self.hardware.staging, task.nbytes, task.dst is not HOST,
+                                                 lambda size: self._part(task, size)))
+        done.callbacks.append(lambda _: self._finish(task))
+
+    def _begin_hostfunc(self, task: Task) -> None:  # tell the host, then wait for it (`complete`)
+        if task.on_start is not None:
+            self._call(task, task.on_start)
 
     def _transfer(self, task: Task, engine: int) -> None:
         task.engine = engine
-        task.start = self.env.now
+        task.start = self.env.now  # (it may have waited for the engine)
         if task.on_start is not None:  # e.g. a descriptor read, which may set nbytes and the ends
             self._call(task, task.on_start)
         hw = self.hardware
@@ -352,64 +358,22 @@ class Machine:
     def _finish_event(self, event) -> None:
         self._finish(event._value)
 
-    def _staged(self, task: Task):
-        """A pageable copy: CPU memcpy through pinned chunks, overlapped with the DMA of other chunks.
-
-        To the device: the CPU fills chunk i, then its DMA runs; a buffer is reused once its DMA is
-        done. From the device: the DMA of chunk i fills a buffer, then the CPU copies it out (one CPU
-        thread, in order); a buffer is reused once copied out.
-        """
-        env, hw = self.env, self.hardware
-        st = hw.staging
-        yield env.timeout(st.setup)
-        n, chunk = task.nbytes, st.chunk_bytes
-        sizes = [min(chunk, n - off) for off in range(0, n, chunk)] or [0]
-        per_byte = 1.0 / st.copy_bandwidth
-        done: list[simpy.Event] = []
-        if task.dst is not HOST:  # to the device
-            for i, size in enumerate(sizes):
-                if i >= st.buffers:
-                    yield done[i - st.buffers]
-                yield env.timeout(size * per_byte)
-                done.append(self._part(task, size))
-            yield env.all_of(done)
-        else:
-            def copy_out(dma: simpy.Event, previous: simpy.Event | None, size: int):
-                yield dma
-                if previous is not None:
-                    yield previous
-                yield env.timeout(size * per_byte)
-
-            for i, size in enumerate(sizes):
-                if i >= st.buffers:
-                    yield done[i - st.buffers]
-                dma = self._part(task, size)
-                done.append(env.process(copy_out(dma, done[-1] if done else None, size)))
-            yield done[-1]
-        self._finish(task)
-
     def _part(self, parent: Task, size: int) -> simpy.Event:
         """Start one DMA chunk of a staged copy; the event fires when it is done."""
         part = Task(COPY, nbytes=size, device=parent.device, src=parent.src, dst=parent.dst, label=parent.label)
         part.stream, part.submit, part._parent = parent.stream, parent.submit, parent
         done = self.env.event()
         part.on_complete = done.succeed
-        self.engines[part.device].acquire(lambda unit: self._transfer(part, unit))
+        self.engines[part.device].acquire(part, self._transfer)
         return done
 
     def _finish(self, task: Task) -> None:
         task.end = self.env.now
-        kind = task.kind
-        if kind == COPY or kind == FILL:
-            if task.engine is not None:
-                pool = self.engines[task.device]
-                if pool.waiting:
-                    pool.waiting.popleft()(task.engine)
-                else:
-                    pool.free.append(task.engine)
-        elif kind == KERNEL:
-            self.compute[task.device].release(task.engine)
-        elif kind == HOSTFUNC:
+        held = task.held
+        if held is not None:
+            task.held = None
+            held.release(task.engine)
+        elif task.kind == HOSTFUNC:
             self.host_open -= 1
         if task.on_complete is not None:
             self._call(task, task.on_complete)
