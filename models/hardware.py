@@ -87,6 +87,12 @@ class Staging:
 
 @dataclass(frozen=True)
 class Hardware:
+    """What the timing model knows of one server: its devices (engines, compute, memory), the host and its
+    link to each device, the links between devices and the staging pipeline, in SI units (seconds, bytes
+    per second). Built from a product config (`emu.config.load(...).hardware`); frozen, so a what-if is a
+    new record (`dataclasses.replace`), never an edit. `route` and `path` say which links a copy crosses;
+    `alone` is the closed-form time of a transfer with the machine to itself."""
+
     num_devices: int
     engines_per_device: int  # SDMA engines a device runs copies on concurrently
     call_overhead: float  # seconds of host time per API call
@@ -104,7 +110,6 @@ class Hardware:
     peer_link: DeviceLink | None = None  # between devices of one peer group
     pair_link: DeviceLink | None = None  # between the two dies of a package (SIO)
     peer_groups: tuple = ()
-    extra: dict = field(default_factory=dict)
 
     def kernel_duration(self, nbytes: float = 0, flops: float = 0) -> float:
         """Roofline: a kernel takes as long as its memory traffic or its arithmetic, whichever is longer."""

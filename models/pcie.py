@@ -23,6 +23,9 @@ MRD_BYTES = 24  # a memory-read request TLP (no payload)
 
 @dataclass(frozen=True)
 class PcieLink:
+    """One PCIe link's negotiated setup: generation, width, max payload size and max read request size. The
+    functions below turn it into rates and wire bytes (the pcie-bench model, see the module docstring)."""
+
     gen: int
     lanes: int = 16
     mps: int = 256  # max payload size, bytes
