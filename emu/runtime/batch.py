@@ -20,7 +20,7 @@ from ..memory import Location
 from .core import Core, Stream, api, fail
 from .memops import ends
 
-MAX_SYNC_BATCH = 4096  # hicann/runtime pkg_inc/driver/ascend_hal_define.h
+MAX_SYNC_BATCH = 4096  # hicann/runtime pkg_inc/driver/ascend_hal_define.h DEVMM_MEMCPY_BATCH_MAX_COUNT
 
 
 def _bad(code: int, message: str, index: int = SIZE_MAX):

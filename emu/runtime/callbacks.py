@@ -68,22 +68,27 @@ _SLICE_S = 0.05  # wall seconds between checks while a host thread waits for ano
 # ACL_ERROR_RT_STREAM_NO_CB_REG (107015), the driver's DRV_ERROR_WAIT_TIMEOUT -> RT_ERROR_REPORT_TIMEOUT ->
 # ACL_ERROR_RT_REPORT_TIMEOUT (507012), RT_ERROR_SUBSCRIBE_GROUP -> ACL_ERROR_RT_INTERNAL_ERROR (507000).
 
-# aclrtGetSocName per product (by name, else by family). A: assumed. [runtime.cc F]: hicann/runtime
-# src/runtime/core/src/runtime.cc, function Runtime::F; [ini X]: hicann/runtime
-# src/platform/platform_config/cann/X (src/platform/platform_config/cann-dev/X for cann-dev/X).
+# aclrtGetSocName per product (by name, else by family). A: assumed. Each note cites the runtime function or
+# the platform config it follows.
 SOC_NAMES: dict[str, tuple[str, str]] = {
-    "910B": ("Ascend910B3", "A: the 910B server has 64 GiB HBM (docs/hardware.md), so 910B1/B2/B3, not B4; bin B3 assumed "
-                            "[runtime.cc InitSocTypeFrom910BVersion, ini Ascend910B*.ini]"),
-    "A3": ("Ascend910_9391", "A: A3 dies report Ascend910_93xx; bin 9391 assumed [ini Ascend910_93*.ini]"),
+    "910B": ("Ascend910B3", "A: the 910B server has 64 GiB HBM (docs/hardware.md), so 910B1/B2/B3, not B4; "
+                            "bin B3 assumed [hicann/runtime src/runtime/core/src/runtime.cc "
+                            "Runtime::InitSocTypeFrom910BVersion; "
+                            "hicann/runtime src/platform/platform_config/cann/Ascend910B3.ini]"),
+    "A3": ("Ascend910_9391", "A: A3 dies report Ascend910_93xx; bin 9391 assumed "
+                             "[hicann/runtime src/platform/platform_config/cann/Ascend910_9391.ini]"),
     "950DT": ("Ascend950DT_9571", "A: 950DT bins report Ascend950DT_95xx; 9571 assumed "
-                                  "[ini cann-dev/Ascend950DT_*.ini]"),
+                                  "[hicann/runtime src/platform/platform_config/cann-dev/Ascend950DT_9571.ini]"),
     "950PR": ("Ascend950PR_9579", "A: 950PR bins report Ascend950PR_95xx; 9579 assumed "
-                                  "[ini cann-dev/Ascend950PR_*.ini]"),
-    "910": ("Ascend910A", "32 cores at 1.0 GHz (256 TFLOPS FP16) [runtime.cc SocTypeInit]"),
-    "310P": ("Ascend310P3", "a 310P that is not the 10-core bin [runtime.cc Init310PSocType]"),
-    "200I_A2": ("Ascend310B1", "Ascend310B, bin 1 or not reported [runtime.cc InitSocTypeFrom310BVersion]"),
+                                  "[hicann/runtime src/platform/platform_config/cann-dev/Ascend950PR_9579.ini]"),
+    "910": ("Ascend910A", "32 cores at 1.0 GHz (256 TFLOPS FP16) "
+                          "[hicann/runtime src/runtime/core/src/runtime.cc Runtime::SocTypeInit]"),
+    "310P": ("Ascend310P3", "a 310P that is not the 10-core bin "
+                            "[hicann/runtime src/runtime/core/src/runtime.cc Runtime::Init310PSocType]"),
+    "200I_A2": ("Ascend310B1", "Ascend310B, bin 1 or not reported "
+                               "[hicann/runtime src/runtime/core/src/runtime.cc Runtime::InitSocTypeFrom310BVersion]"),
     "IPV350": ("Ascend350_354f", "A: CHIP_ASCEND_350 taken to be IPV350 (docs/conformance/products.md), bin 354f "
-                                 "[ini cann-dev/Ascend350_*.ini]"),
+                                 "[hicann/runtime src/platform/platform_config/cann-dev/Ascend350_354f.ini]"),
 }
 SOC_BY_FAMILY = {"A2": "910B", "A3": "A3", "950": "950DT", "910": "910", "310P": "310P", "200I": "200I_A2",
                  "IPV350": "IPV350"}

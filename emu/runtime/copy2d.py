@@ -75,9 +75,9 @@ class Copy2dOps:
 
     def _runtime_entry_2d(self: Core) -> None:
         """The runtime layer begins: the product gate, then no 2D copy in some deployments
-        (docs/conformance/copy2d_batch_descriptors.md rows 2S6 and 2A6, from the API reference hicann/runtime
-        docs/zh/api_ref/11-03_memory_copy_and_set.md). The source has no check of its own for the latter (the
-        driver would refuse), so it is applied as the product gate is."""
+        (docs/conformance/copy2d_batch_descriptors.md rows 2S6 and 2A6, from the API reference
+        hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md). The source has no check of its own for
+        the latter (the driver would refuse), so it is applied as the product gate is."""
         self.runtime_layer()
         if self.product.no_2d_copy:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"no 2D copy on {self.product.name} in "

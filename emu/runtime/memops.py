@@ -23,7 +23,8 @@ from .core import Core, Stream, api, fail
 H2H, H2D, D2H, D2D, DEFAULT, H2B2D = 0, 1, 2, 3, 4, 5
 HOST, DEV, UNREG = Location.HOST, Location.DEVICE, Location.UNREGISTERED
 ON_CHIP_UNIT = 4 << 30  # largest on-chip D2D task: hicann/runtime src/runtime/core/inc/spec/base_info.hpp
-MEMSET_BLOCK = 64 << 20  # memset block: hicann/runtime src/runtime/core/inc/context/context.hpp MEM_BLOCK_SIZE
+# memset block: hicann/runtime src/runtime/core/inc/context/context.hpp MEM_BLOCK_SIZE
+MEMSET_BLOCK = 64 << 20
 
 
 _DDR_ATTRS = frozenset({C.ACL_DDR_MEM, C.ACL_DDR_MEM_HUGE, C.ACL_DDR_MEM_NORMAL,
@@ -44,8 +45,8 @@ class PointerAttributes:
     page_size: int
 
 
-# Kind auto-correction (docs/conformance/memory_copies_fills.md, aclrtMemcpyAsync; hicann/runtime
-# src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect):
+# Kind auto-correction (docs/conformance/memory_copies_fills.md, aclrtMemcpyAsync;
+# hicann/runtime src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect):
 # (src, dst) -> (forced kind, allowed kinds, what DEFAULT becomes).
 _CORRECTION = {(int(a), int(b)): rule for (a, b), rule in {
     (HOST, DEV): (H2D, None, H2D),
@@ -61,9 +62,9 @@ _CORRECTION = {(int(a), int(b)): rule for (a, b), rule in {
 
 
 def correct_kind(src: Location, dst: Location, kind: int) -> int:
-    """The kind an EP-mode async copy really uses, from where its pointers are (hicann/runtime
-    src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect). A kind the locations
-    forbid raises 107000; other kinds, and location pairs the table leaves alone, pass unchanged."""
+    """The kind an EP-mode async copy really uses, from where its pointers are. A kind the locations forbid
+    raises 107000; other kinds, and location pairs the table leaves alone, pass unchanged
+    (hicann/runtime src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect)."""
     if kind not in (H2H, H2D, D2H, D2D, DEFAULT):
         return kind
     rule = _CORRECTION.get((int(src), int(dst)))  # (plain ints hash faster than enum members)
@@ -163,8 +164,10 @@ class MemoryOps:
         self._drain(s)
 
     def copy_unit(self: Core, s_dev: int | None, d_dev: int | None) -> int:
-        """The largest task the runtime issues for a copy between these ends (hicann/runtime
-        src/runtime/api/impl/api_impl.cc LaunchAsyncCopy; src/runtime/core/inc/spec/base_info.hpp)."""
+        """The largest task the runtime issues for a copy between these ends
+        (hicann/runtime src/runtime/api/impl/api_impl.cc LaunchAsyncCopy;
+        hicann/runtime src/runtime/core/inc/spec/base_info.hpp MEMCPY_ASYNC_UNIT_SIZE, MAX_MEMCPY_SIZE_OF_D2D).
+        """
         unit = self._units.get((s_dev, d_dev))
         if unit is None:
             unit = self._units[(s_dev, d_dev)] = self._copy_unit(s_dev, d_dev)
@@ -279,8 +282,8 @@ class MemoryOps:
         return self._alloc_host(roundup(size, 32), functional).base
 
     def _alloc_host(self: Core, nbytes: int, functional: bool | None = None) -> Region:
-        """Page-locked host memory; in RC mode host memory is device memory (normal pages) (hicann/runtime
-        docs/zh/api_ref/11-02_host_memory_management.md, aclrtMallocHost)."""
+        """Page-locked host memory; in RC mode host memory is device memory (normal pages)
+        (hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md, aclrtMallocHost)."""
         if not self.product.ep_mode:
             return self.space.alloc_device(self.current_context().device.id, nbytes, 64, HOST_PAGE,
                                            origin="malloc_host", functional=functional)
