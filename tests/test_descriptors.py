@@ -1,11 +1,14 @@
-"""Descriptor copies and copies by offset (spec 9.6, 9.7).
+"""Descriptor copies and copies by offset (docs/conformance/copy2d_batch_descriptors.md#descriptor-copies,
+docs/conformance/copy2d_batch_descriptors.md#aclrtmemcpyasyncwithoffset).
 
 aclrtGetMemcpyDescSize / aclrtSetMemcpyDesc / aclrtMemcpyAsyncWithDesc and
 aclrtMemcpyAsyncWithOffset: every check of their chains with its exact code,
 the record SetMemcpyDesc writes into device memory, and the rule that both
 APIs read their addresses from device memory when the task runs, not when it
-is enqueued. Support follows spec 13 (descriptor copies: 950, A3, A2, 200I/500A2;
-copies by offset: 950, A3, A2, 910).
+is enqueued. Support follows the chip tables of docs/conformance/products.md (descriptor copies: 950, A3, A2,
+200I/500A2; copies by offset: 950, A3, A2, 910). "UT <name>" is the test <name> of
+hicann/runtime tests/ut/acl/testcase/acl_runtime_unittest.cpp; the descriptor's size and record are those of
+hicann/runtime src/runtime/api/api.hpp:54-56 (MEMCPY_DESC_SIZE, MEMCPY_DESC_SIZE_V2, MEMCPY_DESC_LENGTH_OFFSET).
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ MiB, GiB = 1 << 20, 1 << 30
 H2D, D2H, INNER_D2D, INTER_D2D = 1, 2, 6, 7
 NORMAL_ONLY = 2
 OLD = 0xEE
-RECORD = struct.Struct("<3IIQQ")  # resv0..2, len at 12, src at 16, dst at 24 (spec 4)
+RECORD = struct.Struct("<3IIQQ")  # resv0..2, len at 12, src at 16, dst at 24 (see the module docstring)
 
 
 def pattern(n, seed=0):
@@ -49,12 +52,12 @@ def long_h2d(rt, stream, nbytes=8 * MiB):
 
 
 # ---------------------------------------------------------------------------
-# aclrtGetMemcpyDescSize (9.6)
+# aclrtGetMemcpyDescSize (docs/conformance/copy2d_batch_descriptors.md#descriptor-copies)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("product,size", [("910B", 32), ("A3", 32), ("200I_A2", 32), ("950PR", 64), ("950DT", 64)])
 def test_get_memcpy_desc_size_is_32_on_v1_and_64_on_950(fresh, product, size):
-    """9.6 / 3.3: the descriptor is 32 B (V1: A2, A3, 200I/500A2) or 64 B (V2: 950)."""
+    """descriptor copy / sizes: the descriptor is 32 B (V1: A2, A3, 200I/500A2) or 64 B (V2: 950)."""
     r = on(fresh, product)
     assert r.get_memcpy_desc_size(INNER_D2D) == size
     assert acl.rt.get_memcpy_desc_size(INNER_D2D) == (size, 0)
@@ -62,26 +65,26 @@ def test_get_memcpy_desc_size_is_32_on_v1_and_64_on_950(fresh, product, size):
 
 @pytest.mark.parametrize("kind", [8, 9, 0x7FFFFFFF])
 def test_get_memcpy_desc_size_kind_8_or_more_is_invalid_param(rt, kind):
-    """9.6: ACL layer: kind >= 8 -> 100000."""
+    """descriptor copy: ACL layer: kind >= 8 -> 100000."""
     assert code(rt.get_memcpy_desc_size, kind) == 100000
 
 
 @pytest.mark.parametrize("kind", [0, 1, 2, 3, 4, 5, 7])
 def test_get_memcpy_desc_size_kind_not_inner_d2d_is_207000(rt, kind):
-    """9.6: runtime: kind != 6 (INNER_D2D) -> 207000."""
+    """descriptor copy: runtime: kind != 6 (INNER_D2D) -> 207000."""
     assert code(rt.get_memcpy_desc_size, kind) == 207000
 
 
 @pytest.mark.parametrize("product", ["310P", "910"])
 def test_get_memcpy_desc_size_unsupported_product_is_207000(fresh, product):
-    """9.6 / 13: descriptor copies are not supported on 310P and 910 -> 207000."""
+    """descriptor copy / products: descriptor copies are not supported on 310P and 910 -> 207000."""
     r = on(fresh, product)
     assert code(r.get_memcpy_desc_size, INNER_D2D) == 207000
     assert acl.rt.get_memcpy_desc_size(INNER_D2D)[1] == 207000
 
 
 # ---------------------------------------------------------------------------
-# aclrtSetMemcpyDesc (9.6)
+# aclrtSetMemcpyDesc (docs/conformance/copy2d_batch_descriptors.md#descriptor-copies)
 # ---------------------------------------------------------------------------
 
 @pytest.fixture
@@ -92,8 +95,8 @@ def desc_args(rt):
 
 @pytest.mark.parametrize("which", ["desc_null", "kind_8", "src_null", "dst_null", "count_0", "config"])
 def test_set_memcpy_desc_acl_checks_are_invalid_param(rt, desc_args, which):
-    """9.6 / 15 #42: ACL layer: desc null, kind >= 8, src null, dst null, count 0 (case 42) or a
-    non-null config -> 100000 each."""
+    """descriptor copy / UT aclrtSetMemcpyDesc_failed_with_invalid_args: ACL layer: desc null, kind >= 8, src null,
+    dst null, count 0 (UT aclrtSetMemcpyDesc_failed_with_invalid_args) or a non-null config -> 100000 each."""
     desc, src, dst = desc_args
     args = dict(desc=desc, kind=INNER_D2D, src=src, dst=dst, count=16, config=None)
     args.update({"desc_null": {"desc": 0}, "kind_8": {"kind": 8}, "src_null": {"src": 0},
@@ -104,19 +107,19 @@ def test_set_memcpy_desc_acl_checks_are_invalid_param(rt, desc_args, which):
 
 @pytest.mark.parametrize("kind", [0, 1, 2, 3, 4, 5, INTER_D2D])
 def test_set_memcpy_desc_kind_not_inner_d2d_is_207000(rt, desc_args, kind):
-    """9.6: runtime: kind != 6 -> 207000."""
+    """descriptor copy: runtime: kind != 6 -> 207000."""
     desc, src, dst = desc_args
     assert code(rt.set_memcpy_desc, desc, kind, src, dst, 16) == 207000
 
 
 def test_set_memcpy_desc_count_over_4gib_is_107000(rt, desc_args):
-    """9.6 / 3.3: count > 4 GiB (the largest descriptor copy) -> 107000."""
+    """descriptor copy / sizes: count > 4 GiB (the largest descriptor copy) -> 107000."""
     desc, src, dst = desc_args
     assert code(rt.set_memcpy_desc, desc, INNER_D2D, src, dst, 4 * GiB + 1) == 107000
 
 
 def test_set_memcpy_desc_unaligned_desc_is_107000(rt, desc_args):
-    """9.6: desc not 64-byte aligned -> 107000 (desc 32 bytes into a 64-aligned allocation)."""
+    """descriptor copy: desc not 64-byte aligned -> 107000 (desc 32 bytes into a 64-aligned allocation)."""
     _, src, dst = desc_args
     base = rt.malloc(128, NORMAL_ONLY)
     assert base % 64 == 0
@@ -124,7 +127,7 @@ def test_set_memcpy_desc_unaligned_desc_is_107000(rt, desc_args):
 
 
 def test_set_memcpy_desc_desc_in_host_memory_is_107000(rt, desc_args):
-    """9.6: desc not DEVICE memory (page-locked host memory, 64-byte aligned) -> 107000."""
+    """descriptor copy: desc not DEVICE memory (page-locked host memory, 64-byte aligned) -> 107000."""
     _, src, dst = desc_args
     h = rt.malloc_host(64)
     assert h % 64 == 0
@@ -133,7 +136,7 @@ def test_set_memcpy_desc_desc_in_host_memory_is_107000(rt, desc_args):
 
 @pytest.mark.parametrize("case", ["src_on_device_1", "dst_on_device_1", "src_host", "dst_host"])
 def test_set_memcpy_desc_src_dst_not_both_device_of_one_device_is_107000(rt, desc_args, case):
-    """9.6: src and dst not both DEVICE memory of the same device -> 107000."""
+    """descriptor copy: src and dst not both DEVICE memory of the same device -> 107000."""
     desc, src, dst = desc_args
     rt.set_device(1)
     other = device(rt, 256)
@@ -145,7 +148,7 @@ def test_set_memcpy_desc_src_dst_not_both_device_of_one_device_is_107000(rt, des
 
 
 def test_set_memcpy_desc_writes_record_into_device_memory(rt, desc_args):
-    """9.6 / 4: the record written into desc is {resv0..2 = 0 (u32), len u32 at 12, src u64 at 16,
+    """descriptor copy / record: the record written into desc is {resv0..2 = 0 (u32), len u32 at 12, src u64 at 16,
     dst u64 at 24}, 32 bytes on A2; read back with a D2H copy."""
     desc, src, dst = desc_args
     rt.memset(desc, 64, OLD, 64)
@@ -161,14 +164,14 @@ def test_set_memcpy_desc_writes_record_into_device_memory(rt, desc_args):
 
 @pytest.mark.parametrize("product", ["310P", "910"])
 def test_set_memcpy_desc_unsupported_product_is_207000(fresh, product):
-    """9.6 / 13: SetMemcpyDesc is not supported on 310P and 910 -> 207000."""
+    """descriptor copy / products: SetMemcpyDesc is not supported on 310P and 910 -> 207000."""
     r = on(fresh, product)
     desc, src, dst = r.malloc(64, NORMAL_ONLY), r.malloc(64, NORMAL_ONLY), r.malloc(64, NORMAL_ONLY)
     assert code(r.set_memcpy_desc, desc, INNER_D2D, src, dst, 16) == 207000
 
 
 def test_set_memcpy_desc_supported_on_200i_a2(fresh):
-    """13: descriptor copies are supported on 200I/500A2: set + async copy move the bytes."""
+    """products: descriptor copies are supported on 200I/500A2: set + async copy move the bytes."""
     r = on(fresh, "200I_A2")
     desc, src, dst = r.malloc(64, NORMAL_ONLY), device(r, 64, 0), device(r, 64, 0)
     write_device(r, src, pattern(64))
@@ -180,7 +183,7 @@ def test_set_memcpy_desc_supported_on_200i_a2(fresh):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpyAsyncWithDesc (9.6)
+# aclrtMemcpyAsyncWithDesc (docs/conformance/copy2d_batch_descriptors.md#descriptor-copies)
 # ---------------------------------------------------------------------------
 
 @pytest.fixture
@@ -194,8 +197,8 @@ def ready(rt, desc_args):
 
 
 def test_memcpy_async_with_desc_null_stream_is_invalid_param(rt, ready):
-    """9.6 / 15 #41 / G5: a null stream -> 100000: there is no default stream for this API; nothing
-    is copied."""
+    """descriptor copy / UT aclrtMemcpyAsyncWithDesc_failed_with_invalid_args / default stream: a null stream ->
+    100000: there is no default stream for this API; nothing is copied."""
     desc, _, dst, _ = ready
     assert code(rt.memcpy_async_with_desc, desc, INNER_D2D, 0) == 100000
     assert acl.rt.memcpy_async_with_desc(desc, INNER_D2D, 0) == 100000
@@ -204,13 +207,13 @@ def test_memcpy_async_with_desc_null_stream_is_invalid_param(rt, ready):
 
 
 def test_memcpy_async_with_desc_null_desc_is_invalid_param(rt, ready):
-    """9.6: ACL layer: desc null -> 100000."""
+    """descriptor copy: ACL layer: desc null -> 100000."""
     *_, s = ready
     assert code(rt.memcpy_async_with_desc, 0, INNER_D2D, s) == 100000
 
 
 def test_memcpy_async_with_desc_destroyed_stream_is_107017(rt, ready):
-    """9.6 / G6: a destroyed stream handle -> 107017."""
+    """descriptor copy / bad handle: a destroyed stream handle -> 107017."""
     desc, *_, s = ready
     rt.destroy_stream(s)
     assert code(rt.memcpy_async_with_desc, desc, INNER_D2D, s) == 107017
@@ -218,19 +221,19 @@ def test_memcpy_async_with_desc_destroyed_stream_is_107017(rt, ready):
 
 @pytest.mark.parametrize("kind", [0, 1, 2, 3, 4, 5, INTER_D2D])
 def test_memcpy_async_with_desc_kind_not_inner_d2d_is_207000(rt, ready, kind):
-    """9.6: runtime: kind != 6 -> 207000."""
+    """descriptor copy: runtime: kind != 6 -> 207000."""
     desc, *_, s = ready
     assert code(rt.memcpy_async_with_desc, desc, kind, s) == 207000
 
 
 def test_memcpy_async_with_desc_kind_8_is_invalid_param(rt, ready):
-    """9.6: ACL layer: kind >= 8 -> 100000."""
+    """descriptor copy: ACL layer: kind >= 8 -> 100000."""
     desc, *_, s = ready
     assert code(rt.memcpy_async_with_desc, desc, 8, s) == 100000
 
 
 def test_memcpy_async_with_desc_copies_len_bytes_after_synchronize(rt, ready):
-    """9.6: the task copies len bytes src -> dst on the stream: the bytes are there after
+    """descriptor copy: the task copies len bytes src -> dst on the stream: the bytes are there after
     aclrtSynchronizeStream, not when the call returns; bytes past len are untouched."""
     desc, src, dst, s = ready
     rt.set_memcpy_desc(desc, INNER_D2D, src, dst, 200)
@@ -244,7 +247,8 @@ def test_memcpy_async_with_desc_copies_len_bytes_after_synchronize(rt, ready):
 
 @pytest.mark.parametrize("how", ["set_memcpy_desc", "memcpy"])
 def test_memcpy_async_with_desc_reads_descriptor_when_task_runs(rt, ready, how):
-    """9.6 (inferred; seed 000 'parameters can be reused'): the task reads len/src/dst from device
+    """descriptor copy (inferred; the API reference says the parameters can be reused: aclrtSetMemcpyDesc in
+    hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md): the task reads len/src/dst from device
     memory when it executes. Queued behind a long H2D on the same stream, the descriptor is rewritten
     synchronously (SetMemcpyDesc again, or a raw record written with aclrtMemcpy) before the task
     runs; the rewritten record (other src, shorter len) is what gets copied."""
@@ -265,7 +269,8 @@ def test_memcpy_async_with_desc_reads_descriptor_when_task_runs(rt, ready, how):
 
 
 def test_memcpy_async_with_desc_descriptor_reused_many_times(rt, ready):
-    """9.6 / seed 000: one descriptor set once serves many copies; each copies src's current bytes."""
+    """descriptor copy (reused parameters): one descriptor set once serves many copies; each copies src's current
+    bytes."""
     desc, src, dst, s = ready
     for i in range(6):
         write_device(rt, src, pattern(256, seed=10 + i))
@@ -275,13 +280,13 @@ def test_memcpy_async_with_desc_descriptor_reused_many_times(rt, ready):
 
 
 def test_memcpy_async_with_desc_desc_in_host_memory_is_107000(rt, ready):
-    """9.6: runtime: desc not DEVICE memory -> 107000."""
+    """descriptor copy: runtime: desc not DEVICE memory -> 107000."""
     *_, s = ready
     assert code(rt.memcpy_async_with_desc, rt.malloc_host(64), INNER_D2D, s) == 107000
 
 
 def test_memcpy_async_with_desc_unaligned_desc_is_107000(rt, ready):
-    """9.6: runtime: desc not 64-byte aligned -> 107000."""
+    """descriptor copy: runtime: desc not 64-byte aligned -> 107000."""
     *_, s = ready
     base = rt.malloc(128, NORMAL_ONLY)
     assert code(rt.memcpy_async_with_desc, base + 32, INNER_D2D, s) == 107000
@@ -289,14 +294,14 @@ def test_memcpy_async_with_desc_unaligned_desc_is_107000(rt, ready):
 
 @pytest.mark.parametrize("product", ["310P", "910"])
 def test_memcpy_async_with_desc_unsupported_product_is_207000(fresh, product):
-    """9.6 / 13: not supported on 310P and 910 -> 207000."""
+    """descriptor copy / products: not supported on 310P and 910 -> 207000."""
     r = on(fresh, product)
     s = r.create_stream()
     assert code(r.memcpy_async_with_desc, r.malloc(64, NORMAL_ONLY), INNER_D2D, s) == 207000
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpyAsyncWithOffset (9.7)
+# aclrtMemcpyAsyncWithOffset (docs/conformance/copy2d_batch_descriptors.md#aclrtmemcpyasyncwithoffset)
 # ---------------------------------------------------------------------------
 
 def slots(rt, dst_base, src_base):
@@ -317,8 +322,8 @@ def offset_args(rt):
 
 @pytest.mark.parametrize("product", ["910B", "310P"])
 def test_memcpy_async_with_offset_count_0_is_0_with_anything(fresh, product):
-    """9.7 / 15 #43: count 0 -> 0 before any other check (null pointers, bad kind, null stream),
-    even on a product without the API."""
+    """copy by offset / UT aclrtMemcpyAsyncWithOffset: count 0 -> 0 before any other check (null pointers, bad kind,
+    null stream), even on a product without the API."""
     r = on(fresh, product)
     assert code(r.memcpy_async_with_offset, 0, 0, 0, 0, 0, 0, INNER_D2D, 0) == 0
     assert code(r.memcpy_async_with_offset, 0, 0, 1 << 60, 0, 0, 1 << 60, 0x7FFFFFFF, 0x1234) == 0
@@ -327,14 +332,14 @@ def test_memcpy_async_with_offset_count_0_is_0_with_anything(fresh, product):
 
 @pytest.mark.parametrize("kind", [0, 1, 2, 3, 4, 5, INTER_D2D, 8])
 def test_memcpy_async_with_offset_kind_not_inner_d2d_is_107000(rt, offset_args, kind):
-    """9.7: kind != INNER_D2D -> 107000 (not 207000 as for descriptors)."""
+    """copy by offset: kind != INNER_D2D -> 107000 (not 207000 as for descriptors)."""
     dslot, sslot, *_, s = offset_args
     assert code(rt.memcpy_async_with_offset, dslot, 256, 0, sslot, 16, 0, kind, s) == 107000
 
 
 @pytest.mark.parametrize("product", ["310P", "200I_A2"])
 def test_memcpy_async_with_offset_unsupported_product_is_207000(fresh, product):
-    """9.7 / 13: no D2D-by-offset feature on 310P and 200I/500A2 -> 207000."""
+    """copy by offset / products: no D2D-by-offset feature on 310P and 200I/500A2 -> 207000."""
     r = on(fresh, product)
     slot = r.malloc(64, NORMAL_ONLY)
     assert code(r.memcpy_async_with_offset, slot, 256, 0, slot + 8, 16, 0, INNER_D2D, 0) == 207000
@@ -343,7 +348,7 @@ def test_memcpy_async_with_offset_unsupported_product_is_207000(fresh, product):
 
 @pytest.mark.parametrize("product", ["910B", "910"])
 def test_memcpy_async_with_offset_copies_from_src_slot_plus_offset_to_dst_slot_plus_offset(fresh, product):
-    """9.7: dst and src are device words holding base addresses; the copy moves count bytes from
+    """copy by offset: dst and src are device words holding base addresses; the copy moves count bytes from
     *src + srcOffset to *dst + dstOffset (supported on A2 and on 910). Bytes arrive after synchronize."""
     r = on(fresh, product)
     src_base, dst_base = device(r, 256, 0), device(r, 256)
@@ -360,7 +365,7 @@ def test_memcpy_async_with_offset_copies_from_src_slot_plus_offset_to_dst_slot_p
 
 
 def test_memcpy_async_with_offset_same_slot_is_not_skipped(rt):
-    """9.7: there is no dst == src shortcut: with one slot as both dst and src, the copy moves bytes
+    """copy by offset: there is no dst == src shortcut: with one slot as both dst and src, the copy moves bytes
     inside the buffer it points to (srcOffset 0 -> dstOffset 128)."""
     base = device(rt, 256, 0)
     write_device(rt, base, pattern(256))
@@ -375,8 +380,8 @@ def test_memcpy_async_with_offset_same_slot_is_not_skipped(rt):
 
 
 def test_memcpy_async_with_offset_reads_slots_when_task_runs(rt, offset_args):
-    """9.7 (inferred detail) / PYACL.md: the slots are read when the task executes. Queued behind a
-    long H2D, the src slot is rewritten (synchronous H2D) to another base before the task runs; the
+    """copy by offset (inferred detail) / facade (emu/acl/rt.py): the slots are read when the task executes. Queued
+    behind a long H2D, the src slot is rewritten (synchronous H2D) to another base before the task runs; the
     copy reads from the new base."""
     dslot, sslot, dst_base, _, s = offset_args
     src2 = device(rt, 256, 0)
@@ -393,34 +398,34 @@ def test_memcpy_async_with_offset_reads_slots_when_task_runs(rt, offset_args):
 
 @pytest.mark.parametrize("which", ["dst", "src"])
 def test_memcpy_async_with_offset_null_dst_or_src_is_107000(rt, offset_args, which):
-    """9.7: dst or src null -> 107000 (there is no ACL-layer null check)."""
+    """copy by offset: dst or src null -> 107000 (there is no ACL-layer null check)."""
     dslot, sslot, *_, s = offset_args
     d, sp = (0, sslot) if which == "dst" else (dslot, 0)
     assert code(rt.memcpy_async_with_offset, d, 256, 0, sp, 16, 0, INNER_D2D, s) == 107000
 
 
 def test_memcpy_async_with_offset_destroyed_stream_is_107017(rt, offset_args):
-    """9.7 rule 4 / G6: a destroyed stream handle -> 107017."""
+    """aclrtMemcpyAsyncWithOffset / bad handle: a destroyed stream handle -> 107017."""
     dslot, sslot, *_, s = offset_args
     rt.destroy_stream(s)
     assert code(rt.memcpy_async_with_offset, dslot, 256, 0, sslot, 16, 0, INNER_D2D, s) == 107017
 
 
 def test_memcpy_async_with_offset_count_over_dest_max_is_107000(rt, offset_args):
-    """9.7: count > destMax -> 107000."""
+    """copy by offset: count > destMax -> 107000."""
     dslot, sslot, *_, s = offset_args
     assert code(rt.memcpy_async_with_offset, dslot, 16, 0, sslot, 17, 0, INNER_D2D, s) == 107000
 
 
 def test_memcpy_async_with_offset_count_over_4gib_is_107000(rt, offset_args):
-    """9.7: count > 4 GiB -> 107000, even with a larger destMax."""
+    """copy by offset: count > 4 GiB -> 107000, even with a larger destMax."""
     dslot, sslot, *_, s = offset_args
     assert code(rt.memcpy_async_with_offset, dslot, 1 << 40, 0, sslot, 4 * GiB + 1, 0, INNER_D2D, s) == 107000
 
 
 @pytest.mark.parametrize("which", ["dst", "src"])
 def test_memcpy_async_with_offset_offset_over_48_bits_is_107000(rt, offset_args, which):
-    """9.7: an offset > 0xFFFF_FFFF_FFFF -> 107000."""
+    """copy by offset: an offset > 0xFFFF_FFFF_FFFF -> 107000."""
     dslot, sslot, *_, s = offset_args
     big = 0xFFFF_FFFF_FFFF + 1
     doff, soff = (big, 0) if which == "dst" else (0, big)
@@ -429,13 +434,13 @@ def test_memcpy_async_with_offset_offset_over_48_bits_is_107000(rt, offset_args,
 
 @pytest.mark.parametrize("doff", [256, 257])
 def test_memcpy_async_with_offset_dst_offset_at_or_past_dest_max_is_107000(rt, offset_args, doff):
-    """9.7: dstDataOffset >= destMax -> 107000."""
+    """copy by offset: dstDataOffset >= destMax -> 107000."""
     dslot, sslot, *_, s = offset_args
     assert code(rt.memcpy_async_with_offset, dslot, 256, doff, sslot, 1, 0, INNER_D2D, s) == 107000
 
 
 def test_memcpy_async_with_offset_count_over_remaining_dest_is_107000(rt, offset_args):
-    """9.7: count > destMax - dstDataOffset -> 107000; count == destMax - dstDataOffset is accepted."""
+    """copy by offset: count > destMax - dstDataOffset -> 107000; count == destMax - dstDataOffset is accepted."""
     dslot, sslot, *_, s = offset_args
     assert code(rt.memcpy_async_with_offset, dslot, 256, 200, sslot, 57, 0, INNER_D2D, s) == 107000
     assert code(rt.memcpy_async_with_offset, dslot, 256, 200, sslot, 56, 0, INNER_D2D, s) == 0
@@ -443,15 +448,15 @@ def test_memcpy_async_with_offset_count_over_remaining_dest_is_107000(rt, offset
 
 
 # ---------------------------------------------------------------------------
-# Order: the ACL layer's checks come before the runtime's product gate (1, G9)
+# Order: the ACL layer's checks come before the runtime's product gate
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call", ["desc_size_kind_8", "set_desc_null", "with_desc_null_stream"])
 def test_descriptor_acl_checks_come_before_product_gate(fresh, call):
-    """1 / G9 / 9.6 / 15 #41, #42: the call chain is ACL checks, then the runtime's C entry with its
-    chip-feature gate. On 310P (no descriptor copies) a call failing an ACL-layer check still gets the
-    ACL code 100000: GetMemcpyDescSize(kind 8), SetMemcpyDesc(NULL desc), MemcpyAsyncWithDesc(NULL
-    stream)."""
+    """call chain / product gate / descriptor copy / UT aclrtMemcpyAsyncWithDesc_failed_with_invalid_args,
+    aclrtSetMemcpyDesc_failed_with_invalid_args: the call chain is ACL checks, then the runtime's C entry with its
+    chip-feature gate. On 310P (no descriptor copies) a call failing an ACL-layer check still gets the ACL code
+    100000: GetMemcpyDescSize(kind 8), SetMemcpyDesc(NULL desc), MemcpyAsyncWithDesc(NULL stream)."""
     r = on(fresh, "310P")
     buf = r.malloc(64, NORMAL_ONLY)
     result = {"desc_size_kind_8": lambda: code(r.get_memcpy_desc_size, 8),

@@ -1,11 +1,15 @@
-"""Allocation with configs and host memory registration (spec 7.2, 7.4, 7.7; seed 004).
+"""Allocation with configs and host memory registration (docs/conformance/memory_copies_fills.md#allocation,
+docs/conformance/hostmem_peer_capture.md#host-registration;
+hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md).
 
 aclrtMallocWithCfg, aclrtMallocHostWithCfg, aclrtHostRegister, aclrtHostRegisterV2,
 aclrtHostGetDevicePointer and aclrtHostUnregister: their check chains with exact
-codes (cases 32, 34-36, 46-49 of section 15), what a registration changes (the
-device alias shares the host bytes; registered pageable memory counts as HOST so
-its async copies stay asynchronous), and product support (13, with the runtime's
-host-register flag on 910, ⚠ 14.10).
+codes, what a registration changes (the device alias shares the host bytes; registered pageable memory counts as
+HOST so its async copies stay asynchronous), and product support (docs/conformance/products.md, with the runtime's
+host-register flag on 910). "⚠ docs" marks where the API reference and the source disagree. "UT <name>" is the
+test <name> of the runtime's own unit tests: hicann/runtime tests/ut/acl/testcase/acl_runtime_unittest.cpp, or for
+host_register_*, host_unregister_* and rtsMallocHost_*
+hicann/runtime tests/ut/runtime/runtime/test/platform/910B/rt_utest_api_memory.cc.
 """
 from __future__ import annotations
 
@@ -62,30 +66,31 @@ def used(rt):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMallocWithCfg (7.2)
+# aclrtMallocWithCfg (docs/conformance/memory_copies_fills.md#allocation)
 # ---------------------------------------------------------------------------
 
 def test_malloc_with_cfg_size_zero_is_invalid_param(rt):
-    """7.2: ACL layer: size 0 -> 100000."""
+    """aclrtMallocWithCfg: ACL layer: size 0 -> 100000."""
     assert code(rt.malloc_with_cfg, 0, HUGE_FIRST, None) == 100000
     assert acl.rt.malloc_with_cfg(0, HUGE_FIRST, None) == (0, 100000)
 
 
 def test_malloc_with_cfg_empty_config_is_107000(rt):
-    """7.2 / ⚠ 14.6: cfg = {attrs NULL, numAttrs 0} (pyACL: []) passes the ACL layer (UT-ACL accepts it
-    only because the runtime is mocked) but the runtime returns 107000. Following the runtime."""
+    """aclrtMallocWithCfg / ⚠ docs: cfg = {attrs NULL, numAttrs 0} (pyACL: []) passes the ACL layer (UT
+    aclrtMallocWithCfg_with_invalid_cfg_num accepts it only because the runtime is mocked) but the runtime returns
+    107000. Following the runtime."""
     assert code(rt.malloc_with_cfg, 1024, HUGE_FIRST, []) == 107000
 
 
 def test_malloc_with_cfg_no_config_is_ok(rt):
-    """7.2: a null cfg is no configuration: the allocation is device memory of the current device."""
+    """aclrtMallocWithCfg: a null cfg is no configuration: the allocation is device memory of the current device."""
     p = rt.malloc_with_cfg(1024, HUGE_FIRST, None)
     a = rt.pointer_get_attributes(p)
     assert (a.type, a.id) == (LOC_DEVICE, 0)
 
 
 def test_malloc_with_cfg_device_id_must_be_current_device(rt):
-    """7.2: DEVICE_ID must equal the current device, else 107000 (checked on device 1)."""
+    """aclrtMallocWithCfg: DEVICE_ID must equal the current device, else 107000 (checked on device 1)."""
     rt.set_device(1)
     assert code(rt.malloc_with_cfg, 1024, HUGE_FIRST, [attr(ATTR_DEVICE_ID, 0)]) == 107000
     assert code(rt.malloc_with_cfg, 1024, HUGE_FIRST, [attr(ATTR_DEVICE_ID, 2)]) == 107000
@@ -96,14 +101,15 @@ def test_malloc_with_cfg_device_id_must_be_current_device(rt):
 
 
 def test_malloc_with_cfg_duplicate_device_id_mismatch_last_is_107000(rt):
-    """7.2: the last duplicate wins: [DEVICE_ID 0, DEVICE_ID 1] on device 0 ends with 1 -> 107000."""
+    """aclrtMallocWithCfg: the last duplicate wins: [DEVICE_ID 0, DEVICE_ID 1] on device 0 ends with 1 -> 107000."""
     cfg = [attr(ATTR_DEVICE_ID, 0), attr(ATTR_DEVICE_ID, 1)]
     assert code(rt.malloc_with_cfg, 1024, HUGE_FIRST, cfg) == 107000
 
 
 def test_malloc_with_cfg_duplicate_device_id_last_wins(rt):
-    """7.2 [source IMPL ParseMallocCfg]: attributes are parsed first, the last duplicate winning, and the
-    device check is made on the result: [DEVICE_ID 1, DEVICE_ID 0] on device 0 is device 0 -> ok."""
+    """aclrtMallocWithCfg (hicann/runtime src/runtime/api/impl/api_impl.cc ParseMallocCfg): attributes are parsed
+    first, the last duplicate winning, and the device check is made on the result: [DEVICE_ID 1, DEVICE_ID 0] on
+    device 0 is device 0 -> ok."""
     p, ret = acl.rt.malloc_with_cfg(1024, HUGE_FIRST, [attr(ATTR_DEVICE_ID, 1), attr(ATTR_DEVICE_ID, 0)])
     assert ret == 0
     assert rt.pointer_get_attributes(p).id == 0
@@ -111,18 +117,19 @@ def test_malloc_with_cfg_duplicate_device_id_last_wins(rt):
 
 @pytest.mark.parametrize("value", [0, 1])
 def test_malloc_with_cfg_va_flag_is_107000(rt, value):
-    """7.2: any attribute other than RSV, MODULE_ID, DEVICE_ID -- including VA_FLAG -- -> 107000."""
+    """aclrtMallocWithCfg: any attribute other than RSV, MODULE_ID, DEVICE_ID -- including VA_FLAG -- -> 107000."""
     assert code(rt.malloc_with_cfg, 1024, HUGE_FIRST, [attr(ATTR_VA_FLAG, value)]) == 107000
 
 
 def test_malloc_with_cfg_rsv_is_ignored(rt):
-    """7.2: RSV is ignored, whatever its value."""
+    """aclrtMallocWithCfg: RSV is ignored, whatever its value."""
     p, ret = acl.rt.malloc_with_cfg(1024, HUGE_FIRST, [attr(ATTR_RSV, 0xFFFF)])
     assert ret == 0 and rt.pointer_get_attributes(p).type == LOC_DEVICE
 
 
 def test_malloc_with_cfg_module_id_is_accepted(rt):
-    """7.2 / 4: MODULE_ID is accepted (33 = APP recommended; larger values are clamped to APP)."""
+    """aclrtMallocWithCfg / attributes: MODULE_ID is accepted (33 = APP recommended; larger values are clamped to
+    APP)."""
     for module in (33, 0xFFFF):
         p, ret = acl.rt.malloc_with_cfg(1024, HUGE_FIRST, [attr(ATTR_MODULE_ID, module)])
         assert ret == 0 and p != 0
@@ -130,7 +137,7 @@ def test_malloc_with_cfg_module_id_is_accepted(rt):
 
 @pytest.mark.parametrize("size,expected", [(1, 32), (32, 32), (100, 128), (1000, 1024)])
 def test_malloc_with_cfg_adds_no_padding(rt, size, expected):
-    """7.2: bytes = roundup(size, 32), no padding (aclrtMalloc adds 32 more on A2, 7.1): the
+    """aclrtMallocWithCfg: bytes = roundup(size, 32), no padding (aclrtMalloc adds 32 more on A2): the
     aclrtGetMemInfo delta of a small NORMAL_ONLY allocation."""
     before = used(rt)
     rt.malloc_with_cfg(size, NORMAL_ONLY, [attr(ATTR_MODULE_ID, 33)])
@@ -141,36 +148,38 @@ def test_malloc_with_cfg_adds_no_padding(rt, size, expected):
 
 
 def test_malloc_with_cfg_unsupported_on_ipv350_is_207000(fresh):
-    """7.2 / 13: aclrtMallocWithCfg is not supported on IPV350 -> 207000."""
+    """aclrtMallocWithCfg / products: aclrtMallocWithCfg is not supported on IPV350 -> 207000."""
     on(fresh, "IPV350")
     assert acl.rt.malloc_with_cfg(1024, HUGE_FIRST, None) == (0, 207000)
 
 
 # ---------------------------------------------------------------------------
-# aclrtMallocHostWithCfg (7.4)
+# aclrtMallocHostWithCfg (docs/conformance/memory_copies_fills.md#allocation)
 # ---------------------------------------------------------------------------
 
 def test_malloc_host_with_cfg_size_zero_is_invalid_param(rt):
-    """7.4 / 15 #32: aclrtMallocHostWithCfg(&p, 0, NULL) -> 100000."""
+    """aclrtMallocHostWithCfg / UT aclrtMallocHostWithCfg_fail_with_invalid_0_size: aclrtMallocHostWithCfg(&p, 0,
+    NULL) -> 100000."""
     assert code(rt.malloc_host_with_cfg, 0, None) == 100000
     assert acl.rt.malloc_host_with_cfg(0, None) == (0, 100000)
 
 
 @pytest.mark.parametrize("a", [ATTR_RSV, ATTR_DEVICE_ID, 4])
 def test_malloc_host_with_cfg_rsv_or_device_id_is_107000(rt, a):
-    """7.4 / 15 #49: only MODULE_ID and VA_FLAG are accepted; RSV or DEVICE_ID (or an unknown attribute
-    4) -> 107000."""
+    """aclrtMallocHostWithCfg / UT rtsMallocHost_001: only MODULE_ID and VA_FLAG are accepted; RSV or DEVICE_ID (or an
+    unknown attribute 4) -> 107000."""
     assert code(rt.malloc_host_with_cfg, 1024, [attr(a, 0)]) == 107000
 
 
 def test_malloc_host_with_cfg_empty_config_is_107000(rt):
-    """7.4 / 15 #49: cfg non-null with attrs NULL (pyACL: []) -> 107000."""
+    """aclrtMallocHostWithCfg / UT rtsMallocHost_001: cfg non-null with attrs NULL (pyACL: []) -> 107000."""
     assert code(rt.malloc_host_with_cfg, 1024, []) == 107000
 
 
 @pytest.mark.parametrize("product", ["910B", "A3"])
 def test_malloc_host_with_cfg_va_flag_ok_on_a2_a3(fresh, product):
-    """7.4 / 4: VA_FLAG = 1 is supported on A2 and A3: page-locked HOST memory, 64-byte aligned."""
+    """aclrtMallocHostWithCfg / attributes: VA_FLAG = 1 is supported on A2 and A3: page-locked HOST memory, 64-byte
+    aligned."""
     r = on(fresh, product)
     h, ret = acl.rt.malloc_host_with_cfg(1000, [attr(ATTR_VA_FLAG, 1)])
     assert ret == 0
@@ -179,37 +188,37 @@ def test_malloc_host_with_cfg_va_flag_ok_on_a2_a3(fresh, product):
 
 
 def test_malloc_host_with_cfg_va_flag_on_950_is_207000(fresh):
-    """7.4 / 4: VA_FLAG is A2/A3 only; on 950 the driver lacks it -> 207000."""
+    """aclrtMallocHostWithCfg / attributes: VA_FLAG is A2/A3 only; on 950 the driver lacks it -> 207000."""
     on(fresh, "950PR")
     assert acl.rt.malloc_host_with_cfg(1024, [attr(ATTR_VA_FLAG, 1)]) == (0, 207000)
 
 
 def test_malloc_host_with_cfg_module_id_is_accepted(rt):
-    """7.4: MODULE_ID is accepted."""
+    """aclrtMallocHostWithCfg: MODULE_ID is accepted."""
     h, ret = acl.rt.malloc_host_with_cfg(1024, [attr(ATTR_MODULE_ID, 33)])
     assert ret == 0 and rt.pointer_get_attributes(h).type == LOC_HOST
 
 
 def test_malloc_host_with_cfg_unsupported_on_ipv350_is_207000(fresh):
-    """7.4 / 13: not supported on IPV350 -> 207000."""
+    """aclrtMallocHostWithCfg / products: not supported on IPV350 -> 207000."""
     on(fresh, "IPV350")
     assert acl.rt.malloc_host_with_cfg(1024, None) == (0, 207000)
 
 
 # ---------------------------------------------------------------------------
-# aclrtHostRegister (7.7)
+# aclrtHostRegister (docs/conformance/hostmem_peer_capture.md#host-registration)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("ptr_null,size", [(True, 64), (False, 0)])
 def test_host_register_null_or_size_zero_is_invalid_param(rt, ptr_null, size):
-    """7.7 / 15 #34: ACL layer: ptr null or size 0 -> 100000."""
+    """registration / UT aclrtHostRegister_failed02: ACL layer: ptr null or size 0 -> 100000."""
     p, _ = pageable(64)
     assert acl.rt.host_register(0 if ptr_null else p, size, HOST_REGISTER_MAPPED) == (0, 100000)
 
 
 @pytest.mark.parametrize("type_", [0x1, 0x2, 0x10, 0x100, 0x10000000])
 def test_host_register_type_bits_outside_0xc_is_207000(rt, type_):
-    """7.7: type & ~0xC != 0 -> 207000."""
+    """registration: type & ~0xC != 0 -> 207000."""
     p, _ = pageable(64)
     assert code(rt.host_register, p, 64, type_) == 207000
 
@@ -217,7 +226,7 @@ def test_host_register_type_bits_outside_0xc_is_207000(rt, type_):
 @pytest.mark.parametrize("type_", [HOST_REGISTER_MAPPED, HOST_REGISTER_IOMEMORY, HOST_REGISTER_READONLY,
                                    HOST_REGISTER_IOMEMORY | HOST_REGISTER_READONLY])
 def test_host_register_type_within_0xc_is_accepted(rt, type_):
-    """7.7 / 3.2: MAPPED 0, IOMEMORY 0x4, READONLY 0x8 pass the type check."""
+    """registration / flags: MAPPED 0, IOMEMORY 0x4, READONLY 0x8 pass the type check."""
     p, _ = pageable(64)
     d, ret = acl.rt.host_register(p, 64, type_)
     assert ret == 0 and d != 0
@@ -225,11 +234,12 @@ def test_host_register_type_within_0xc_is_accepted(rt, type_):
 
 @pytest.mark.parametrize("product", ["910B", "910"])
 def test_host_register_returns_device_alias_sharing_host_bytes(fresh, product):
-    """7.7 / doc 11-02: *devPtr is a device alias (pointer_get_attributes: DEVICE; doc 11-05 calls that
-    query undefined, the emulator answers DEVICE) whose bytes are the host bytes: an H2D from another
-    page-locked buffer or a D2D from device memory into the alias changes the host array; host writes
-    are read back through it; a kernel reads and writes them.
-    On 910 too: the runtime sets the host-register flag for cloud although the docs say N (⚠ 14.10)."""
+    """registration / hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md: *devPtr is a device alias
+    (pointer_get_attributes: DEVICE; hicann/runtime docs/zh/api_ref/11-05_unified_addressing.md calls that query
+    undefined, the emulator answers DEVICE) whose bytes are the host bytes: an H2D from another page-locked buffer or
+    a D2D from device memory into the alias changes the host array; host writes are read back through it; a kernel
+    reads and writes them. On 910 too: the runtime sets the host-register flag for cloud although the docs say N (⚠
+    docs)."""
     r = on(fresh, product)
     n = 256
     p, arr = pageable(n, 0)
@@ -261,7 +271,8 @@ def test_host_register_returns_device_alias_sharing_host_bytes(fresh, product):
 
 
 def test_host_register_same_range_twice_is_507910(rt):
-    """7.7 / 15 #48: registering a range already registered (MAPPED twice) -> 507910."""
+    """registration / UT host_register_duplicate_drv: registering a range already registered (MAPPED twice) ->
+    507910."""
     p, _ = pageable(4 * KiB)
     rt.host_register(p, 4 * KiB, HOST_REGISTER_MAPPED)
     assert code(rt.host_register, p, 4 * KiB, HOST_REGISTER_MAPPED) == 507910
@@ -270,40 +281,40 @@ def test_host_register_same_range_twice_is_507910(rt):
 
 @pytest.mark.parametrize("product", ["310P", "200I_A2"])
 def test_host_register_unsupported_product_is_207000(fresh, product):
-    """7.7 / 13: not supported on 310P and 200I/500A2 -> 207000."""
+    """registration / products: not supported on 310P and 200I/500A2 -> 207000."""
     on(fresh, product)
     p, _ = pageable(64)
     assert acl.rt.host_register(p, 64, HOST_REGISTER_MAPPED) == (0, 207000)
 
 
 # ---------------------------------------------------------------------------
-# aclrtHostRegisterV2 (7.7)
+# aclrtHostRegisterV2 (docs/conformance/hostmem_peer_capture.md#host-registration)
 # ---------------------------------------------------------------------------
 
 def test_host_register_v2_iomemory_readonly_accepted(rt):
-    """7.7 / 15 #35 / ⚠ 14.2: aclrtHostRegisterV2(p, 1024, IOMEMORY|READONLY) -> 0. The doc calls
-    these flags 'reserved, not supported'; the runtime accepts them, and so does the emulator."""
+    """registration / UT aclrtHostRegisterV2_succ / ⚠ docs: aclrtHostRegisterV2(p, 1024, IOMEMORY|READONLY) -> 0. The
+    doc calls these flags 'reserved, not supported'; the runtime accepts them, and so does the emulator."""
     p, _ = pageable(1024)
     assert acl.rt.host_register_v2(p, 1024, REG_IOMEMORY | REG_READONLY) == 0
 
 
 @pytest.mark.parametrize("flag", [0, 0x1, 0x20, 0x20000000, REG_PINNED | 0x1, 0xFFFFFFFF])
 def test_host_register_v2_flag_zero_or_unknown_bits_is_107000(rt, flag):
-    """7.7: flag must be a non-empty subset of {0x2, 0x4, 0x8, 0x10000000}, else 107000."""
+    """registration: flag must be a non-empty subset of {0x2, 0x4, 0x8, 0x10000000}, else 107000."""
     p, _ = pageable(1024)
     assert acl.rt.host_register_v2(p, 1024, flag) == 107000
 
 
 @pytest.mark.parametrize("ptr_null,size", [(True, 64), (False, 0)])
 def test_host_register_v2_null_or_size_zero_is_invalid_param(rt, ptr_null, size):
-    """7.7: ACL layer: ptr null or size 0 -> 100000."""
+    """registration: ACL layer: ptr null or size 0 -> 100000."""
     p, _ = pageable(64)
     assert acl.rt.host_register_v2(0 if ptr_null else p, size, REG_PINNED) == 100000
 
 
 @pytest.mark.parametrize("flag", [REG_PINNED, REG_MAPPED, REG_PINNED | REG_MAPPED])
 def test_host_register_v2_same_ptr_twice_is_507910(rt, flag):
-    """7.7 / 15 #44: registering the same ptr twice -> 507910."""
+    """registration / UT host_register_v2_drv_already_registered: registering the same ptr twice -> 507910."""
     p, _ = pageable(1024)
     assert acl.rt.host_register_v2(p, 1024, flag) == 0
     assert acl.rt.host_register_v2(p, 1024, flag) == 507910
@@ -311,15 +322,16 @@ def test_host_register_v2_same_ptr_twice_is_507910(rt, flag):
 
 @pytest.mark.parametrize("offset", [0, 1])
 def test_host_register_v2_pinned_then_pinned_mapped_is_507910(rt, offset):
-    """7.7 / 15 #46: PINNED, then MAPPED|PINNED at ptr and at ptr+1 (overlapping) -> 507910."""
+    """registration / UT host_register_v2_sw_pin_then_pin_mapped_duplicate: PINNED, then MAPPED|PINNED at ptr and at
+    ptr+1 (overlapping) -> 507910."""
     p, _ = pageable(1024)
     assert acl.rt.host_register_v2(p, 1024, REG_PINNED) == 0
     assert acl.rt.host_register_v2(p + offset, 1024 - offset, REG_PINNED | REG_MAPPED) == 507910
 
 
 def test_host_register_v2_pageable_counts_as_host_until_unregistered(rt):
-    """7.7 'Effect on copies' / 8.1 / 9.2: registered pageable memory is HOST, so aclrtMemcpyAsync from
-    it stays asynchronous (the destination still has its old bytes when the call returns). After
+    """registration, effect on copies / locations / aclrtMemcpyAsync: registered pageable memory is HOST, so
+    aclrtMemcpyAsync from it stays asynchronous (the destination still has its old bytes when the call returns). After
     aclrtHostUnregister it is UNREGISTERED again and the same async copy is synchronous."""
     n = 4 * KiB
     p, arr = pageable(n, 0)
@@ -343,7 +355,7 @@ def test_host_register_v2_pageable_counts_as_host_until_unregistered(rt):
 
 @pytest.mark.parametrize("product", ["310P", "200I_A2", "IPV350"])
 def test_host_register_v2_unsupported_product_is_207000(fresh, product):
-    """7.7 / 13: a mapping on 310P, 200I/500A2 and IPV350 -> 207000 (NpuDriver::HostRegister's chip
+    """registration / products: a mapping on 310P, 200I/500A2 and IPV350 -> 207000 (NpuDriver::HostRegister's chip
     check; PINNED alone never reaches the driver, see test_conformance_hostmem_peer_capture)."""
     on(fresh, product)
     p, _ = pageable(1024)
@@ -351,7 +363,7 @@ def test_host_register_v2_unsupported_product_is_207000(fresh, product):
 
 
 def test_host_register_v2_works_on_910(fresh):
-    """7.7 / 13 / ⚠ 14.10: the docs mark host registration unsupported on 910 (Atlas training), but the
+    """registration / products / ⚠ docs: the docs mark host registration unsupported on 910 (Atlas training), but the
     runtime's host-register flag is set for cloud (910); following the runtime, V2 works there."""
     r = on(fresh, "910")
     p, arr = pageable(1024, 0)
@@ -365,25 +377,25 @@ def test_host_register_v2_works_on_910(fresh):
 
 
 # ---------------------------------------------------------------------------
-# aclrtHostGetDevicePointer (7.7)
+# aclrtHostGetDevicePointer (docs/conformance/hostmem_peer_capture.md#host-registration)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flag", [1, 2, 0x80000000])
 def test_host_get_device_pointer_flag_nonzero_is_invalid_param(rt, flag):
-    """7.7 / 15 #36: aclrtHostGetDevicePointer(p, &d, 1) -> 100000 (flag != 0), even for a mapped
-    registration."""
+    """registration / UT aclrtHostGetDevicePointer_failed02: aclrtHostGetDevicePointer(p, &d, 1) -> 100000 (flag !=
+    0), even for a mapped registration."""
     p, _ = pageable(1024)
     rt.host_register_v2(p, 1024, REG_MAPPED)
     assert acl.rt.host_get_device_pointer(p, flag) == (0, 100000)
 
 
 def test_host_get_device_pointer_null_is_invalid_param(rt):
-    """7.7: ACL layer: pHost null -> 100000."""
+    """registration: ACL layer: pHost null -> 100000."""
     assert acl.rt.host_get_device_pointer(0, 0) == (0, 100000)
 
 
 def test_host_get_device_pointer_not_registered_is_107000(rt):
-    """7.7: a pointer that is not registered -> 107000 (pageable memory and page-locked memory)."""
+    """registration: a pointer that is not registered -> 107000 (pageable memory and page-locked memory)."""
     p, _ = pageable(1024)
     assert acl.rt.host_get_device_pointer(p, 0) == (0, 107000)
     h, _ = pinned(rt, 1024)
@@ -391,7 +403,7 @@ def test_host_get_device_pointer_not_registered_is_107000(rt):
 
 
 def test_host_get_device_pointer_after_v2_mapped_returns_alias(rt):
-    """7.7: after HostRegisterV2(MAPPED) the device pointer is the mapping's alias (DEVICE memory whose
+    """registration: after HostRegisterV2(MAPPED) the device pointer is the mapping's alias (DEVICE memory whose
     bytes are the host's); an interior host pointer gives alias + offset."""
     n = 1024
     p, arr = pageable(n, 0)
@@ -406,7 +418,7 @@ def test_host_get_device_pointer_after_v2_mapped_returns_alias(rt):
 
 
 def test_host_get_device_pointer_after_host_register_is_its_alias(rt):
-    """7.7: aclrtHostRegister maps the range; HostGetDevicePointer returns the same device address
+    """registration: aclrtHostRegister maps the range; HostGetDevicePointer returns the same device address
     (and alias + offset inside it)."""
     p, _ = pageable(1024)
     d = rt.host_register(p, 1024, HOST_REGISTER_MAPPED)
@@ -416,9 +428,9 @@ def test_host_get_device_pointer_after_host_register_is_its_alias(rt):
 
 @pytest.mark.parametrize("product", ["910B", "A3"])
 def test_host_get_device_pointer_va_flag_memory_equals_host_pointer(fresh, product):
-    """7.4 / 4 / seed 004: memory from aclrtMallocHostWithCfg with VA_FLAG = 1, registered with
-    aclrtHostRegister, is VA-consistent: the device pointer equals the host pointer (from HostRegister
-    and from HostGetDevicePointer). Without VA_FLAG the two differ."""
+    """aclrtMallocHostWithCfg / attributes / hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md: memory from
+    aclrtMallocHostWithCfg with VA_FLAG = 1, registered with aclrtHostRegister, is VA-consistent: the device pointer
+    equals the host pointer (from HostRegister and from HostGetDevicePointer). Without VA_FLAG the two differ."""
     on(fresh, product)
     h, ret = acl.rt.malloc_host_with_cfg(4 * KiB, [attr(ATTR_VA_FLAG, 1)])
     assert ret == 0
@@ -430,8 +442,9 @@ def test_host_get_device_pointer_va_flag_memory_equals_host_pointer(fresh, produ
 
 
 def test_host_register_va_flag_device_pointer_usable_by_kernel(rt):
-    """seed 004 / 7.7 (doc 11-02: *devPtr is for kernels): with VA_FLAG memory the device pointer is
-    the host pointer, and a device task given it reads the host data."""
+    """hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md / registration
+    (hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md: *devPtr is for kernels): with VA_FLAG memory the
+    device pointer is the host pointer, and a device task given it reads the host data."""
     n = 256
     h, view = pinned_with_va(rt, n)
     view[:] = pattern(n)
@@ -445,32 +458,32 @@ def test_host_register_va_flag_device_pointer_usable_by_kernel(rt):
 
 
 def test_host_get_device_pointer_on_product_without_registration_is_107000(fresh):
-    """7.7 / 13: on 310P (no host registration) the answer is 107000, not 207000. Changed from 207000:
+    """registration / products: on 310P (no host registration) the answer is 107000, not 207000. Changed from 207000:
     the runtime has no chip gate on this path (ApiImpl::HostGetDevicePointer -> NpuDriver::HostGetDevPointer,
     falling back to the runtime's mapping table), so an unregistrable pointer is simply not mapped.
-    The docs' N for 310P (spec 13) disagrees; the source wins."""
+    The docs' N for 310P disagrees; the source wins."""
     on(fresh, "310P")
     p, _ = pageable(64)
     assert acl.rt.host_get_device_pointer(p, 0) == (0, 107000)
 
 
 # ---------------------------------------------------------------------------
-# aclrtHostUnregister (7.7)
+# aclrtHostUnregister (docs/conformance/hostmem_peer_capture.md#host-registration)
 # ---------------------------------------------------------------------------
 
 def test_host_unregister_null_is_invalid_param(rt):
-    """7.7: ACL layer: ptr null -> 100000."""
+    """registration: ACL layer: ptr null -> 100000."""
     assert acl.rt.host_unregister(0) == 100000
 
 
 def test_host_unregister_never_registered_is_507911(rt):
-    """7.7 / 15 #47: unregistering a never-registered pointer -> 507911."""
+    """registration / UT host_unregister_v2_drv_unregistered: unregistering a never-registered pointer -> 507911."""
     p, _ = pageable(1024)
     assert acl.rt.host_unregister(p) == 507911
 
 
 def test_host_unregister_interior_pointer_is_507911(rt):
-    """7.7: software mode: ptr must be the exact base of a record, else 507911; the registration stays."""
+    """registration: software mode: ptr must be the exact base of a record, else 507911; the registration stays."""
     p, _ = pageable(1024)
     rt.host_register_v2(p, 1024, REG_PINNED | REG_MAPPED)
     assert acl.rt.host_unregister(p + 64) == 507911
@@ -480,7 +493,7 @@ def test_host_unregister_interior_pointer_is_507911(rt):
 
 @pytest.mark.parametrize("how", ["v2_pinned", "v2_mapped", "register"])
 def test_host_unregister_exact_base_is_0(rt, how):
-    """7.7: the exact base unregisters (0): the memory is UNREGISTERED again, it has no device pointer,
+    """registration: the exact base unregisters (0): the memory is UNREGISTERED again, it has no device pointer,
     a second unregister is 507911, and it can be registered again."""
     p, _ = pageable(1024)
     if how == "register":
@@ -495,9 +508,9 @@ def test_host_unregister_exact_base_is_0(rt, how):
 
 
 def test_host_unregister_on_product_without_registration(fresh):
-    """7.7 / 13: on 310P an unregistered pointer is 507911 and a V2 PINNED-only range unregisters (0).
+    """registration / products: on 310P an unregistered pointer is 507911 and a V2 PINNED-only range unregisters (0).
     Changed from 207000: in the runtime's software mode (ApiImpl::HostUnregister) only a mapped base
-    reaches NpuDriver::HostUnregister, whose chip check is the only gate; the docs' N (spec 13)
+    reaches NpuDriver::HostUnregister, whose chip check is the only gate; the docs' N
     disagrees, the source wins."""
     on(fresh, "310P")
     p, _ = pageable(64)
@@ -507,13 +520,13 @@ def test_host_unregister_on_product_without_registration(fresh):
 
 
 # ---------------------------------------------------------------------------
-# Seed 004: registered pageable memory used by a device task
+# hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md: registered pageable memory used by a device task
 # ---------------------------------------------------------------------------
 
 def test_seed004_registered_memory_sample(acl):
-    """seed 004: malloc'd (pageable) memory registered with aclrtHostRegisterV2(PINNED|MAPPED), its
-    device address from aclrtHostGetDevicePointer, a device task reading the host data through that
-    address, then aclrtHostUnregister. Every call returns 0."""
+    """hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md: malloc'd (pageable) memory registered with
+    aclrtHostRegisterV2(PINNED|MAPPED), its device address from aclrtHostGetDevicePointer, a device task reading the
+    host data through that address, then aclrtHostUnregister. Every call returns 0."""
     import emu.runtime as rt
     assert acl.init() == 0
     assert acl.rt.set_device(0) == 0
@@ -539,15 +552,15 @@ def test_seed004_registered_memory_sample(acl):
 
 
 # ---------------------------------------------------------------------------
-# Order: the ACL layer's checks come before the runtime's product gate (1, G9)
+# Order: the ACL layer's checks come before the runtime's product gate
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call", ["register_size_0", "register_v2_null", "get_device_pointer_flag_1",
                                   "unregister_null"])
 def test_host_register_acl_checks_come_before_product_gate(fresh, call):
-    """1 / G9 / 7.7 / 15 #34, #36: ACL checks run before the runtime's chip-feature gate, so on 310P
-    (no host registration) HostRegister(p, 0), HostRegisterV2(NULL), HostGetDevicePointer(p, flag 1)
-    and HostUnregister(NULL) still return the ACL code 100000."""
+    """call chain / product gate / registration / UT aclrtHostRegister_failed02, aclrtHostGetDevicePointer_failed02:
+    ACL checks run before the runtime's chip-feature gate, so on 310P (no host registration) HostRegister(p, 0),
+    HostRegisterV2(NULL), HostGetDevicePointer(p, flag 1) and HostUnregister(NULL) still return the ACL code 100000."""
     on(fresh, "310P")
     p, _ = pageable(64)
     result = {"register_size_0": lambda: acl.rt.host_register(p, 0, HOST_REGISTER_MAPPED)[1],

@@ -1,6 +1,12 @@
 """Allocation, freeing, memory info, pointer attributes and pageable host memory.
 
-Spec references are to ACL_MEMORY_SPEC.md (sections 7.1-7.6, 8.1, 14) and PYACL.md.
+The rules are those of docs/conformance/memory_copies_fills.md#allocation (aclrtMalloc, aclrtFree, aclrtMallocHost,
+aclrtFreeHost, aclrtGetMemInfo, aclrtPointerGetAttributes) and the address locations of its copy rules (#copies);
+the products' notes are docs/conformance/products.md. "⚠ docs" marks where the API reference
+(hicann/runtime docs/zh/api_ref/11-01_device_memory_malloc_and_free.md) and the source disagree: the documents
+switch HUGE_FIRST to huge pages at 2 MiB, the source (hicann/runtime src/acl/aclrt_impl/memory.cpp) when the padded
+size exceeds 1 MiB. pyACL names (acl.rt, acl.util) are those of Huawei's Python API, as the facade (emu/acl)
+implements them.
 """
 from __future__ import annotations
 
@@ -52,28 +58,28 @@ def host_ptr(rt, arr):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMalloc (spec 7.1)
+# aclrtMalloc (docs/conformance/memory_copies_fills.md#allocation)
 # ---------------------------------------------------------------------------
 
 def test_malloc_size_zero_is_invalid_param(rt):
-    """7.1 ACL chain: size 0 -> 100000."""
+    """aclrtMalloc ACL chain: size 0 -> 100000."""
     assert code(rt.malloc, 0, HUGE_FIRST) == 100000
 
 
 @pytest.mark.parametrize("size", [SIZE_MAX, SIZE_MAX - 63, SIZE_MAX - 32])
 def test_malloc_size_plus_32_plus_padding_overflow_is_invalid_param(rt, size):
-    """7.1 ACL chain: size + 32 + P (P = 32 on 910B) overflows size_t -> 100000."""
+    """aclrtMalloc ACL chain: size + 32 + P (P = 32 on 910B) overflows size_t -> 100000."""
     assert code(rt.malloc, size, HUGE_FIRST) == 100000
 
 
 def test_malloc_largest_size_without_overflow_passes_acl_check(rt):
-    """7.1: size + 32 + 32 == SIZE_MAX does not overflow, so the ACL check passes and the runtime
+    """aclrtMalloc: size + 32 + 32 == SIZE_MAX does not overflow, so the ACL check passes and the runtime
     fails for lack of memory (207001) instead of 100000."""
     assert code(rt.malloc, SIZE_MAX - 64, HUGE_FIRST) == 207001
 
 
 def test_malloc_overflow_uses_no_padding_on_950(fresh):
-    """7.1: P = 0 on 950, so size + 32 == SIZE_MAX + 1 overflows but SIZE_MAX - 32 does not."""
+    """aclrtMalloc: P = 0 on 950, so size + 32 == SIZE_MAX + 1 overflows but SIZE_MAX - 32 does not."""
     rt = fresh("950PR")
     rt.set_device(0)
     assert code(rt.malloc, SIZE_MAX - 31, HUGE_FIRST) == 100000
@@ -81,20 +87,20 @@ def test_malloc_overflow_uses_no_padding_on_950(fresh):
 
 
 def test_malloc_without_context_is_107002(fresh):
-    """7.1 runtime / G7: no aclrtSetDevice on this thread -> 107002."""
+    """aclrtMalloc runtime / no context: no aclrtSetDevice on this thread -> 107002."""
     rt = fresh("910B")
     assert code(rt.malloc, 1024, HUGE_FIRST) == 107002
 
 
 def test_malloc_size_zero_checked_before_context(fresh):
-    """1 / 7.1: the ACL-layer size check comes before the runtime's context check."""
+    """call chain / aclrtMalloc: the ACL-layer size check comes before the runtime's context check."""
     rt = fresh("910B")
     assert code(rt.malloc, 0, HUGE_FIRST) == 100000
 
 
 @pytest.mark.parametrize("size,expected", [(1, 64), (32, 64), (33, 96), (1000, 1056), (4096, 4128)])
 def test_malloc_requested_bytes_are_roundup_32_plus_padding_on_910b(rt, size, expected):
-    """7.1: requested bytes = roundup(size, 32) + 32 on 910B (size 1 -> 64), seen as get_mem_info's
+    """aclrtMalloc: requested bytes = roundup(size, 32) + 32 on 910B (size 1 -> 64), seen as get_mem_info's
     free decreasing by exactly that amount (NORMAL_ONLY, so no huge-page rounding)."""
     _, used = used_by(rt, size, NORMAL_ONLY)
     assert used == expected
@@ -102,7 +108,7 @@ def test_malloc_requested_bytes_are_roundup_32_plus_padding_on_910b(rt, size, ex
 
 @pytest.mark.parametrize("size,expected", [(1, 32), (32, 32), (33, 64), (4096, 4096)])
 def test_malloc_requested_bytes_have_no_padding_on_950pr(fresh, size, expected):
-    """7.1: padding P is 0 on 950, so requested bytes = roundup(size, 32)."""
+    """aclrtMalloc: padding P is 0 on 950, so requested bytes = roundup(size, 32)."""
     rt = fresh("950PR")
     rt.set_device(0)
     _, used = used_by(rt, size, NORMAL_ONLY)
@@ -110,16 +116,16 @@ def test_malloc_requested_bytes_have_no_padding_on_950pr(fresh, size, expected):
 
 
 def test_malloc_huge_first_1mib_is_huge_because_of_padding(rt):
-    """7.1 / 14.1: HUGE_FIRST takes huge pages when the padded bytes exceed 1 MiB. A 1 MiB request
+    """aclrtMalloc / ⚠ docs: HUGE_FIRST takes huge pages when the padded bytes exceed 1 MiB. A 1 MiB request
     is 1 MiB + 32 padded bytes on 910B, so it gets huge pages and rounds up to 2 MiB (the
-    1 MiB + padding > 1 MiB quirk of spec 14.1)."""
+    1 MiB + padding > 1 MiB quirk, ⚠ docs)."""
     p, used = used_by(rt, MiB, HUGE_FIRST)
     assert used == 2 * MiB
     assert rt.pointer_get_attributes(p).page_size == 2 * MiB
 
 
 def test_malloc_huge_first_at_threshold_uses_normal_pages(rt):
-    """7.1: HUGE_FIRST uses huge pages only if bytes > 1 MiB: 1 MiB - 32 pads to exactly 1 MiB,
+    """aclrtMalloc: HUGE_FIRST uses huge pages only if bytes > 1 MiB: 1 MiB - 32 pads to exactly 1 MiB,
     which stays on normal pages and is not rounded to 2 MiB."""
     p, used = used_by(rt, MiB - 32, HUGE_FIRST)
     assert used == MiB
@@ -127,7 +133,7 @@ def test_malloc_huge_first_at_threshold_uses_normal_pages(rt):
 
 
 def test_malloc_huge_first_1mib_is_normal_on_950pr(fresh):
-    """7.1 / 14.1: without padding (950) a 1 MiB request is exactly 1 MiB, not > 1 MiB: normal pages."""
+    """aclrtMalloc / ⚠ docs: without padding (950) a 1 MiB request is exactly 1 MiB, not > 1 MiB: normal pages."""
     rt = fresh("950PR")
     rt.set_device(0)
     p, used = used_by(rt, MiB, HUGE_FIRST)
@@ -137,14 +143,14 @@ def test_malloc_huge_first_1mib_is_normal_on_950pr(fresh):
 
 @pytest.mark.parametrize("size,expected", [(1, 2 * MiB), (3 * MiB, 4 * MiB), (2 * MiB - 64, 2 * MiB)])
 def test_malloc_huge_only_rounds_to_2mib(rt, size, expected):
-    """7.1: HUGE_ONLY uses huge pages whatever the size; huge pages round up to 2 MiB."""
+    """aclrtMalloc: HUGE_ONLY uses huge pages whatever the size; huge pages round up to 2 MiB."""
     p, used = used_by(rt, size, HUGE_ONLY)
     assert used == expected
     assert rt.pointer_get_attributes(p).page_size == 2 * MiB
 
 
 def test_malloc_normal_only_does_not_round_to_2mib(rt):
-    """7.1: NORMAL_ONLY uses normal pages even above 1 MiB: 3 MiB -> 3 MiB + 32 bytes."""
+    """aclrtMalloc: NORMAL_ONLY uses normal pages even above 1 MiB: 3 MiB -> 3 MiB + 32 bytes."""
     p, used = used_by(rt, 3 * MiB, NORMAL_ONLY)
     assert used == 3 * MiB + 32
     assert rt.pointer_get_attributes(p).page_size == 4096
@@ -152,7 +158,7 @@ def test_malloc_normal_only_does_not_round_to_2mib(rt):
 
 @pytest.mark.parametrize("policy", [8, 99, 0x7FFF])
 def test_malloc_unknown_policy_behaves_as_huge_first(rt, policy):
-    """7.1: any policy outside 0..7 becomes "default", which behaves like HUGE_FIRST (huge if the
+    """aclrtMalloc: any policy outside 0..7 becomes "default", which behaves like HUGE_FIRST (huge if the
     padded bytes exceed 1 MiB). ⚠ The doc says "huge if >= 2 MiB"; this follows the runtime."""
     p, used = used_by(rt, MiB, policy)
     assert used == 2 * MiB
@@ -164,7 +170,7 @@ def test_malloc_unknown_policy_behaves_as_huge_first(rt, policy):
 
 @pytest.mark.parametrize("size,expected", [(1, GiB), (GiB, GiB), (GiB + 1, 2 * GiB)])
 def test_malloc_huge1g_rounds_to_1gib_without_padding(rt, size, expected):
-    """7.1: HUGE1G policies skip the padding (P = 0) and round up to 1 GiB on 910B: a 1 GiB request
+    """aclrtMalloc: HUGE1G policies skip the padding (P = 0) and round up to 1 GiB on 910B: a 1 GiB request
     takes exactly 1 GiB (with padding it would take 2 GiB)."""
     p, used = used_by(rt, size, HUGE1G_ONLY)
     assert used == expected
@@ -172,14 +178,14 @@ def test_malloc_huge1g_rounds_to_1gib_without_padding(rt, size, expected):
 
 
 def test_malloc_huge1g_p2p_rounds_to_1gib_without_padding(rt):
-    """7.1: HUGE1G_ONLY_P2P (7) also skips the padding and rounds to 1 GiB (910B has p2p and huge1g)."""
+    """aclrtMalloc: HUGE1G_ONLY_P2P (7) also skips the padding and rounds to 1 GiB (910B has p2p and huge1g)."""
     _, used = used_by(rt, GiB, HUGE1G_ONLY_P2P)
     assert used == GiB
 
 
 @pytest.mark.parametrize("policy", [HUGE1G_ONLY, HUGE1G_ONLY_P2P])
 def test_malloc_huge1g_on_product_without_huge1g_is_207000(fresh, policy):
-    """7.1 / G9: HUGE1G is A2/A3 only; on 310P the HUGE1G policies -> 207000."""
+    """aclrtMalloc / product gate: HUGE1G is A2/A3 only; on 310P the HUGE1G policies -> 207000."""
     rt = fresh("310P")
     rt.set_device(0)
     before = free_bytes(rt, DDR_MEM)
@@ -192,7 +198,7 @@ def test_malloc_huge1g_on_product_without_huge1g_is_207000(fresh, policy):
     *[("IPV350", p) for p in (HUGE_FIRST_P2P, HUGE_ONLY_P2P, NORMAL_ONLY_P2P, HUGE1G_ONLY_P2P)],
 ])
 def test_malloc_p2p_policy_on_product_without_p2p_is_207000(fresh, product, policy):
-    """7.1: P2P policies on a chip without P2P -> 207000 (IPV350). HUGE1G_ONLY_P2P (7) fails on both for lack
+    """aclrtMalloc: P2P policies on a chip without P2P -> 207000 (IPV350). HUGE1G_ONLY_P2P (7) fails on both for lack
     of 1 GiB pages, not of P2P: npu_driver.cc NpuDriver::transMemAttribute gates only policies 3-5 on the
     P2P flag (test_conformance_memory_copies_fills.py). set_device(0) first: both are RC products."""
     rt = fresh(product)
@@ -204,7 +210,7 @@ def test_malloc_p2p_policy_on_product_without_p2p_is_207000(fresh, product, poli
 
 @pytest.mark.parametrize("policy", [HUGE_FIRST_P2P, HUGE_ONLY_P2P, NORMAL_ONLY_P2P])
 def test_malloc_p2p_policy_on_200I_A2_follows_the_runtime_flag(fresh, policy):
-    """7.1 with the 13 notes: the docs say P2P memory is not available on 200I/500 A2, but the runtime's
+    """aclrtMalloc with the products' notes: the docs say P2P memory is not available on 200I/500 A2, but the runtime's
     mini_v3 config sets the P2P flag that the P2P malloc check reads (peer access itself stays blocked by the
     offline-mode check). The emulator follows the runtime: these policies allocate."""
     rt = fresh("200I_A2")
@@ -215,20 +221,20 @@ def test_malloc_p2p_policy_on_200I_A2_follows_the_runtime_flag(fresh, policy):
 
 
 def test_malloc_non_p2p_policy_works_on_product_without_p2p(fresh):
-    """7.1: the P2P gate only concerns policies 3, 4, 5, 7: NORMAL_ONLY works on 200I_A2."""
+    """aclrtMalloc: the P2P gate only concerns policies 3, 4, 5, 7: NORMAL_ONLY works on 200I_A2."""
     rt = fresh("200I_A2")
     rt.set_device(0)
     assert rt.malloc(1024, NORMAL_ONLY) != 0
 
 
 def test_malloc_more_than_device_memory_is_207001(rt):
-    """7.1: out of memory -> 207001 (more than the device's 64 GiB on 910B)."""
+    """aclrtMalloc: out of memory -> 207001 (more than the device's 64 GiB on 910B)."""
     assert code(rt.malloc, rt.product.memory_bytes + 1, HUGE_FIRST) == 207001
     assert code(rt.malloc, rt.product.memory_bytes, NORMAL_ONLY) == 207001
 
 
 def test_malloc_failure_leaves_mem_info_unchanged(rt):
-    """7.1 / 7.5: a failed allocation takes no memory: get_mem_info reports the same free bytes."""
+    """aclrtMalloc / aclrtGetMemInfo: a failed allocation takes no memory: get_mem_info reports the same free bytes."""
     rt.malloc(5 * MiB, HUGE_FIRST)
     before = rt.get_mem_info(HBM_MEM)
     for policy in (HUGE_FIRST, HUGE_ONLY, NORMAL_ONLY, HUGE1G_ONLY):
@@ -237,7 +243,7 @@ def test_malloc_failure_leaves_mem_info_unchanged(rt):
 
 
 def test_malloc_exact_fit_then_out_of_memory(rt):
-    """7.1 / 7.5: capacity is exact: roundup(size, 32) + 32 == total fits, after which free is 0
+    """aclrtMalloc / aclrtGetMemInfo: capacity is exact: roundup(size, 32) + 32 == total fits, after which free is 0
     and even 1 more byte -> 207001."""
     total = rt.product.memory_bytes
     rt.malloc(total - 32, NORMAL_ONLY)
@@ -246,7 +252,7 @@ def test_malloc_exact_fit_then_out_of_memory(rt):
 
 
 def test_malloc_huge_first_falls_back_to_normal_pages(rt):
-    """7.1: HUGE_FIRST: huge pages fall back to normal pages. With 1 MiB taken, a request whose
+    """aclrtMalloc: HUGE_FIRST: huge pages fall back to normal pages. With 1 MiB taken, a request whose
     2 MiB-rounded size no longer fits but whose exact size does succeeds on normal pages;
     HUGE_ONLY fails with 207001 for the same request."""
     total = rt.product.memory_bytes
@@ -260,7 +266,7 @@ def test_malloc_huge_first_falls_back_to_normal_pages(rt):
 
 @pytest.mark.parametrize("size", [1, 33, 100, 4000, 4097, 65])
 def test_malloc_base_is_64_byte_aligned(rt, size):
-    """7.1: the base is 64-byte aligned, also after allocations whose sizes are odd multiples of 32."""
+    """aclrtMalloc: the base is 64-byte aligned, also after allocations whose sizes are odd multiples of 32."""
     ptrs = [rt.malloc(size, NORMAL_ONLY) for _ in range(5)]
     assert len(set(ptrs)) == 5
     assert all(p % 64 == 0 for p in ptrs)
@@ -268,21 +274,22 @@ def test_malloc_base_is_64_byte_aligned(rt, size):
 
 @pytest.mark.parametrize("policy", [HUGE_ONLY, HUGE_FIRST])
 def test_malloc_huge_base_is_2mib_aligned(rt, policy):
-    """7.1: huge-page allocations start on a 2 MiB boundary (after a small normal allocation)."""
+    """aclrtMalloc: huge-page allocations start on a 2 MiB boundary (after a small normal allocation)."""
     rt.malloc(100, NORMAL_ONLY)
     p = rt.malloc(3 * MiB, policy)
     assert p % (2 * MiB) == 0
 
 
 def test_malloc_huge1g_base_is_1gib_aligned(rt):
-    """7.1: 1 GiB-page allocations start on a 1 GiB boundary."""
+    """aclrtMalloc: 1 GiB-page allocations start on a 1 GiB boundary."""
     rt.malloc(100, NORMAL_ONLY)
     p = rt.malloc(1, HUGE1G_ONLY)
     assert p % GiB == 0
 
 
 def test_malloc_device_windows_differ_per_device(rt):
-    """5 / 7.6: each device has its own address window; pointer_get_attributes reports the device."""
+    """address windows / aclrtPointerGetAttributes: each device has its own address window; pointer_get_attributes
+    reports the device."""
     p0 = rt.malloc(4096, NORMAL_ONLY)
     rt.set_device(1)
     p1 = rt.malloc(4096, NORMAL_ONLY)
@@ -296,7 +303,7 @@ def test_malloc_device_windows_differ_per_device(rt):
 
 
 def test_malloc_60gib_untouched_costs_no_ram_and_can_be_freed(rt):
-    """5 / 7.1: device memory is backed on first touch, so an untouched 60 GiB allocation costs
+    """address windows / aclrtMalloc: device memory is backed on first touch, so an untouched 60 GiB allocation costs
     (almost) no host RAM; it is accounted in get_mem_info and frees cleanly."""
     free0, total = rt.get_mem_info(HBM_MEM)
     rss0 = rss_bytes()
@@ -310,23 +317,23 @@ def test_malloc_60gib_untouched_costs_no_ram_and_can_be_freed(rt):
 
 
 # ---------------------------------------------------------------------------
-# aclrtFree (spec 7.3)
+# aclrtFree (docs/conformance/memory_copies_fills.md#allocation)
 # ---------------------------------------------------------------------------
 
 def test_free_null_is_invalid_param(rt):
-    """7.3: aclrtFree(NULL) -> 100000."""
+    """free: aclrtFree(NULL) -> 100000."""
     assert code(rt.free, 0) == 100000
 
 
 def test_free_non_base_pointer_is_107000(rt):
-    """7.3: a pointer that is not the start of an allocation is foreign -> 107000 (suggested)."""
+    """free: a pointer that is not the start of an allocation is foreign -> 107000 (suggested)."""
     p = rt.malloc(4096, NORMAL_ONLY)
     assert code(rt.free, p + 64) == 107000
     rt.free(p)  # the allocation itself is untouched
 
 
 def test_free_host_pointer_is_107000(rt):
-    """7.3: aclrtFree of page-locked host memory or of pageable host memory -> 107000."""
+    """free: aclrtFree of page-locked host memory or of pageable host memory -> 107000."""
     h = rt.malloc_host(4096)
     arr = np.zeros(64, dtype=np.uint8)
     assert code(rt.free, h) == 107000
@@ -334,7 +341,7 @@ def test_free_host_pointer_is_107000(rt):
 
 
 def test_free_returns_memory_to_mem_info(rt):
-    """7.3 / 7.5: freed memory is free again at once."""
+    """free / aclrtGetMemInfo: freed memory is free again at once."""
     before = rt.get_mem_info(HBM_MEM)
     p = rt.malloc(5 * MiB, HUGE_FIRST)
     q = rt.malloc(1000, NORMAL_ONLY)
@@ -345,7 +352,7 @@ def test_free_returns_memory_to_mem_info(rt):
 
 
 def test_free_twice_is_107000(rt):
-    """7.3: the second aclrtFree of a pointer is a foreign pointer -> 107000."""
+    """free: the second aclrtFree of a pointer is a foreign pointer -> 107000."""
     p = rt.malloc(4096, NORMAL_ONLY)
     rt.free(p)
     before = rt.get_mem_info(HBM_MEM)
@@ -354,7 +361,7 @@ def test_free_twice_is_107000(rt):
 
 
 def test_freed_address_can_be_reused(rt):
-    """7.3: freeing makes the address range available again; allocate the whole device twice."""
+    """free: freeing makes the address range available again; allocate the whole device twice."""
     total = rt.product.memory_bytes
     p = rt.malloc(total - 32, NORMAL_ONLY)
     rt.free(p)
@@ -363,37 +370,37 @@ def test_freed_address_can_be_reused(rt):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMallocHost / aclrtFreeHost (spec 7.3, 7.4)
+# aclrtMallocHost / aclrtFreeHost (docs/conformance/memory_copies_fills.md#allocation)
 # ---------------------------------------------------------------------------
 
 def test_malloc_host_size_zero_is_invalid_param(rt):
-    """7.4 ACL chain: size 0 -> 100000."""
+    """aclrtMallocHost ACL chain: size 0 -> 100000."""
     assert code(rt.malloc_host, 0) == 100000
 
 
 def test_malloc_host_without_context_is_107002(fresh):
-    """7.4 runtime: no context -> 107002."""
+    """aclrtMallocHost runtime: no context -> 107002."""
     rt = fresh("910B")
     assert code(rt.malloc_host, 4096) == 107002
 
 
 @pytest.mark.parametrize("size", [1, 33, 100, 4096, 5000])
 def test_malloc_host_is_64_byte_aligned(rt, size):
-    """7.4: page-locked memory is 64-byte aligned, reported as HOST."""
+    """aclrtMallocHost: page-locked memory is 64-byte aligned, reported as HOST."""
     ptrs = [rt.malloc_host(size) for _ in range(4)]
     assert all(p % 64 == 0 for p in ptrs)
     assert all(rt.pointer_get_attributes(p).type == LOC_HOST for p in ptrs)
 
 
 def test_malloc_host_does_not_use_device_memory(rt):
-    """7.4 / 7.5: page-locked host memory is not device memory: get_mem_info does not move."""
+    """aclrtMallocHost / aclrtGetMemInfo: page-locked host memory is not device memory: get_mem_info does not move."""
     before = rt.get_mem_info(HBM_MEM)
     rt.malloc_host(4 * MiB)
     assert rt.get_mem_info(HBM_MEM) == before
 
 
 def test_malloc_host_is_zero_copy_through_ptr_to_numpy(rt):
-    """7.4 / PYACL acl.util.ptr_to_numpy: the array views the page-locked memory itself: writing the
+    """aclrtMallocHost / pyACL acl.util.ptr_to_numpy: the array views the page-locked memory itself: writing the
     array is seen by a memcpy from the pointer, and a memcpy into the pointer is seen by the array."""
     n = 256
     h = rt.malloc_host(n)
@@ -408,7 +415,7 @@ def test_malloc_host_is_zero_copy_through_ptr_to_numpy(rt):
 
 
 def test_free_host_device_pointer_is_107000(rt):
-    """7.3: aclrtFreeHost of a DEVICE pointer -> 107000; the device memory stays allocated."""
+    """free: aclrtFreeHost of a DEVICE pointer -> 107000; the device memory stays allocated."""
     p = rt.malloc(4096, NORMAL_ONLY)
     before = rt.get_mem_info(HBM_MEM)
     assert code(rt.free_host, p) == 107000
@@ -417,12 +424,12 @@ def test_free_host_device_pointer_is_107000(rt):
 
 
 def test_free_host_null_is_invalid_param(rt):
-    """7.3: aclrtFreeHost(NULL) -> 100000."""
+    """free: aclrtFreeHost(NULL) -> 100000."""
     assert code(rt.free_host, 0) == 100000
 
 
 def test_free_host_then_pointer_is_no_longer_host_memory(rt):
-    """7.3: freeing page-locked memory forgets it: a second FreeHost fails and the address no longer
+    """free: freeing page-locked memory forgets it: a second FreeHost fails and the address no longer
     reports HOST."""
     h = rt.malloc_host(4096)
     rt.free_host(h)
@@ -431,24 +438,24 @@ def test_free_host_then_pointer_is_no_longer_host_memory(rt):
 
 
 # ---------------------------------------------------------------------------
-# aclrtGetMemInfo (spec 7.5)
+# aclrtGetMemInfo (docs/conformance/memory_copies_fills.md#allocation)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("attr", [18, 19, 100, -1])
 def test_get_mem_info_attr_out_of_range_is_107016(rt, attr):
-    """7.5: attr outside 0..17 -> 107016 (INVALID_MEMORY_TYPE)."""
+    """aclrtGetMemInfo: attr outside 0..17 -> 107016 (INVALID_MEMORY_TYPE)."""
     assert code(rt.get_mem_info, attr) == 107016
 
 
 def test_get_mem_info_without_context_is_107002(fresh):
-    """7.5: no context -> 107002 (after the attribute check)."""
+    """aclrtGetMemInfo: no context -> 107002 (after the attribute check)."""
     rt = fresh("910B")
     assert code(rt.get_mem_info, HBM_MEM) == 107002
     assert code(rt.get_mem_info, 18) == 107016
 
 
 def test_get_mem_info_free_and_total_move_with_allocations(rt):
-    """7.5: free drops by what aclrtMalloc takes and comes back on aclrtFree; total stays."""
+    """aclrtGetMemInfo: free drops by what aclrtMalloc takes and comes back on aclrtFree; total stays."""
     free0, total0 = rt.get_mem_info(HBM_MEM)
     p = rt.malloc(10 * MiB, HUGE_FIRST)
     free1, total1 = rt.get_mem_info(HBM_MEM)
@@ -459,13 +466,13 @@ def test_get_mem_info_free_and_total_move_with_allocations(rt):
 
 
 def test_get_mem_info_hbm_product_ddr_attribute_is_zero(rt):
-    """7.5: on 910B (HBM) the DDR attribute is unsupported: 0/0; HBM reports the device memory."""
+    """aclrtGetMemInfo: on 910B (HBM) the DDR attribute is unsupported: 0/0; HBM reports the device memory."""
     assert rt.get_mem_info(DDR_MEM) == (0, 0)
     assert rt.get_mem_info(HBM_MEM) == (rt.product.memory_bytes, rt.product.memory_bytes)
 
 
 def test_get_mem_info_ddr_product_hbm_attribute_returns_ddr_values(fresh):
-    """7.5: on hardware without HBM (310P, DDR) HBM queries return the DDR values."""
+    """aclrtGetMemInfo: on hardware without HBM (310P, DDR) HBM queries return the DDR values."""
     rt = fresh("310P")
     rt.set_device(0)
     rt.malloc(3 * MiB, NORMAL_ONLY)
@@ -476,14 +483,14 @@ def test_get_mem_info_ddr_product_hbm_attribute_returns_ddr_values(fresh):
 
 @pytest.mark.parametrize("product", ["910B", "310P", "950PR", "A3"])
 def test_get_mem_info_total_equals_config_memory_bytes(fresh, product):
-    """7.5: total is the device memory of the product config."""
+    """aclrtGetMemInfo: total is the device memory of the product config."""
     rt = fresh(product)
     rt.set_device(0)
     assert rt.get_mem_info(HBM_MEM)[1] == rt.product.memory_bytes
 
 
 def test_get_mem_info_is_per_device(rt):
-    """7.5: get_mem_info reports the current device; allocating on device 1 does not move device 0."""
+    """aclrtGetMemInfo: get_mem_info reports the current device; allocating on device 1 does not move device 0."""
     before = rt.get_mem_info(HBM_MEM)
     rt.set_device(1)
     rt.malloc(4 * MiB, HUGE_ONLY)  # 4 MiB + 32 padded -> 6 MiB of huge pages
@@ -493,7 +500,7 @@ def test_get_mem_info_is_per_device(rt):
 
 
 def test_get_mem_info_facade_returns_free_total_ret(acl):
-    """PYACL: free, total, ret = acl.rt.get_mem_info(attr); a failure keeps the tuple shape."""
+    """pyACL: free, total, ret = acl.rt.get_mem_info(attr); a failure keeps the tuple shape."""
     assert acl.rt.set_device(0) == 0
     free, total, ret = acl.rt.get_mem_info(HBM_MEM)
     assert ret == 0 and free == total > 0
@@ -502,16 +509,18 @@ def test_get_mem_info_facade_returns_free_total_ret(acl):
 
 
 # ---------------------------------------------------------------------------
-# aclrtPointerGetAttributes (spec 7.6, 8.1)
+# aclrtPointerGetAttributes (docs/conformance/memory_copies_fills.md#allocation;
+# docs/conformance/memory_copies_fills.md#copies)
 # ---------------------------------------------------------------------------
 
 def test_pointer_get_attributes_null_is_invalid_param(rt):
-    """7.6 chain: ptr null -> 100000 (case 33 of section 15)."""
+    """aclrtPointerGetAttributes: ptr null -> 100000 (UT aclrtPointerGetAttributes_failed01 of
+    hicann/runtime tests/ut/acl/testcase/acl_runtime_unittest.cpp)."""
     assert code(rt.pointer_get_attributes, 0) == 100000
 
 
 def test_pointer_get_attributes_device_normal_pages(rt):
-    """7.6 / 8.1: aclrtMalloc memory is DEVICE(1) with the device id and 4 KiB pages, at any
+    """aclrtPointerGetAttributes / locations: aclrtMalloc memory is DEVICE(1) with the device id and 4 KiB pages, at any
     address inside the allocation."""
     p = rt.malloc(8192, NORMAL_ONLY)
     for addr in (p, p + 100, p + 8191):
@@ -520,14 +529,14 @@ def test_pointer_get_attributes_device_normal_pages(rt):
 
 
 def test_pointer_get_attributes_device_huge_pages(rt):
-    """7.6: a huge-page allocation reports a 2 MiB page size."""
+    """aclrtPointerGetAttributes: a huge-page allocation reports a 2 MiB page size."""
     p = rt.malloc(4 * MiB, HUGE_FIRST)
     a = rt.pointer_get_attributes(p)
     assert (a.type, a.id, a.page_size) == (LOC_DEVICE, 0, 2 * MiB)
 
 
 def test_pointer_get_attributes_device_id_of_device_1(rt):
-    """7.6: id is the user-visible device id of the memory, whatever the current device."""
+    """aclrtPointerGetAttributes: id is the user-visible device id of the memory, whatever the current device."""
     rt.set_device(1)
     p = rt.malloc(4096, NORMAL_ONLY)
     rt.set_device(0)
@@ -536,8 +545,8 @@ def test_pointer_get_attributes_device_id_of_device_1(rt):
 
 
 def test_pointer_get_attributes_id_is_user_visible_device_id(fresh, monkeypatch):
-    """7.6: id is the user-visible device id: with ASCEND_RT_VISIBLE_DEVICES=3,5, memory allocated on
-    visible device 1 (physical 5) reports id 1."""
+    """aclrtPointerGetAttributes: id is the user-visible device id: with ASCEND_RT_VISIBLE_DEVICES=3,5, memory
+    allocated on visible device 1 (physical 5) reports id 1."""
     monkeypatch.setenv("ASCEND_RT_VISIBLE_DEVICES", "3,5")
     rt = fresh("910B")
     rt.set_device(1)
@@ -546,14 +555,14 @@ def test_pointer_get_attributes_id_is_user_visible_device_id(fresh, monkeypatch)
 
 
 def test_pointer_get_attributes_needs_no_context(fresh):
-    """7.6: no context is needed (a pageable pointer in a runtime without any device set)."""
+    """aclrtPointerGetAttributes: no context is needed (a pageable pointer in a runtime without any device set)."""
     rt = fresh("910B")
     arr = np.zeros(16, dtype=np.uint8)
     assert rt.pointer_get_attributes(host_ptr(rt, arr)).type == LOC_UNREGISTERED
 
 
 def test_pointer_get_attributes_malloc_host_is_host_id_0(rt):
-    """7.6 / 8.1: aclrtMallocHost memory is HOST(0), id 0."""
+    """aclrtPointerGetAttributes / locations: aclrtMallocHost memory is HOST(0), id 0."""
     rt.set_device(1)
     h = rt.malloc_host(4096)
     a = rt.pointer_get_attributes(h + 10)
@@ -561,7 +570,7 @@ def test_pointer_get_attributes_malloc_host_is_host_id_0(rt):
 
 
 def test_pointer_get_attributes_pageable_is_unregistered(rt):
-    """8.1: malloc/new memory (numpy_to_ptr, bytes_to_ptr) is UNREGISTERED(2)."""
+    """locations: malloc/new memory (numpy_to_ptr, bytes_to_ptr) is UNREGISTERED(2)."""
     arr = np.zeros(4096, dtype=np.uint8)
     data = bytes(128)
     for p in (acl.util.numpy_to_ptr(arr), acl.util.bytes_to_ptr(data)):
@@ -571,7 +580,8 @@ def test_pointer_get_attributes_pageable_is_unregistered(rt):
 
 @pytest.mark.parametrize("where", ["freed", "gap", "other_window"])
 def test_pointer_get_attributes_device_window_outside_allocations_is_107000(rt, where):
-    """7.6: an address in a device window but in no allocation is an unknown memory type -> 107000."""
+    """aclrtPointerGetAttributes: an address in a device window but in no allocation is an unknown memory type ->
+    107000."""
     p = rt.malloc(4096, NORMAL_ONLY)
     if where == "freed":
         rt.free(p)
@@ -584,7 +594,7 @@ def test_pointer_get_attributes_device_window_outside_allocations_is_107000(rt, 
 
 
 def test_pointer_get_attributes_facade_dict_shape(acl):
-    """PYACL: rt.pointer_get_attributes(ptr) -> ({"location": {"id", "type"}, "page_size", "rsv"}, ret)."""
+    """pyACL: rt.pointer_get_attributes(ptr) -> ({"location": {"id", "type"}, "page_size", "rsv"}, ret)."""
     acl.rt.set_device(0)
     p, ret = acl.rt.malloc(4 * MiB, HUGE_FIRST)
     assert ret == 0
@@ -601,23 +611,23 @@ def test_pointer_get_attributes_facade_dict_shape(acl):
 
 
 # ---------------------------------------------------------------------------
-# Pageable host memory and acl.util (PYACL.md, spec 8.1)
+# Pageable host memory and acl.util (pyACL; docs/conformance/memory_copies_fills.md#copies)
 # ---------------------------------------------------------------------------
 
 def test_numpy_to_ptr_returns_the_array_address(rt):
-    """PYACL numpy_to_ptr: the array's own data address, no copy."""
+    """pyACL numpy_to_ptr: the array's own data address, no copy."""
     arr = np.arange(100, dtype=np.int32)
     assert acl.util.numpy_to_ptr(arr) == arr.ctypes.data
 
 
 def test_bytes_to_ptr_returns_the_bytes_buffer_address(rt):
-    """PYACL bytes_to_ptr: the address of the bytes object's internal buffer."""
+    """pyACL bytes_to_ptr: the address of the bytes object's internal buffer."""
     data = b"\x01\x02\x03\x04" * 16
     assert acl.util.bytes_to_ptr(data) == ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p).value
 
 
 def test_bytes_to_ptr_runtime_writes_into_bytes_object(rt):
-    """PYACL copy_data_as_numpy pattern: D2H into the buffer of a bytes object obtained by
+    """pyACL copy_data_as_numpy pattern: D2H into the buffer of a bytes object obtained by
     bytes_to_ptr, then read the bytes object back."""
     n = 4096
     dev = rt.malloc(n, NORMAL_ONLY)
@@ -630,7 +640,7 @@ def test_bytes_to_ptr_runtime_writes_into_bytes_object(rt):
 
 
 def test_numpy_to_ptr_is_no_copy(rt):
-    """PYACL numpy_to_ptr: a copy into the pointer lands in the array itself."""
+    """pyACL numpy_to_ptr: a copy into the pointer lands in the array itself."""
     n = 512
     arr = np.zeros(n, dtype=np.uint8)
     dev = rt.malloc(n, NORMAL_ONLY)
@@ -640,7 +650,7 @@ def test_numpy_to_ptr_is_no_copy(rt):
 
 
 def test_ptr_to_numpy_is_writable_zero_copy_view(rt):
-    """PYACL ptr_to_numpy: a writable ndarray over ptr, no copy (pageable memory)."""
+    """pyACL ptr_to_numpy: a writable ndarray over ptr, no copy (pageable memory)."""
     arr = np.zeros(64, dtype=np.float32)
     p = acl.util.numpy_to_ptr(arr)
     view = acl.util.ptr_to_numpy(p, (8, 8), 11)
@@ -652,7 +662,7 @@ def test_ptr_to_numpy_is_writable_zero_copy_view(rt):
 
 
 def test_ptr_to_bytes_copies(rt):
-    """PYACL ptr_to_bytes: a new bytes object copied from ptr; later writes do not change it."""
+    """pyACL ptr_to_bytes: a new bytes object copied from ptr; later writes do not change it."""
     h = rt.malloc_host(16)
     view = acl.util.ptr_to_numpy(h, (16,), NPY_UINT8)
     view[:] = np.arange(16, dtype=np.uint8)
@@ -664,14 +674,14 @@ def test_ptr_to_bytes_copies(rt):
 
 @pytest.mark.parametrize("obj", [bytearray(16), memoryview(b"abc"), "text", np.zeros(4, np.uint8)])
 def test_bytes_to_ptr_of_non_bytes_raises_value_error(rt, obj):
-    """PYACL bytes_to_ptr: anything but bytes raises ValueError."""
+    """pyACL bytes_to_ptr: anything but bytes raises ValueError."""
     with pytest.raises(ValueError):
         acl.util.bytes_to_ptr(obj)
 
 
 @pytest.mark.parametrize("obj", [[1, 2, 3], b"abc", 12345, None])
 def test_numpy_to_ptr_of_non_array_raises_type_error(rt, obj):
-    """PYACL numpy_to_ptr: a non-ndarray cannot be parsed -> TypeError."""
+    """pyACL numpy_to_ptr: a non-ndarray cannot be parsed -> TypeError."""
     with pytest.raises(TypeError):
         acl.util.numpy_to_ptr(obj)
 
@@ -709,7 +719,7 @@ def test_memcpy_from_address_past_known_array_is_invalid_param(rt):
 
 
 def test_memcpy_past_end_of_device_allocation_is_invalid_param(rt):
-    """Pageable memory / 7.1: a copy running past the end of a device allocation -> 100000, and
+    """Pageable memory / aclrtMalloc: a copy running past the end of a device allocation -> 100000, and
     neither the device memory nor the host buffer changes."""
     dev = rt.malloc(4096, NORMAL_ONLY)  # 4096 + 32 bytes
     rt.memset(dev, 4096, 0x22, 4096)
@@ -724,7 +734,7 @@ def test_memcpy_past_end_of_device_allocation_is_invalid_param(rt):
 
 
 def test_memcpy_past_end_of_host_allocation_is_invalid_param(rt):
-    """Pageable memory / 7.4: a copy running past the end of a page-locked or pageable host buffer
+    """Pageable memory / aclrtMallocHost: a copy running past the end of a page-locked or pageable host buffer
     -> 100000, and neither buffer changes."""
     dev = rt.malloc(8192, NORMAL_ONLY)
     rt.memset(dev, 8192, 0x55, 8192)
@@ -765,6 +775,7 @@ def test_view_shown_before_its_array_registers_the_whole_array(rt):
 
 
 def test_malloc_host_beyond_what_the_host_can_hold_is_207001(rt):
-    """7.4: an allocation the host cannot back fails with ACL_ERROR_RT_MEMORY_ALLOCATION, not a Python error."""
+    """aclrtMallocHost: an allocation the host cannot back fails with ACL_ERROR_RT_MEMORY_ALLOCATION, not a Python
+    error."""
     assert code(rt.malloc_host, 1 << 63) == 207001
     assert code(rt.malloc_host, (1 << 64) - 64) == 207001

@@ -1,7 +1,9 @@
-"""Peer access between devices and cross-device copies (spec 7.8, 12, 13; seed 002).
+"""Peer access between devices and cross-device copies (docs/conformance/hostmem_peer_capture.md#peer-access,
+docs/conformance/products.md; the peer-access APIs in hicann/runtime docs/zh/api_ref/04_device_management.md).
 
 aclrtDeviceCanAccessPeer, aclrtDeviceEnablePeerAccess, aclrtDeviceDisablePeerAccess
-and aclrtDevicePeerAccessStatus: their chains with exact codes (cases 26-28), the
+and aclrtDevicePeerAccessStatus: their chains with exact codes (UT <name>: the test <name> of
+hicann/runtime tests/ut/acl/testcase/acl_runtime_unittest.cpp), the
 topology (configs/910.toml: two HCCS groups of four), the one-direction rule,
 the RC-mode rejection, and what peer access means for copies between devices.
 """
@@ -59,38 +61,38 @@ def rc_config(tmp_path, keep_doc_gates):
 
 
 # ---------------------------------------------------------------------------
-# aclrtDeviceCanAccessPeer (7.8)
+# aclrtDeviceCanAccessPeer (docs/conformance/hostmem_peer_capture.md#peer-access)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dev", [0, 3])
 def test_can_access_peer_same_device_is_invalid_param(rt, dev):
-    """7.8 / 15 #26: aclrtDeviceCanAccessPeer(&c, 0, 0) -> 100000 (dev == peer)."""
+    """peer access / UT aclDeviceCanAccessPeerTest: aclrtDeviceCanAccessPeer(&c, 0, 0) -> 100000 (dev == peer)."""
     assert code(rt.device_can_access_peer, dev, dev) == 100000
     assert acl.rt.device_can_access_peer(dev, dev) == (0, 100000)
 
 
 @pytest.mark.parametrize("dev,peer", [(0, 8), (0, -1), (0, 64), (8, 0)])
 def test_can_access_peer_bad_device_id_is_107001(rt, dev, peer):
-    """7.8: a peer (ACL layer) or device (runtime) outside the visible devices -> 107001."""
+    """peer access: a peer (ACL layer) or device (runtime) outside the visible devices -> 107001."""
     assert acl.rt.device_can_access_peer(dev, peer) == (0, 107001)
 
 
 @pytest.mark.parametrize("dev,peer", [(0, 1), (1, 0), (0, 7), (5, 2)])
 def test_can_access_peer_910b_any_pair_is_1(rt, dev, peer):
-    """7.8 / configs/910B.toml: A2 devices share one interconnect: any pair -> 1."""
+    """peer access / configs/910B.toml: A2 devices share one interconnect: any pair -> 1."""
     assert acl.rt.device_can_access_peer(dev, peer) == (1, 0)
 
 
 @pytest.mark.parametrize("dev,peer,can", [(0, 1, 1), (0, 3, 1), (5, 6, 1), (0, 4, 0), (4, 0, 0), (3, 7, 0)])
 def test_can_access_peer_910_follows_hccs_groups(fresh, dev, peer, can):
-    """7.8 / configs/910.toml: 910 has two HCCS groups {0..3} and {4..7}: a pair inside one group -> 1,
+    """peer access / configs/910.toml: 910 has two HCCS groups {0..3} and {4..7}: a pair inside one group -> 1,
     across the groups -> 0 (return code 0 both ways)."""
     on(fresh, "910")
     assert acl.rt.device_can_access_peer(dev, peer) == (can, 0)
 
 
 def test_can_access_peer_rc_mode_is_207000(fresh, tmp_path):
-    """7.8 / 12: in RC (offline) mode CanAccessPeer -> 207000, even with the P2P flag set (mini_v3).
+    """peer access / RC mode: in RC (offline) mode CanAccessPeer -> 207000, even with the P2P flag set (mini_v3).
     Checked on a 2-device 200I/500A2 config without the docs' API gates, so the RC check answers."""
     r = fresh(rc_config(tmp_path, keep_doc_gates=False))
     r.set_device(0)
@@ -99,7 +101,7 @@ def test_can_access_peer_rc_mode_is_207000(fresh, tmp_path):
 
 
 def test_can_access_peer_200i_a2_docs_unsupported_is_207000(fresh, tmp_path):
-    """13: CanAccessPeer is N for 200I/500A2 in the docs -> 207000 (2-device config inheriting 200I_A2)."""
+    """products: CanAccessPeer is N for 200I/500A2 in the docs -> 207000 (2-device config inheriting 200I_A2)."""
     on(fresh, rc_config(tmp_path, keep_doc_gates=True))
     assert acl.rt.device_can_access_peer(0, 1) == (0, 207000)
 
@@ -113,7 +115,7 @@ def two_devices(tmp_path, product):
 
 
 def test_can_access_peer_unsupported_on_ipv350_is_207000(fresh, tmp_path):
-    """13: no P2P flag on IPV350 -> 207000 (ApiImpl::DeviceCanAccessPeer). On the one-device IPV350
+    """products: no P2P flag on IPV350 -> 207000 (ApiImpl::DeviceCanAccessPeer). On the one-device IPV350
     the peer 1 fails the ACL layer's physical-id conversion first (107001), so a 2-device IPV350 is
     used. Changed: the gate is the runtime's P2P flag, after the ACL checks, not the docs' matrix."""
     on(fresh, two_devices(tmp_path, "IPV350"))
@@ -123,39 +125,39 @@ def test_can_access_peer_unsupported_on_ipv350_is_207000(fresh, tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# aclrtDeviceEnablePeerAccess / aclrtDeviceDisablePeerAccess (7.8)
+# aclrtDeviceEnablePeerAccess / aclrtDeviceDisablePeerAccess (docs/conformance/hostmem_peer_capture.md#peer-access)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("flags", [1, 2, 0x80000000])
 def test_enable_peer_access_nonzero_flags_is_200006(rt, flags):
-    """7.8 / 15 #27: aclrtDeviceEnablePeerAccess(0, flags 1) -> 200006, before any other check
-    (here peer 0 is even the current device)."""
+    """peer access / UT aclEnablePeerAccessTest: aclrtDeviceEnablePeerAccess(0, flags 1) -> 200006, before any other
+    check (here peer 0 is even the current device)."""
     assert acl.rt.device_enable_peer_access(0, flags) == 200006
     assert acl.rt.device_enable_peer_access(1, flags) == 200006
     assert rt.device_peer_access_status(0, 1) == 0
 
 
 def test_enable_peer_access_no_current_device_is_107002(fresh):
-    """7.8 / G7: no current device (no aclrtSetDevice on this thread) -> 107002."""
+    """peer access / no context: no current device (no aclrtSetDevice on this thread) -> 107002."""
     fresh("910B")
     assert acl.rt.device_enable_peer_access(1, 0) == 107002
 
 
 def test_enable_peer_access_peer_is_current_device_is_invalid_param(rt):
-    """7.8: current == peer -> 100000."""
+    """peer access: current == peer -> 100000."""
     rt.set_device(2)
     assert acl.rt.device_enable_peer_access(2, 0) == 100000
 
 
 @pytest.mark.parametrize("peer", [8, -1, 64])
 def test_enable_peer_access_bad_peer_is_107001(rt, peer):
-    """7.8: the peer's physical-ID conversion fails -> 107001."""
+    """peer access: the peer's physical-ID conversion fails -> 107001."""
     assert acl.rt.device_enable_peer_access(peer, 0) == 107001
 
 
 def test_enable_peer_access_enables_one_direction(rt):
-    """7.8 / doc 04 / seed 002: Enable from device 0 toward 1 enables 0 -> 1 only:
-    DevicePeerAccessStatus(0, 1) = 1, (1, 0) = 0."""
+    """peer access (aclrtDeviceEnablePeerAccess in hicann/runtime docs/zh/api_ref/04_device_management.md): Enable
+    from device 0 toward 1 enables 0 -> 1 only: DevicePeerAccessStatus(0, 1) = 1, (1, 0) = 0."""
     assert acl.rt.device_enable_peer_access(1, 0) == 0
     assert acl.rt.device_peer_access_status(0, 1) == (1, 0)
     assert acl.rt.device_peer_access_status(1, 0) == (0, 0)
@@ -163,7 +165,7 @@ def test_enable_peer_access_enables_one_direction(rt):
 
 
 def test_enable_disable_peer_access_unsupported_is_207000(fresh, tmp_path):
-    """13: no P2P flag (IPV350) -> 207000 from NpuDriver::Enable/DisableP2P, after the ACL layer's
+    """products: no P2P flag (IPV350) -> 207000 from NpuDriver::Enable/DisableP2P, after the ACL layer's
     peer conversion. Changed: on the one-device 200I/500A2 and IPV350 the peer 1 is refused first
     by that conversion (107001); the docs' N for 200I is not a runtime gate (mini_v3 has the P2P flag)."""
     on(fresh, two_devices(tmp_path, "IPV350"))
@@ -176,12 +178,12 @@ def test_enable_disable_peer_access_unsupported_is_207000(fresh, tmp_path):
 
 
 def test_disable_peer_access_current_device_is_invalid_param(rt):
-    """7.8 / 15 #28: aclrtDeviceDisablePeerAccess(current device) -> 100000."""
+    """peer access / UT aclDisablePeerAccessTest: aclrtDeviceDisablePeerAccess(current device) -> 100000."""
     assert acl.rt.device_disable_peer_access(0) == 100000
 
 
 def test_disable_peer_access_removes_the_direction(rt):
-    """7.8: Disable removes current -> peer: the status goes back to 0, the other direction stays."""
+    """peer access: Disable removes current -> peer: the status goes back to 0, the other direction stays."""
     rt.device_enable_peer_access(1, 0)
     rt.set_device(1)
     rt.device_enable_peer_access(0, 0)
@@ -192,35 +194,36 @@ def test_disable_peer_access_removes_the_direction(rt):
 
 
 def test_disable_peer_access_bad_peer_is_107001(rt):
-    """7.8: Disable checks the peer like Enable: outside the visible devices -> 107001."""
+    """peer access: Disable checks the peer like Enable: outside the visible devices -> 107001."""
     assert acl.rt.device_disable_peer_access(8) == 107001
 
 
 # ---------------------------------------------------------------------------
-# aclrtDevicePeerAccessStatus (7.8)
+# aclrtDevicePeerAccessStatus (docs/conformance/hostmem_peer_capture.md#peer-access)
 # ---------------------------------------------------------------------------
 
 def test_peer_access_status_on_200i_a2_is_0(fresh):
-    """7.8 / 13: DevicePeerAccessStatus is supported on 200I/500A2 per the docs (the runtime's P2P flag
+    """peer access / products: DevicePeerAccessStatus is supported on 200I/500A2 per the docs (the runtime's P2P flag
     is set for mini_v3): it answers 0 with return code 0."""
     on(fresh, "200I_A2")
     assert acl.rt.device_peer_access_status(0, 0) == (0, 0)
 
 
 def test_peer_access_status_unsupported_on_ipv350_is_207000(fresh):
-    """13: not supported on IPV350 -> 207000."""
+    """products: not supported on IPV350 -> 207000."""
     on(fresh, "IPV350")
     assert acl.rt.device_peer_access_status(0, 0)[1] == 207000
 
 
 # ---------------------------------------------------------------------------
-# Cross-device copies (7.8, 9.1, 9.2)
+# Cross-device copies (docs/conformance/hostmem_peer_capture.md#peer-access;
+# docs/conformance/memory_copies_fills.md#copies)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("api", ["memcpy", "memcpy_async"])
 def test_cross_device_copy_without_peer_access_is_507899_on_910b(rt, api):
-    """7.8 (emulator rule; code suggested by the spec: 507899): on A2 a copy between devices needs
-    EnablePeerAccess in one direction; with neither enabled the copy fails and nothing moves."""
+    """peer access (emulator rule; 507899 is the emulator's choice, the driver's code not being visible): on A2 a copy
+    between devices needs EnablePeerAccess in one direction; with neither enabled the copy fails and nothing moves."""
     src, dst = buffers(rt)
     s = rt.create_stream()
     if api == "memcpy":
@@ -235,8 +238,8 @@ def test_cross_device_copy_without_peer_access_is_507899_on_910b(rt, api):
 @pytest.mark.parametrize("direction", ["0->1", "1->0"])
 @pytest.mark.parametrize("api", ["memcpy", "memcpy_async"])
 def test_cross_device_copy_after_enable_moves_bytes_on_910b(rt, api, direction):
-    """7.8 / seed 000, 002: once peer access is enabled in either direction (source toward destination,
-    or destination toward source as seed 000 does), a device 0 -> device 1 copy moves the bytes."""
+    """peer access: once peer access is enabled in either direction (source toward destination,
+    or destination toward source as Huawei's P2P copy sample does), a device 0 -> device 1 copy moves the bytes."""
     src, dst = buffers(rt)
     if direction == "0->1":
         rt.device_enable_peer_access(1, 0)
@@ -254,7 +257,7 @@ def test_cross_device_copy_after_enable_moves_bytes_on_910b(rt, api, direction):
 
 
 def test_cross_device_copy_after_disable_fails_again_on_910b(rt):
-    """7.8: disabling the only enabled direction makes the copy fail again (507899)."""
+    """peer access: disabling the only enabled direction makes the copy fail again (507899)."""
     src, dst = buffers(rt)
     rt.device_enable_peer_access(1, 0)
     rt.device_disable_peer_access(1)
@@ -263,7 +266,7 @@ def test_cross_device_copy_after_disable_fails_again_on_910b(rt):
 
 @pytest.mark.parametrize("api", ["memcpy", "memcpy_async"])
 def test_cross_device_copy_on_a3_needs_no_enable(fresh, api):
-    """7.8: A3 is not among the products whose cross-device copy needs EnablePeerAccess: the copy works
+    """peer access: A3 is not among the products whose cross-device copy needs EnablePeerAccess: the copy works
     with peer access never enabled."""
     r = on(fresh, "A3")
     src, dst = buffers(r)
@@ -278,14 +281,16 @@ def test_cross_device_copy_on_a3_needs_no_enable(fresh, api):
 
 
 # ---------------------------------------------------------------------------
-# Seed 002: the P2P sample
+# Huawei's P2P copy sample (the example the aclrtDeviceEnablePeerAccess reference points to)
 # ---------------------------------------------------------------------------
 
 def test_seed002_p2p_copy_sample(acl):
-    """seed 002: the cross-device sample, call for call, on 910B: CanAccessPeer(0, 1), SetDevice(0),
-    Enable(1), Malloc(P2P), SetDevice(1), Enable(0), Malloc(P2P), Memcpy device 0 -> device 1,
-    Disable(0), Free, ResetDevice(1), SetDevice(0), Disable(1), Free, ResetDeviceForce(0). Every
-    return code is 0, and the 10 bytes arrive (filled on device 0 before, read on device 1 after)."""
+    """The cross-device sample
+    (https://www.hiascend.com/document/detail/en/canncommercial/850/API/appdevgapi/aclcppdevg_03_0052.html, "Data
+    Transfer Between Devices"), call for call, on 910B: CanAccessPeer(0, 1), SetDevice(0), Enable(1), Malloc(P2P),
+    SetDevice(1), Enable(0), Malloc(P2P), Memcpy device 0 -> device 1, Disable(0), Free, ResetDevice(1), SetDevice(0),
+    Disable(1), Free, ResetDeviceForce(0). Every return code is 0, and the 10 bytes arrive (filled on device 0 before,
+    read on device 1 after)."""
     rt = acl.rt
     assert acl.init() == 0
     can, ret = rt.device_can_access_peer(0, 1)
@@ -315,15 +320,15 @@ def test_seed002_p2p_copy_sample(acl):
 
 
 # ---------------------------------------------------------------------------
-# Order: the ACL layer's checks come before the runtime's product gate (1, G9)
+# Order: the ACL layer's checks come before the runtime's product gate
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call,expected", [("can_access_same_device", 100000), ("enable_flags_1", 200006),
                                            ("disable_current", 100000)])
 def test_peer_acl_checks_come_before_product_gate(fresh, call, expected):
-    """1 / G9 / 7.8 / 15 #26-28: ACL checks run before the runtime (and its gates), so on 200I/500A2,
-    where the docs mark the peer APIs N, CanAccessPeer(0, 0) is still 100000, Enable(flags 1) 200006
-    and Disable(current device) 100000."""
+    """call chain / product gate / peer access / UT aclDeviceCanAccessPeerTest, aclEnablePeerAccessTest,
+    aclDisablePeerAccessTest: ACL checks run before the runtime (and its gates), so on 200I/500A2, where the docs mark
+    the peer APIs N, CanAccessPeer(0, 0) is still 100000, Enable(flags 1) 200006 and Disable(current device) 100000."""
     on(fresh, "200I_A2")
     result = {"can_access_same_device": lambda: acl.rt.device_can_access_peer(0, 0)[1],
               "enable_flags_1": lambda: acl.rt.device_enable_peer_access(0, 1),
