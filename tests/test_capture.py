@@ -1,4 +1,6 @@
-"""Graph capture as it affects copies and memsets (spec 10.3; enums 3.2; codes 2.2; support 13).
+"""Graph capture as it affects copies and memsets (docs/conformance/hostmem_peer_capture.md#capture; enums of
+hicann/runtime include/external/acl/acl_rt.h; codes of hicann/runtime include/external/acl/error_codes/rt_error_codes.h;
+support: docs/conformance/products.md).
 
 aclmdlRICaptureBegin / GetInfo / End, aclmdlRIExecuteAsync, aclmdlRIDestroy; what a capture does to
 the copies and memsets queued on the captured stream, and the "unsafe API" rule for the synchronous
@@ -102,7 +104,7 @@ def test_begin_on_product_without_capture_is_feature_not_supported(fresh, produc
 
 
 def test_begin_on_ipv350_is_feature_not_supported(fresh):
-    # IPV350 has no aclrtCreateStream (spec 6.3, 13): a stream handle cannot be made there, so any
+    # IPV350 has no aclrtCreateStream (docs/conformance/products.md): a stream handle cannot be made there, so any
     # non-null handle stands in for one
     rt = fresh("IPV350")
     rt.set_device(0)
@@ -340,7 +342,7 @@ def test_pageable_memcpy_async_on_capturing_stream_is_param_invalid_and_not_reco
     arr = np.full(N, 0x11, dtype=np.uint8)
     host = acl.util.numpy_to_ptr(arr)
     d = device(rt)
-    rt.ri_capture_begin(s, mode)  # the pageable rule comes first, whatever the mode (spec 9.2 step 9)
+    rt.ri_capture_begin(s, mode)  # the pageable rule comes first, whatever the mode
     if direction == "h2d":
         assert code(rt.memcpy_async, d, N, host, N, H2D, s) == RT_PARAM_INVALID
     else:
@@ -356,7 +358,7 @@ def test_pageable_memcpy_async_on_capturing_stream_is_param_invalid_and_not_reco
 
 
 # ---------------------------------------------------------------------------
-# Unsafe APIs while a capture is active (spec 10.3 table; default exchange mode GLOBAL)
+# Unsafe APIs while a capture is active (docs/conformance/hostmem_peer_capture.md#capture; default exchange mode GLOBAL)
 # ---------------------------------------------------------------------------
 
 def _unsafe_calls(rt, other):
@@ -545,7 +547,7 @@ def test_after_end_everything_works_again(rt):
 
 
 # ---------------------------------------------------------------------------
-# Products (spec 13: Begin/GetInfo/End/ExecuteAsync on 950, A3, A2, 310P)
+# Products (docs/conformance/products.md: Begin/GetInfo/End/ExecuteAsync on 950, A3, A2, 310P)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("product", ["910B", "A3", "950PR", "310P"])

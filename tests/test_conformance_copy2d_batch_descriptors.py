@@ -3,7 +3,8 @@
 Each test names its row (2S = aclrtMemcpy2d, 2A = aclrtMemcpy2dAsync, B = the batch family,
 GS / SD / WD = aclrtGetMemcpyDescSize / aclrtSetMemcpyDesc / aclrtMemcpyAsyncWithDesc,
 WO = aclrtMemcpyAsyncWithOffset) and cites the source function of the reference runtime
-(hicann/runtime 681ef7610) it follows; where the spec or the seeds say otherwise, the docstring says so.
+(hicann/runtime 681ef7610) it follows; where the API reference (hicann/runtime docs/zh/api_ref/) says otherwise,
+the docstring says so. "UT <name>" is the test <name> of hicann/runtime tests/ut/acl/testcase/acl_runtime_unittest.cpp.
 """
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def test_2s2_2s3_null_pointer_is_100000(rt, which):
 
 
 def test_2s4_width_above_a_pitch_is_100000(rt):
-    """2S4, memory.cpp CheckMemcpy2dParam: width > spitch or width > dpitch -> 100000 (spec 15 #20)."""
+    """2S4, memory.cpp CheckMemcpy2dParam: width > spitch or width > dpitch -> 100000 (UT aclrtMemcpy2dTest)."""
     d, (h, _) = device(rt, 64), pinned(rt, 64)
     assert code(rt.memcpy2d, d, 16, h, 4, 8, 2, H2D) == 100000
     assert code(rt.memcpy2d, d, 4, h, 16, 8, 2, H2D) == 100000
@@ -80,9 +81,9 @@ def test_2s5_kind_outside_h2d_d2h_d2d_default_is_100000(rt, kind):
 
 
 def test_2s6_no_2d_deployment_is_207000_before_the_runtime_checks(fresh):
-    """2S6, seed 003 (spec 9.3, 12): no 2D copy on 200I/500 A2 in RC mode. The source has no check of its
-    own (the driver refuses); the emulator applies it with the product gate, so it comes before the
-    runtime's size limits."""
+    """2S6, aclrtMemcpy2d in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md: no 2D copy on 200I/500 A2 in
+    RC mode. The source has no check of its own (the driver refuses); the emulator applies it with the product gate,
+    so it comes before the runtime's size limits."""
     rt = fresh("200I_A2")
     rt.set_device(0)
     d, h = rt.malloc(4096), rt.malloc_host(4096)
@@ -152,7 +153,8 @@ def test_2s14_rows_land_by_pitch(rt):
 # ---------------------------------------------------------------------------
 
 def test_2a1_to_2a5_acl_checks_come_before_the_stream_handle(rt):
-    """2A1-2A5, memory.cpp CheckMemcpy2dParam: the ACL checks before the handle (107017) (spec 15 #24, #25)."""
+    """2A1-2A5, memory.cpp CheckMemcpy2dParam: the ACL checks before the handle (107017) (UT
+    aclrtMemcpy2d_zero_size_return_before_param_check, aclrtMemcpy2dAsyncTest)."""
     s = destroyed_stream(rt)
     d, (h, _) = device(rt, 64), pinned(rt, 64)
     assert code(rt.memcpy2d_async, 0, 0, 0, 0, 0, 1, 0x7FFFFFFF, s) == 0
@@ -163,8 +165,9 @@ def test_2a1_to_2a5_acl_checks_come_before_the_stream_handle(rt):
 
 
 def test_2a6_no_2d_deployment_is_207000_before_the_stream(fresh):
-    """2A6, seed 003: no 2D copy on 200I/500 A2 in RC mode -> 207000, applied with the product gate, so
-    before the null-stream rule (2A8) that would give 107000 there."""
+    """2A6, aclrtMemcpy2dAsync in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md: no 2D copy on 200I/500
+    A2 in RC mode -> 207000, applied with the product gate, so before the null-stream rule (2A8) that would give
+    107000 there."""
     rt = fresh("200I_A2")
     rt.set_device(0)
     d, h = rt.malloc(4096), rt.malloc_host(4096)
@@ -246,8 +249,8 @@ def test_2a16_stream_of_another_context_is_107003(rt):
 
 
 def test_2a17_d2d_without_2d_d2d_support_is_100000():
-    """2A17, seed 003: 2D async D2D only on 950, A3 and A2; elsewhere ACL_ERROR_INVALID_PARAM. The source
-    shows no such check (it would be the driver's)."""
+    """2A17, aclrtMemcpy2dAsync in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md: 2D async D2D only on
+    950, A3 and A2; elsewhere ACL_ERROR_INVALID_PARAM. The source shows no such check (it would be the driver's)."""
     rt = on("910")
     s = rt.create_stream()
     a, b = device(rt, 64), device(rt, 64)
@@ -297,7 +300,8 @@ def test_b1_b2_sizes_null_or_count_zero_is_100000(rt):
 
 def test_b3_all_sizes_zero_is_0_with_nothing_else_checked():
     """B3, memory.cpp MemcpyBatchImpl: all sizes 0 -> 0, failIndex SIZE_MAX, even on a chip without batch
-    copies and with a destroyed stream (spec 15 #39, #40)."""
+    copies and with a destroyed stream (UT aclrtMemcpyBatch_success_with_all_zero_sizes,
+    aclrtMemcpyBatchV2_success)."""
     rt = on("910")
     s = destroyed_stream(rt)
     assert rt.memcpy_batch(None, None, None, [0, 0], 2, None, None, 0) == SIZE_MAX
@@ -428,7 +432,7 @@ def test_b19_sync_batch_checks_every_entry_before_any_copy(rt):
 
 def test_b20_sync_batch_checks_the_attributes_of_a_zero_size_entry(rt):
     """B20, ApiImpl::MemcpyBatch: sizes are not checked per entry, but a size-0 entry still has its
-    locations checked against its attribute (spec 9.5)."""
+    locations checked against its attribute (B17)."""
     d, (h, _) = device(rt, 64), pinned(rt, 64)
     assert batch(rt, [(d, 16, h, 16), (h + 16, 16, d + 16, 0)]) == (1, 107000)
 
@@ -523,7 +527,7 @@ def desc_args(rt):
 @pytest.mark.parametrize("field", ["desc", "kind", "src", "dst", "count", "config"])
 def test_sd1_acl_checks_are_100000(rt, field):
     """SD1, memory.cpp aclrtSetMemcpyDescImpl: desc null, kind >= 8, src null, dst null, count 0, config
-    non-null -> 100000 each (spec 15 #42)."""
+    non-null -> 100000 each (UT aclrtSetMemcpyDesc_failed_with_invalid_args)."""
     desc, a, b = desc_args(rt)
     args = {"desc": desc, "kind": INNER_D2D, "src": a, "dst": b, "count": 16, "config": None}
     args[field] = {"kind": 8, "config": object()}.get(field, 0)
@@ -551,8 +555,8 @@ def test_sd4_count_above_4_gib_is_107000(rt):
 
 def test_sd5_unaligned_desc_is_107000_before_the_lookups(rt):
     """SD5, ApiErrorDecorator::SetMemcpyDesc: desc not 64-byte aligned -> 107000 before its attribute
-    query: an unaligned unknown address gives 107000, not the lookup's 100000. The spec lists the
-    alignment before the lookups too; the emulator used to look the descriptor up first."""
+    query: an unaligned unknown address gives 107000, not the lookup's 100000. The alignment comes
+    before the lookups in the source; the emulator used to look the descriptor up first."""
     _, a, b = desc_args(rt)
     assert code(rt.set_memcpy_desc, 0x1234_0008, INNER_D2D, a, b, 16) == 107000
 
@@ -606,7 +610,8 @@ def test_sd10_record_is_written_into_the_descriptor(rt):
 # ---------------------------------------------------------------------------
 
 def test_wd1_acl_checks_are_100000(rt):
-    """WD1, memory.cpp aclrtMemcpyAsyncWithDescImpl: desc null, kind >= 8, stream null -> 100000 (15 #41)."""
+    """WD1, memory.cpp aclrtMemcpyAsyncWithDescImpl: desc null, kind >= 8, stream null -> 100000 (UT
+    aclrtMemcpyAsyncWithDesc_failed_with_invalid_args)."""
     desc = rt.malloc(4096)
     s = rt.create_stream()
     assert code(rt.memcpy_async_with_desc, 0, INNER_D2D, s) == 100000
@@ -675,7 +680,7 @@ def slots(rt):
 
 
 def test_wo1_count_0_returns_0_first(rt):
-    """WO1, memory.cpp aclrtMemcpyAsyncWithOffsetImpl: count 0 -> 0 (spec 15 #43)."""
+    """WO1, memory.cpp aclrtMemcpyAsyncWithOffsetImpl: count 0 -> 0 (UT aclrtMemcpyAsyncWithOffset)."""
     assert code(rt.memcpy_async_with_offset, 0, 0, 0, 0, 0, 0, 0x7FFF, 0) == 0
 
 
@@ -739,7 +744,8 @@ def test_wo13_stream_of_another_context_is_107003(rt):
 
 
 def test_wo14_copy_reads_the_slots_when_it_runs(rt):
-    """WO14, doc 11-03: count bytes from *src + srcOffset to *dst + dstOffset."""
+    """WO14, aclrtMemcpyAsyncWithOffset in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md: count bytes
+    from *src + srcOffset to *dst + dstOffset."""
     sd, ss, a, b = slots(rt)
     rt.memcpy_async_with_offset(sd, 64, 8, ss, 16, 4, INNER_D2D, 0)
     rt.synchronize_stream(0)

@@ -1,7 +1,7 @@
 """Conformance of initialisation, devices, contexts, streams, events and kernel launch to the
 reference runtime (hicann/runtime 681ef7610). One test per row of
 docs/conformance/devices_streams_events.md; each docstring cites the source function that
-makes the rule and any disagreement with the spec or the seeds."""
+makes the rule and any disagreement with the API reference (hicann/runtime docs/zh/api_ref/)."""
 from __future__ import annotations
 
 import pytest
@@ -43,7 +43,7 @@ def test_create_event_ex_ipc_alone_with_chip_feature_is_0(rt):
 @pytest.mark.parametrize("flag", [0, MC2, EXTERNAL, 0x80, 0x8F])
 def test_create_event_ex_flag_outside_mask_is_107000(rt, flag):
     """api_error.cc: ApiErrorDecorator::EventCreateEx: flag & 0x4F == 0 or flag > 0x4F -> 107000; so MC2 and
-    EXTERNAL alone are refused here, though aclrtCreateEventWithFlag accepts them (spec 6.4 agrees)."""
+    EXTERNAL alone are refused here, though aclrtCreateEventWithFlag accepts them."""
     assert code(rt.create_event_ex_with_flag, flag) == 107000
 
 
@@ -170,7 +170,7 @@ def test_synchronize_device_without_context_is_107002(fresh):
 
 def test_destroy_primary_context_is_107002(rt):
     """api_impl.cc: ApiImpl::ContextDestroy: inCtx->IsPrimary() -> RT_ERROR_CONTEXT_NULL (107002).
-    The emulator returned 107000 before; the spec does not list this row."""
+    The emulator returned 107000 before."""
     assert code(rt.destroy_context, rt.get_context()) == 107002
 
 
@@ -199,7 +199,7 @@ def test_get_current_context_without_context_is_107002(fresh):
 
 def test_synchronize_stream_without_context_is_107002(rt):
     """api_impl.cc: ApiImpl::StreamSynchronize: CHECK_CONTEXT_VALID_WITH_RETURN. The emulator returned 0 for a
-    live stream on a thread with no context; the spec's 6.3 chain agrees with the source."""
+    live stream on a thread with no context."""
     s = rt.create_stream()
     assert in_thread(lambda: rt.synchronize_stream(s)) == 107002
 
@@ -238,7 +238,7 @@ def test_synchronize_stream_of_another_context_is_0(fresh):
 
 def test_synchronize_stream_with_timeout_below_minus_one_is_107000(rt):
     """stream.cpp: aclrtSynchronizeStreamWithTimeoutImpl: timeout < -1 -> ACL_ERROR_RT_PARAM_INVALID (107000),
-    before the handle check. The emulator returned 100000 before; spec 6.3 agrees with the source."""
+    before the handle check. The emulator returned 100000 before."""
     assert code(rt.synchronize_stream_with_timeout, 0xDEAD0, -2) == 107000
 
 

@@ -82,8 +82,7 @@ def test_hr1_malloc_host_with_cfg_size_zero_is_100000():
 def test_hr2_malloc_host_with_cfg_config_is_checked_before_the_context(cfg):
     """HR2-3: IMPL ApiImpl::HostMallocWithCfg / GetMallocHostConfigAttr: a config without attributes
     or with an attribute other than MODULE_ID / VA_FLAG -> 107000, before the context check (here
-    there is none). The emulator used to check the context first (107002); spec 7.4 agrees with
-    the source."""
+    there is none). The emulator used to check the context first (107002)."""
     assert code(on(device_id=None).malloc_host_with_cfg, 64, cfg) == 107000
 
 
@@ -116,7 +115,7 @@ def test_hr7_host_register_type_is_checked_before_the_context():
 @pytest.mark.parametrize("product", ["910B", "310P"])
 def test_hr8_host_register_no_context_is_107002_even_without_the_feature(product):
     """HR8: IMPL ApiImpl::HostRegister: no context -> 107002, before the driver's chip check, so 310P
-    answers 107002 too (spec 7.7 says so; the emulator used to answer 207000 on 310P)."""
+    answers 107002 too (the emulator used to answer 207000 on 310P)."""
     r = on(product, None)
     p, _ = pageable(64)
     assert code(r.host_register, p, 64) == 107002
@@ -183,7 +182,8 @@ def test_hr16_host_register_v2_mapping_on_chip_without_host_register_is_207000()
 
 def test_hr17_host_register_v2_pinned_only_never_reaches_the_driver():
     """HR17: IMPL ApiImpl::HostRegisterV2 (software mode): PINNED alone is recorded by the runtime
-    with no driver call, so no chip check: 0 on 310P. ⚠ The docs (spec 13) mark V2 unsupported on
+    with no driver call, so no chip check: 0 on 310P. ⚠ The docs (aclrtHostRegisterV2 in
+    hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md) mark V2 unsupported on
     310P; the source wins. With a driver that pins (driver mode) the driver's check would apply."""
     r = on("310P")
     p, _ = pageable(64)
@@ -258,7 +258,7 @@ def test_p2_can_access_peer_bad_peer_is_107001(peer):
 @pytest.mark.parametrize("dev", [64, -1])
 def test_p3_can_access_peer_device_not_below_64_is_107000(dev):
     """P3: ERR ApiErrorDecorator::DeviceCanAccessPeer: driver id >= RT_MAX_DEV_NUM -> 107000 (-1 is
-    0xFFFFFFFF as uint32). The emulator used to answer 107001 (spec 7.8 agrees with the source)."""
+    0xFFFFFFFF as uint32). The emulator used to answer 107001."""
     assert code(on().device_can_access_peer, dev, 1) == 107000
 
 
@@ -331,7 +331,7 @@ def test_p14_enable_disable_without_p2p_flag_is_207000(tmp_path, api):
 
 def test_p15_enable_peer_access_without_a_link_is_507899():
     """P15: DRVN halDeviceEnableP2P fails between devices with no interconnect (910: two HCCS groups);
-    the driver's code is not visible, 507899 is the emulator's choice (spec 7.8)."""
+    the driver's code is not visible, 507899 is the emulator's choice."""
     assert code(on("910").device_enable_peer_access, 4) == 507899
 
 
@@ -416,7 +416,7 @@ def test_c5_capture_device_only_stream_is_507000(api):
 @pytest.mark.parametrize("api", ["ri_capture_begin", "ri_capture_end"])
 def test_c6_capture_no_context_is_107002(api):
     """C6: IMPLG ApiImpl::StreamBegin/EndCapture: no context -> 107002. The emulator used to answer 0
-    (the known disagreement); spec 10.3 agrees with the source. A failed End leaves the capture on."""
+    (the known disagreement). A failed End leaves the capture on."""
     r = on()
     s = r.create_stream()
     if api == "ri_capture_end":
@@ -551,7 +551,7 @@ def test_c19_execute_on_capturing_stream_is_107027_before_the_context():
 @pytest.mark.parametrize("api", ["ri_execute_async", "ri_destroy"])
 def test_c20_model_no_context_is_107002(api):
     """C20: IMPL ApiImpl::ModelExecute / ModelDestroy: no context -> 107002. The emulator used to run
-    them without a context (0); spec 10.3 is silent."""
+    them without a context (0)."""
     r = on()
     ri, _ = _model(r)
     assert in_thread(lambda: getattr(r, api)(ri)) == 107002

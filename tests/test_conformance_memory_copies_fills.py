@@ -1,8 +1,12 @@
 """Conformance of allocation, copies and fills to the reference runtime (hicann/runtime 681ef7610).
 
 One test per row of docs/conformance/memory_copies_fills.md, named after the rule; each docstring
-cites the source function that makes it and any disagreement with the spec or the seeds. Rows whose
-fix belongs to hostmem.py or to a product config are marked xfail(strict=True) with the reason.
+cites the source function that makes it and any disagreement with the API reference
+(hicann/runtime docs/zh/api_ref/); "UT <name>" is the test <name> of the runtime's own unit tests
+(hicann/runtime tests/ut/acl/testcase/acl_runtime_unittest.cpp; rts* and MemcpyKindAutoCorrect_01:
+hicann/runtime tests/ut/runtime/runtime/test/platform/910B/rt_utest_api_memory.cc and
+hicann/runtime tests/ut/runtime/runtime/test/rt_utest_api_impl.cc). Rows whose fix belongs to hostmem.py or to a
+product config are marked xfail(strict=True) with the reason.
 """
 from __future__ import annotations
 
@@ -73,7 +77,7 @@ def test_malloc_size_overflow_with_padding_is_100000(rt):
 def test_malloc_unknown_policy_is_default_policy(rt):
     """memory.cpp:aclMallocMemInner: a policy outside 0..7 becomes RT_MEMORY_DEFAULT, which the driver
     treats as HUGE_FIRST (npu_driver_mem.cc:DevMemAllocOnline): 4 MiB gets 2 MiB pages. (The docs say
-    "huge if >= 2 MiB"; spec 14.1.)"""
+    "huge if >= 2 MiB": aclrtMalloc in hicann/runtime docs/zh/api_ref/11-01_device_memory_malloc_and_free.md.)"""
     p = rt.malloc(4 * MiB, 99)
     assert rt.pointer_get_attributes(p).page_size == 2 * MiB
 
@@ -130,7 +134,7 @@ def test_malloc_with_cfg_size_0_is_100000(rt):
 
 def test_malloc_with_cfg_empty_attrs_is_107000(fresh):
     """api_error.cc:ApiErrorDecorator::DevMalloc: cfg with attrs null -> 107000, before the context check
-    (spec 14.6: UT-ACL accepts {NULL, 0} only because the runtime is mocked there)."""
+    (UT aclrtMallocWithCfg_with_invalid_cfg_num accepts {NULL, 0} only because the runtime is mocked there)."""
     r = fresh()
     assert code(r.malloc_with_cfg, 64, HUGE_FIRST, []) == 107000
 
@@ -222,13 +226,13 @@ def test_malloc_host_with_cfg_size_0_is_100000(rt):
 
 @pytest.mark.parametrize("attr", [0, ATTR_DEVICE_ID, 7])
 def test_malloc_host_with_cfg_unknown_attr_is_107000(rt, attr):
-    """api_impl.cc:ApiImpl::GetMallocHostConfigAttr: only MODULE_ID and VA_FLAG (UT-RTM rtsMallocHost_002)."""
+    """api_impl.cc:ApiImpl::GetMallocHostConfigAttr: only MODULE_ID and VA_FLAG (UT rtsMallocHost_002)."""
     assert code(rt.malloc_host_with_cfg, 64, [{"attr": attr, "value": 0}]) == 107000
 
 
 def test_malloc_host_with_cfg_config_checks_before_context(fresh):
     """api_impl.cc:ApiImpl::HostMallocWithCfg: attrs null and a bad attribute (107000) come before
-    CurrentContext (107002); spec 7.4 agrees."""
+    CurrentContext (107002)."""
     r = fresh()
     assert code(r.malloc_host_with_cfg, 64, []) == 107000
     assert code(r.malloc_host_with_cfg, 64, [{"attr": ATTR_DEVICE_ID, "value": 0}]) == 107000
@@ -268,8 +272,9 @@ def test_get_mem_info_without_context_is_107002(fresh):
 @pytest.mark.parametrize("attr", HUGE1G_ATTRS)
 def test_get_mem_info_huge1g_attr_without_1g_pages_is_207000(fresh, attr):
     """npu_driver_mem.cc:NpuDriver::MemGetInfoEx -> CheckIfSupport1GHugePage: cloud (910) has no
-    RT_FEATURE_MEM_1G_HUGE_PAGE -> 207000. (Spec 7.5 and the docs: "an unsupported attribute returns
-    0/0"; the emulator used to.)"""
+    RT_FEATURE_MEM_1G_HUGE_PAGE -> 207000. (The docs, aclrtGetMemInfo in
+    hicann/runtime docs/zh/api_ref/11-01_device_memory_malloc_and_free.md: "an unsupported attribute returns 0/0"; the
+    emulator used to.)"""
     r = on(fresh, "910")
     assert code(r.get_mem_info, attr) == 207000
 
@@ -358,7 +363,7 @@ def test_dvpp_free_needs_no_context(rt):
 # ======================================================================= aclrtMemcpy
 
 def test_memcpy_count_0_before_every_check(fresh):
-    """memory.cpp:aclrtMemcpyImpl: count 0 returns first (nulls, a bad kind, no context; spec 15 #2)."""
+    """memory.cpp:aclrtMemcpyImpl: count 0 returns first (nulls, a bad kind, no context; UT memory_memcpy)."""
     assert code(fresh().memcpy, 0, 0, 0, 0, 0x7FFFFFFF) == 0
 
 
@@ -407,7 +412,7 @@ def test_memcpy_unsafe_under_capture_is_107030(rt):
 
 def test_memcpy_across_devices_without_peer_access_is_507899(rt):
     """npu_driver_mem.cc:NpuDriver::MemCopySync: the driver refuses a copy between devices that did not
-    enable peer access on 910B (spec 7.8)."""
+    enable peer access on 910B (docs/conformance/hostmem_peer_capture.md#peer-access)."""
     a = rt.malloc(64, NORMAL_ONLY)
     rt.set_device(1)
     b = rt.malloc(64, NORMAL_ONLY)
@@ -418,7 +423,8 @@ def test_memcpy_across_devices_without_peer_access_is_507899(rt):
 
 @pytest.mark.parametrize("api", COPIES)
 def test_memcpy_async_count_0_before_every_check(fresh, api):
-    """memory.cpp:aclrtMemcpyAsyncImpl / WithConditionImpl: count 0 returns first (spec 15 #7, #10)."""
+    """memory.cpp:aclrtMemcpyAsyncImpl / WithConditionImpl: count 0 returns first (UT
+    zero_size_memory_ops_return_before_runtime_call, memory_memcpyAsyncWithCondition)."""
     assert code(getattr(fresh(), api), 0, 1, 0, 0, 0x7FFFFFFF, 0x5A5A5A50) == 0
 
 
@@ -468,8 +474,8 @@ def test_memcpy_async_buf_to_device_needs_host_src_and_device_dst(rt, api):
 
 @pytest.mark.parametrize("api", COPIES)
 def test_memcpy_async_kind_the_locations_forbid_is_107000(rt, api):
-    """api_error.cc:ApiErrorDecorator::MemcpyKindAutoCorrect: UNREGISTERED -> DEVICE with H2H (spec 8.2,
-    UT-RTI MemcpyKindAutoCorrect_01)."""
+    """api_error.cc:ApiErrorDecorator::MemcpyKindAutoCorrect: UNREGISTERED -> DEVICE with H2H (UT
+    MemcpyKindAutoCorrect_01)."""
     d = rt.malloc(64, NORMAL_ONLY)
     p, _ = pageable(64)
     assert code(getattr(rt, api), d, 64, p, 64, H2H, 0) == 107000
@@ -502,7 +508,8 @@ def test_memcpy_async_same_address_is_0(rt, api):
 
 @pytest.mark.parametrize("api", COPIES)
 def test_memcpy_async_pageable_on_capturing_stream_is_107000(rt, api):
-    """api_error.cc:ApiErrorDecorator::MemcpyAsync: pageable memory cannot be captured (seed 000)."""
+    """api_error.cc:ApiErrorDecorator::MemcpyAsync: pageable memory cannot be captured (row 12 of the aclrtMemcpyAsync
+    table)."""
     s = rt.create_stream()
     d = rt.malloc(64, NORMAL_ONLY)
     p, _ = pageable(64)
@@ -553,7 +560,7 @@ def test_memset_count_0_before_null(fresh):
 
 
 def test_memset_null_is_100000(fresh):
-    """memory.cpp:aclrtMemsetImpl: ACL_REQUIRES_NOT_NULL(devPtr) (spec 15 #11)."""
+    """memory.cpp:aclrtMemsetImpl: ACL_REQUIRES_NOT_NULL(devPtr) (UT memory_memset)."""
     assert code(fresh().memset, 0, 1, 1, 1) == 100000
 
 
@@ -590,7 +597,7 @@ def test_memset_fills_value_low_byte(rt):
 # =================================================================== aclrtMemsetAsync
 
 def test_memset_async_count_0_before_null(fresh):
-    """memory.cpp:aclrtMemsetAsyncImpl: count 0 -> 0 (spec 15 #12)."""
+    """memory.cpp:aclrtMemsetAsyncImpl: count 0 -> 0 (UT zero_size_memory_ops_return_before_runtime_call)."""
     assert code(fresh().memset_async, 0, 1, 0, 0, 0x5A5A5A50) == 0
 
 
@@ -665,8 +672,8 @@ def test_d32_unknown_device_address_is_107000(rt, variant):
 
 def test_d32_async_dead_stream_is_107017_even_for_host_target(rt):
     """api_c_standard_soc.cc:rtMemsetD32Async: RT_VALIDATE_AND_UNWRAP_OBJECT before ApiImpl's host/device
-    split, so a dead stream fails for a page-locked target too and nothing is written (spec 10.2 agrees;
-    the emulator used to fill the host memory and succeed)."""
+    split, so a dead stream fails for a page-locked target too and nothing is written (the
+    emulator used to fill the host memory and succeed)."""
     s = rt.create_stream()
     rt.destroy_stream(s)
     h, view = pinned(rt, 64)
@@ -728,8 +735,9 @@ def test_d32_stub_runtime_207000_is_0_and_nothing_written(fresh):
 @pytest.mark.parametrize("variant", ["sync", "async"])
 def test_d32_standard_soc_runtime_has_no_chip_gate(fresh, product, variant):
     """api_c_standard_soc.cc:rtMemsetD32 / Async, api_impl_standard_soc.cc:ApiImpl::MemsetD32 / Async: no
-    chip gate, so 910 (cloud) and 310P (dc) fill the memory like A2. (Seed 003 marks D32 unsupported there;
-    spec 13 follows the source.)"""
+    chip gate, so 910 (cloud) and 310P (dc) fill the memory like A2. (The API reference, aclrtMemsetD32 in
+    hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md, marks D32 unsupported there; the emulator follows the
+    source: docs/conformance/products.md, 2.12.)"""
     r = on(fresh, product)
     d = device(r, 64)
     with warnings.catch_warnings():

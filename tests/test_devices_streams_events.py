@@ -1,4 +1,4 @@
-"""Spec section 6: aclInit / aclFinalize, devices, contexts, streams, events, the host
+"""docs/conformance/devices_streams_events.md: aclInit / aclFinalize, devices, contexts, streams, events, the host
 virtual clock and per-thread state. Every failing call is checked for its exact code."""
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ def test_init_json_default_device_gives_implicit_device_g7(fresh, tmp_path):
 
 
 def test_default_device_is_not_implicit_for_memcpy_async_g7(fresh, tmp_path):
-    """Spec 9.2 step 4: no implicit default device on the async copy path."""
+    """No implicit default device on the async copy path (row 7 of the aclrtMemcpyAsync table,
+    docs/conformance/memory_copies_fills.md#copies)."""
     r = fresh()
     r.init(write_json(tmp_path, "acl.json", {"defaultDevice": {"default_device": "0"}}))
     a = np.zeros(256, dtype=np.uint8)
@@ -343,7 +344,7 @@ def test_create_stream_with_config_clamps_priority(rt):
 
 def test_create_stream_with_config_unknown_flag_bits_are_dropped(rt):
     """stream.cpp: aclrtCreateStreamWithConfigImpl maps the six ACL flags and drops every other bit
-    (this test asserted 107000 before; spec 6.3 agrees with the source). DEVICE_USE_ONLY must stand
+    (this test asserted 107000 before). DEVICE_USE_ONLY must stand
     alone (ApiErrorDecorator::CheckStreamFlags), so 0x3F is 107000 and 0x1F is fine."""
     assert code(rt.create_stream_with_config, 0, 0x40) == 0
     assert code(rt.create_stream_with_config, 0, 0x100 | C.ACL_STREAM_FAST_LAUNCH) == 0

@@ -1,4 +1,6 @@
-"""The pyACL facade (shared/spec/PYACL.md): return convention, argument parsing,
+"""The pyACL facade (emu/acl; Huawei's pyACL conventions, e.g.
+https://www.hiascend.com/document/detail/en/canncommercial/850/API/appdevgapi/aclpythondevg_01_1026.html): return
+convention, argument parsing,
 error messages, what is not emulated, `import acl` through emu.install(), acl.media."""
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""PCIe effective bandwidth (models.pcie): the pcie-bench formulas against HARDWARE.md's table."""
+"""PCIe effective bandwidth (models.pcie): the pcie-bench formulas against the table of
+docs/hardware.md#pcie-efficiency-model."""
 from __future__ import annotations
 
 import math
@@ -14,7 +15,7 @@ from emu.models.pcie import (PcieLink, dll_efficiency, effective_bandwidth, raw_
 GB = 1e9
 LARGE = 1 << 30  # a transfer large enough that per-transfer effects vanish
 
-# HARDWARE.md, "PCIe effective bandwidth": x16 raw rates and write limits (GB/s) at MPS 128 / 256 / 512.
+# docs/hardware.md#pcie-efficiency-model: x16 raw rates and write limits (GB/s) at MPS 128 / 256 / 512.
 RAW_X16 = {3: 15.75, 4: 31.5, 5: 63.0}
 WRITE_LIMITS_X16 = {
     (3, 128): 11.8, (3, 256): 13.0, (3, 512): 13.7,

@@ -1,5 +1,6 @@
 """Product configs (configs/*.toml), the loader's checks, product selection, run
-modes and the support matrix of spec section 13."""
+modes and the support matrix (docs/conformance/products.md and the product-support section of each API in
+hicann/runtime docs/zh/api_ref/)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -164,7 +165,8 @@ def test_ipv350_memcpy_set_device_and_malloc_work(fresh):
     r.memset(dev, 4096, 7, 4096)
     r.memcpy(r.register_host(out), 4096, dev, 4096, 2)
     assert (out == 7).all()
-    # aclrtMemcpyAsyncWithCondition is "Y" on IPV350 (spec 13), on the default stream
+    # aclrtMemcpyAsyncWithCondition is supported on IPV350
+    # (hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md), on the default stream
     dev2 = r.malloc(4096)
     r.memcpy_async_with_condition(dev2, 4096, dev, 4096, 3, 0)
     assert r.synchronize_stream(0) is None  # Destroy/SynchronizeStream: all 7 products
@@ -196,7 +198,8 @@ def test_200I_A2_streams_events_and_async_copies_are_supported(fresh):
     r.destroy_stream(s)
 
 
-# Spec 13, one row per C API: the product families where the API is "N". These are the
+# The API reference's product support (hicann/runtime docs/zh/api_ref/), one row per C API: the product families
+# where the API is "N". These are the
 # rows of the APIs this part of the emulator covers: init, devices, streams, events,
 # allocation, pointer attributes, plain copies and memsets.
 ALL_N = ()
@@ -207,7 +210,7 @@ SUPPORT_N = {
     "aclrtSynchronizeDevice": IPV,
     "aclrtCreateStream": IPV,
     "aclrtDestroyStream": ALL_N, "aclrtSynchronizeStream": ALL_N,
-    # "All event APIs listed" (spec 6.4)
+    # every event API (hicann/runtime docs/zh/api_ref/07_event_management.md)
     "aclrtCreateEvent": IPV, "aclrtCreateEventWithFlag": IPV, "aclrtRecordEvent": IPV,
     "aclrtStreamWaitEvent": IPV, "aclrtSynchronizeEvent": IPV, "aclrtQueryEventStatus": IPV,
     "aclrtEventElapsedTime": IPV, "aclrtDestroyEvent": IPV,

@@ -119,7 +119,8 @@ def test_create_event_ex_with_flag_returns_event_then_ret(acl):
 
 def test_create_event_ex_with_flag_failure_returns_zero_then_the_code(acl):
     acl.rt.set_device(0)
-    assert acl.rt.create_event_ex_with_flag(0) == (0, 107000)  # no known bit (spec 6.4)
+    # no known bit (docs/conformance/devices_streams_events.md#events)
+    assert acl.rt.create_event_ex_with_flag(0) == (0, 107000)
     with pytest.raises(TypeError, match="acl.rt.create_event_ex_with_flag args parse failed"):
         acl.rt.create_event_ex_with_flag()
 

@@ -1,6 +1,8 @@
-"""Deployment modes (spec 12): Ascend RC on Atlas 200I/500 A2 against EP on Atlas A2 (910B).
+"""Deployment modes (the RC and control-CPU notes of hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md):
+Ascend RC on Atlas 200I/500 A2 against EP on Atlas A2 (910B).
 
-In RC the application runs on the board: host memory is device memory (doc 11-02), async
+In RC the application runs on the board: host memory is device memory (aclrtMallocHost in
+hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md), async
 H2D/D2H/H2H run as on-device copies with neither kind auto-correction nor the EP-mode
 rejection of async H2H, there are no 2D copies on 200I/500 A2, and peer access cannot be queried.
 """
@@ -151,7 +153,8 @@ def test_async_copies_keep_the_given_kind_in_rc(rc):
 
 
 def test_application_memory_with_a_contradicting_kind_in_rc_and_ep(fresh):
-    """Kind correction refuses UNREGISTERED -> DEVICE with D2H in EP (spec 8.2); RC has no correction."""
+    """Kind correction refuses UNREGISTERED -> DEVICE with D2H in EP (docs/conformance/memory_copies_fills.md#copies);
+    RC has no correction."""
     results = {}
     for product in ("200I_A2", "910B"):
         rt = fresh(product)
@@ -207,13 +210,14 @@ def test_memcpy2d_works_on_910B(rt):
 
 
 def test_memcpy2d_zero_size_still_returns_0_on_200I_A2(rc):
-    assert code(rc.memcpy2d, 0, 0, 0, 0, 0, 1, 0x7FFFFFFF) == 0  # spec 15 #23: before any check
+    # before any check (the runtime's unit test aclrtMemcpy2d_zero_size_return_before_param_check of
+    # hicann/runtime tests/ut/acl/testcase/acl_runtime_unittest.cpp)
+    assert code(rc.memcpy2d, 0, 0, 0, 0, 0, 1, 0x7FFFFFFF) == 0
 
 
 def test_device_can_access_peer_checks_the_peer_id_before_the_rc_mode_gate(rc):
     """aclrtDeviceCanAccessPeer validates both device ids first (107001 for a peer the one-device board does
-    not have), then refuses RC / offline mode (207000): api_impl.cc ApiImpl::DeviceCanAccessPeer. The spec
-    had the gate first."""
+    not have), then refuses RC / offline mode (207000): api_impl.cc ApiImpl::DeviceCanAccessPeer."""
     assert code(rc.device_can_access_peer, 0, 1) == 107001
     assert acl.rt.device_can_access_peer(0, 1) == (0, 107001)
 
@@ -232,7 +236,8 @@ def test_device_can_access_peer_works_on_910B(rt):
     assert rt.device_can_access_peer(0, 1) == 1  # 910B: 8 devices, HCCS full mesh
 
 
-# ---------------------------------------------------------------- control-CPU mode (spec 12)
+# ---------------------------------------------------------------- control-CPU mode
+# (the control-CPU notes of hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md)
 
 def _ctrl_cpu_310p(tmp_path):
     cfg = tmp_path / "310P-ctrl.toml"
@@ -243,7 +248,8 @@ def _ctrl_cpu_310p(tmp_path):
 
 
 def test_ctrl_cpu_310p_refuses_2d_copies(tmp_path):
-    """12 / 9.3 [seed 003]: with the control CPU open, 310P has no 2D copy (207000)."""
+    """Control-CPU mode (aclrtMemcpy2d in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md): with the
+    control CPU open, 310P has no 2D copy (207000)."""
     rt = _ctrl_cpu_310p(tmp_path)
     h, d = rt.malloc_host(4096), rt.malloc(4096)
     for call in (lambda: rt.memcpy2d(d, 64, h, 64, 32, 4, 1), lambda: rt.memcpy2d_async(d, 64, h, 64, 32, 4, 1, 0)):
@@ -253,7 +259,8 @@ def test_ctrl_cpu_310p_refuses_2d_copies(tmp_path):
 
 
 def test_ctrl_cpu_310p_refuses_peer_access(tmp_path):
-    """12 [seed 003; doc 04]: no P2P on 310P with the control CPU open (207000), where EP 310P allows it."""
+    """Control-CPU mode (aclrtDeviceCanAccessPeer in hicann/runtime docs/zh/api_ref/04_device_management.md): no P2P
+    on 310P with the control CPU open (207000), where EP 310P allows it."""
     rt = _ctrl_cpu_310p(tmp_path)
     for call in (lambda: rt.device_can_access_peer(0, 1), lambda: rt.device_enable_peer_access(1, 0)):
         with pytest.raises(emu.AclError) as ei:

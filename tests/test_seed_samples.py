@@ -1,8 +1,11 @@
-"""The seeds' code samples as pyACL scripts (emu/examples/seed_*.py), run as programs and in-process.
+"""Published code samples as pyACL scripts (emu/examples/seed_*.py), run as programs and in-process.
 
-Seed 000 (host-device copy with a kernel between), seed 002 (P2P copy), seed 004 (page-locked,
-registered and VA-consistent host memory). Plus the seed 000 pattern written directly against
-emu.runtime, to check its stream ordering.
+The call sequences of Huawei's published examples: a host-device copy with a kernel between (the data-copy
+guide of the CANN documentation; the copies of hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md), a P2P
+copy (the example the aclrtDeviceEnablePeerAccess reference points to,
+https://www.hiascend.com/document/detail/en/canncommercial/850/API/appdevgapi/aclcppdevg_03_0052.html), and
+page-locked, registered and VA-consistent host memory (hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md).
+Plus the host-device pattern written directly against emu.runtime, to check its stream ordering.
 """
 from __future__ import annotations
 
@@ -137,7 +140,7 @@ def test_seed004_in_process_uses_every_api_of_the_sample(capsys, restore_acl_mod
 
 
 def test_seed004_registration_is_refused_where_unsupported(capsys, restore_acl_modules):
-    # host registration is N for 310P (spec 13): the script stops at aclrtHostRegisterV2
+    # host registration is N for 310P (docs/conformance/products.md): the script stops at aclrtHostRegisterV2
     code, lines, _ = run_in_process("seed_pinned_registered.py", capsys, product="310P")
     assert code == 1
     assert "page-locked memory, async H2D: bytes verified" in lines

@@ -16,7 +16,7 @@ from emu.models import pcie
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 H2D, D2H, D2D = 1, 2, 3
 PRODUCTS = ["910B", "A3", "950PR", "310P"]
-# HARDWARE.md: async H2D / D2H copies are split into tasks of 64 MiB over PCIe, 256 MiB over UB.
+# docs/hardware.md#task-sizes: async H2D / D2H copies are split into tasks of 64 MiB over PCIe, 256 MiB over UB.
 # (A3's host link is HCCS, which the runtime splits like PCIe.)
 ASYNC_UNIT = {"910B": 64 * MIB, "A3": 64 * MIB, "950PR": 256 * MIB, "310P": 64 * MIB}
 ON_CHIP_UNIT = 4 * GIB
@@ -349,7 +349,8 @@ def test_ub_switch_port_is_shared_by_all_peers():
 @pytest.mark.parametrize("product, src, dst, unit", [("310P", 0, 1, 64 * MIB), ("950PR", 0, 1, 256 * MIB),
                                                      ("A3", 0, 2, 256 * MIB)])
 def test_cross_chip_copy_split_into_runtime_tasks(product, src, dst, unit):
-    """HARDWARE.md: cross-chip D2D tasks of 64 MiB over PCIe, 256 MiB over UB (not the 4 GiB on-chip unit)."""
+    """docs/hardware.md#task-sizes: cross-chip D2D tasks of 64 MiB over PCIe, 256 MiB over UB (not the 4 GiB on-chip
+    unit)."""
     n = 1 * GIB
     r, (rec,) = _peer_copies(product, [(src, dst)], n)
     hw = r.product.hardware
