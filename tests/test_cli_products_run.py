@@ -48,6 +48,7 @@ def test_products_json_carries_the_source_of_every_number(capsys):
     assert b["devices"] == 8 and b["engines"] == config.load("910B").hardware.engines_per_device
     assert b["sources"]["devices.memory_bytes"].startswith("C:")
     assert all(isinstance(v, str) and v for v in b["sources"].values())
+    assert b["values"]["devices.memory_bytes"] == 68_719_476_736 and set(b["values"]) == set(b["sources"])
     assert rows[1]["host_link"].endswith("(shared by 2)")
 
 
@@ -55,6 +56,9 @@ def test_products_sources_lists_fields_and_tags(capsys):
     assert main(["products", "--sources", "--products", "A3"]) == 0
     out = capsys.readouterr().out
     assert "hardware.pair_link.gbps" in out and "A:" in out and "3P:" in out
+    line = next(ln for ln in out.splitlines() if ln.startswith("hardware.pair_link.gbps"))
+    assert line.split()[1] == "196" and "A:" in line  # field, value, source
+    assert next(ln for ln in out.splitlines() if ln.startswith("devices.memory_bytes")).split()[1:3] == ["64", "GiB"]
 
 
 def test_run_prints_calls_bytes_by_route_time_and_writes_a_trace(tmp_path):
