@@ -28,12 +28,15 @@ MOVING = 0  # sharing its links with others; its rate changes with its component
 LONE = 1  # alone on its links: its data end is known; it leaves them when another flow comes or it is done
 DRAINED = 2  # its data is done: off its links, waiting out its tail
 DONE = 3  # reported
+SHARING = 4  # one of many flows on a link of their own (see Link.service): served at the link's level
+SERVICE_FROM = 4  # flows alone together on one link before it keeps a service clock
 
 
 class Link:
     """One direction of a link (full duplex links are two of these), or a shared resource like HBM."""
 
-    __slots__ = ("name", "capacity", "flows", "busy_since", "busy_time", "bytes", "mark")
+    __slots__ = ("name", "capacity", "flows", "busy_since", "busy_time", "bytes", "mark", "service", "served_at",
+                 "weight", "tags", "version")
 
     def __init__(self, name: str, capacity: float):
         if not capacity > 0:
@@ -45,6 +48,14 @@ class Link:
         self.busy_time = 0.0  # seconds with at least one flow
         self.bytes = 0.0  # wire bytes carried (brought up to date when its flows' rates change or they leave)
         self.mark = 0  # the last re-rating that visited it
+        # When its flows cross no other link (and there are several), they all move at one level,
+        # capacity / their summed weights, so they end in the order of their tags (the service at which
+        # each has its last byte), whatever comes and goes: a start or an end costs O(log N), not O(N).
+        self.service: float | None = None  # bytes each flow has moved since the clock began; None: no clock
+        self.served_at = 0.0  # when `service` was brought up to date
+        self.weight = 0.0  # its flows' summed weights
+        self.tags: list = []  # heap of (tag, seq, flow)
+        self.version = 0  # its entry in the network's heap is current while it carries this
 
     def utilisation(self, now: float) -> float:
         """Share of [0, now] the link carried data."""
@@ -60,7 +71,7 @@ class Flow:
     runs `tail` seconds after its last byte."""
 
     __slots__ = ("links", "weights", "size", "remaining", "counted", "updated", "start", "tail", "on_done",
-                 "owner", "rate", "finish", "state", "version", "mark")
+                 "owner", "rate", "finish", "state", "version", "mark", "tag")
 
     def __init__(self, links: list[Link], weights: list[float], size: float, tail: float,
                  on_done: Callable, now: float, owner=None):
@@ -78,6 +89,7 @@ class Flow:
         self.state = MOVING
         self.version = 0  # a heap entry is current while it carries the flow's version
         self.mark = 0
+        self.tag = 0.0  # SHARING: the link's service at which its last byte arrives
 
     def done(self) -> None:
         if self.owner is None:
@@ -138,12 +150,24 @@ class Network:
             return flow
         limit = now + EPS
         crowded = False
+        freed = None  # links of flows that left: what they shared with is re-rated too
         for link in links:  # flows whose data is done by now leave first: the new flow does not share with them
             if link.flows:
-                for g in list(link.flows):
-                    if g.finish <= limit:
-                        self._retire(g, now)
+                if link.service is not None:
+                    self._serve(link, now)
+                else:
+                    for g in list(link.flows):
+                        if g.finish <= limit:
+                            was_moving = g.state == MOVING
+                            self._retire(g, now)
+                            if was_moving:
+                                freed = (freed or []) + [x for x in g.links if x not in links]
                 crowded = crowded or bool(link.flows)
+        if freed:
+            if self._settling:
+                self._dirty.update(dict.fromkeys(freed))
+            else:
+                self._rerate(freed, now)
         if not crowded:  # alone on its links: its end is known now
             if len(links) == 1:
                 flow.rate = rate = links[0].capacity / flow.weights[0]
@@ -159,7 +183,20 @@ class Network:
             if not self._settling:
                 self._arm()
             return flow
+        if len(links) == 1 and links[0].service is not None:  # one more on a link with a service clock
+            link = links[0]
+            flow.state = SHARING
+            flow.tag = link.service + size
+            link.weight += flow.weights[0]
+            link.flows[flow] = None
+            heappush(link.tags, (flow.tag, next(self._seq), flow))
+            self._push_link(link, now)
+            if not self._settling:
+                self._arm()
+            return flow
         for link in links:
+            if link.service is not None:
+                self._stop_clock(link, now)
             if not link.flows:
                 link.busy_since = now
             link.flows[flow] = None
@@ -221,19 +258,90 @@ class Network:
         f.version += 1  # its report at finish + tail no longer stands
         self.flows[f] = None
 
+    # -- links with a service clock -------------------------------------------------------------------
+    def _start_clock(self, link: Link, comp: list[Flow], now: float) -> None:
+        """Flows alone together on `link` (settled to now) move on its service clock from now on."""
+        link.service, link.served_at = 0.0, now
+        link.weight = 0.0
+        tags = []
+        for f in comp:
+            del self.flows[f]
+            f.state = SHARING
+            f.tag = f.remaining
+            f.version += 1
+            link.weight += f.weights[0]
+            tags.append((f.tag, next(self._seq), f))
+        heapify(tags)
+        link.tags = tags
+        self._push_link(link, now)
+
+    def _push_link(self, link: Link, now: float) -> None:
+        """The link's next end in the network's heap."""
+        link.version += 1
+        level = link.capacity / link.weight
+        heappush(self._heap, (now + (link.tags[0][0] - link.service) / level, next(self._seq), link.version, link))
+
+    def _serve(self, link: Link, now: float) -> None:
+        """Bring the link's clock to `now`; the flows whose last byte has arrived leave it (and report after
+        their tail); the clock stops when none is left, else the heap gets its next end."""
+        level = link.capacity / link.weight
+        dt = now - link.served_at
+        if dt > 0:
+            link.service += level * dt
+            link.bytes += link.capacity * dt  # work conserving: its flows fill it
+            link.served_at = now
+        tags, due = link.tags, link.service + level * EPS
+        while tags and tags[0][0] <= due:
+            f = heappop(tags)[2]
+            link.weight -= f.weights[0]
+            del link.flows[f]
+            f.remaining, f.counted, f.finish = 0.0, f.size, now
+            f.state = DRAINED
+            self._push(now + f.tail, f)
+        if not tags:
+            link.busy_time += now - link.busy_since
+            link.busy_since = None
+            link.service = None
+            link.version += 1
+        elif link.weight <= 0:  # (only rounding left: restart the sum)
+            link.weight = sum(f.weights[0] for _, _, f in tags)
+        self._push_link(link, now) if tags else None
+
+    def _stop_clock(self, link: Link, now: float) -> None:
+        """A flow that crosses other links joins: the link's flows share like any others from now on."""
+        self._serve(link, now)
+        if link.service is None:
+            return
+        level = link.capacity / link.weight
+        service = link.service
+        for _, _, f in link.tags:
+            f.remaining = f.tag - service
+            f.counted = f.size - f.remaining  # the link's bytes already count what it moved
+            f.rate, f.updated = level, now
+            f.finish = now + f.remaining / level
+            f.state = MOVING
+            f.version += 1
+            self.flows[f] = None
+        link.tags = []
+        link.service = None
+        link.version += 1
+
     # -- rates ---------------------------------------------------------------------------------------
     def _rerate(self, seeds, now: float) -> None:
         """Re-rate the components (flows connected through shared links) of the `seeds` links."""
         self._mark += 1
         mark = self._mark
         limit = now + EPS
-        for seed in seeds:
+        seeds = list(seeds)
+        for seed in seeds:  # (grows while it runs)
             if seed.mark == mark:
                 continue
             seed.mark = mark
             stack, comp, links = [seed], [], []
             while stack:
                 link = stack.pop()
+                if link.service is not None:
+                    self._stop_clock(link, now)
                 links.append(link)
                 for g in list(link.flows):
                     if g.mark == mark:
@@ -246,8 +354,9 @@ class Network:
                         self._activate(g, now)
                     else:
                         self._settle(g, now)
-                        if g.finish <= limit:
+                        if g.finish <= limit:  # gone: what it shared with is re-rated too (its own component)
                             self._retire(g, now)
+                            seeds.extend(g.links)
                             continue
                     comp.append(g)
                     for other in g.links:
@@ -263,6 +372,9 @@ class Network:
             f = comp[0]
             f.rate = min(link.capacity / w for link, w in zip(f.links, f.weights))
         elif len(links) == 1:  # every flow on the one link: the same rate, weights summed
+            if len(comp) >= SERVICE_FROM:
+                self._start_clock(links[0], comp, now)
+                return
             level = links[0].capacity / sum(f.weights[0] for f in comp)
             for f in comp:
                 f.rate = level
@@ -315,6 +427,9 @@ class Network:
         while heap and heap[0][0] <= limit:
             _, _, version, f = heappop(heap)
             if version != f.version:
+                continue
+            if f.__class__ is Link:  # the next end on a link with a service clock
+                self._serve(f, now)
                 continue
             if f.state == MOVING:  # its last byte: off its links, the rest of its component re-rated
                 self._settle(f, now)
