@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+from .constants import MemcpyKind
 from .errors import AclError, NotEmulated
 from .runtime import configure, current
 
@@ -46,4 +47,4 @@ def install() -> None:
         sys.modules[f"acl.{name}"] = getattr(acl, name)
 
 
-__all__ = ["AclError", "NotEmulated", "configure", "current", "install", "records", "write_trace", "__version__"]
+__all__ = ["AclError", "MemcpyKind", "NotEmulated", "configure", "current", "install", "records", "write_trace", "__version__"]

@@ -55,6 +55,7 @@ GROUPS: list[tuple[str, list[str]]] = [
 HELPERS: dict[str, list[str]] = {
     "register_host": ["acl.util.bytes_to_ptr", "acl.util.numpy_to_ptr"],
     "host_array": ["acl.util.ptr_to_numpy", "acl.util.ptr_to_bytes"],
+    "device_array": [],
     "start_thread": ["acl.util.start_thread"],
     "stop_thread": ["acl.util.stop_thread"],
 }
@@ -62,7 +63,7 @@ HELPERS: dict[str, list[str]] = {
 # Module-level functions of emu.runtime besides the delegators.
 RUNTIME_FUNCTIONS = ["configure", "current", "host_time_from_env", "parse_host_time", "correct_kind", "ends", "api"]
 RUNTIME_CLASSES = ["Runtime", "Context", "Device", "Stream", "Event", "Capture", "Model", "PointerAttributes",
-                   "CallbackError", "CallbackDeadlock"]
+                   "CallbackError", "CallbackDeadlock", "StreamHandle", "EventHandle", "DevicePointer", "HostPointer"]
 # What a program may ask the runtime object (`emu.current()`) about its run, besides the APIs.
 RUNTIME_MEMBERS = ["records", "record_totals", "flush_records", "write_trace", "calls", "host_calls", "clock",
                    "host_time", "host_time_scale"]
@@ -211,6 +212,8 @@ def render() -> str:
             out += _api_entry(rt, name)
 
     out += ["## Helpers (not ACL APIs)", ""]
+    if set(HELPERS) != set(rt._HELPERS):
+        raise ValueError(f"emu.runtime's helpers {sorted(rt._HELPERS)} and the page's {sorted(HELPERS)} differ")
     for name in HELPERS:
         out += _api_entry(rt, name)
 

@@ -1,19 +1,32 @@
 """Named ACL constants. pyACL exports none (scripts define their own ints); these
 are for new code and for the emulator itself. Values are the C headers'."""
+import enum
+
 
 # aclrtMemcpyKind
-ACL_MEMCPY_HOST_TO_HOST = 0
-ACL_MEMCPY_HOST_TO_DEVICE = 1
-ACL_MEMCPY_DEVICE_TO_HOST = 2
-ACL_MEMCPY_DEVICE_TO_DEVICE = 3
-ACL_MEMCPY_DEFAULT = 4
-ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 5
-ACL_MEMCPY_INNER_DEVICE_TO_DEVICE = 6
-ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 7
+class MemcpyKind(enum.IntEnum):
+    """aclrtMemcpyKind. An int: accepted wherever a copy kind is (emu.runtime, the emu.acl facade)."""
 
-MEMCPY_KIND_NAMES = {0: "HOST_TO_HOST", 1: "HOST_TO_DEVICE", 2: "DEVICE_TO_HOST", 3: "DEVICE_TO_DEVICE",
-                     4: "DEFAULT", 5: "HOST_TO_BUF_TO_DEVICE", 6: "INNER_DEVICE_TO_DEVICE",
-                     7: "INTER_DEVICE_TO_DEVICE"}
+    HOST_TO_HOST = 0
+    HOST_TO_DEVICE = 1
+    DEVICE_TO_HOST = 2
+    DEVICE_TO_DEVICE = 3
+    DEFAULT = 4  # the runtime works the direction out from the addresses
+    HOST_TO_BUF_TO_DEVICE = 5  # H2D through a runtime buffer: the call returns once the source is read
+    INNER_DEVICE_TO_DEVICE = 6  # aclrtMemcpyBatch: within one device
+    INTER_DEVICE_TO_DEVICE = 7  # aclrtMemcpyBatch: between devices
+
+
+ACL_MEMCPY_HOST_TO_HOST = MemcpyKind.HOST_TO_HOST.value
+ACL_MEMCPY_HOST_TO_DEVICE = MemcpyKind.HOST_TO_DEVICE.value
+ACL_MEMCPY_DEVICE_TO_HOST = MemcpyKind.DEVICE_TO_HOST.value
+ACL_MEMCPY_DEVICE_TO_DEVICE = MemcpyKind.DEVICE_TO_DEVICE.value
+ACL_MEMCPY_DEFAULT = MemcpyKind.DEFAULT.value
+ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = MemcpyKind.HOST_TO_BUF_TO_DEVICE.value
+ACL_MEMCPY_INNER_DEVICE_TO_DEVICE = MemcpyKind.INNER_DEVICE_TO_DEVICE.value
+ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = MemcpyKind.INTER_DEVICE_TO_DEVICE.value
+
+MEMCPY_KIND_NAMES = {k.value: k.name for k in MemcpyKind}
 
 # aclrtMemMallocPolicy
 ACL_MEM_MALLOC_HUGE_FIRST = 0

@@ -65,6 +65,12 @@ def _parse(kind: str, value):
     return value
 
 
+def _plain(value):
+    """pyACL gives plain ints: the runtime's handles and addresses (int subclasses that are also context
+    managers) are given as the int."""
+    return int(value) if isinstance(value, int) and type(value) is not int and not isinstance(value, bool) else value
+
+
 def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int = 0, convert=None):
     """A pyACL function calling `fn`.
 
@@ -90,7 +96,9 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
             return 0
         if convert is not None:
             result = convert(result)
-        return (*result, 0) if len(outputs) > 1 else (result, 0)
+        if len(outputs) > 1:
+            return (*map(_plain, result), 0)
+        return _plain(result), 0
 
     call.__name__ = qualname.rsplit(".", 1)[-1]
     call.__qualname__ = qualname

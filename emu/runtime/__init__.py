@@ -17,11 +17,13 @@ import os
 import threading
 
 from .. import config
+from ..constants import MemcpyKind
 from .batch import BatchOps
 from .callbacks import CallbackDeadlock, CallbackError, CallbackOps, SocOps
 from .capture import Capture, CaptureOps, Model
 from .copy2d import Copy2dOps
 from .descriptors import DescriptorOps
+from .handles import DevicePointer, EventHandle, HostPointer, StreamHandle
 from .core import HOST_TIME_ENV, HOST_TIME_MODES, Context, Core, Device, Event, Stream, api, parse_host_time
 from .hostmem import HostMemoryOps, PeerOps
 from .launch import LaunchOps
@@ -31,6 +33,8 @@ from .memops import FillD32Ops, MemoryOps, PointerAttributes, correct_kind, ends
 class Runtime(MemoryOps, Copy2dOps, BatchOps, DescriptorOps, FillD32Ops, HostMemoryOps, PeerOps, CaptureOps,
               LaunchOps, CallbackOps, SocOps, Core):
     """One emulated process: its devices, memory, streams, events and simulated machine."""
+
+    MemcpyKind = MemcpyKind  # aclrtMemcpyKind, at hand as rt.MemcpyKind.HOST_TO_DEVICE
 
 
 _current: Runtime | None = None
@@ -118,10 +122,11 @@ def _delegate(name: str):
 
 
 API_NAMES = sorted(n for n in dir(Runtime) if hasattr(getattr(Runtime, n), "acl_name"))
-_HELPERS = ["register_host", "host_array", "start_thread", "stop_thread"]  # not ACL APIs
+_HELPERS = ["register_host", "host_array", "device_array", "start_thread", "stop_thread"]  # not ACL APIs
 globals().update({n: _delegate(n) for n in API_NAMES + _HELPERS})
 
 __all__ = ["Runtime", "Capture", "Model", "Context", "Device", "Event", "Stream", "PointerAttributes", "configure", "current",
            "host_time_from_env", "parse_host_time", "HOST_TIME_MODES", "HOST_TIME_ENV",
-           "correct_kind", "ends", "api", "API_NAMES", *API_NAMES, "register_host", "host_array", "start_thread",
-           "stop_thread", "CallbackError", "CallbackDeadlock"]
+           "correct_kind", "ends", "api", "API_NAMES", *API_NAMES, "register_host", "host_array", "device_array",
+           "start_thread", "stop_thread", "CallbackError", "CallbackDeadlock", "MemcpyKind", "StreamHandle",
+           "EventHandle", "DevicePointer", "HostPointer"]

@@ -41,6 +41,7 @@ from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_REPEAT_FINALIZE,
                       ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CAPTURED, ACL_ERROR_RT_STREAM_CONTEXT, ACL_ERROR_RT_EVENT_CAPTURED,
                       ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, ACL_ERROR_RT_CAPTURE_DEPENDENCY, ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, AclError, set_recent_error)
 from ..memory import AddressSpace
+from .handles import EventHandle, StreamHandle
 
 _handles = count(0x5A000010, 16)  # handle values look like pointers and are never reused
 
@@ -735,7 +736,7 @@ class Core:
         s.m = self.machine.stream(f"dev{dev.id}/stream{s.handle:x}", dev.id)
         ctx.streams.append(s)
         self.handles[s.handle] = s
-        return s.handle
+        return StreamHandle(s.handle, self)
 
     @api("aclrtCreateStream")
     def create_stream(self) -> int:
@@ -862,7 +863,7 @@ class Core:
         ev = Event(flags, dev.id, ex)
         dev.events += 1
         self.handles[ev.handle] = ev
-        return ev.handle
+        return EventHandle(ev.handle, self)
 
     @api("aclrtCreateEvent")
     def create_event(self) -> int:

@@ -13,6 +13,7 @@ from ..errors import (ACL_ERROR_FEATURE_UNSUPPORTED, ACL_ERROR_HOST_MEMORY_ALREA
                       ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_PARAM_INVALID)
 from ..memory import Region, Registration
 from .core import Core, api, fail
+from .handles import DevicePointer, HostPointer
 from .memops import roundup
 
 ATTR_RSV, ATTR_MODULE_ID, ATTR_DEVICE_ID, ATTR_VA_FLAG = 0, 1, 2, 3  # aclrtMallocAttrType
@@ -61,7 +62,7 @@ class HostMemoryOps:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"malloc attribute {attr} is not accepted by aclrtMallocWithCfg")
         if device_id is not None and device_id != self.visible.index(ctx.device.id):
             fail(ACL_ERROR_RT_PARAM_INVALID, f"DEVICE_ID {device_id} is not the current device")
-        return self._alloc_device(ctx.device.id, roundup(size, 32), policy & 0xFF).base
+        return DevicePointer(self._alloc_device(ctx.device.id, roundup(size, 32), policy & 0xFF).base, self)
 
     @api("aclrtMallocHostWithCfg", sizes=("size",))
     def malloc_host_with_cfg(self: Core, size: int, cfg=None) -> int:
@@ -80,7 +81,7 @@ class HostMemoryOps:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"VA_FLAG is not supported on {self.product.name}")
         r = self._alloc_host(roundup(size, 32))
         r.va_flag = va_flag
-        return r.base
+        return HostPointer(r.base, self)
 
     @staticmethod
     def _host_malloc_va_flag(cfg) -> int:

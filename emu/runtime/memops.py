@@ -19,6 +19,7 @@ from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                       ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_PARAM_INVALID, AclError)
 from ..memory import HOST_PAGE, HUGE_1G, HUGE_PAGE, Location, Region, is_device_address, writable_view
 from .core import Core, Stream, api, fail
+from .handles import DevicePointer, HostPointer
 
 H2H, H2D, D2H, D2D, DEFAULT, H2B2D = 0, 1, 2, 3, 4, 5
 HOST, DEV, UNREG = Location.HOST, Location.DEVICE, Location.UNREGISTERED
@@ -234,7 +235,8 @@ class MemoryOps:
         if size < 0 or size + 32 + pad > C.SIZE_MAX:
             fail(ACL_ERROR_INVALID_PARAM, f"size {size} overflows once rounded and padded")
         ctx = self.current_context()
-        return self._alloc_device(ctx.device.id, roundup(size, 32) + pad, policy, functional=functional).base
+        return DevicePointer(self._alloc_device(ctx.device.id, roundup(size, 32) + pad, policy,
+                                                functional=functional).base, self)
 
     def _driver_allocation(self: Core, ptr: int, what: str) -> Region:
         """The device allocation the driver's halMemFree releases at `ptr` (npu_driver_mem.cc
@@ -279,7 +281,7 @@ class MemoryOps:
         if size < 0 or size > C.SIZE_MAX - 32:
             fail(ACL_ERROR_INVALID_PARAM, f"size {size} is out of range")
         self.current_context()
-        return self._alloc_host(roundup(size, 32), functional).base
+        return HostPointer(self._alloc_host(roundup(size, 32), functional).base, self)
 
     def _alloc_host(self: Core, nbytes: int, functional: bool | None = None) -> Region:
         """Page-locked host memory; in RC mode host memory is device memory (normal pages)
@@ -367,6 +369,40 @@ class MemoryOps:
                 return r.buffer()[off:off + nbytes]
             # memory the program showed read-only (a read-only array, a one-byte bytes object) stays read-only
             return writable_view(ptr, nbytes, keep=r.owner, readonly=r.readonly)
+
+    def device_array(self: Core, ptr: int, shape, dtype, *, writable: bool = False) -> np.ndarray:
+        """A numpy view of device memory at `ptr` as an array of `shape` and `dtype`, for inspection in a
+        notebook or a test: the bytes as they are now (work still queued has not run: synchronize first).
+        Read-only unless writable=True (a write through it changes device memory outside the timing model).
+
+        Functional memory only: a timing-only allocation has no bytes and raises ValueError, as do host
+        memory (see `host_array`), an address in no device allocation, a freed one, and a shape that does not
+        fit between `ptr` and the allocation's end. Not an ACL API."""
+        dtype = np.dtype(dtype)
+        if dtype.hasobject:
+            raise TypeError(f"dtype {dtype} holds Python objects, not bytes: use a numeric dtype")
+        dims = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if not all(isinstance(d, (int, np.integer)) and d >= 0 for d in dims):
+            raise ValueError(f"shape {shape!r} is not a tuple of sizes >= 0")
+        nbytes = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+        with self.lock:
+            r = self.space.find(ptr)
+            if r is None or r.freed:
+                raise ValueError(f"0x{int(ptr):x} is in no device allocation")
+            if not r.is_device or r.origin == "malloc_host":
+                raise ValueError(f"0x{int(ptr):x} is host memory ({r.describe()}): use host_array(ptr, nbytes) "
+                                 f"and .view(dtype)")
+            if r.virtual:
+                raise ValueError(f"{r.describe()} is timing-only: it has no bytes to show (allocate it in functional "
+                                 f"mode: emu.configure(functional=True) or malloc(..., functional=True))")
+            off = ptr - r.base
+            if off + nbytes > r.size:
+                raise ValueError(f"{dims} x {dtype} is {nbytes} bytes from 0x{int(ptr):x}: {off + nbytes - r.size} "
+                                 f"bytes past the end of {r.describe()}")
+            view = r.buffer()[off:off + nbytes].view(dtype).reshape(dims)
+        if not writable:
+            view.flags.writeable = False
+        return view
 
     # -- copies ----------------------------------------------------------------------------------
     def _check_copy_args(self, dst: int, src: int, kind: int) -> None:
