@@ -84,6 +84,7 @@ class Sink:
 
     def __init__(self, target):
         self.path = None
+        self.users = 0  # logs writing here; a file this sink opened is closed when the last one is gone
         if isinstance(target, (str, os.PathLike)):
             self.path = os.fspath(target)
             self.file = open(self.path, "w")
@@ -112,12 +113,27 @@ class Sink:
     def close(self) -> None:
         if self.path is not None and not self.file.closed:
             self.file.close()
+        _open_sinks.discard(self)
+
+    def attach(self) -> "Sink":
+        """A log writes here from now on."""
+        self.users += 1
+        return self
+
+    def detach(self) -> None:
+        """A log is gone (its last rows written): the file closes with the last one."""
+        self.users -= 1
+        if self.users <= 0:
+            self.close()
 
     def __repr__(self) -> str:
         return f"Sink({self.path or self.file!r})"
 
 
-_open_sinks: "weakref.WeakSet[Sink]" = weakref.WeakSet()
+# Sinks that opened a file, held strongly until their logs are gone: a log dropped with its runtime writes its
+# last rows from __del__, which must find the file still open (in one garbage cycle, the file could be
+# finalized, and closed, first).
+_open_sinks: "set[Sink]" = set()
 _logs: "weakref.WeakSet" = weakref.WeakSet()
 
 
@@ -351,6 +367,8 @@ class TaskLog:
 
     def __init__(self, keep=ALL):
         self.policy, self.sink = parse_keep(keep)
+        if self.sink is not None:
+            self.sink.attach()
         self.pending: list = []  # completed Tasks not yet turned into rows (at most CHUNK); cleared in place
         self.rows = _Rows(None if self.policy == ALL else (self.policy or 0))
         self.kinds, self.routes = _Table(), _Table(None)
@@ -512,9 +530,10 @@ class TaskLog:
         return next(self._views(rows[i:i + 1]))
 
     def __del__(self):
-        if self.sink is not None and self.pending:  # a runtime dropped before its last rows were written
+        if self.sink is not None:  # a runtime dropped before its last rows were written
             try:
                 self.flush()
+                self.sink.detach()
             except Exception:
                 pass
 
@@ -528,6 +547,8 @@ class CallLog:
 
     def __init__(self, keep=ALL):
         self.policy, self.sink = parse_keep(keep)
+        if self.sink is not None:
+            self.sink.attach()
         self.pending: list[tuple] = []
         self.rows = _Rows(None if self.policy == ALL else (self.policy or 0))
         self.apis, self.threads = _Table(), _Table()
@@ -562,9 +583,10 @@ class CallLog:
             self.rows.add(out)
 
     def __del__(self):
-        if self.sink is not None and self.pending:
+        if self.sink is not None:
             try:
                 self.flush()
+                self.sink.detach()
             except Exception:
                 pass
 
