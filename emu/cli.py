@@ -405,6 +405,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _check_outputs(args)
         return args.func(args)
+    except BrokenPipeError:  # the reader went away (`acl-emu products | head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (so the exit's own flush is silent)
+        return 141
     except UserError as e:
         message = str(e)
     except ConfigError as e:
