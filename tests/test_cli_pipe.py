@@ -14,4 +14,4 @@ def test_a_closed_pipe_stops_quietly():
     err = proc.stderr.read().decode()
     code = proc.wait(timeout=120)
     assert err == "", err
-    assert code == 141
+    assert code in (0, 141)  # 0 if everything fitted in the pipe before the reader left
