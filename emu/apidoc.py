@@ -136,7 +136,7 @@ def signature(fn, name: str | None = None) -> str:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return f"{name}(...)"
-    params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values() if p.name != "self"]
+    params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values() if p.name not in ("self", "rt")]
     ret = sig.return_annotation
     text = f"{name}{sig.replace(parameters=params, return_annotation=inspect.Signature.empty)}"
     if ret is not inspect.Signature.empty:

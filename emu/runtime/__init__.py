@@ -18,23 +18,154 @@ import threading
 
 from .. import config
 from ..constants import MemcpyKind
-from .batch import BatchOps
-from .callbacks import CallbackDeadlock, CallbackError, CallbackOps, SocOps
-from .capture import Capture, CaptureOps, Model
-from .copy2d import Copy2dOps
-from .descriptors import DescriptorOps
-from .handles import DevicePointer, EventHandle, HostPointer, StreamHandle
+from . import allocation, batch, callbacks, capture, copies, copy2d, descriptors, fills, hostmem, launch, peer, transfer
+from .callbacks import CallbackDeadlock, CallbackError
+from .capture import Capture, Model
 from .core import HOST_TIME_ENV, HOST_TIME_MODES, Context, Core, Device, Event, Stream, api, parse_host_time
-from .hostmem import HostMemoryOps, PeerOps
-from .launch import LaunchOps
-from .memops import FillD32Ops, MemoryOps, PointerAttributes, correct_kind, ends
+from .handles import DevicePointer, EventHandle, HostPointer, StreamHandle
+from .allocation import PointerAttributes
+from .transfer import correct_kind, ends
 
 
-class Runtime(MemoryOps, Copy2dOps, BatchOps, DescriptorOps, FillD32Ops, HostMemoryOps, PeerOps, CaptureOps,
-              LaunchOps, CallbackOps, SocOps, Core):
-    """One emulated process: its devices, memory, streams, events and simulated machine."""
+class Runtime(Core):
+    """One emulated process: its devices, memory, streams, events and simulated machine.
+
+    The state and the device, context, stream and event APIs are `Core`'s (core.py); every other API is a
+    function of its family's module taking the runtime first, bound here by name."""
 
     MemcpyKind = MemcpyKind  # aclrtMemcpyKind, at hand as rt.MemcpyKind.HOST_TO_DEVICE
+
+    has_bytes = transfer.has_bytes
+    _mover = transfer._mover
+    _filler = transfer._filler
+    locate = transfer.locate
+    run_blocking = transfer.run_blocking
+    pageable = transfer.pageable
+    _copy_now = transfer._copy_now
+    sync_for_pageable = transfer.sync_for_pageable
+    copy_unit = transfer.copy_unit
+    _copy_unit = transfer._copy_unit
+    _enqueue_copy = transfer._enqueue_copy
+    _alloc_device = allocation._alloc_device
+    malloc = allocation.malloc
+    _driver_allocation = allocation._driver_allocation
+    free = allocation.free
+    malloc_host = allocation.malloc_host
+    _alloc_host = allocation._alloc_host
+    free_host = allocation.free_host
+    get_mem_info = allocation.get_mem_info
+    pointer_get_attributes = allocation.pointer_get_attributes
+    register_host = allocation.register_host
+    host_array = allocation.host_array
+    device_array = allocation.device_array
+    _check_copy_args = copies._check_copy_args
+    memcpy = copies.memcpy
+    _memcpy_async = copies._memcpy_async
+    memcpy_async = copies.memcpy_async
+    memcpy_async_with_condition = copies.memcpy_async_with_condition
+    _fill_host_now = fills._fill_host_now
+    memset = fills.memset
+    memset_async = fills.memset_async
+    dvpp_malloc = allocation.dvpp_malloc
+    dvpp_free = allocation.dvpp_free
+    _d32_target = fills._d32_target
+    _d32_filler = fills._d32_filler
+    _d32 = fills._d32
+    _d32_runtime_present = fills._d32_runtime_present
+    _d32_device_sync = fills._d32_device_sync
+    _d32_device_async = fills._d32_device_async
+    memset_d32 = fills.memset_d32
+    memset_d32_async = fills.memset_d32_async
+    _match = batch._match
+    _entry = batch._entry
+    _part = batch._part
+    _run_batch = batch._run_batch
+    _runtime_entry = batch._runtime_entry
+    _batch_sync = batch._batch_sync
+    _batch_async = batch._batch_async
+    _batch_async_ub = batch._batch_async_ub
+    _batch_async_loop = batch._batch_async_loop
+    _batch = batch._batch
+    memcpy_batch = batch.memcpy_batch
+    memcpy_batch_async = batch.memcpy_batch_async
+    memcpy_batch_v2 = batch.memcpy_batch_v2
+    memcpy_batch_async_v2 = batch.memcpy_batch_async_v2
+    get_soc_name = callbacks.get_soc_name
+    _callbacks = property(callbacks._callbacks)
+    _purge_destroyed = callbacks._purge_destroyed
+    _wait_wall = callbacks._wait_wall
+    subscribe_report = callbacks.subscribe_report
+    unsubscribe_report = callbacks.unsubscribe_report
+    _drop = callbacks._drop
+    launch_callback = callbacks.launch_callback
+    _reached = callbacks._reached
+    process_report = callbacks.process_report
+    _take_reports = callbacks._take_reports
+    _run_callback = callbacks._run_callback
+    _host_wait = callbacks._host_wait
+    start_thread = callbacks.start_thread
+    stop_thread = callbacks.stop_thread
+    _thread_modes = capture._thread_modes
+    check_capture_safe = capture.check_capture_safe
+    _capture_stream = capture._capture_stream
+    _capturable = staticmethod(capture._capturable)
+    _capture_context = capture._capture_context
+    _release_capture = capture._release_capture
+    ri_capture_begin = capture.ri_capture_begin
+    ri_capture_get_info = capture.ri_capture_get_info
+    ri_capture_end = capture.ri_capture_end
+    ri_capture_thread_exchange_mode = capture.ri_capture_thread_exchange_mode
+    _check_model_context = capture._check_model_context
+    ri_execute_async = capture.ri_execute_async
+    ri_destroy = capture.ri_destroy
+    _acl_2d = staticmethod(copy2d._acl_2d)
+    _limits_2d = staticmethod(copy2d._limits_2d)
+    _null_stream_2d = copy2d._null_stream_2d
+    _runtime_entry_2d = copy2d._runtime_entry_2d
+    _locate_2d = copy2d._locate_2d
+    _move_2d = copy2d._move_2d
+    _copy_2d_now = copy2d._copy_2d_now
+    _locations_2d = copy2d._locations_2d
+    memcpy2d = copy2d.memcpy2d
+    memcpy2d_async = copy2d.memcpy2d_async
+    _enqueue_2d = copy2d._enqueue_2d
+    _stars = descriptors._stars
+    _desc_aligned = staticmethod(descriptors._desc_aligned)
+    _desc_lookup = descriptors._desc_lookup
+    _desc_on_device = staticmethod(descriptors._desc_on_device)
+    get_memcpy_desc_size = descriptors.get_memcpy_desc_size
+    set_memcpy_desc = descriptors.set_memcpy_desc
+    _read_desc = descriptors._read_desc
+    memcpy_async_with_desc = descriptors.memcpy_async_with_desc
+    _enqueue_indirect = descriptors._enqueue_indirect
+    memcpy_async_with_offset = descriptors.memcpy_async_with_offset
+    malloc_with_cfg = allocation.malloc_with_cfg
+    malloc_host_with_cfg = allocation.malloc_host_with_cfg
+    _host_malloc_va_flag = staticmethod(allocation._host_malloc_va_flag)
+    _driver_host_register = hostmem._driver_host_register
+    _host_range = hostmem._host_range
+    _check_not_registered = hostmem._check_not_registered
+    _record = hostmem._record
+    host_register = hostmem.host_register
+    host_register_v2 = hostmem.host_register_v2
+    host_get_device_pointer = hostmem.host_get_device_pointer
+    host_unregister = hostmem.host_unregister
+    can_access = peer.can_access
+    _visible_env = peer._visible_env
+    _driver_id = peer._driver_id
+    _below_max = staticmethod(peer._below_max)
+    _driver_device = peer._driver_device
+    _p2p_feature = peer._p2p_feature
+    _default_device_context = peer._default_device_context
+    _current_device = peer._current_device
+    device_can_access_peer = peer.device_can_access_peer
+    _current_and_peer = peer._current_and_peer
+    device_enable_peer_access = peer.device_enable_peer_access
+    device_disable_peer_access = peer.device_disable_peer_access
+    device_peer_access_status = peer.device_peer_access_status
+    check_peer_copy = peer.check_peer_copy
+    _kernel_arg = launch._kernel_arg
+    launch_kernel = launch.launch_kernel
 
 
 _current: Runtime | None = None

@@ -18,7 +18,8 @@ from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, 
     AclError, BatchError
 from ..memory import Location
 from .core import Core, Stream, api, fail
-from .memops import ends
+from .transfer import ends
+from . import capture, transfer
 
 MAX_SYNC_BATCH = 4096  # hicann/runtime pkg_inc/driver/ascend_hal_define.h DEVMM_MEMCPY_BATCH_MAX_COUNT
 
@@ -117,182 +118,195 @@ class _Entry:
         self.dr, self.doff, self.sr, self.soff, self.n, self.pageable = dr, doff, sr, soff, n, pageable
 
 
-class BatchOps:
-    """Mixed into `Runtime`."""
+# -- BatchOps --------------------------------------------------------------------------------------
 
-    def _match(self: Core, j: int, key: str, addr: int, n: int, attr: dict, k: int):
-        """One end of entry j against its attribute (ApiImpl::CheckMemCpyAttr); (region, offset, location)."""
-        try:
-            r, off = self.locate(addr, n)
-        except AclError as e:
-            _bad(e.code, f"entry {j}: {e.message}", j)
-        want_type, want_id = _loc(attr, key, k)
-        loc = self.space.location(r, addr)
-        have, want = _side(loc), _wanted(want_type)
-        if have != want or (have == Location.DEVICE and self.visible.index(r.device) != want_id):
-            _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: {key} of attrs[{k}] says {want_type}/{want_id}, "
-                                             f"the memory is {loc.name}", j)
-        return r, off, loc
 
-    def _entry(self: Core, j: int, dst: int, dest_max: int, src: int, n: int, attr: dict, k: int,
-               sync: bool) -> _Entry:
-        """The checks of entry j: ApiImpl::MemcpyBatch (sync) or ValidateMemCpyParamsAndAttributes (async)."""
-        if not sync:
-            if n == 0 or n > dest_max:
-                _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: size {n} is 0 or larger than destMax {dest_max}", j)
-            if src == 0:
-                _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: src is null", j)
-            if dst == 0:
-                _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: dst is null", j)
-        dr, doff, dloc = self._match(j, "dst_loc", dst, n, attr, k)
-        sr, soff, sloc = self._match(j, "src_loc", src, n, attr, k)
-        if _side(dloc) == _side(sloc):
-            _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: both ends are {_side(dloc).name} memory: batch entries "
-                                             f"are HOST_TO_DEVICE or DEVICE_TO_HOST", j)
-        return _Entry(dr, doff, sr, soff, n, Location.UNREGISTERED in (dloc, sloc))
+def _match(rt: Core, j: int, key: str, addr: int, n: int, attr: dict, k: int):
+    """One end of entry j against its attribute (ApiImpl::CheckMemCpyAttr); (region, offset, location)."""
+    try:
+        r, off = transfer.locate(rt, addr, n)
+    except AclError as e:
+        _bad(e.code, f"entry {j}: {e.message}", j)
+    want_type, want_id = _loc(attr, key, k)
+    loc = rt.space.location(r, addr)
+    have, want = _side(loc), _wanted(want_type)
+    if have != want or (have == Location.DEVICE and rt.visible.index(r.device) != want_id):
+        _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: {key} of attrs[{k}] says {want_type}/{want_id}, "
+                                         f"the memory is {loc.name}", j)
+    return r, off, loc
 
-    def _part(self: Core, e: _Entry, what: str, device: int | None = None) -> Task:
-        """Entry e as a task of `device` (by default the device end of the entry)."""
-        s_dev, d_dev = ends(e.sr, e.dr)
-        device = (d_dev if s_dev is None else s_dev) if device is None else device
-        return Task(COPY, nbytes=e.n, device=device, src=s_dev, dst=d_dev, label=what,
-                    on_complete=self._mover(e.dr, e.doff, e.sr, e.soff, e.n, what))
 
-    def _run_batch(self: Core, entries: list[_Entry], what: str) -> None:
-        """One driver batch call (NpuDriver::MemcpyBatch): the entries spread over the engines; no context
-        and no capture-mode check."""
-        parts = [self._part(e, what) for e in entries if e.n]
+def _entry(rt: Core, j: int, dst: int, dest_max: int, src: int, n: int, attr: dict, k: int,
+           sync: bool) -> _Entry:
+    """The checks of entry j: ApiImpl::MemcpyBatch (sync) or ValidateMemCpyParamsAndAttributes (async)."""
+    if not sync:
+        if n == 0 or n > dest_max:
+            _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: size {n} is 0 or larger than destMax {dest_max}", j)
+        if src == 0:
+            _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: src is null", j)
+        if dst == 0:
+            _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: dst is null", j)
+    dr, doff, dloc = _match(rt, j, "dst_loc", dst, n, attr, k)
+    sr, soff, sloc = _match(rt, j, "src_loc", src, n, attr, k)
+    if _side(dloc) == _side(sloc):
+        _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: both ends are {_side(dloc).name} memory: batch entries "
+                                         f"are HOST_TO_DEVICE or DEVICE_TO_HOST", j)
+    return _Entry(dr, doff, sr, soff, n, Location.UNREGISTERED in (dloc, sloc))
+
+
+def _part(rt: Core, e: _Entry, what: str, device: int | None = None) -> Task:
+    """Entry e as a task of `device` (by default the device end of the entry)."""
+    s_dev, d_dev = ends(e.sr, e.dr)
+    device = (d_dev if s_dev is None else s_dev) if device is None else device
+    return Task(COPY, nbytes=e.n, device=device, src=s_dev, dst=d_dev, label=what,
+                on_complete=transfer._mover(rt, e.dr, e.doff, e.sr, e.soff, e.n, what))
+
+
+def _run_batch(rt: Core, entries: list[_Entry], what: str) -> None:
+    """One driver batch call (NpuDriver::MemcpyBatch): the entries spread over the engines; no context
+    and no capture-mode check."""
+    parts = [_part(rt, e, what) for e in entries if e.n]
+    if parts:
+        transfer.run_blocking(rt, Task(GROUP, device=parts[0].device, label=what, parts=parts))
+
+
+def _runtime_entry(rt: Core, stream: int | None, what: str) -> None:
+    """rtsMemcpyBatch / rtsMemcpyBatchAsync: the chip check, then (async) the stream handle."""
+    try:
+        rt.gate(what)
+        if not rt.product.has("batch_copy"):
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"batch copies are not supported on {rt.product.name}")
+        if stream is not None:
+            rt.check_stream_handle(stream)
+    except AclError as e:
+        _bad(e.code, e.message)
+
+
+def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, what: str) -> None:
+    entries = []
+    for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs)):
+        entries.append(_entry(rt, j, dsts[j], sizes[j], srcs[j], sizes[j], a, k, sync=True))
+    _run_batch(rt, entries, what)
+
+
+def _batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
+                 stream: int, what: str) -> None:
+    try:
+        rt.current_context(implicit=False)  # ApiImpl::MemcpyBatchAsync
+    except AclError as e:
+        _bad(e.code, e.message)
+    checked = ((j, k, a) for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs)))
+
+    def entry(j, k, a):
+        return _entry(rt, j, dsts[j], dest_maxs[j], srcs[j], sizes[j], a, k, sync=False)
+
+    entries = (entry(*c) for c in checked)  # checked one by one, as they are consumed
+    if rt.product.host_link == "ub":
+        _batch_async_ub(rt, stream, entries, what)
+    else:
+        _batch_async_loop(rt, stream, entries, what)
+
+
+def _batch_async_ub(rt: Core, stream: int, entries, what: str) -> None:
+    """ApiImplDavid::BatchMemcpyAsync (UB hosts): the stream (107003), every entry, then one batch; with
+    pageable memory, a stream synchronize and a synchronous batch."""
+    s = rt.stream_of(stream)
+    entries = list(entries)
+    if any(e.pageable for e in entries):
+        if s.capturing:
+            fail(ACL_ERROR_RT_PARAM_INVALID, "a batch with pageable memory cannot be captured: use "
+                                             "aclrtMallocHost or aclrtHostRegister memory")
+        rt._drain(s)
+        _run_batch(rt, entries, what)
+        return
+    rt.submit(s, Task(GROUP, device=s.device, label=what, parts=[_part(rt, e, what, s.device) for e in entries]))
+
+
+def _batch_async_loop(rt: Core, stream: int, entries, what: str) -> None:
+    """ApiImpl::LoopMemcpyAsync: each entry is checked, then done or enqueued, before the next one is
+    checked; so a failing entry leaves the earlier ones done or enqueued."""
+    parts: list[Task] = []
+    s: Stream | None = None
+
+    def flush():
         if parts:
-            self.run_blocking(Task(GROUP, device=parts[0].device, label=what, parts=parts))
+            rt.submit(s, Task(GROUP, device=s.device, label=what, parts=list(parts)))
+            parts.clear()
 
-    def _runtime_entry(self: Core, stream: int | None, what: str) -> None:
-        """rtsMemcpyBatch / rtsMemcpyBatchAsync: the chip check, then (async) the stream handle."""
-        try:
-            self.gate(what)
-            if not self.product.has("batch_copy"):
-                fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"batch copies are not supported on {self.product.name}")
-            if stream is not None:
-                self.check_stream_handle(stream)
-        except AclError as e:
-            _bad(e.code, e.message)
+    try:
+        for e in entries:
+            if e.pageable:  # stream synchronize, then ApiImpl::MemCopySync (107030, not 107041)
+                flush()
+                rt._drain(rt.stream_of(stream, check_context=False))
+                capture.check_capture_safe(rt)
+                transfer._copy_now(rt, e.dr, e.doff, e.sr, e.soff, e.n, what)
+                continue
+            if s is None:
+                s = rt.stream_of(stream)  # ApiImpl::MemcpyAsync: 107003 for another context's stream
+            parts.append(_part(rt, e, what, s.device))
+    finally:
+        flush()
 
-    def _batch_sync(self: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, what: str) -> None:
-        entries = []
-        for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs)):
-            entries.append(self._entry(j, dsts[j], sizes[j], srcs[j], sizes[j], a, k, sync=True))
-        self._run_batch(entries, what)
 
-    def _batch_async(self: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
-                     stream: int, what: str) -> None:
-        try:
-            self.current_context(implicit=False)  # ApiImpl::MemcpyBatchAsync
-        except AclError as e:
-            _bad(e.code, e.message)
-        checked = ((j, k, a) for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs)))
-
-        def entry(j, k, a):
-            return self._entry(j, dsts[j], dest_maxs[j], srcs[j], sizes[j], a, k, sync=False)
-
-        entries = (entry(*c) for c in checked)  # checked one by one, as they are consumed
-        if self.product.host_link == "ub":
-            self._batch_async_ub(stream, entries, what)
-        else:
-            self._batch_async_loop(stream, entries, what)
-
-    def _batch_async_ub(self: Core, stream: int, entries, what: str) -> None:
-        """ApiImplDavid::BatchMemcpyAsync (UB hosts): the stream (107003), every entry, then one batch; with
-        pageable memory, a stream synchronize and a synchronous batch."""
-        s = self.stream_of(stream)
-        entries = list(entries)
-        if any(e.pageable for e in entries):
-            if s.capturing:
-                fail(ACL_ERROR_RT_PARAM_INVALID, "a batch with pageable memory cannot be captured: use "
-                                                 "aclrtMallocHost or aclrtHostRegister memory")
-            self._drain(s)
-            self._run_batch(entries, what)
-            return
-        self.submit(s, Task(GROUP, device=s.device, label=what, parts=[self._part(e, what, s.device) for e in entries]))
-
-    def _batch_async_loop(self: Core, stream: int, entries, what: str) -> None:
-        """ApiImpl::LoopMemcpyAsync: each entry is checked, then done or enqueued, before the next one is
-        checked; so a failing entry leaves the earlier ones done or enqueued."""
-        parts: list[Task] = []
-        s: Stream | None = None
-
-        def flush():
-            if parts:
-                self.submit(s, Task(GROUP, device=s.device, label=what, parts=list(parts)))
-                parts.clear()
-
-        try:
-            for e in entries:
-                if e.pageable:  # stream synchronize, then ApiImpl::MemCopySync (107030, not 107041)
-                    flush()
-                    self._drain(self.stream_of(stream, check_context=False))
-                    self.check_capture_safe()
-                    self._copy_now(e.dr, e.doff, e.sr, e.soff, e.n, what)
-                    continue
-                if s is None:
-                    s = self.stream_of(stream)  # ApiImpl::MemcpyAsync: 107003 for another context's stream
-                parts.append(self._part(e, what, s.device))
-        finally:
-            flush()
-
-    def _batch(self: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
-               stream: int | None, what: str) -> int:
-        dest_maxs, sizes = _size_ts(dest_maxs), _size_ts(sizes)  # size_t arrays, as C reads them
-        if not _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs):
-            return SIZE_MAX
-        self._runtime_entry(stream, what)
-        _attr_checks(count, attrs_indexes, num_attrs, sync=stream is None)
-        try:
-            if stream is None:
-                self._batch_sync(dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, what)
-            else:
-                self._batch_async(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, stream,
-                                  what)
-        except BatchError:
-            raise
-        except AclError as e:
-            _bad(e.code, e.message)
+def _batch(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
+           stream: int | None, what: str) -> int:
+    dest_maxs, sizes = _size_ts(dest_maxs), _size_ts(sizes)  # size_t arrays, as C reads them
+    if not _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs):
         return SIZE_MAX
+    _runtime_entry(rt, stream, what)
+    _attr_checks(count, attrs_indexes, num_attrs, sync=stream is None)
+    try:
+        if stream is None:
+            _batch_sync(rt, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, what)
+        else:
+            _batch_async(rt, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, stream,
+                              what)
+    except BatchError:
+        raise
+    except AclError as e:
+        _bad(e.code, e.message)
+    return SIZE_MAX
 
-    @api("aclrtMemcpyBatch", gate=False, sizes=("num_batches", "num_attrs"))
-    def memcpy_batch(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs) -> int:
-        """Copy `num_batches` entries (`sizes[i]` bytes from `srcs[i]` to `dsts[i]`) and block this thread until
-        all are done (aclrtMemcpyBatch); returns failIndex: SIZE_MAX, no entry failed. A failure raises
-        BatchError, whose `fail_index` is the entry concerned (SIZE_MAX when none is).
 
-        Each entry is host-to-device or device-to-host, its locations those of the attribute covering it:
-        attrs[k] ({"dst_loc": {"type", "id"}, "src_loc": ..., "rsv": 16 zero bytes}) covers the entries from
-        attrs_indexes[k] on. At most 4096 entries; all sizes 0 does nothing. The entries run in no promised
-        order."""
-        return self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, None,
-                           "aclrtMemcpyBatch")
+@api("aclrtMemcpyBatch", gate=False, sizes=("num_batches", "num_attrs"))
+def memcpy_batch(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs) -> int:
+    """Copy `num_batches` entries (`sizes[i]` bytes from `srcs[i]` to `dsts[i]`) and block this thread until
+    all are done (aclrtMemcpyBatch); returns failIndex: SIZE_MAX, no entry failed. A failure raises
+    BatchError, whose `fail_index` is the entry concerned (SIZE_MAX when none is).
 
-    @api("aclrtMemcpyBatchAsync", gate=False, sizes=("num_batches", "num_attrs"))
-    def memcpy_batch_async(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
-                           stream: int = 0) -> int:
-        """Queue a batch copy (as aclrtMemcpyBatch) on `stream` (aclrtMemcpyBatchAsync); returns failIndex
-        (SIZE_MAX); a failure raises BatchError with `fail_index`.
+    Each entry is host-to-device or device-to-host, its locations those of the attribute covering it:
+    attrs[k] ({"dst_loc": {"type", "id"}, "src_loc": ..., "rsv": 16 zero bytes}) covers the entries from
+    attrs_indexes[k] on. At most 4096 entries; all sizes 0 does nothing. The entries run in no promised
+    order."""
+    return _batch(rt, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, None,
+                       "aclrtMemcpyBatch")
 
-        Except on UB hosts (checked whole, then queued as one batch) entries are checked and queued one by one,
-        so a failing entry leaves the earlier ones queued; an entry with pageable memory drains the stream and
-        is copied synchronously."""
-        return self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, stream,
-                           "aclrtMemcpyBatchAsync")
 
-    @api("aclrtMemcpyBatchV2", gate=False, sizes=("num_batches", "num_attrs"))
-    def memcpy_batch_v2(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes,
-                        num_attrs) -> None:
-        """As aclrtMemcpyBatch, without failIndex (aclrtMemcpyBatchV2): returns None; a failure raises BatchError."""
-        self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, None,
-                    "aclrtMemcpyBatchV2")
+@api("aclrtMemcpyBatchAsync", gate=False, sizes=("num_batches", "num_attrs"))
+def memcpy_batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
+                       stream: int = 0) -> int:
+    """Queue a batch copy (as aclrtMemcpyBatch) on `stream` (aclrtMemcpyBatchAsync); returns failIndex
+    (SIZE_MAX); a failure raises BatchError with `fail_index`.
 
-    @api("aclrtMemcpyBatchAsyncV2", gate=False, sizes=("num_batches", "num_attrs"))
-    def memcpy_batch_async_v2(self: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
-                              stream: int = 0) -> None:
-        """As aclrtMemcpyBatchAsync, without failIndex (aclrtMemcpyBatchAsyncV2): returns None; a failure raises
-        BatchError."""
-        self._batch(dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, stream,
-                    "aclrtMemcpyBatchAsyncV2")
+    Except on UB hosts (checked whole, then queued as one batch) entries are checked and queued one by one,
+    so a failing entry leaves the earlier ones queued; an entry with pageable memory drains the stream and
+    is copied synchronously."""
+    return _batch(rt, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, stream,
+                       "aclrtMemcpyBatchAsync")
+
+
+@api("aclrtMemcpyBatchV2", gate=False, sizes=("num_batches", "num_attrs"))
+def memcpy_batch_v2(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes,
+                    num_attrs) -> None:
+    """As aclrtMemcpyBatch, without failIndex (aclrtMemcpyBatchV2): returns None; a failure raises BatchError."""
+    _batch(rt, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, None,
+                "aclrtMemcpyBatchV2")
+
+
+@api("aclrtMemcpyBatchAsyncV2", gate=False, sizes=("num_batches", "num_attrs"))
+def memcpy_batch_async_v2(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
+                          stream: int = 0) -> None:
+    """As aclrtMemcpyBatchAsync, without failIndex (aclrtMemcpyBatchAsyncV2): returns None; a failure raises
+    BatchError."""
+    _batch(rt, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs, stream,
+                "aclrtMemcpyBatchAsyncV2")

@@ -158,304 +158,316 @@ def _alive(thread_id: int) -> bool:
     return any(t.ident == thread_id and t.is_alive() for t in threading.enumerate())
 
 
-class SocOps:
-    """Mixed into `Runtime`."""
-
-    @api("aclrtGetSocName")
-    def get_soc_name(self: Core) -> str:
-        """The SoC name of the product, e.g. "Ascend910B3" (aclrtGetSocName); no context needed. 507000 for a
-        product whose SoC name the emulator does not know (acl_rt_impl_base.cpp aclrtGetSocNameImpl)."""
-        if self._st.gate is not None:
-            self.runtime_layer()
-        name = soc_name(self.product)
-        if name is None:
-            fail(ACL_ERROR_RT_INTERNAL_ERROR, f"no SoC name known for product {self.product.name} "
-                                              f"(family {self.product.family})")
-        return name
+# -- SocOps ----------------------------------------------------------------------------------------
 
 
-class CallbackOps:
-    """Mixed into `Runtime`."""
+@api("aclrtGetSocName")
+def get_soc_name(rt: Core) -> str:
+    """The SoC name of the product, e.g. "Ascend910B3" (aclrtGetSocName); no context needed. 507000 for a
+    product whose SoC name the emulator does not know (acl_rt_impl_base.cpp aclrtGetSocNameImpl)."""
+    if rt._st.gate is not None:
+        rt.runtime_layer()
+    name = soc_name(rt.product)
+    if name is None:
+        fail(ACL_ERROR_RT_INTERNAL_ERROR, f"no SoC name known for product {rt.product.name} "
+                                          f"(family {rt.product.family})")
+    return name
 
-    # -- state ------------------------------------------------------------------------
-    @property
-    def _callbacks(self: Core) -> _CallbackState:
-        cbs = self.__dict__.get("_callback_state")
-        if cbs is None:
-            with self.lock:
-                cbs = self.__dict__.get("_callback_state")
-                if cbs is None:
-                    cbs = self.__dict__["_callback_state"] = _CallbackState(self.lock)
-                    self.machine.host_wait = self._host_wait
-        return cbs
 
-    def _purge_destroyed(self, cbs: _CallbackState) -> None:
-        for s in [s for s in cbs.subs if s.destroyed]:
-            del cbs.subs[s]
+# -- CallbackOps -----------------------------------------------------------------------------------
 
-    def _wait_wall(self: Core, cbs: _CallbackState, seconds: float) -> float:
-        """Let other host threads call the runtime for up to `seconds` (lock released); the wall time waited."""
-        st = self._st
-        t0 = perf_counter()
-        cbs.cond.wait(seconds)
-        self._st = st  # another thread's call set it while the lock was free
-        return perf_counter() - t0
 
-    # -- subscriptions ------------------------------------------------------------------
-    @api("aclrtSubscribeReport")
-    def subscribe_report(self: Core, thread_id: int, stream: int = 0) -> None:
-        """Have host thread `thread_id` run the callbacks of `stream` (0: the current context's default stream)
-        (aclrtSubscribeReport).
+# -- state ------------------------------------------------------------------------
+def _callbacks(rt: Core) -> _CallbackState:
+    cbs = rt.__dict__.get("_callback_state")
+    if cbs is None:
+        with rt.lock:
+            cbs = rt.__dict__.get("_callback_state")
+            if cbs is None:
+                cbs = rt.__dict__["_callback_state"] = _CallbackState(rt.lock)
+                rt.machine.host_wait = rt._host_wait
+    return cbs
 
-        api_c.cc rtSubscribeReport (stream handle), ApiImpl::SubscribeReport (null stream: the current
-        context's default stream, 107002 without one), CbSubscribe::Insert: the stream already subscribed
-        -> 107011; the thread subscribed to streams of another device -> 107012; a 129th thread -> 507000.
-        """
-        s = self.stream_of(stream, check_context=False)
-        cbs = self._callbacks
-        self._purge_destroyed(cbs)
-        owner = cbs.subs.get(s)
-        if owner is not None:
-            fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, f"stream 0x{s.handle:x} is already subscribed (by thread {owner})")
-        mine = cbs.streams_of(thread_id)
-        if mine and mine[0].device != s.device:
-            fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {thread_id} is subscribed to streams of device "
-                                                f"{mine[0].device}; stream 0x{s.handle:x} is on device {s.device}")
-        if not mine and len(cbs.threads()) >= MAX_CALLBACK_THREADS:
-            fail(ACL_ERROR_RT_INTERNAL_ERROR, f"{MAX_CALLBACK_THREADS} threads are already subscribed "
-                                              f"(RT_THREAD_GROUP_ID_MAX)")
-        cbs.subs[s] = thread_id
+
+def _purge_destroyed(rt: Core, cbs: _CallbackState) -> None:
+    for s in [s for s in cbs.subs if s.destroyed]:
+        del cbs.subs[s]
+
+
+def _wait_wall(rt: Core, cbs: _CallbackState, seconds: float) -> float:
+    """Let other host threads call the runtime for up to `seconds` (lock released); the wall time waited."""
+    st = rt._st
+    t0 = perf_counter()
+    cbs.cond.wait(seconds)
+    rt._st = st  # another thread's call set it while the lock was free
+    return perf_counter() - t0
+
+
+# -- subscriptions ------------------------------------------------------------------
+@api("aclrtSubscribeReport")
+def subscribe_report(rt: Core, thread_id: int, stream: int = 0) -> None:
+    """Have host thread `thread_id` run the callbacks of `stream` (0: the current context's default stream)
+    (aclrtSubscribeReport).
+
+    api_c.cc rtSubscribeReport (stream handle), ApiImpl::SubscribeReport (null stream: the current
+    context's default stream, 107002 without one), CbSubscribe::Insert: the stream already subscribed
+    -> 107011; the thread subscribed to streams of another device -> 107012; a 129th thread -> 507000.
+    """
+    s = rt.stream_of(stream, check_context=False)
+    cbs = _callbacks(rt)
+    _purge_destroyed(rt, cbs)
+    owner = cbs.subs.get(s)
+    if owner is not None:
+        fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, f"stream 0x{s.handle:x} is already subscribed (by thread {owner})")
+    mine = cbs.streams_of(thread_id)
+    if mine and mine[0].device != s.device:
+        fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {thread_id} is subscribed to streams of device "
+                                            f"{mine[0].device}; stream 0x{s.handle:x} is on device {s.device}")
+    if not mine and len(cbs.threads()) >= MAX_CALLBACK_THREADS:
+        fail(ACL_ERROR_RT_INTERNAL_ERROR, f"{MAX_CALLBACK_THREADS} threads are already subscribed "
+                                          f"(RT_THREAD_GROUP_ID_MAX)")
+    cbs.subs[s] = thread_id
+    cbs.notify()
+
+
+@api("aclrtUnSubscribeReport")
+def unsubscribe_report(rt: Core, thread_id: int, stream: int = 0) -> None:
+    """Stop thread `thread_id` running the callbacks of `stream` (aclrtUnSubscribeReport).
+
+    ApiImpl::UnSubscribeReport (null stream: the current context's default stream), CbSubscribe::Delete:
+    the stream not subscribed -> 107011; subscribed by another thread -> 107012. Reports of the stream
+    that already reached the thread are run first (see emu.runtime.callbacks); the rest are dropped.
+    """
+    s = rt.stream_of(stream, check_context=False)
+    cbs = _callbacks(rt)
+    _purge_destroyed(rt, cbs)
+    owner = cbs.subs.get(s)
+    if owner is None:
+        fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, f"stream 0x{s.handle:x} is not subscribed")
+    if owner != thread_id:
+        fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, f"stream 0x{s.handle:x} is subscribed by thread {owner}, "
+                                            f"not {thread_id}")
+    me = threading.get_ident()
+    limit = perf_counter() + UNSUBSCRIBE_DRAIN_S
+    while owner != me and _alive(owner) and perf_counter() < limit and (
+            any(r.stream is s for r in cbs.reports.get(owner, ())) or
+            any(r.stream is s for r in cbs.running)):
+        _wait_wall(rt, cbs, _SLICE_S)
+    if cbs.subs.get(s) == thread_id:
+        del cbs.subs[s]
+    queue = cbs.reports.get(owner)
+    if queue:
+        for r in [r for r in queue if r.stream is s]:
+            queue.remove(r)
+            _drop(rt, r)
+        if not queue:
+            del cbs.reports[owner]
+    cbs.notify()
+
+
+def _drop(rt: Core, r: _Report) -> None:
+    """A report no thread will run: a blocking callback releases its stream."""
+    if r.block and r.task is not None and not r.task._released:
+        rt.machine.complete(r.task, rt.machine.now)
+
+
+# -- launching ---------------------------------------------------------------------------
+@api("aclrtLaunchCallback")
+def launch_callback(rt: Core, fn: Callable, user_data=None, block_type: int = ACL_CALLBACK_BLOCK,
+                    stream: int = 0) -> None:
+    """Enqueue `fn(user_data)` on `stream`, to run on the stream's subscribed thread (aclrtLaunchCallback).
+    block_type ACL_CALLBACK_BLOCK (1): the stream waits until the callback has run; NO_BLOCK (0): it goes on.
+
+    callback.cpp aclrtLaunchCallbackImpl: block_type not BLOCK (1) / NO_BLOCK (0) -> 100000; api_c.cc
+    rtCallbackLaunch (stream handle); ApiErrorDecorator::CallbackLaunch: fn null -> 107000;
+    ApiImpl::CallbackLaunch: no context -> 107002, a stream of another context -> 107003, a stream no
+    thread subscribed to -> 107015.
+    """
+    if block_type not in (ACL_CALLBACK_NO_BLOCK, ACL_CALLBACK_BLOCK):
+        fail(ACL_ERROR_INVALID_PARAM, f"block type {block_type}: expected ACL_CALLBACK_NO_BLOCK (0) or "
+                                      f"ACL_CALLBACK_BLOCK (1)")
+    rt.check_stream_handle(stream)
+    if fn is None or not callable(fn):
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"callback {fn!r} is not callable")
+    s = rt.stream_of(stream)
+    cbs = _callbacks(rt)
+    _purge_destroyed(rt, cbs)
+    if s not in cbs.subs:
+        fail(ACL_ERROR_RT_STREAM_NO_CB_REG, f"stream 0x{s.handle:x} is not bound to any thread: call "
+                                            f"aclrtSubscribeReport first")
+    if s.capture is not None:
+        raise NotEmulated("aclrtLaunchCallback on a capturing stream is not emulated by acl-emu")
+    block = block_type == ACL_CALLBACK_BLOCK
+    r = _Report(fn, user_data, s, block)
+    label = f"callback {getattr(fn, '__qualname__', None) or type(fn).__name__}"
+    if block:
+        r.task = Task(HOSTFUNC, device=s.device, label=label, on_start=lambda: _reached(rt, r))
+    else:
+        r.task = Task(MARKER, device=s.device, label=label, on_complete=lambda: _reached(rt, r))
+    cbs.expected[s] += 1
+    rt.submit(s, r.task)
+    cbs.notify()
+
+
+def _reached(rt: Core, r: _Report) -> None:
+    """The stream reached the callback task: report it to the stream's thread."""
+    cbs = _callbacks(rt)
+    cbs.expected[r.stream] -= 1
+    if cbs.expected[r.stream] <= 0:
+        del cbs.expected[r.stream]
+    r.reached = rt.machine.now
+    thread = cbs.subs.get(r.stream)
+    if thread is None or r.stream.destroyed:
+        _drop(rt, r)
+        return
+    r.thread = thread
+    cbs.reports.setdefault(thread, deque()).append(r)
+    cbs.notify()
+
+
+# -- processing --------------------------------------------------------------------------
+@api("aclrtProcessReport")
+def process_report(rt: Core, timeout_ms: int = -1) -> None:
+    """Run, on this thread, the callbacks that reached it; wait up to `timeout_ms` (-1: forever) for one
+    (aclrtProcessReport).
+
+    callback.cpp aclrtProcessReportImpl: timeout < -1 or 0 -> 100000; ApiImpl::ProcessReport: this
+    thread subscribed to no stream -> 107012; nothing reported within the timeout -> 507012
+    (NpuDriver::CqReportIrqWait). A callback that raises: CallbackError, after the others ran.
+    """
+    if timeout_ms < -1 or timeout_ms == 0:
+        fail(ACL_ERROR_INVALID_PARAM, f"timeout {timeout_ms} ms: -1 waits forever, otherwise it must be > 0")
+    if rt._st.gate is not None:
+        rt.runtime_layer()
+    cbs = _callbacks(rt)
+    me = threading.get_ident()
+    _purge_destroyed(rt, cbs)
+    if not cbs.streams_of(me):
+        fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {me} is subscribed to no stream: call aclrtSubscribeReport")
+    batch = _take_reports(rt, cbs, me, timeout_ms)
+    st = rt._st
+    cbs.running.extend(batch)
+    error: BaseException | None = None
+    try:
+        for r in batch:
+            error = _run_callback(rt, cbs, r, st) or error
+    finally:
+        for r in batch:
+            if r in cbs.running:
+                cbs.running.remove(r)
         cbs.notify()
+    if error is not None:
+        raise CallbackError(f"a callback run by aclrtProcessReport raised {error!r}") from error
 
-    @api("aclrtUnSubscribeReport")
-    def unsubscribe_report(self: Core, thread_id: int, stream: int = 0) -> None:
-        """Stop thread `thread_id` running the callbacks of `stream` (aclrtUnSubscribeReport).
 
-        ApiImpl::UnSubscribeReport (null stream: the current context's default stream), CbSubscribe::Delete:
-        the stream not subscribed -> 107011; subscribed by another thread -> 107012. Reports of the stream
-        that already reached the thread are run first (see emu.runtime.callbacks); the rest are dropped.
-        """
-        s = self.stream_of(stream, check_context=False)
-        cbs = self._callbacks
-        self._purge_destroyed(cbs)
-        owner = cbs.subs.get(s)
-        if owner is None:
-            fail(ACL_ERROR_RT_STREAM_SUBSCRIBE, f"stream 0x{s.handle:x} is not subscribed")
-        if owner != thread_id:
-            fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, f"stream 0x{s.handle:x} is subscribed by thread {owner}, "
-                                                f"not {thread_id}")
-        me = threading.get_ident()
-        limit = perf_counter() + UNSUBSCRIBE_DRAIN_S
-        while owner != me and _alive(owner) and perf_counter() < limit and (
-                any(r.stream is s for r in cbs.reports.get(owner, ())) or
-                any(r.stream is s for r in cbs.running)):
-            self._wait_wall(cbs, _SLICE_S)
-        if cbs.subs.get(s) == thread_id:
-            del cbs.subs[s]
-        queue = cbs.reports.get(owner)
-        if queue:
-            for r in [r for r in queue if r.stream is s]:
-                queue.remove(r)
-                self._drop(r)
-            if not queue:
-                del cbs.reports[owner]
-        cbs.notify()
+def _take_reports(rt: Core, cbs: _CallbackState, me: int, timeout_ms: int) -> list[_Report]:
+    """Wait for this thread's next reports; move its clock to when it wakes; take what reached it by then."""
+    st = rt._st
+    deadline = math.inf if timeout_ms == -1 else st.clock + timeout_ms / 1000.0
+    wall_end = math.inf if timeout_ms == -1 else perf_counter() + timeout_ms / 1000.0
 
-    def _drop(self: Core, r: _Report) -> None:
-        """A report no thread will run: a blocking callback releases its stream."""
-        if r.block and r.task is not None and not r.task._released:
-            self.machine.complete(r.task, self.machine.now)
+    def arrived() -> bool:
+        return bool(cbs.reports.get(me))
 
-    # -- launching ---------------------------------------------------------------------------
-    @api("aclrtLaunchCallback")
-    def launch_callback(self: Core, fn: Callable, user_data=None, block_type: int = ACL_CALLBACK_BLOCK,
-                        stream: int = 0) -> None:
-        """Enqueue `fn(user_data)` on `stream`, to run on the stream's subscribed thread (aclrtLaunchCallback).
-        block_type ACL_CALLBACK_BLOCK (1): the stream waits until the callback has run; NO_BLOCK (0): it goes on.
-
-        callback.cpp aclrtLaunchCallbackImpl: block_type not BLOCK (1) / NO_BLOCK (0) -> 100000; api_c.cc
-        rtCallbackLaunch (stream handle); ApiErrorDecorator::CallbackLaunch: fn null -> 107000;
-        ApiImpl::CallbackLaunch: no context -> 107002, a stream of another context -> 107003, a stream no
-        thread subscribed to -> 107015.
-        """
-        if block_type not in (ACL_CALLBACK_NO_BLOCK, ACL_CALLBACK_BLOCK):
-            fail(ACL_ERROR_INVALID_PARAM, f"block type {block_type}: expected ACL_CALLBACK_NO_BLOCK (0) or "
-                                          f"ACL_CALLBACK_BLOCK (1)")
-        self.check_stream_handle(stream)
-        if fn is None or not callable(fn):
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"callback {fn!r} is not callable")
-        s = self.stream_of(stream)
-        cbs = self._callbacks
-        self._purge_destroyed(cbs)
-        if s not in cbs.subs:
-            fail(ACL_ERROR_RT_STREAM_NO_CB_REG, f"stream 0x{s.handle:x} is not bound to any thread: call "
-                                                f"aclrtSubscribeReport first")
-        if s.capture is not None:
-            raise NotEmulated("aclrtLaunchCallback on a capturing stream is not emulated by acl-emu")
-        block = block_type == ACL_CALLBACK_BLOCK
-        r = _Report(fn, user_data, s, block)
-        label = f"callback {getattr(fn, '__qualname__', None) or type(fn).__name__}"
-        if block:
-            r.task = Task(HOSTFUNC, device=s.device, label=label, on_start=lambda: self._reached(r))
-        else:
-            r.task = Task(MARKER, device=s.device, label=label, on_complete=lambda: self._reached(r))
-        cbs.expected[s] += 1
-        self.submit(s, r.task)
-        cbs.notify()
-
-    def _reached(self: Core, r: _Report) -> None:
-        """The stream reached the callback task: report it to the stream's thread."""
-        cbs = self._callbacks
-        cbs.expected[r.stream] -= 1
-        if cbs.expected[r.stream] <= 0:
-            del cbs.expected[r.stream]
-        r.reached = self.machine.now
-        thread = cbs.subs.get(r.stream)
-        if thread is None or r.stream.destroyed:
-            self._drop(r)
-            return
-        r.thread = thread
-        cbs.reports.setdefault(thread, deque()).append(r)
-        cbs.notify()
-
-    # -- processing --------------------------------------------------------------------------
-    @api("aclrtProcessReport")
-    def process_report(self: Core, timeout_ms: int = -1) -> None:
-        """Run, on this thread, the callbacks that reached it; wait up to `timeout_ms` (-1: forever) for one
-        (aclrtProcessReport).
-
-        callback.cpp aclrtProcessReportImpl: timeout < -1 or 0 -> 100000; ApiImpl::ProcessReport: this
-        thread subscribed to no stream -> 107012; nothing reported within the timeout -> 507012
-        (NpuDriver::CqReportIrqWait). A callback that raises: CallbackError, after the others ran.
-        """
-        if timeout_ms < -1 or timeout_ms == 0:
-            fail(ACL_ERROR_INVALID_PARAM, f"timeout {timeout_ms} ms: -1 waits forever, otherwise it must be > 0")
-        if self._st.gate is not None:
-            self.runtime_layer()
-        cbs = self._callbacks
-        me = threading.get_ident()
-        self._purge_destroyed(cbs)
-        if not cbs.streams_of(me):
-            fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {me} is subscribed to no stream: call aclrtSubscribeReport")
-        batch = self._take_reports(cbs, me, timeout_ms)
-        st = self._st
-        cbs.running.extend(batch)
-        error: BaseException | None = None
-        try:
-            for r in batch:
-                error = self._run_callback(cbs, r, st) or error
-        finally:
-            for r in batch:
-                if r in cbs.running:
-                    cbs.running.remove(r)
-            cbs.notify()
-        if error is not None:
-            raise CallbackError(f"a callback run by aclrtProcessReport raised {error!r}") from error
-
-    def _take_reports(self: Core, cbs: _CallbackState, me: int, timeout_ms: int) -> list[_Report]:
-        """Wait for this thread's next reports; move its clock to when it wakes; take what reached it by then."""
-        st = self._st
-        deadline = math.inf if timeout_ms == -1 else st.clock + timeout_ms / 1000.0
-        wall_end = math.inf if timeout_ms == -1 else perf_counter() + timeout_ms / 1000.0
-
-        def arrived() -> bool:
-            return bool(cbs.reports.get(me))
-
-        while True:
+    while True:
+        queue = cbs.reports.get(me)
+        if not queue:
+            rt.machine.step_until(deadline, arrived)  # let the devices run until a report comes
             queue = cbs.reports.get(me)
+        if queue:
+            if queue[0].reached > deadline:  # one comes, but after this wait would have ended
+                break
+            wake = max(st.clock, queue[0].reached)
+            st.clock = wake
+            batch = []
+            while queue and queue[0].reached <= wake:
+                batch.append(queue.popleft())
             if not queue:
-                self.machine.step_until(deadline, arrived)  # let the devices run until a report comes
-                queue = cbs.reports.get(me)
-            if queue:
-                if queue[0].reached > deadline:  # one comes, but after this wait would have ended
-                    break
-                wake = max(st.clock, queue[0].reached)
-                st.clock = wake
-                batch = []
-                while queue and queue[0].reached <= wake:
-                    batch.append(queue.popleft())
-                if not queue:
-                    del cbs.reports[me]
-                return batch
-            mine = cbs.streams_of(me)
-            if not mine:
-                fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {me} was unsubscribed from its last stream")
-            if any(cbs.expected[s] for s in mine) and self.machine.env.peek() < math.inf:
-                break  # a callback is on its way, later in simulated time than this wait
-            left = wall_end - perf_counter()  # nothing on its way: wait for other host threads to launch one
-            if left <= 0:
-                fail(ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback reported within {timeout_ms} ms")
-            st.clock += self._wait_wall(cbs, min(left, _SLICE_S)) * self._wall
-        st.clock = max(st.clock, deadline)
-        fail(ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback reported within {timeout_ms} ms of simulated time")
+                del cbs.reports[me]
+            return batch
+        mine = cbs.streams_of(me)
+        if not mine:
+            fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {me} was unsubscribed from its last stream")
+        if any(cbs.expected[s] for s in mine) and rt.machine.env.peek() < math.inf:
+            break  # a callback is on its way, later in simulated time than this wait
+        left = wall_end - perf_counter()  # nothing on its way: wait for other host threads to launch one
+        if left <= 0:
+            fail(ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback reported within {timeout_ms} ms")
+        st.clock += _wait_wall(rt, cbs, min(left, _SLICE_S)) * rt._wall
+    st.clock = max(st.clock, deadline)
+    fail(ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback reported within {timeout_ms} ms of simulated time")
 
-    def _run_callback(self: Core, cbs: _CallbackState, r: _Report, st) -> BaseException | None:
-        """Run one callback without the runtime lock; complete a blocking one at this thread's time after it."""
-        held = 0
-        try:
-            while True:  # release the (re-entrant) runtime lock entirely: the callback may call the API
-                self.lock.release()
-                held += 1
-        except RuntimeError:
-            pass
-        wall = self._wall
-        error = None
-        try:
-            if wall:
-                st.returned = perf_counter()  # the callback's own time counts, as between API calls
-            r.fn(r.data)
-        except Exception as exc:  # reported by process_report once the stream is released
-            error = exc
-        finally:
-            for _ in range(held):
-                self.lock.acquire()
-            self._st = st
-            if wall and st.returned is not None:
-                st.clock += (perf_counter() - st.returned) * wall
-            st.returned = None  # back inside the process_report call
-            if r.block and not r.task._released:
-                self.machine.complete(r.task, st.clock)
-        return error
 
-    def _host_wait(self: Core) -> None:
-        """Machine.host_wait: the simulation is stuck on blocking callbacks; let the callback threads run them."""
-        cbs = self._callbacks
-        me = threading.get_ident()
-        if not cbs.running:
-            queued = [r for q in cbs.reports.values() for r in q if r.block]
-            if not queued:
-                raise CallbackDeadlock("the devices wait for a blocking callback no stream has reached")
-            if all(r.thread == me or r.thread in cbs.waiting or not _alive(r.thread) for r in queued):
-                r = queued[0]
-                why = ("is this thread, which is waiting for it" if r.thread == me else
-                       "is itself waiting" if r.thread in cbs.waiting else "is not a running thread")
-                raise CallbackDeadlock(f"{r.task.label} on stream 0x{r.stream.handle:x} waits for thread {r.thread} "
-                                       f"to call aclrtProcessReport, and that thread {why}: it would wait forever")
-        cbs.waiting.add(me)
-        try:
-            self._wait_wall(cbs, _SLICE_S)
-        finally:
-            cbs.waiting.discard(me)
+def _run_callback(rt: Core, cbs: _CallbackState, r: _Report, st) -> BaseException | None:
+    """Run one callback without the runtime lock; complete a blocking one at this thread's time after it."""
+    held = 0
+    try:
+        while True:  # release the (re-entrant) runtime lock entirely: the callback may call the API
+            rt.lock.release()
+            held += 1
+    except RuntimeError:
+        pass
+    wall = rt._wall
+    error = None
+    try:
+        if wall:
+            st.returned = perf_counter()  # the callback's own time counts, as between API calls
+        r.fn(r.data)
+    except Exception as exc:  # reported by process_report once the stream is released
+        error = exc
+    finally:
+        for _ in range(held):
+            rt.lock.acquire()
+        rt._st = st
+        if wall and st.returned is not None:
+            st.clock += (perf_counter() - st.returned) * wall
+        st.returned = None  # back inside the process_report call
+        if r.block and not r.task._released:
+            rt.machine.complete(r.task, st.clock)
+    return error
 
-    # -- pyACL's host threads (acl.util.start_thread / stop_thread) ---------------------------------
-    def start_thread(self, fn: Callable, args=None) -> int:
-        """Start a host thread running `fn(args)`; its id (for subscribe_report). Not an ACL API."""
-        if not callable(fn):
-            raise TypeError(f"{fn!r} is not callable")
-        t = threading.Thread(target=fn, args=(args,), name=f"acl-thread-{getattr(fn, '__name__', 'fn')}",
-                             daemon=True)
-        with _threads_lock:
-            t.start()
-            _threads[t.ident] = t
-        return t.ident
 
-    def stop_thread(self, thread_id: int) -> None:
-        """Wait for a thread of start_thread to return. Not an ACL API: an unknown id, or the calling
-        thread itself, is ACL_ERROR_INVALID_PARAM."""
-        with _threads_lock:
-            t = _threads.get(thread_id)
-            if t is None or t.ident == threading.get_ident():
-                raise AclError(ACL_ERROR_INVALID_PARAM, f"{thread_id} is not a thread started by start_thread"
-                               if t is None else "a thread cannot stop itself")
-            del _threads[thread_id]
-        t.join()
+def _host_wait(rt: Core) -> None:
+    """Machine.host_wait: the simulation is stuck on blocking callbacks; let the callback threads run them."""
+    cbs = _callbacks(rt)
+    me = threading.get_ident()
+    if not cbs.running:
+        queued = [r for q in cbs.reports.values() for r in q if r.block]
+        if not queued:
+            raise CallbackDeadlock("the devices wait for a blocking callback no stream has reached")
+        if all(r.thread == me or r.thread in cbs.waiting or not _alive(r.thread) for r in queued):
+            r = queued[0]
+            why = ("is this thread, which is waiting for it" if r.thread == me else
+                   "is itself waiting" if r.thread in cbs.waiting else "is not a running thread")
+            raise CallbackDeadlock(f"{r.task.label} on stream 0x{r.stream.handle:x} waits for thread {r.thread} "
+                                   f"to call aclrtProcessReport, and that thread {why}: it would wait forever")
+    cbs.waiting.add(me)
+    try:
+        _wait_wall(rt, cbs, _SLICE_S)
+    finally:
+        cbs.waiting.discard(me)
+
+
+# -- pyACL's host threads (acl.util.start_thread / stop_thread) ---------------------------------
+def start_thread(rt: Core, fn: Callable, args=None) -> int:
+    """Start a host thread running `fn(args)`; its id (for subscribe_report). Not an ACL API."""
+    if not callable(fn):
+        raise TypeError(f"{fn!r} is not callable")
+    t = threading.Thread(target=fn, args=(args,), name=f"acl-thread-{getattr(fn, '__name__', 'fn')}",
+                         daemon=True)
+    with _threads_lock:
+        t.start()
+        _threads[t.ident] = t
+    return t.ident
+
+
+def stop_thread(rt: Core, thread_id: int) -> None:
+    """Wait for a thread of start_thread to return. Not an ACL API: an unknown id, or the calling
+    thread itself, is ACL_ERROR_INVALID_PARAM."""
+    with _threads_lock:
+        t = _threads.get(thread_id)
+        if t is None or t.ident == threading.get_ident():
+            raise AclError(ACL_ERROR_INVALID_PARAM, f"{thread_id} is not a thread started by start_thread"
+                           if t is None else "a thread cannot stop itself")
+        del _threads[thread_id]
+    t.join()

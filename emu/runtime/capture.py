@@ -56,162 +56,173 @@ def _strictest(counts: dict[int, int]) -> int | None:
     return min(live) if live else None
 
 
-class CaptureOps:
-    """Mixed into `Runtime`."""
+# -- CaptureOps ------------------------------------------------------------------------------------
 
-    def _thread_modes(self: Core) -> dict[int, int]:
-        return self._state.capture_modes
 
-    def check_capture_safe(self: Core, converted: bool = False) -> None:
-        """Refuse a synchronous copy or memset while a capture makes it unsafe
-        (docs/conformance/hostmem_peer_capture.md, Capture)."""
-        ctx = self.ctx
-        if ctx is None:
-            return
-        ctx_mode = _strictest(ctx.capture_modes)
-        if ctx_mode is None:
-            return
-        thread_mode = _strictest(self._thread_modes())
-        exchange = self._state.exchange_mode
-        if exchange == RELAXED:
-            return
-        if exchange == GLOBAL:
-            bad = ctx_mode == GLOBAL or thread_mode == THREAD_LOCAL
-        else:
-            bad = thread_mode in (GLOBAL, THREAD_LOCAL)
-        if bad:
-            if converted:
-                fail(ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC,
-                     "a pageable copy would block while a stream is captured")
-            fail(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "synchronous copies and memsets are unsafe while a "
-                                                        "stream is captured")
+def _thread_modes(rt: Core) -> dict[int, int]:
+    return rt._state.capture_modes
 
-    # -- the check chain shared by Begin / GetInfo / End (rtStreamBeginCapture & co.,
-    #    docs/conformance/hostmem_peer_capture.md) -----------------------------------------------------
-    def _capture_stream(self: Core, stream: int) -> Stream:
-        """ACL: stream null -> 100000. C entry: no ACL-graph chip flag -> 207000, then the handle -> 107017."""
-        if stream == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "stream is null")
-        if not self.product.has("acl_graph"):
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"graph capture is not supported on {self.product.name}")
-        return self._lookup(stream, Stream, "stream")
 
-    @staticmethod
-    def _capturable(s: Stream) -> None:
-        """StreamFlagIsSupportCapture: a device-only stream (CP_PROCESS_USE) -> 507000."""
-        if s.flags & DEVICE_USE_ONLY:
-            fail(ACL_ERROR_RT_INTERNAL_ERROR, f"stream 0x{s.handle:x} (ACL_STREAM_DEVICE_USE_ONLY) cannot be captured")
+def check_capture_safe(rt: Core, converted: bool = False) -> None:
+    """Refuse a synchronous copy or memset while a capture makes it unsafe
+    (docs/conformance/hostmem_peer_capture.md, Capture)."""
+    ctx = rt.ctx
+    if ctx is None:
+        return
+    ctx_mode = _strictest(ctx.capture_modes)
+    if ctx_mode is None:
+        return
+    thread_mode = _strictest(_thread_modes(rt))
+    exchange = rt._state.exchange_mode
+    if exchange == RELAXED:
+        return
+    if exchange == GLOBAL:
+        bad = ctx_mode == GLOBAL or thread_mode == THREAD_LOCAL
+    else:
+        bad = thread_mode in (GLOBAL, THREAD_LOCAL)
+    if bad:
+        if converted:
+            fail(ACL_ERROR_RT_CAPTURE_MODE_BLOCK_ASYNC,
+                 "a pageable copy would block while a stream is captured")
+        fail(ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, "synchronous copies and memsets are unsafe while a "
+                                                    "stream is captured")
 
-    def _capture_context(self: Core, s: Stream) -> None:
-        """ApiImpl::StreamBegin/EndCapture: context (107002), the stream's context (107003), not the
-        default stream (207000; unreachable here: its handle is null, refused by the ACL layer)."""
-        ctx = self.current_context()
-        if s.ctx is not ctx:
-            fail(ACL_ERROR_RT_STREAM_CONTEXT, f"stream 0x{s.handle:x} belongs to another context")
-        if s.default:
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "the default stream cannot be captured")
 
-    def _release_capture(self: Core, s: Stream) -> Capture:
-        """Context::CaptureModeExit: the stream leaves capture; the context's and this thread's mode
-        counts drop."""
-        cap, s.capture = s.capture, None
-        s.ctx.capture_modes[cap.mode] -= 1
-        tm = self._thread_modes()
-        if tm.get(cap.mode):
-            tm[cap.mode] -= 1
-        return cap
+# -- the check chain shared by Begin / GetInfo / End (rtStreamBeginCapture & co.,
+#    docs/conformance/hostmem_peer_capture.md) -----------------------------------------------------
+def _capture_stream(rt: Core, stream: int) -> Stream:
+    """ACL: stream null -> 100000. C entry: no ACL-graph chip flag -> 207000, then the handle -> 107017."""
+    if stream == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "stream is null")
+    if not rt.product.has("acl_graph"):
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"graph capture is not supported on {rt.product.name}")
+    return rt._lookup(stream, Stream, "stream")
 
-    @api("aclmdlRICaptureBegin", gate=False)
-    def ri_capture_begin(self: Core, stream: int, mode: int) -> None:
-        """Begin capturing `stream` (aclmdlRICaptureBegin): from now on the tasks queued on it (copies, memsets,
-        kernels, event records) go into a model instead of running. mode (aclmdlRICaptureMode): GLOBAL 0,
-        THREAD_LOCAL 1 or RELAXED 2, which synchronous APIs the capture makes unsafe. Not the default stream;
-        a stream already captured raises 107027; products without graph capture, 207000."""
-        s = self._capture_stream(stream)
-        if mode not in MODES:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"capture mode {mode} is not one of 0..2")
-        self._capturable(s)
-        self._capture_context(s)
-        if s.capture is not None:
-            fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{stream:x} is already being captured")
-        s.capture = Capture(s, mode)
-        s.ctx.capture_modes[mode] = s.ctx.capture_modes.get(mode, 0) + 1
-        tm = self._thread_modes()
-        tm[mode] = tm.get(mode, 0) + 1
 
-    @api("aclmdlRICaptureGetInfo", gate=False)
-    def ri_capture_get_info(self: Core, stream: int) -> tuple[int, int]:
-        """(status, model handle) of a stream's capture (aclmdlRICaptureGetInfo): (ACTIVE (1), the model being
-        captured), or (NONE (0), 0) if it is not captured. No context is needed
-        (ApiImpl::StreamGetCaptureInfo reads the stream only)."""
-        s = self._capture_stream(stream)
-        if s.capture is None:
-            return NONE, 0
-        return s.capture.status, s.capture.model.handle
+def _capturable(s: Stream) -> None:
+    """StreamFlagIsSupportCapture: a device-only stream (CP_PROCESS_USE) -> 507000."""
+    if s.flags & DEVICE_USE_ONLY:
+        fail(ACL_ERROR_RT_INTERNAL_ERROR, f"stream 0x{s.handle:x} (ACL_STREAM_DEVICE_USE_ONLY) cannot be captured")
 
-    @api("aclmdlRICaptureEnd", gate=False)
-    def ri_capture_end(self: Core, stream: int) -> int:
-        """End the capture of `stream` (aclmdlRICaptureEnd); returns the captured model's handle, for
-        aclmdlRIExecuteAsync. A stream not captured raises 107029. Ended on another thread than the one that
-        began it (except in RELAXED mode), the capture ends all the same, its model dropped, and 107038 is raised."""
-        s = self._capture_stream(stream)
-        self._capturable(s)
-        self._capture_context(s)
-        cap = s.capture
-        if cap is None:
-            fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, f"stream 0x{stream:x} is not being captured")
-        if cap.mode != RELAXED and cap.thread != threading.get_ident():
-            self._release_capture(s)  # Context::StreamEndCapture ends the capture all the same
-            fail(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, "the capture must end on the thread that began it; "
-                                                           "it is ended and its model dropped")
-        self._release_capture(s)
-        self.handles[cap.model.handle] = cap.model
-        return cap.model.handle
 
-    @api("aclmdlRICaptureThreadExchangeMode", gate=False)
-    def ri_capture_thread_exchange_mode(self: Core, mode: int) -> int:
-        """Set this thread's capture exchange mode (aclmdlRICaptureThreadExchangeMode): which synchronous APIs
-        an active capture refuses on this thread; returns the old mode."""
-        if not self.product.has("acl_graph"):
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"graph capture is not supported on {self.product.name}")
-        if not 0 <= mode < len(MODES):
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"capture mode {mode} is not one of 0..2")
-        self.current_context()
-        old, self._state.exchange_mode = self._state.exchange_mode, mode
-        return old
+def _capture_context(rt: Core, s: Stream) -> None:
+    """ApiImpl::StreamBegin/EndCapture: context (107002), the stream's context (107003), not the
+    default stream (207000; unreachable here: its handle is null, refused by the ACL layer)."""
+    ctx = rt.current_context()
+    if s.ctx is not ctx:
+        fail(ACL_ERROR_RT_STREAM_CONTEXT, f"stream 0x{s.handle:x} belongs to another context")
+    if s.default:
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "the default stream cannot be captured")
 
-    # -- models ------------------------------------------------------------------------------
-    def _check_model_context(self: Core, m: Model) -> None:
-        """ApiImpl::ModelExecute / ModelDestroy: context (107002), the model's context (107004)."""
-        ctx = self.current_context()
-        if m.ctx is not ctx:
-            fail(ACL_ERROR_RT_MODEL_CONTEXT, f"modelRI 0x{m.handle:x} was captured in another context")
 
-    @api("aclmdlRIExecuteAsync", gate=False)
-    def ri_execute_async(self: Core, model: int, stream: int = 0) -> None:
-        """Replay a captured model's tasks, in order, on `stream` (0: the default stream of the model's context)
-        (aclmdlRIExecuteAsync); each replay reads its sources when its tasks run. A stream being captured raises
-        107027; the current context must be the model's (107004) and so must the stream's (107003)."""
-        if model == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "modelRI is null")
-        m = self._lookup(model, Model, "modelRI")
-        given = self._lookup(stream, Stream, "stream") if stream else None
-        if given is not None and given.capture is not None:
-            fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{given.handle:x} is being captured")
-        self._check_model_context(m)
-        s = given or m.ctx.default_stream
-        if s.ctx is not m.ctx:  # Model::Execute
-            fail(ACL_ERROR_RT_STREAM_CONTEXT, f"stream 0x{s.handle:x} is not in the modelRI's context")
-        for t in m.tasks:
-            clone = t.clone()
-            clone.device = s.device
-            self.submit(s, clone)
+def _release_capture(rt: Core, s: Stream) -> Capture:
+    """Context::CaptureModeExit: the stream leaves capture; the context's and this thread's mode
+    counts drop."""
+    cap, s.capture = s.capture, None
+    s.ctx.capture_modes[cap.mode] -= 1
+    tm = _thread_modes(rt)
+    if tm.get(cap.mode):
+        tm[cap.mode] -= 1
+    return cap
 
-    @api("aclmdlRIDestroy", gate=False)
-    def ri_destroy(self: Core, model: int) -> None:
-        """Destroy a captured model (aclmdlRIDestroy), from the context it was captured in (else 107004)."""
-        if model == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "modelRI is null")
-        m = self._lookup(model, Model, "modelRI")
-        self._check_model_context(m)
-        m.destroyed = True
+
+@api("aclmdlRICaptureBegin", gate=False)
+def ri_capture_begin(rt: Core, stream: int, mode: int) -> None:
+    """Begin capturing `stream` (aclmdlRICaptureBegin): from now on the tasks queued on it (copies, memsets,
+    kernels, event records) go into a model instead of running. mode (aclmdlRICaptureMode): GLOBAL 0,
+    THREAD_LOCAL 1 or RELAXED 2, which synchronous APIs the capture makes unsafe. Not the default stream;
+    a stream already captured raises 107027; products without graph capture, 207000."""
+    s = _capture_stream(rt, stream)
+    if mode not in MODES:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"capture mode {mode} is not one of 0..2")
+    _capturable(s)
+    _capture_context(rt, s)
+    if s.capture is not None:
+        fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{stream:x} is already being captured")
+    s.capture = Capture(s, mode)
+    s.ctx.capture_modes[mode] = s.ctx.capture_modes.get(mode, 0) + 1
+    tm = _thread_modes(rt)
+    tm[mode] = tm.get(mode, 0) + 1
+
+
+@api("aclmdlRICaptureGetInfo", gate=False)
+def ri_capture_get_info(rt: Core, stream: int) -> tuple[int, int]:
+    """(status, model handle) of a stream's capture (aclmdlRICaptureGetInfo): (ACTIVE (1), the model being
+    captured), or (NONE (0), 0) if it is not captured. No context is needed
+    (ApiImpl::StreamGetCaptureInfo reads the stream only)."""
+    s = _capture_stream(rt, stream)
+    if s.capture is None:
+        return NONE, 0
+    return s.capture.status, s.capture.model.handle
+
+
+@api("aclmdlRICaptureEnd", gate=False)
+def ri_capture_end(rt: Core, stream: int) -> int:
+    """End the capture of `stream` (aclmdlRICaptureEnd); returns the captured model's handle, for
+    aclmdlRIExecuteAsync. A stream not captured raises 107029. Ended on another thread than the one that
+    began it (except in RELAXED mode), the capture ends all the same, its model dropped, and 107038 is raised."""
+    s = _capture_stream(rt, stream)
+    _capturable(s)
+    _capture_context(rt, s)
+    cap = s.capture
+    if cap is None:
+        fail(ACL_ERROR_RT_STREAM_NOT_CAPTURED, f"stream 0x{stream:x} is not being captured")
+    if cap.mode != RELAXED and cap.thread != threading.get_ident():
+        _release_capture(rt, s)  # Context::StreamEndCapture ends the capture all the same
+        fail(ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, "the capture must end on the thread that began it; "
+                                                       "it is ended and its model dropped")
+    _release_capture(rt, s)
+    rt.handles[cap.model.handle] = cap.model
+    return cap.model.handle
+
+
+@api("aclmdlRICaptureThreadExchangeMode", gate=False)
+def ri_capture_thread_exchange_mode(rt: Core, mode: int) -> int:
+    """Set this thread's capture exchange mode (aclmdlRICaptureThreadExchangeMode): which synchronous APIs
+    an active capture refuses on this thread; returns the old mode."""
+    if not rt.product.has("acl_graph"):
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"graph capture is not supported on {rt.product.name}")
+    if not 0 <= mode < len(MODES):
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"capture mode {mode} is not one of 0..2")
+    rt.current_context()
+    old, rt._state.exchange_mode = rt._state.exchange_mode, mode
+    return old
+
+
+# -- models ------------------------------------------------------------------------------
+def _check_model_context(rt: Core, m: Model) -> None:
+    """ApiImpl::ModelExecute / ModelDestroy: context (107002), the model's context (107004)."""
+    ctx = rt.current_context()
+    if m.ctx is not ctx:
+        fail(ACL_ERROR_RT_MODEL_CONTEXT, f"modelRI 0x{m.handle:x} was captured in another context")
+
+
+@api("aclmdlRIExecuteAsync", gate=False)
+def ri_execute_async(rt: Core, model: int, stream: int = 0) -> None:
+    """Replay a captured model's tasks, in order, on `stream` (0: the default stream of the model's context)
+    (aclmdlRIExecuteAsync); each replay reads its sources when its tasks run. A stream being captured raises
+    107027; the current context must be the model's (107004) and so must the stream's (107003)."""
+    if model == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "modelRI is null")
+    m = rt._lookup(model, Model, "modelRI")
+    given = rt._lookup(stream, Stream, "stream") if stream else None
+    if given is not None and given.capture is not None:
+        fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{given.handle:x} is being captured")
+    _check_model_context(rt, m)
+    s = given or m.ctx.default_stream
+    if s.ctx is not m.ctx:  # Model::Execute
+        fail(ACL_ERROR_RT_STREAM_CONTEXT, f"stream 0x{s.handle:x} is not in the modelRI's context")
+    for t in m.tasks:
+        clone = t.clone()
+        clone.device = s.device
+        rt.submit(s, clone)
+
+
+@api("aclmdlRIDestroy", gate=False)
+def ri_destroy(rt: Core, model: int) -> None:
+    """Destroy a captured model (aclmdlRIDestroy), from the context it was captured in (else 107004)."""
+    if model == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "modelRI is null")
+    m = rt._lookup(model, Model, "modelRI")
+    _check_model_context(rt, m)
+    m.destroyed = True

@@ -20,7 +20,8 @@ from .. import kernels
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID
 from ..memory import Location, Region
 from .core import Core, Stream, api, fail
-from .memops import D2D, D2H, DEFAULT, H2D, correct_kind, ends
+from .transfer import D2D, D2H, DEFAULT, H2D, correct_kind, ends
+from . import capture, transfer
 
 MAX_WIDTH = 5_000_000  # hicann/runtime src/runtime/core/inc/common/internal_error_define.hpp
 MAX_HEIGHT = 5_242_880
@@ -33,151 +34,159 @@ def has_default_2d_stream(product) -> bool:
     return product.has("memcpy2d_default_stream")
 
 
-class Copy2dOps:
-    """Mixed into `Runtime`."""
+# -- Copy2dOps -------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _acl_2d(dst, dpitch, src, spitch, width, height, kind) -> bool:
-        """The ACL layer (memory.cpp CheckMemcpy2dParam); False means the zero-size shortcut."""
-        if width == 0 or height == 0:
-            return False
-        if dst == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "dst is null")
-        if src == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "src is null")
-        if width > spitch or width > dpitch:
-            fail(ACL_ERROR_INVALID_PARAM, f"width {width} is larger than a pitch (spitch {spitch}, dpitch {dpitch})")
-        if kind not in (H2D, D2H, D2D, DEFAULT):
-            fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not HOST_TO_DEVICE, DEVICE_TO_HOST, DEVICE_TO_DEVICE "
-                                          f"or DEFAULT")
-        return True
 
-    @staticmethod
-    def _limits_2d(width: int, height: int) -> None:
-        """The runtime's parameter checks that the ACL layer leaves reachable
-        (api_error.cc ApiErrorDecorator::MemCopy2DCheckParam)."""
-        if height > MAX_HEIGHT:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"height {height} > {MAX_HEIGHT}")
-        if width > MAX_WIDTH:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"width {width} > {MAX_WIDTH}")
+def _acl_2d(dst, dpitch, src, spitch, width, height, kind) -> bool:
+    """The ACL layer (memory.cpp CheckMemcpy2dParam); False means the zero-size shortcut."""
+    if width == 0 or height == 0:
+        return False
+    if dst == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "dst is null")
+    if src == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "src is null")
+    if width > spitch or width > dpitch:
+        fail(ACL_ERROR_INVALID_PARAM, f"width {width} is larger than a pitch (spitch {spitch}, dpitch {dpitch})")
+    if kind not in (H2D, D2H, D2D, DEFAULT):
+        fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not HOST_TO_DEVICE, DEVICE_TO_HOST, DEVICE_TO_DEVICE "
+                                      f"or DEFAULT")
+    return True
 
-    def _null_stream_2d(self: Core, stream: int) -> None:
-        """A null stream (runtime.cc Runtime::GetCurStream): the current context's default stream on chips
-        with a default stream for 2D copies, else 107000; no current context is 107000 too, not 107002."""
-        if stream != 0:
+
+def _limits_2d(width: int, height: int) -> None:
+    """The runtime's parameter checks that the ACL layer leaves reachable
+    (api_error.cc ApiErrorDecorator::MemCopy2DCheckParam)."""
+    if height > MAX_HEIGHT:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"height {height} > {MAX_HEIGHT}")
+    if width > MAX_WIDTH:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"width {width} > {MAX_WIDTH}")
+
+
+def _null_stream_2d(rt: Core, stream: int) -> None:
+    """A null stream (runtime.cc Runtime::GetCurStream): the current context's default stream on chips
+    with a default stream for 2D copies, else 107000; no current context is 107000 too, not 107002."""
+    if stream != 0:
+        return
+    if not has_default_2d_stream(rt.product):
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"stream is null: aclrtMemcpy2dAsync needs an explicit stream on "
+                                         f"{rt.product.name}")
+    if rt.ctx is None:
+        fail(ACL_ERROR_RT_PARAM_INVALID, "stream is null and there is no current context to take the "
+                                         "default stream from")
+
+
+def _runtime_entry_2d(rt: Core) -> None:
+    """The runtime layer begins: the product gate, then no 2D copy in some deployments
+    (docs/conformance/copy2d_batch_descriptors.md rows 2S6 and 2A6, from the API reference
+    hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md). The source has no check of its own for
+    the latter (the driver would refuse), so it is applied as the product gate is."""
+    rt.runtime_layer()
+    if rt.product.no_2d_copy:
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"no 2D copy on {rt.product.name} in "
+                                               f"{rt.product.deployment} mode")
+
+
+def _locate_2d(rt: Core, addr: int, pitch: int, width: int, height: int) -> tuple[Region, int]:
+    return transfer.locate(rt, addr, (height - 1) * pitch + width)
+
+
+def _move_2d(rt: Core, dst: Region, doff: int, dpitch: int, src: Region, soff: int, spitch: int,
+             width: int, height: int, what: str):
+    def move():
+        if not transfer.has_bytes(rt, what, dst, src):
             return
-        if not has_default_2d_stream(self.product):
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"stream is null: aclrtMemcpy2dAsync needs an explicit stream on "
-                                             f"{self.product.name}")
-        if self.ctx is None:
-            fail(ACL_ERROR_RT_PARAM_INVALID, "stream is null and there is no current context to take the "
-                                             "default stream from")
+        dn, sn = (height - 1) * dpitch + width, (height - 1) * spitch + width
+        kernels.copy_2d(dst.target(doff, dn), dpitch, src.view(soff, sn), spitch, width, height)
 
-    def _runtime_entry_2d(self: Core) -> None:
-        """The runtime layer begins: the product gate, then no 2D copy in some deployments
-        (docs/conformance/copy2d_batch_descriptors.md rows 2S6 and 2A6, from the API reference
-        hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md). The source has no check of its own for
-        the latter (the driver would refuse), so it is applied as the product gate is."""
-        self.runtime_layer()
-        if self.product.no_2d_copy:
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"no 2D copy on {self.product.name} in "
-                                                   f"{self.product.deployment} mode")
+    return move
 
-    def _locate_2d(self: Core, addr: int, pitch: int, width: int, height: int) -> tuple[Region, int]:
-        return self.locate(addr, (height - 1) * pitch + width)
 
-    def _move_2d(self: Core, dst: Region, doff: int, dpitch: int, src: Region, soff: int, spitch: int,
-                 width: int, height: int, what: str):
-        def move():
-            if not self.has_bytes(what, dst, src):
-                return
-            dn, sn = (height - 1) * dpitch + width, (height - 1) * spitch + width
-            kernels.copy_2d(dst.target(doff, dn), dpitch, src.view(soff, sn), spitch, width, height)
+def _copy_2d_now(rt: Core, dr, doff, dpitch, sr, soff, spitch, width, height, what) -> None:
+    s_dev, d_dev = ends(sr, dr)
+    move = _move_2d(rt, dr, doff, dpitch, sr, soff, spitch, width, height, what)
+    if s_dev is None and d_dev is None:  # both ends in host memory: the CPU copies
+        rt.tick(width * height / rt.product.hardware.host_memcpy_bandwidth)
+        move()
+        return
+    staged = rt.product.ep_mode and (
+        (s_dev is None and transfer.pageable(rt, sr, soff)) or (d_dev is None and transfer.pageable(rt, dr, doff)))
+    transfer.run_blocking(rt, Task(STAGED if staged else COPY, nbytes=width * height, rows=0 if staged else height,
+                           device=d_dev if s_dev is None else s_dev, src=s_dev, dst=d_dev, label=what,
+                           on_complete=move))
 
-        return move
 
-    def _copy_2d_now(self: Core, dr, doff, dpitch, sr, soff, spitch, width, height, what) -> None:
-        s_dev, d_dev = ends(sr, dr)
-        move = self._move_2d(dr, doff, dpitch, sr, soff, spitch, width, height, what)
-        if s_dev is None and d_dev is None:  # both ends in host memory: the CPU copies
-            self.tick(width * height / self.product.hardware.host_memcpy_bandwidth)
-            move()
-            return
-        staged = self.product.ep_mode and (
-            (s_dev is None and self.pageable(sr, soff)) or (d_dev is None and self.pageable(dr, doff)))
-        self.run_blocking(Task(STAGED if staged else COPY, nbytes=width * height, rows=0 if staged else height,
-                               device=d_dev if s_dev is None else s_dev, src=s_dev, dst=d_dev, label=what,
-                               on_complete=move))
+def _locations_2d(rt: Core, dst, dpitch, src, spitch, width, height):
+    dr, doff = _locate_2d(rt, dst, dpitch, width, height)
+    sr, soff = _locate_2d(rt, src, spitch, width, height)
+    return dr, doff, sr, soff, rt.space.location(sr, src), rt.space.location(dr, dst)
 
-    def _locations_2d(self: Core, dst, dpitch, src, spitch, width, height):
-        dr, doff = self._locate_2d(dst, dpitch, width, height)
-        sr, soff = self._locate_2d(src, spitch, width, height)
-        return dr, doff, sr, soff, self.space.location(sr, src), self.space.location(dr, dst)
 
-    @api("aclrtMemcpy2d", sizes=("dpitch", "spitch", "width", "height"))
-    def memcpy2d(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
-                 kind: int) -> None:
-        """Copy a matrix of `height` rows of `width` bytes from `src` (rows `spitch` bytes apart) to `dst` (rows
-        `dpitch` apart) and block this thread until done (aclrtMemcpy2d).
+@api("aclrtMemcpy2d", sizes=("dpitch", "spitch", "width", "height"))
+def memcpy2d(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
+             kind: int) -> None:
+    """Copy a matrix of `height` rows of `width` bytes from `src` (rows `spitch` bytes apart) to `dst` (rows
+    `dpitch` apart) and block this thread until done (aclrtMemcpy2d).
 
-        Host-to-device or device-to-host only: the kind is corrected from the pointers in every run mode and
-        anything else raises 107000 (DEVICE_TO_DEVICE asked for: 207000). width or height 0 does nothing."""
-        if not self._acl_2d(dst, dpitch, src, spitch, width, height, kind):
-            return
-        self._runtime_entry_2d()
-        self._limits_2d(width, height)
-        if kind == D2D:
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "synchronous 2D copies are HOST_TO_DEVICE or DEVICE_TO_HOST only")
-        self.current_context(implicit=False)  # GetLocationType: the context comes before the locations
-        dr, doff, sr, soff, sloc, dloc = self._locations_2d(dst, dpitch, src, spitch, width, height)
-        final = correct_kind(sloc, dloc, kind)  # MemCopy2DSync corrects in every run mode
-        if final not in (H2D, D2H):
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"a synchronous 2D copy from {sloc.name} to {dloc.name} memory "
-                                             f"is not HOST_TO_DEVICE or DEVICE_TO_HOST")
-        self.check_capture_safe()
-        self._copy_2d_now(dr, doff, dpitch, sr, soff, spitch, width, height, "aclrtMemcpy2d")
+    Host-to-device or device-to-host only: the kind is corrected from the pointers in every run mode and
+    anything else raises 107000 (DEVICE_TO_DEVICE asked for: 207000). width or height 0 does nothing."""
+    if not _acl_2d(dst, dpitch, src, spitch, width, height, kind):
+        return
+    _runtime_entry_2d(rt)
+    _limits_2d(width, height)
+    if kind == D2D:
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "synchronous 2D copies are HOST_TO_DEVICE or DEVICE_TO_HOST only")
+    rt.current_context(implicit=False)  # GetLocationType: the context comes before the locations
+    dr, doff, sr, soff, sloc, dloc = _locations_2d(rt, dst, dpitch, src, spitch, width, height)
+    final = correct_kind(sloc, dloc, kind)  # MemCopy2DSync corrects in every run mode
+    if final not in (H2D, D2H):
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"a synchronous 2D copy from {sloc.name} to {dloc.name} memory "
+                                         f"is not HOST_TO_DEVICE or DEVICE_TO_HOST")
+    capture.check_capture_safe(rt)
+    _copy_2d_now(rt, dr, doff, dpitch, sr, soff, spitch, width, height, "aclrtMemcpy2d")
 
-    @api("aclrtMemcpy2dAsync", sizes=("dpitch", "spitch", "width", "height"))
-    def memcpy2d_async(self: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
-                       kind: int, stream: int = 0) -> None:
-        """Queue a 2D copy (as aclrtMemcpy2d: `width` x `height` bytes, rows `spitch` and `dpitch` apart) on
-        `stream` (aclrtMemcpy2dAsync).
 
-        A null stream is the default stream only on products with one for 2D copies, else 107000. On EP products
-        the kind is corrected from the pointers, and pageable host memory makes the copy synchronous, as in
-        aclrtMemcpyAsync. DEVICE_TO_DEVICE runs one task per row, on products that allow it (else 100000)."""
-        if not self._acl_2d(dst, dpitch, src, spitch, width, height, kind):
-            return
-        self._runtime_entry_2d()
-        self.check_stream_handle(stream)
-        self._null_stream_2d(stream)
-        self._limits_2d(width, height)
-        self.current_context(implicit=False)  # MemcpyAsyncCheckLocation
-        dr, doff, sr, soff, sloc, dloc = self._locations_2d(dst, dpitch, src, spitch, width, height)
-        final = correct_kind(sloc, dloc, kind) if self.product.ep_mode else kind
-        if final not in (H2D, D2H, D2D):
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"a 2D copy from {sloc.name} to {dloc.name} memory "
-                                             f"is not HOST_TO_DEVICE, DEVICE_TO_HOST or DEVICE_TO_DEVICE")
-        what = "aclrtMemcpy2dAsync"
-        if self.product.ep_mode and final != D2D and Location.UNREGISTERED in (sloc, dloc):  # pageable
-            self.sync_for_pageable(self.stream_of(stream, check_context=False))
-            self._copy_2d_now(dr, doff, dpitch, sr, soff, spitch, width, height, what)
-            return
-        s = self.stream_of(stream)
-        if final == D2D and not self.product.has("memcpy2d_async_d2d"):
-            fail(ACL_ERROR_INVALID_PARAM, f"asynchronous 2D DEVICE_TO_DEVICE copies are not supported on "
-                                          f"{self.product.name}")
-        self._enqueue_2d(s, dr, doff, dpitch, sr, soff, spitch, width, height, what, per_row=final == D2D)
+@api("aclrtMemcpy2dAsync", sizes=("dpitch", "spitch", "width", "height"))
+def memcpy2d_async(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
+                   kind: int, stream: int = 0) -> None:
+    """Queue a 2D copy (as aclrtMemcpy2d: `width` x `height` bytes, rows `spitch` and `dpitch` apart) on
+    `stream` (aclrtMemcpy2dAsync).
 
-    def _enqueue_2d(self: Core, s: Stream, dr, doff, dpitch, sr, soff, spitch, width, height, what,
-                    per_row: bool) -> None:
-        s_dev, d_dev = ends(sr, dr)
-        if per_row:  # the runtime's task per row, back to back: one model task of `height` row-sized chunks
-            self.submit(s, Task(COPY, nbytes=width * height, chunk=width, device=s.device, src=s_dev, dst=d_dev,
-                                label=what, on_complete=self._move_2d(dr, doff, dpitch, sr, soff, spitch, width,
-                                                                      height, what)))
-            return
-        rows = max(1, self.product.async_copy_unit // width)  # rows in one DMA task of at most the copy unit
-        self.submit(s, Task(COPY, nbytes=width * height, rows=height, chunk=rows * width if height > rows else 0,
-                            device=s.device, src=s_dev, dst=d_dev, label=what,
-                            on_complete=self._move_2d(dr, doff, dpitch, sr, soff, spitch, width, height, what)))
+    A null stream is the default stream only on products with one for 2D copies, else 107000. On EP products
+    the kind is corrected from the pointers, and pageable host memory makes the copy synchronous, as in
+    aclrtMemcpyAsync. DEVICE_TO_DEVICE runs one task per row, on products that allow it (else 100000)."""
+    if not _acl_2d(dst, dpitch, src, spitch, width, height, kind):
+        return
+    _runtime_entry_2d(rt)
+    rt.check_stream_handle(stream)
+    _null_stream_2d(rt, stream)
+    _limits_2d(width, height)
+    rt.current_context(implicit=False)  # MemcpyAsyncCheckLocation
+    dr, doff, sr, soff, sloc, dloc = _locations_2d(rt, dst, dpitch, src, spitch, width, height)
+    final = correct_kind(sloc, dloc, kind) if rt.product.ep_mode else kind
+    if final not in (H2D, D2H, D2D):
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"a 2D copy from {sloc.name} to {dloc.name} memory "
+                                         f"is not HOST_TO_DEVICE, DEVICE_TO_HOST or DEVICE_TO_DEVICE")
+    what = "aclrtMemcpy2dAsync"
+    if rt.product.ep_mode and final != D2D and Location.UNREGISTERED in (sloc, dloc):  # pageable
+        transfer.sync_for_pageable(rt, rt.stream_of(stream, check_context=False))
+        _copy_2d_now(rt, dr, doff, dpitch, sr, soff, spitch, width, height, what)
+        return
+    s = rt.stream_of(stream)
+    if final == D2D and not rt.product.has("memcpy2d_async_d2d"):
+        fail(ACL_ERROR_INVALID_PARAM, f"asynchronous 2D DEVICE_TO_DEVICE copies are not supported on "
+                                      f"{rt.product.name}")
+    _enqueue_2d(rt, s, dr, doff, dpitch, sr, soff, spitch, width, height, what, per_row=final == D2D)
+
+
+def _enqueue_2d(rt: Core, s: Stream, dr, doff, dpitch, sr, soff, spitch, width, height, what,
+                per_row: bool) -> None:
+    s_dev, d_dev = ends(sr, dr)
+    if per_row:  # the runtime's task per row, back to back: one model task of `height` row-sized chunks
+        rt.submit(s, Task(COPY, nbytes=width * height, chunk=width, device=s.device, src=s_dev, dst=d_dev,
+                            label=what, on_complete=_move_2d(rt, dr, doff, dpitch, sr, soff, spitch, width,
+                                                                  height, what)))
+        return
+    rows = max(1, rt.product.async_copy_unit // width)  # rows in one DMA task of at most the copy unit
+    rt.submit(s, Task(COPY, nbytes=width * height, rows=height, chunk=rows * width if height > rows else 0,
+                        device=s.device, src=s_dev, dst=d_dev, label=what,
+                        on_complete=_move_2d(rt, dr, doff, dpitch, sr, soff, spitch, width, height, what)))

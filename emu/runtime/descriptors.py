@@ -22,7 +22,8 @@ from emu.models import COPY, Task
 from .. import kernels
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID
 from .core import Core, Stream, api, fail
-from .memops import ends
+from .transfer import ends
+from . import transfer
 
 INNER_D2D = 6
 MAX_DESC_COPY = 4 << 30  # hicann/runtime src/runtime/core/inc/spec/base_info.hpp MAX_MEMCPY_SIZE_OF_D2D
@@ -31,164 +32,171 @@ MAX_OFFSET = 0xFFFF_FFFF_FFFF
 _RECORD = struct.Struct("<3IIQQ")  # resv0..2, len, src, dst: 32 bytes (V1)
 
 
-class DescriptorOps:
-    """Mixed into `Runtime`."""
+# -- DescriptorOps ---------------------------------------------------------------------------------
 
-    def _stars(self: Core, kind: int) -> None:
-        if not self.product.has("stars"):
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies are not supported on {self.product.name}")
-        if kind != INNER_D2D:
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies take kind INNER_DEVICE_TO_DEVICE (6), not {kind}")
 
-    @staticmethod
-    def _desc_aligned(desc: int) -> None:
-        if desc % 64:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"descriptor 0x{desc:x} is not 64-byte aligned")
+def _stars(rt: Core, kind: int) -> None:
+    if not rt.product.has("stars"):
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies are not supported on {rt.product.name}")
+    if kind != INNER_D2D:
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies take kind INNER_DEVICE_TO_DEVICE (6), not {kind}")
 
-    def _desc_lookup(self: Core, desc: int):
-        """The descriptor's memory (its attribute query: lookup errors propagate)."""
-        return self.locate(desc, self.product.memcpy_desc_size)
 
-    @staticmethod
-    def _desc_on_device(desc: int, r) -> None:
-        if not r.is_device:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"descriptor 0x{desc:x} is not in device memory")
+def _desc_aligned(desc: int) -> None:
+    if desc % 64:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"descriptor 0x{desc:x} is not 64-byte aligned")
 
-    @api("aclrtGetMemcpyDescSize")
-    def get_memcpy_desc_size(self: Core, kind: int) -> int:
-        """The size in bytes of a memcpy descriptor on this product (aclrtGetMemcpyDescSize). kind must be
-        INNER_DEVICE_TO_DEVICE (6), on a product with descriptor copies; else 207000."""
-        if not 0 <= kind < 8:
-            fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
-        self._stars(kind)
-        return self.product.memcpy_desc_size
 
-    @api("aclrtSetMemcpyDesc", sizes=("count",))
-    def set_memcpy_desc(self: Core, desc: int, kind: int, src: int, dst: int, count: int, config=None) -> int:
-        """Write the record of a copy of `count` bytes from `src` to `dst` (device memory of one device) into the
-        descriptor at `desc` (64-byte aligned device memory), by a synchronous host-to-device copy
-        (aclrtSetMemcpyDesc); returns desc. kind: INNER_DEVICE_TO_DEVICE (6); config must be None."""
-        if desc == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "desc is null")
-        if not 0 <= kind < 8:
-            fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
-        if src == 0 or dst == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "src is null" if src == 0 else "dst is null")
-        if count == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "count is 0")
-        if config is not None:
-            fail(ACL_ERROR_INVALID_PARAM, "config is reserved and must be null")
-        self._stars(kind)
-        if count > MAX_DESC_COPY:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > 4 GiB")
-        self._desc_aligned(desc)  # ApiErrorDecorator::SetMemcpyDesc: alignment, then the three lookups
-        r, off = self._desc_lookup(desc)
-        dr, _ = self.locate(dst, count)
-        sr, _ = self.locate(src, count)
-        self._desc_on_device(desc, r)
-        if not (sr.is_device and dr.is_device and sr.device == dr.device):
-            fail(ACL_ERROR_RT_PARAM_INVALID, "src and dst must both be device memory of one device")
-        self.current_context()  # ApiImpl::SetMemcpyDesc (implicit default device)
-        record = np.zeros(self.product.memcpy_desc_size, dtype=np.uint8)
-        _RECORD.pack_into(record, 0, 0, 0, 0, count & 0xFFFFFFFF, src, dst)
-        self.descriptors[desc] = (src, dst, count)
-        staging = self.space.alloc_pinned(record.size, functional=True)
-        try:
-            staging.buffer()[:] = record
-            self._copy_now(r, off, staging, 0, record.size, "aclrtSetMemcpyDesc")
-        finally:
-            self.space.free_pinned(staging)
-        return desc
+def _desc_lookup(rt: Core, desc: int):
+    """The descriptor's memory (its attribute query: lookup errors propagate)."""
+    return transfer.locate(rt, desc, rt.product.memcpy_desc_size)
 
-    def _read_desc(self: Core, r, off: int, desc: int) -> tuple[int | None, int | None, int]:
-        if r.virtual:
-            return None, None, self.descriptors[desc][2]
-        _, _, _, n, src, dst = _RECORD.unpack_from(r.view(off, _RECORD.size).tobytes())
-        return src, dst, n
 
-    @api("aclrtMemcpyAsyncWithDesc")
-    def memcpy_async_with_desc(self: Core, desc: int, kind: int, stream: int) -> None:
-        """Queue on `stream` the copy the descriptor at `desc` describes (aclrtMemcpyAsyncWithDesc). The record is
-        read when the task starts, so rewriting it before then changes what is copied. kind:
-        INNER_DEVICE_TO_DEVICE (6); the stream must be given (0 raises 100000)."""
-        if desc == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "desc is null")
-        if not 0 <= kind < 8:
-            fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
-        if stream == 0:
-            fail(ACL_ERROR_INVALID_PARAM, "stream is null: descriptor copies need an explicit stream")
-        if not self.product.has("stars"):
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies are not supported on {self.product.name}")
-        self.check_stream_handle(stream)
-        self._stars(kind)
-        r, off = self._desc_lookup(desc)  # ApiErrorDecorator::MemcpyAsyncWithDesc: location, then alignment
-        self._desc_on_device(desc, r)
-        self._desc_aligned(desc)
-        s = self.stream_of(stream)  # ApiImpl::MemcpyAsyncPtr: context (107002), then the stream's (107003)
-        self._enqueue_indirect(s, "aclrtMemcpyAsyncWithDesc", lambda: self._read_desc(r, off, desc), 0, 0)
+def _desc_on_device(desc: int, r) -> None:
+    if not r.is_device:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"descriptor 0x{desc:x} is not in device memory")
 
-    def _enqueue_indirect(self: Core, s: Stream, what: str, resolve, doff: int, soff: int) -> None:
-        """A copy whose (src, dst, count) are read from device memory when its task starts."""
-        plan = {}
-        task = Task(COPY, device=s.device, src=s.device, dst=s.device, label=what)
 
-        def start():
-            src, dst, n = resolve()
-            task.nbytes = n
-            if src is None:  # timing-only: nothing to read, nothing to move
-                return
-            sr, so = self.locate(src + soff, n)
-            dr, do = self.locate(dst + doff, n)
-            plan.update(sr=sr, so=so, dr=dr, do=do, n=n)
-            task.src, task.dst = ends(sr, dr)
+@api("aclrtGetMemcpyDescSize")
+def get_memcpy_desc_size(rt: Core, kind: int) -> int:
+    """The size in bytes of a memcpy descriptor on this product (aclrtGetMemcpyDescSize). kind must be
+    INNER_DEVICE_TO_DEVICE (6), on a product with descriptor copies; else 207000."""
+    if not 0 <= kind < 8:
+        fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
+    _stars(rt, kind)
+    return rt.product.memcpy_desc_size
 
-        def complete():
-            if plan and self.has_bytes(what, plan["dr"], plan["sr"]):
-                kernels.copy(plan["dr"].target(plan["do"], plan["n"]), plan["sr"].view(plan["so"], plan["n"]))
 
-        task.on_start, task.on_complete = start, complete
-        self.submit(s, task)
+@api("aclrtSetMemcpyDesc", sizes=("count",))
+def set_memcpy_desc(rt: Core, desc: int, kind: int, src: int, dst: int, count: int, config=None) -> int:
+    """Write the record of a copy of `count` bytes from `src` to `dst` (device memory of one device) into the
+    descriptor at `desc` (64-byte aligned device memory), by a synchronous host-to-device copy
+    (aclrtSetMemcpyDesc); returns desc. kind: INNER_DEVICE_TO_DEVICE (6); config must be None."""
+    if desc == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "desc is null")
+    if not 0 <= kind < 8:
+        fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
+    if src == 0 or dst == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "src is null" if src == 0 else "dst is null")
+    if count == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "count is 0")
+    if config is not None:
+        fail(ACL_ERROR_INVALID_PARAM, "config is reserved and must be null")
+    _stars(rt, kind)
+    if count > MAX_DESC_COPY:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > 4 GiB")
+    _desc_aligned(desc)  # ApiErrorDecorator::SetMemcpyDesc: alignment, then the three lookups
+    r, off = _desc_lookup(rt, desc)
+    dr, _ = transfer.locate(rt, dst, count)
+    sr, _ = transfer.locate(rt, src, count)
+    _desc_on_device(desc, r)
+    if not (sr.is_device and dr.is_device and sr.device == dr.device):
+        fail(ACL_ERROR_RT_PARAM_INVALID, "src and dst must both be device memory of one device")
+    rt.current_context()  # ApiImpl::SetMemcpyDesc (implicit default device)
+    record = np.zeros(rt.product.memcpy_desc_size, dtype=np.uint8)
+    _RECORD.pack_into(record, 0, 0, 0, 0, count & 0xFFFFFFFF, src, dst)
+    rt.descriptors[desc] = (src, dst, count)
+    staging = rt.space.alloc_pinned(record.size, functional=True)
+    try:
+        staging.buffer()[:] = record
+        transfer._copy_now(rt, r, off, staging, 0, record.size, "aclrtSetMemcpyDesc")
+    finally:
+        rt.space.free_pinned(staging)
+    return desc
 
-    @api("aclrtMemcpyAsyncWithOffset", gate=False, sizes=("dest_max", "dst_offset", "count", "src_offset"))
-    def memcpy_async_with_offset(self: Core, dst: int, dest_max: int, dst_offset: int, src: int, count: int,
-                                 src_offset: int, kind: int, stream: int = 0) -> None:
-        """Queue on `stream` a copy of `count` bytes from *src + src_offset to *dst + dst_offset
-        (aclrtMemcpyAsyncWithOffset): dst and src are the addresses of 8-byte device-memory slots holding the
-        base addresses, read when the task starts. kind: INNER_DEVICE_TO_DEVICE (6); count 0 does nothing."""
-        if count == 0:
+
+def _read_desc(rt: Core, r, off: int, desc: int) -> tuple[int | None, int | None, int]:
+    if r.virtual:
+        return None, None, rt.descriptors[desc][2]
+    _, _, _, n, src, dst = _RECORD.unpack_from(r.view(off, _RECORD.size).tobytes())
+    return src, dst, n
+
+
+@api("aclrtMemcpyAsyncWithDesc")
+def memcpy_async_with_desc(rt: Core, desc: int, kind: int, stream: int) -> None:
+    """Queue on `stream` the copy the descriptor at `desc` describes (aclrtMemcpyAsyncWithDesc). The record is
+    read when the task starts, so rewriting it before then changes what is copied. kind:
+    INNER_DEVICE_TO_DEVICE (6); the stream must be given (0 raises 100000)."""
+    if desc == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "desc is null")
+    if not 0 <= kind < 8:
+        fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
+    if stream == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "stream is null: descriptor copies need an explicit stream")
+    if not rt.product.has("stars"):
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies are not supported on {rt.product.name}")
+    rt.check_stream_handle(stream)
+    _stars(rt, kind)
+    r, off = _desc_lookup(rt, desc)  # ApiErrorDecorator::MemcpyAsyncWithDesc: location, then alignment
+    _desc_on_device(desc, r)
+    _desc_aligned(desc)
+    s = rt.stream_of(stream)  # ApiImpl::MemcpyAsyncPtr: context (107002), then the stream's (107003)
+    _enqueue_indirect(rt, s, "aclrtMemcpyAsyncWithDesc", lambda: _read_desc(rt, r, off, desc), 0, 0)
+
+
+def _enqueue_indirect(rt: Core, s: Stream, what: str, resolve, doff: int, soff: int) -> None:
+    """A copy whose (src, dst, count) are read from device memory when its task starts."""
+    plan = {}
+    task = Task(COPY, device=s.device, src=s.device, dst=s.device, label=what)
+
+    def start():
+        src, dst, n = resolve()
+        task.nbytes = n
+        if src is None:  # timing-only: nothing to read, nothing to move
             return
-        if kind != INNER_D2D:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"kind must be INNER_DEVICE_TO_DEVICE (6), not {kind}")
-        self.gate("aclrtMemcpyAsyncWithOffset")
-        if not self.product.has("d2d_by_offset"):
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"copies by offset are not supported on {self.product.name}")
-        self.check_stream_handle(stream)
-        if dst == 0 or src == 0:
-            fail(ACL_ERROR_RT_PARAM_INVALID, "dst is null" if dst == 0 else "src is null")
-        if count > dest_max:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
-        if count > MAX_DESC_COPY:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > 4 GiB")
-        for name, v in (("srcDataOffset", src_offset), ("dstDataOffset", dst_offset)):
-            if v > MAX_OFFSET:
-                fail(ACL_ERROR_RT_PARAM_INVALID, f"{name} {v} is larger than 0xFFFFFFFFFFFF")
-        if dst_offset >= dest_max:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"dstDataOffset {dst_offset} >= destMax {dest_max}")
-        if count > dest_max - dst_offset:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax - dstDataOffset = {dest_max - dst_offset}")
-        self.current_context(implicit=False)  # ApiErrorDecorator::MemcpyAsync, before the locations
-        ss, ss_off = self.locate(src, 8)
-        ds, ds_off = self.locate(dst, 8)
-        for name, r in (("src", ss), ("dst", ds)):
-            if not r.is_device:
-                fail(ACL_ERROR_RT_PARAM_INVALID, f"{name} must be the address of an 8-byte slot in device memory")
-        s = self.stream_of(stream)
+        sr, so = transfer.locate(rt, src + soff, n)
+        dr, do = transfer.locate(rt, dst + doff, n)
+        plan.update(sr=sr, so=so, dr=dr, do=do, n=n)
+        task.src, task.dst = ends(sr, dr)
 
-        def resolve():
-            if ds.virtual or ss.virtual:
-                return None, None, count
-            d = int(ds.view(ds_off, 8).view(np.uint64)[0])
-            sv = int(ss.view(ss_off, 8).view(np.uint64)[0])
-            return sv, d, count
+    def complete():
+        if plan and transfer.has_bytes(rt, what, plan["dr"], plan["sr"]):
+            kernels.copy(plan["dr"].target(plan["do"], plan["n"]), plan["sr"].view(plan["so"], plan["n"]))
 
-        self._enqueue_indirect(s, "aclrtMemcpyAsyncWithOffset", resolve, dst_offset, src_offset)
+    task.on_start, task.on_complete = start, complete
+    rt.submit(s, task)
+
+
+@api("aclrtMemcpyAsyncWithOffset", gate=False, sizes=("dest_max", "dst_offset", "count", "src_offset"))
+def memcpy_async_with_offset(rt: Core, dst: int, dest_max: int, dst_offset: int, src: int, count: int,
+                             src_offset: int, kind: int, stream: int = 0) -> None:
+    """Queue on `stream` a copy of `count` bytes from *src + src_offset to *dst + dst_offset
+    (aclrtMemcpyAsyncWithOffset): dst and src are the addresses of 8-byte device-memory slots holding the
+    base addresses, read when the task starts. kind: INNER_DEVICE_TO_DEVICE (6); count 0 does nothing."""
+    if count == 0:
+        return
+    if kind != INNER_D2D:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"kind must be INNER_DEVICE_TO_DEVICE (6), not {kind}")
+    rt.gate("aclrtMemcpyAsyncWithOffset")
+    if not rt.product.has("d2d_by_offset"):
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"copies by offset are not supported on {rt.product.name}")
+    rt.check_stream_handle(stream)
+    if dst == 0 or src == 0:
+        fail(ACL_ERROR_RT_PARAM_INVALID, "dst is null" if dst == 0 else "src is null")
+    if count > dest_max:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
+    if count > MAX_DESC_COPY:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > 4 GiB")
+    for name, v in (("srcDataOffset", src_offset), ("dstDataOffset", dst_offset)):
+        if v > MAX_OFFSET:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"{name} {v} is larger than 0xFFFFFFFFFFFF")
+    if dst_offset >= dest_max:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"dstDataOffset {dst_offset} >= destMax {dest_max}")
+    if count > dest_max - dst_offset:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax - dstDataOffset = {dest_max - dst_offset}")
+    rt.current_context(implicit=False)  # ApiErrorDecorator::MemcpyAsync, before the locations
+    ss, ss_off = transfer.locate(rt, src, 8)
+    ds, ds_off = transfer.locate(rt, dst, 8)
+    for name, r in (("src", ss), ("dst", ds)):
+        if not r.is_device:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"{name} must be the address of an 8-byte slot in device memory")
+    s = rt.stream_of(stream)
+
+    def resolve():
+        if ds.virtual or ss.virtual:
+            return None, None, count
+        d = int(ds.view(ds_off, 8).view(np.uint64)[0])
+        sv = int(ss.view(ss_off, 8).view(np.uint64)[0])
+        return sv, d, count
+
+    _enqueue_indirect(rt, s, "aclrtMemcpyAsyncWithOffset", resolve, dst_offset, src_offset)

@@ -1,0 +1,185 @@
+"""Moving bytes: how a copy or fill finds its memory, when its bytes move, and the task that times it.
+
+Shared by every copy and fill API (copies, fills, 2D, batch, descriptor copies). Copies and fills become
+tasks on streams; the bytes move in the task's completion callback, at the simulated instant the task
+ends. Synchronous APIs run the simulation until their own task completes.
+"""
+from __future__ import annotations
+
+from emu.models import COPY, STAGED, Task
+
+from .. import constants as C, kernels
+from ..errors import ACL_ERROR_RT_PARAM_INVALID
+from ..memory import Location, Region
+from . import capture
+from .core import Core, Stream, fail
+
+
+H2H, H2D, D2H, D2D, DEFAULT, H2B2D = 0, 1, 2, 3, 4, 5
+
+
+HOST, DEV, UNREG = Location.HOST, Location.DEVICE, Location.UNREGISTERED
+
+
+ON_CHIP_UNIT = 4 << 30  # largest on-chip D2D task: hicann/runtime src/runtime/core/inc/spec/base_info.hpp
+
+
+def roundup(n: int, unit: int) -> int:
+    return (n + unit - 1) // unit * unit
+
+
+# Kind auto-correction (docs/conformance/memory_copies_fills.md, aclrtMemcpyAsync;
+# hicann/runtime src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect):
+# (src, dst) -> (forced kind, allowed kinds, what DEFAULT becomes).
+_CORRECTION = {(int(a), int(b)): rule for (a, b), rule in {
+    (HOST, DEV): (H2D, None, H2D),
+    (DEV, HOST): (D2H, None, D2H),
+    (HOST, HOST): (H2H, None, H2H),
+    (DEV, DEV): (D2D, None, D2D),
+    (UNREG, DEV): (None, {H2D, D2D}, H2D),
+    (DEV, UNREG): (None, {D2H, D2D}, D2H),
+    (HOST, UNREG): (None, {H2H, H2D}, H2H),
+    (UNREG, HOST): (None, {H2H, D2H}, H2H),
+    (UNREG, UNREG): (None, {H2H, H2D, D2H, D2D}, H2H),
+}.items()}
+
+
+def correct_kind(src: Location, dst: Location, kind: int) -> int:
+    """The kind an EP-mode async copy really uses, from where its pointers are. A kind the locations forbid
+    raises 107000; other kinds, and location pairs the table leaves alone, pass unchanged
+    (hicann/runtime src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect)."""
+    if kind not in (H2H, H2D, D2H, D2D, DEFAULT):
+        return kind
+    rule = _CORRECTION.get((int(src), int(dst)))  # (plain ints hash faster than enum members)
+    if rule is None:
+        return kind  # pairs the table leaves alone pass unchanged
+    forced, allowed, default = rule
+    if forced is not None:
+        return forced
+    if kind == DEFAULT:
+        return default
+    if kind not in allowed:
+        fail(ACL_ERROR_RT_PARAM_INVALID,
+             f"kind {C.MEMCPY_KIND_NAMES[kind]} does not fit a copy from {src.name} to {dst.name} memory")
+    return kind
+
+
+def ends(src: Region, dst: Region) -> tuple[int | None, int | None]:
+    """(source device, destination device) of a copy, None for host memory (a mapped alias is host memory)."""
+    return (src.device if src.is_device and src.origin != "alias" else None,
+            dst.device if dst.is_device and dst.origin != "alias" else None)
+
+
+# -- moving bytes ------------------------------------------------------------------
+def has_bytes(rt: Core, what: str, *regions: Region) -> bool:
+    """Whether a task's data effect on `regions` should happen now: not on freed memory (warned once: the
+    bytes are dropped), not on timing-only memory (it has none)."""
+    for r in regions:
+        if r.freed:
+            rt.space.warn_freed(r, what)
+            return False
+    for r in regions:
+        if r.virtual:
+            return False
+    return True
+
+
+def _mover(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str):
+    dst.check_writable()  # a read-only destination is refused at the call, before anything is queued
+    def move():
+        if not has_bytes(rt, what, dst, src):
+            return
+        if src.is_device and not src.materialized:  # never written: zeros
+            if dst.materialized or not dst.is_device:
+                kernels.fill(dst.target(doff, n), 0)
+            return
+        kernels.copy(dst.target(doff, n), src.view(soff, n))
+
+    return move
+
+
+def _filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str):
+    dst.check_writable()
+    def fill():
+        if has_bytes(rt, what, dst):
+            kernels.fill(dst.target(off, n), value)
+
+    return fill
+
+
+def locate(rt: Core, addr: int, nbytes: int) -> tuple[Region, int]:
+    if rt._st.gate is not None:
+        rt.runtime_layer()
+    return rt.space.resolve(addr, max(nbytes, 1))
+
+
+def run_blocking(rt: Core, task: Task) -> None:
+    """Run a task outside any stream and block this host thread until it completes."""
+    dev = task.device
+    rt.machine.submit(rt.machine.stream(f"dev{dev}/sync", dev), task, rt.clock)
+    rt.wait_for(task)
+    if task.error is not None:
+        raise task.error
+
+
+def pageable(rt: Core, r: Region, off: int) -> bool:
+    return rt.space.location(r, r.base + off) == UNREG
+
+
+def _copy_now(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str) -> None:
+    """A blocking copy: the host waits for it, other streams go on. Pageable memory goes through
+    the driver's staging pipeline; host-to-host copies are the CPU's."""
+    s_dev, d_dev = ends(src, dst)
+    move = _mover(rt, dst, doff, src, soff, n, what)
+    if s_dev is None and d_dev is None:
+        rt.tick(n / rt.product.hardware.host_memcpy_bandwidth)
+        move()
+        return
+    staged = rt.product.ep_mode and (  # on the board (RC, control CPU) there is no staging
+        (s_dev is None and pageable(rt, src, soff)) or (d_dev is None and pageable(rt, dst, doff)))
+    run_blocking(rt, Task(STAGED if staged else COPY, nbytes=n, device=d_dev if s_dev is None else s_dev,
+                           src=s_dev, dst=d_dev, label=what, on_complete=move))
+    rt.tick(rt.product.hardware.sync_copy)  # the driver's round trip: the host is woken once it is done
+
+
+def sync_for_pageable(rt: Core, s: Stream) -> None:
+    """An async call on pageable memory: refused on a captured stream, else the stream is drained."""
+    if s.capturing:
+        fail(ACL_ERROR_RT_PARAM_INVALID, "pageable host memory cannot be captured: use aclrtMallocHost "
+                                         "or aclrtHostRegister memory")
+    capture.check_capture_safe(rt, converted=True)
+    rt._drain(s)
+
+
+def copy_unit(rt: Core, s_dev: int | None, d_dev: int | None) -> int:
+    """The largest task the runtime issues for a copy between these ends
+    (hicann/runtime src/runtime/api/impl/api_impl.cc LaunchAsyncCopy;
+    hicann/runtime src/runtime/core/inc/spec/base_info.hpp MEMCPY_ASYNC_UNIT_SIZE, MAX_MEMCPY_SIZE_OF_D2D).
+    """
+    unit = rt._units.get((s_dev, d_dev))
+    if unit is None:
+        unit = rt._units[(s_dev, d_dev)] = _copy_unit(rt, s_dev, d_dev)
+    return unit
+
+
+def _copy_unit(rt: Core, s_dev: int | None, d_dev: int | None) -> int:
+    route = rt.product.hardware.route(s_dev, d_dev)
+    if route in ("h2d", "d2h", "h2h"):
+        return rt.product.async_copy_unit
+    if route == "pcie-p2p":
+        return 64 << 20
+    if route == "ub":
+        return 256 << 20
+    return ON_CHIP_UNIT  # on-chip SDMA, SIO, HCCS
+
+
+def _enqueue_copy(rt: Core, s: Stream, dst: Region, doff: int, src: Region, soff: int, n: int,
+                  what: str) -> None:
+    """Split into the runtime's task sizes (`copy_unit`) and queue on `s`."""
+    s_dev = src.device if src.is_device and src.origin != "alias" else None
+    d_dev = dst.device if dst.is_device and dst.origin != "alias" else None
+    unit = copy_unit(rt, s_dev, d_dev)
+    move = None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else \
+        _mover(rt, dst, doff, src, soff, n, what)
+    # the runtime's tasks of `unit` bytes run back to back: one model task stands for them all
+    rt.submit(s, Task.copy(n, s.device, s_dev, d_dev, what, move, unit))
