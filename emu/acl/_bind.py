@@ -107,12 +107,14 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
 
 
 def _runtime_signature(fn) -> tuple[list[str], str]:
-    """(positional parameter names, "name(params)") of a runtime function, without self or annotations."""
+    """(positional parameter names, "name(params)") of a runtime function, without annotations nor the runtime
+    itself (`self` of a Runtime method, `rt` of a function taking the runtime first)."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return [], f"{getattr(fn, '__name__', fn)}(...)"
-    params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values() if p.name != "self"]
+    params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()
+              if p.name not in ("self", "rt")]
     names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     plain = sig.replace(parameters=params, return_annotation=inspect.Signature.empty)
     return names, f"{getattr(fn, '__name__', fn)}{plain}"
@@ -162,5 +164,7 @@ def not_emulated(module: types.ModuleType):
 
 
 def install_missing(module_name: str) -> None:
+    """Give the module the __getattr__ of `not_emulated`. It defines no name: it only answers for the names the
+    module does not define, so that a pyACL function the emulator lacks says so."""
     mod = sys.modules[module_name]
     mod.__getattr__ = not_emulated(mod)
