@@ -17,9 +17,7 @@ EMU = REPO / "emu"
 # The modules whose public names are checked.
 CHECKED = sorted([*(EMU / "acl").glob("*.py"), EMU / "errors.py"])
 
-# Files still allowed to write into globals(): emu/runtime/__init__.py makes its delegating functions so; it is
-# being converted to plain definitions (remove it from here once that is done).
-GLOBALS_WRITERS_ALLOWED = frozenset({"emu/runtime/__init__.py"})
+GLOBALS_WRITERS_ALLOWED: frozenset[str] = frozenset()  # no module makes its public names through globals()
 
 # Calls on globals() (or vars() without argument) that add or replace names.
 MUTATING_METHODS = {"update", "setdefault", "__setitem__"}

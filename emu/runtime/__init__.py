@@ -35,137 +35,85 @@ class Runtime(Core):
 
     MemcpyKind = MemcpyKind  # aclrtMemcpyKind, at hand as rt.MemcpyKind.HOST_TO_DEVICE
 
-    has_bytes = transfer.has_bytes
-    _mover = transfer._mover
-    _filler = transfer._filler
-    locate = transfer.locate
-    run_blocking = transfer.run_blocking
-    pageable = transfer.pageable
-    _copy_now = transfer._copy_now
-    sync_for_pageable = transfer.sync_for_pageable
-    copy_unit = transfer.copy_unit
-    _copy_unit = transfer._copy_unit
-    _enqueue_copy = transfer._enqueue_copy
-    _alloc_device = allocation._alloc_device
+    # allocation (allocation.py)
     malloc = allocation.malloc
-    _driver_allocation = allocation._driver_allocation
     free = allocation.free
     malloc_host = allocation.malloc_host
-    _alloc_host = allocation._alloc_host
     free_host = allocation.free_host
     get_mem_info = allocation.get_mem_info
     pointer_get_attributes = allocation.pointer_get_attributes
     register_host = allocation.register_host
     host_array = allocation.host_array
     device_array = allocation.device_array
-    _check_copy_args = copies._check_copy_args
-    memcpy = copies.memcpy
-    _memcpy_async = copies._memcpy_async
-    memcpy_async = copies.memcpy_async
-    memcpy_async_with_condition = copies.memcpy_async_with_condition
-    _fill_host_now = fills._fill_host_now
-    memset = fills.memset
-    memset_async = fills.memset_async
     dvpp_malloc = allocation.dvpp_malloc
     dvpp_free = allocation.dvpp_free
-    _d32_target = fills._d32_target
-    _d32_filler = fills._d32_filler
-    _d32 = fills._d32
-    _d32_runtime_present = fills._d32_runtime_present
-    _d32_device_sync = fills._d32_device_sync
-    _d32_device_async = fills._d32_device_async
+    malloc_with_cfg = allocation.malloc_with_cfg
+    malloc_host_with_cfg = allocation.malloc_host_with_cfg
+
+    # copies (copies.py)
+    memcpy = copies.memcpy
+    memcpy_async = copies.memcpy_async
+    memcpy_async_with_condition = copies.memcpy_async_with_condition
+
+    # fills (fills.py)
+    memset = fills.memset
+    memset_async = fills.memset_async
     memset_d32 = fills.memset_d32
     memset_d32_async = fills.memset_d32_async
-    _match = batch._match
-    _entry = batch._entry
-    _part = batch._part
-    _run_batch = batch._run_batch
-    _runtime_entry = batch._runtime_entry
-    _batch_sync = batch._batch_sync
-    _batch_async = batch._batch_async
-    _batch_async_ub = batch._batch_async_ub
-    _batch_async_loop = batch._batch_async_loop
-    _batch = batch._batch
+
+    # 2D copies (copy2d.py)
+    memcpy2d = copy2d.memcpy2d
+    memcpy2d_async = copy2d.memcpy2d_async
+
+    # batch copies (batch.py)
     memcpy_batch = batch.memcpy_batch
     memcpy_batch_async = batch.memcpy_batch_async
     memcpy_batch_v2 = batch.memcpy_batch_v2
     memcpy_batch_async_v2 = batch.memcpy_batch_async_v2
-    get_soc_name = callbacks.get_soc_name
-    _callbacks = property(callbacks._callbacks)
-    _purge_destroyed = callbacks._purge_destroyed
-    _wait_wall = callbacks._wait_wall
-    subscribe_report = callbacks.subscribe_report
-    unsubscribe_report = callbacks.unsubscribe_report
-    _drop = callbacks._drop
-    launch_callback = callbacks.launch_callback
-    _reached = callbacks._reached
-    process_report = callbacks.process_report
-    _take_reports = callbacks._take_reports
-    _run_callback = callbacks._run_callback
-    _host_wait = callbacks._host_wait
-    start_thread = callbacks.start_thread
-    stop_thread = callbacks.stop_thread
-    _thread_modes = capture._thread_modes
-    check_capture_safe = capture.check_capture_safe
-    _capture_stream = capture._capture_stream
-    _capturable = staticmethod(capture._capturable)
-    _capture_context = capture._capture_context
-    _release_capture = capture._release_capture
-    ri_capture_begin = capture.ri_capture_begin
-    ri_capture_get_info = capture.ri_capture_get_info
-    ri_capture_end = capture.ri_capture_end
-    ri_capture_thread_exchange_mode = capture.ri_capture_thread_exchange_mode
-    _check_model_context = capture._check_model_context
-    ri_execute_async = capture.ri_execute_async
-    ri_destroy = capture.ri_destroy
-    _acl_2d = staticmethod(copy2d._acl_2d)
-    _limits_2d = staticmethod(copy2d._limits_2d)
-    _null_stream_2d = copy2d._null_stream_2d
-    _runtime_entry_2d = copy2d._runtime_entry_2d
-    _locate_2d = copy2d._locate_2d
-    _move_2d = copy2d._move_2d
-    _copy_2d_now = copy2d._copy_2d_now
-    _locations_2d = copy2d._locations_2d
-    memcpy2d = copy2d.memcpy2d
-    memcpy2d_async = copy2d.memcpy2d_async
-    _enqueue_2d = copy2d._enqueue_2d
-    _stars = descriptors._stars
-    _desc_aligned = staticmethod(descriptors._desc_aligned)
-    _desc_lookup = descriptors._desc_lookup
-    _desc_on_device = staticmethod(descriptors._desc_on_device)
+
+    # descriptor and offset copies (descriptors.py)
     get_memcpy_desc_size = descriptors.get_memcpy_desc_size
     set_memcpy_desc = descriptors.set_memcpy_desc
-    _read_desc = descriptors._read_desc
     memcpy_async_with_desc = descriptors.memcpy_async_with_desc
-    _enqueue_indirect = descriptors._enqueue_indirect
     memcpy_async_with_offset = descriptors.memcpy_async_with_offset
-    malloc_with_cfg = allocation.malloc_with_cfg
-    malloc_host_with_cfg = allocation.malloc_host_with_cfg
-    _host_malloc_va_flag = staticmethod(allocation._host_malloc_va_flag)
-    _driver_host_register = hostmem._driver_host_register
-    _host_range = hostmem._host_range
-    _check_not_registered = hostmem._check_not_registered
-    _record = hostmem._record
+
+    # host memory registration (hostmem.py)
     host_register = hostmem.host_register
     host_register_v2 = hostmem.host_register_v2
     host_get_device_pointer = hostmem.host_get_device_pointer
     host_unregister = hostmem.host_unregister
+
+    # peer access (peer.py)
     can_access = peer.can_access
-    _visible_env = peer._visible_env
-    _driver_id = peer._driver_id
-    _below_max = staticmethod(peer._below_max)
-    _driver_device = peer._driver_device
-    _p2p_feature = peer._p2p_feature
-    _default_device_context = peer._default_device_context
-    _current_device = peer._current_device
     device_can_access_peer = peer.device_can_access_peer
-    _current_and_peer = peer._current_and_peer
     device_enable_peer_access = peer.device_enable_peer_access
     device_disable_peer_access = peer.device_disable_peer_access
     device_peer_access_status = peer.device_peer_access_status
     check_peer_copy = peer.check_peer_copy
-    _kernel_arg = launch._kernel_arg
+
+    # graph capture (capture.py)
+    check_capture_safe = capture.check_capture_safe
+    ri_capture_begin = capture.ri_capture_begin
+    ri_capture_get_info = capture.ri_capture_get_info
+    ri_capture_end = capture.ri_capture_end
+    ri_capture_thread_exchange_mode = capture.ri_capture_thread_exchange_mode
+    ri_execute_async = capture.ri_execute_async
+    ri_destroy = capture.ri_destroy
+
+    # kernel launch (launch.py)
     launch_kernel = launch.launch_kernel
+
+    # callbacks, report threads and the SoC name (callbacks.py)
+    get_soc_name = callbacks.get_soc_name
+    subscribe_report = callbacks.subscribe_report
+    unsubscribe_report = callbacks.unsubscribe_report
+    launch_callback = callbacks.launch_callback
+    process_report = callbacks.process_report
+    start_thread = callbacks.start_thread
+    stop_thread = callbacks.stop_thread
+
+    # what a copy between two ends is split into (a query) (transfer.py)
+    copy_unit = transfer.copy_unit
 
 
 _current: Runtime | None = None
@@ -254,7 +202,103 @@ def _delegate(name: str):
 
 API_NAMES = sorted(n for n in dir(Runtime) if hasattr(getattr(Runtime, n), "acl_name"))
 _HELPERS = ["register_host", "host_array", "device_array", "start_thread", "stop_thread"]  # not ACL APIs
-globals().update({n: _delegate(n) for n in API_NAMES + _HELPERS})
+
+# The module's functions: each calls the current runtime's method of the same name (`current()`).
+# devices, contexts, streams and events (core.py)
+create_context = _delegate("create_context")
+create_event = _delegate("create_event")
+create_event_ex_with_flag = _delegate("create_event_ex_with_flag")
+create_event_with_flag = _delegate("create_event_with_flag")
+create_stream = _delegate("create_stream")
+create_stream_with_config = _delegate("create_stream_with_config")
+destroy_context = _delegate("destroy_context")
+destroy_event = _delegate("destroy_event")
+destroy_stream = _delegate("destroy_stream")
+destroy_stream_force = _delegate("destroy_stream_force")
+event_elapsed_time = _delegate("event_elapsed_time")
+finalize = _delegate("finalize")
+get_context = _delegate("get_context")
+get_device = _delegate("get_device")
+get_device_count = _delegate("get_device_count")
+get_run_mode = _delegate("get_run_mode")
+init = _delegate("init")
+query_event_status = _delegate("query_event_status")
+query_event_wait_status = _delegate("query_event_wait_status")
+record_event = _delegate("record_event")
+reset_device = _delegate("reset_device")
+reset_device_force = _delegate("reset_device_force")
+reset_event = _delegate("reset_event")
+set_context = _delegate("set_context")
+set_device = _delegate("set_device")
+stream_query = _delegate("stream_query")
+stream_wait_event = _delegate("stream_wait_event")
+synchronize_device = _delegate("synchronize_device")
+synchronize_event = _delegate("synchronize_event")
+synchronize_stream = _delegate("synchronize_stream")
+synchronize_stream_with_timeout = _delegate("synchronize_stream_with_timeout")
+# allocation (allocation.py)
+malloc = _delegate("malloc")
+free = _delegate("free")
+malloc_host = _delegate("malloc_host")
+free_host = _delegate("free_host")
+get_mem_info = _delegate("get_mem_info")
+pointer_get_attributes = _delegate("pointer_get_attributes")
+register_host = _delegate("register_host")
+host_array = _delegate("host_array")
+device_array = _delegate("device_array")
+dvpp_malloc = _delegate("dvpp_malloc")
+dvpp_free = _delegate("dvpp_free")
+malloc_with_cfg = _delegate("malloc_with_cfg")
+malloc_host_with_cfg = _delegate("malloc_host_with_cfg")
+# copies (copies.py)
+memcpy = _delegate("memcpy")
+memcpy_async = _delegate("memcpy_async")
+memcpy_async_with_condition = _delegate("memcpy_async_with_condition")
+# fills (fills.py)
+memset = _delegate("memset")
+memset_async = _delegate("memset_async")
+memset_d32 = _delegate("memset_d32")
+memset_d32_async = _delegate("memset_d32_async")
+# 2D copies (copy2d.py)
+memcpy2d = _delegate("memcpy2d")
+memcpy2d_async = _delegate("memcpy2d_async")
+# batch copies (batch.py)
+memcpy_batch = _delegate("memcpy_batch")
+memcpy_batch_async = _delegate("memcpy_batch_async")
+memcpy_batch_v2 = _delegate("memcpy_batch_v2")
+memcpy_batch_async_v2 = _delegate("memcpy_batch_async_v2")
+# descriptor and offset copies (descriptors.py)
+get_memcpy_desc_size = _delegate("get_memcpy_desc_size")
+set_memcpy_desc = _delegate("set_memcpy_desc")
+memcpy_async_with_desc = _delegate("memcpy_async_with_desc")
+memcpy_async_with_offset = _delegate("memcpy_async_with_offset")
+# host memory registration (hostmem.py)
+host_register = _delegate("host_register")
+host_register_v2 = _delegate("host_register_v2")
+host_get_device_pointer = _delegate("host_get_device_pointer")
+host_unregister = _delegate("host_unregister")
+# peer access (peer.py)
+device_can_access_peer = _delegate("device_can_access_peer")
+device_enable_peer_access = _delegate("device_enable_peer_access")
+device_disable_peer_access = _delegate("device_disable_peer_access")
+device_peer_access_status = _delegate("device_peer_access_status")
+# graph capture (capture.py)
+ri_capture_begin = _delegate("ri_capture_begin")
+ri_capture_get_info = _delegate("ri_capture_get_info")
+ri_capture_end = _delegate("ri_capture_end")
+ri_capture_thread_exchange_mode = _delegate("ri_capture_thread_exchange_mode")
+ri_execute_async = _delegate("ri_execute_async")
+ri_destroy = _delegate("ri_destroy")
+# kernel launch (launch.py)
+launch_kernel = _delegate("launch_kernel")
+# callbacks, report threads and the SoC name (callbacks.py)
+get_soc_name = _delegate("get_soc_name")
+subscribe_report = _delegate("subscribe_report")
+unsubscribe_report = _delegate("unsubscribe_report")
+launch_callback = _delegate("launch_callback")
+process_report = _delegate("process_report")
+start_thread = _delegate("start_thread")
+stop_thread = _delegate("stop_thread")
 
 __all__ = ["Runtime", "Capture", "Model", "Context", "Device", "Event", "Stream", "PointerAttributes", "configure", "current",
            "host_time_from_env", "parse_host_time", "HOST_TIME_MODES", "HOST_TIME_ENV",

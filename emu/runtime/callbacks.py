@@ -185,7 +185,7 @@ def _callbacks(rt: Core) -> _CallbackState:
             cbs = rt.__dict__.get("_callback_state")
             if cbs is None:
                 cbs = rt.__dict__["_callback_state"] = _CallbackState(rt.lock)
-                rt.machine.host_wait = rt._host_wait
+                rt.machine.host_wait = lambda: _host_wait(rt)
     return cbs
 
 

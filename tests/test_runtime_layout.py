@@ -1,0 +1,61 @@
+"""The runtime's layout: every API is a function of its family's module, bound on `Runtime` by name and
+delegated at module level by an explicit assignment (grep and IDEs find each one), and no family module
+reaches another through the runtime object."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import emu.runtime as rtm
+
+RUNTIME = Path(rtm.__file__).parent
+FAMILIES = ["allocation", "copies", "fills", "copy2d", "batch", "descriptors", "hostmem", "peer", "capture", "launch",
+            "callbacks", "transfer"]
+
+
+def _assigned_names(tree: ast.AST) -> set[str]:
+    return {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign) for t in node.targets
+            if isinstance(t, ast.Name)}
+
+
+def test_every_api_is_an_explicit_module_level_name():
+    tree = ast.parse((RUNTIME / "__init__.py").read_text())
+    top = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
+    for name in [*rtm.API_NAMES, *rtm._HELPERS]:
+        assert name in top, f"emu.runtime.{name} is not assigned at the module's top level"
+        assert getattr(rtm, name).__wrapped__ is getattr(rtm.Runtime, name), name
+
+
+def test_every_family_function_is_bound_on_runtime_by_name():
+    cls = next(n for n in ast.parse((RUNTIME / "__init__.py").read_text()).body
+               if isinstance(n, ast.ClassDef) and n.name == "Runtime")
+    bound = {}
+    for node in cls.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute):
+            bound[node.targets[0].id] = (node.value.value.id, node.value.attr)
+    for name in rtm.API_NAMES:
+        fn = getattr(rtm.Runtime, name)
+        module = fn.__module__.rsplit(".", 1)[-1]
+        if module == "core":
+            continue  # devices, contexts, streams and events are Core's methods
+        assert bound.get(name) == (module, name), f"Runtime.{name} should be `{name} = {module}.{name}`"
+
+
+def test_family_modules_call_each_other_explicitly():
+    """A family function reaches another family's helpers by importing its module, never through the runtime
+    object (`rt.<private helper>`): what a call touches can be read from the imports."""
+    private = {n for m in FAMILIES for n in _defined(m) if n.startswith("_")}
+    for m in FAMILIES:
+        text = (RUNTIME / f"{m}.py").read_text()
+        used = set(re.findall(r"\brt\.(_[a-z][a-z0-9_]*)\b", text))
+        assert not used & private, f"{m}.py reaches {sorted(used & private)} through the runtime object"
+
+
+def _defined(module: str) -> set[str]:
+    tree = ast.parse((RUNTIME / f"{module}.py").read_text())
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+
+
+def test_no_mixins_left():
+    assert rtm.Runtime.__bases__ == (rtm.Core,)
