@@ -18,7 +18,8 @@ import threading
 
 from .. import config
 from ..constants import MemcpyKind
-from . import allocation, batch, callbacks, capture, copies, copy2d, descriptors, fills, hostmem, launch, peer, transfer
+from . import (allocation, batch, callbacks, capture, copies, copy2d, descriptors, devices, fills, hostmem, launch,
+               peer, streams, transfer)
 from .callbacks import CallbackDeadlock, CallbackError
 from .capture import Capture, Model
 from .core import HOST_TIME_ENV, HOST_TIME_MODES, Context, Core, Device, Event, Stream, api, parse_host_time
@@ -30,10 +31,45 @@ from .transfer import correct_kind, ends
 class Runtime(Core):
     """One emulated process: its devices, memory, streams, events and simulated machine.
 
-    The state and the device, context, stream and event APIs are `Core`'s (core.py); every other API is a
-    function of its family's module taking the runtime first, bound here by name."""
+    Its state is `Core`'s (core.py): product, memory, machine, handles, each host thread's context and
+    clock. Every API is a function of its family's module taking the runtime first, bound here by name."""
 
     MemcpyKind = MemcpyKind  # aclrtMemcpyKind, at hand as rt.MemcpyKind.HOST_TO_DEVICE
+
+    # initialisation, devices and contexts (devices.py)
+    init = devices.init
+    finalize = devices.finalize
+    set_device = devices.set_device
+    reset_device = devices.reset_device
+    reset_device_force = devices.reset_device_force
+    get_device = devices.get_device
+    get_device_count = devices.get_device_count
+    get_run_mode = devices.get_run_mode
+    synchronize_device = devices.synchronize_device
+    create_context = devices.create_context
+    destroy_context = devices.destroy_context
+    set_context = devices.set_context
+    get_context = devices.get_context
+
+    # streams and events (streams.py)
+    create_stream = streams.create_stream
+    create_stream_with_config = streams.create_stream_with_config
+    destroy_stream = streams.destroy_stream
+    destroy_stream_force = streams.destroy_stream_force
+    synchronize_stream = streams.synchronize_stream
+    synchronize_stream_with_timeout = streams.synchronize_stream_with_timeout
+    stream_query = streams.stream_query
+    create_event = streams.create_event
+    create_event_with_flag = streams.create_event_with_flag
+    create_event_ex_with_flag = streams.create_event_ex_with_flag
+    destroy_event = streams.destroy_event
+    record_event = streams.record_event
+    reset_event = streams.reset_event
+    stream_wait_event = streams.stream_wait_event
+    synchronize_event = streams.synchronize_event
+    query_event_status = streams.query_event_status
+    query_event_wait_status = streams.query_event_wait_status
+    event_elapsed_time = streams.event_elapsed_time
 
     # allocation (allocation.py)
     malloc = allocation.malloc
@@ -204,38 +240,39 @@ API_NAMES = sorted(n for n in dir(Runtime) if hasattr(getattr(Runtime, n), "acl_
 _HELPERS = ["register_host", "host_array", "device_array", "start_thread", "stop_thread"]  # not ACL APIs
 
 # The module's functions: each calls the current runtime's method of the same name (`current()`).
-# devices, contexts, streams and events (core.py)
-create_context = _delegate("create_context")
-create_event = _delegate("create_event")
-create_event_ex_with_flag = _delegate("create_event_ex_with_flag")
-create_event_with_flag = _delegate("create_event_with_flag")
-create_stream = _delegate("create_stream")
-create_stream_with_config = _delegate("create_stream_with_config")
-destroy_context = _delegate("destroy_context")
-destroy_event = _delegate("destroy_event")
-destroy_stream = _delegate("destroy_stream")
-destroy_stream_force = _delegate("destroy_stream_force")
-event_elapsed_time = _delegate("event_elapsed_time")
+# initialisation, devices and contexts (devices.py)
+init = _delegate("init")
 finalize = _delegate("finalize")
-get_context = _delegate("get_context")
+set_device = _delegate("set_device")
+reset_device = _delegate("reset_device")
+reset_device_force = _delegate("reset_device_force")
 get_device = _delegate("get_device")
 get_device_count = _delegate("get_device_count")
 get_run_mode = _delegate("get_run_mode")
-init = _delegate("init")
-query_event_status = _delegate("query_event_status")
-query_event_wait_status = _delegate("query_event_wait_status")
-record_event = _delegate("record_event")
-reset_device = _delegate("reset_device")
-reset_device_force = _delegate("reset_device_force")
-reset_event = _delegate("reset_event")
-set_context = _delegate("set_context")
-set_device = _delegate("set_device")
-stream_query = _delegate("stream_query")
-stream_wait_event = _delegate("stream_wait_event")
 synchronize_device = _delegate("synchronize_device")
-synchronize_event = _delegate("synchronize_event")
+create_context = _delegate("create_context")
+destroy_context = _delegate("destroy_context")
+set_context = _delegate("set_context")
+get_context = _delegate("get_context")
+# streams and events (streams.py)
+create_stream = _delegate("create_stream")
+create_stream_with_config = _delegate("create_stream_with_config")
+destroy_stream = _delegate("destroy_stream")
+destroy_stream_force = _delegate("destroy_stream_force")
 synchronize_stream = _delegate("synchronize_stream")
 synchronize_stream_with_timeout = _delegate("synchronize_stream_with_timeout")
+stream_query = _delegate("stream_query")
+create_event = _delegate("create_event")
+create_event_with_flag = _delegate("create_event_with_flag")
+create_event_ex_with_flag = _delegate("create_event_ex_with_flag")
+destroy_event = _delegate("destroy_event")
+record_event = _delegate("record_event")
+reset_event = _delegate("reset_event")
+stream_wait_event = _delegate("stream_wait_event")
+synchronize_event = _delegate("synchronize_event")
+query_event_status = _delegate("query_event_status")
+query_event_wait_status = _delegate("query_event_wait_status")
+event_elapsed_time = _delegate("event_elapsed_time")
 # allocation (allocation.py)
 malloc = _delegate("malloc")
 free = _delegate("free")

@@ -19,7 +19,7 @@ from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, 
 from ..memory import Location
 from .core import Core, Stream, api, fail
 from .transfer import ends
-from . import capture, transfer
+from . import capture, streams, transfer
 
 MAX_SYNC_BATCH = 4096  # hicann/runtime pkg_inc/driver/ascend_hal_define.h DEVMM_MEMCPY_BATCH_MAX_COUNT
 
@@ -216,7 +216,7 @@ def _batch_async_ub(rt: Core, stream: int, entries, what: str) -> None:
         if s.capturing:
             fail(ACL_ERROR_RT_PARAM_INVALID, "a batch with pageable memory cannot be captured: use "
                                              "aclrtMallocHost or aclrtHostRegister memory")
-        rt._drain(s)
+        streams._drain(rt, s)
         _run_batch(rt, entries, what)
         return
     rt.submit(s, Task(GROUP, device=s.device, label=what, parts=[_part(rt, e, what, s.device) for e in entries]))
@@ -237,7 +237,7 @@ def _batch_async_loop(rt: Core, stream: int, entries, what: str) -> None:
         for e in entries:
             if e.pageable:  # stream synchronize, then ApiImpl::MemCopySync (107030, not 107041)
                 flush()
-                rt._drain(rt.stream_of(stream, check_context=False))
+                streams._drain(rt, rt.stream_of(stream, check_context=False))
                 capture.check_capture_safe(rt)
                 transfer._copy_now(rt, e.dr, e.doff, e.sr, e.soff, e.n, what)
                 continue

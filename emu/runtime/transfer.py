@@ -11,7 +11,7 @@ from emu.models import COPY, STAGED, Task
 from .. import constants as C, kernels
 from ..errors import ACL_ERROR_RT_PARAM_INVALID
 from ..memory import Location, Region
-from . import capture
+from . import capture, streams
 from .core import Core, Stream, fail
 
 
@@ -148,7 +148,7 @@ def sync_for_pageable(rt: Core, s: Stream) -> None:
         fail(ACL_ERROR_RT_PARAM_INVALID, "pageable host memory cannot be captured: use aclrtMallocHost "
                                          "or aclrtHostRegister memory")
     capture.check_capture_safe(rt, converted=True)
-    rt._drain(s)
+    streams._drain(rt, s)
 
 
 def copy_unit(rt: Core, s_dev: int | None, d_dev: int | None) -> int:
