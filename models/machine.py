@@ -71,6 +71,8 @@ class Task:
     waiters: list | None = None
     _done: simpy.Event | None = None
     held: "Pool | None" = None  # the pool its engine or compute slot came from, while it holds one
+    kind_asked: int | None = None  # a copy: its direction code as the caller gave it (emu: aclrtMemcpyKind)
+    kind_used: int | None = None  # ... and as it ran (the runtime may correct it)
     _left = 0
     _parent: "Task | None" = None
     _released = False  # HOSTFUNC: the host has completed it (its end may still be due)
@@ -124,10 +126,12 @@ class Task:
 
     def clone(self) -> "Task":
         """A new, unsubmitted task doing the same work (graph replay)."""
-        return Task(self.kind, nbytes=self.nbytes, device=self.device, src=self.src, dst=self.dst, rows=self.rows,
-                    chunk=self.chunk, label=self.label, duration=self.duration, waits=self.waits,
-                    parts=tuple(p.clone() for p in self.parts), on_start=self.on_start,
-                    on_complete=self.on_complete)
+        t = Task(self.kind, nbytes=self.nbytes, device=self.device, src=self.src, dst=self.dst, rows=self.rows,
+                 chunk=self.chunk, label=self.label, duration=self.duration, waits=self.waits,
+                 parts=tuple(p.clone() for p in self.parts), on_start=self.on_start, on_complete=self.on_complete)
+        if self.kind_asked is not None:
+            t.kind_asked, t.kind_used = self.kind_asked, self.kind_used
+        return t
 
     def __repr__(self) -> str:
         return (f"Task({self.kind}, {self.label!r}, route={self.route}, bytes={self.nbytes}, "

@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 RECORD = np.dtype([
     ("api", "U40"), ("kind", "U8"), ("stream", "U48"), ("device", "i2"), ("engine", "i2"), ("route", "U10"),
     ("links", "U64"), ("bytes", "i8"), ("tasks", "i4"), ("submit", "f8"), ("start", "f8"), ("end", "f8"),
+    ("kind_asked", "i1"), ("kind_used", "i1"),
 ])
+# kind_asked / kind_used: a copy's direction code as its caller gave it and as it ran (emu: aclrtMemcpyKind, the
+# runtime correcting it from where the pointers are); -1 where the caller gave none.
 CALL = np.dtype([("api", "U48"), ("thread", "i8"), ("start", "f8"), ("end", "f8")])
 
 CHUNK = 4096  # completed tasks (host calls) converted to rows at a time
@@ -42,11 +45,12 @@ ALL = "all"
 _TASK_ROW = np.dtype([
     ("kind", "u1"), ("label", "u4"), ("stream", "u4"), ("device", "i2"), ("engine", "i2"), ("route", "u1"),
     ("links", "u4"), ("bytes", "i8"), ("chunk", "i8"), ("src", "i2"), ("dst", "i2"),
-    ("part", "?"), ("submit", "f8"), ("start", "f8"), ("end", "f8"),
+    ("part", "?"), ("submit", "f8"), ("start", "f8"), ("end", "f8"), ("kind_asked", "i1"), ("kind_used", "i1"),
 ])
 _CALL_ROW = np.dtype([("api", "u2"), ("thread", "u4"), ("start", "f8"), ("end", "f8")])
 _get = {name: attrgetter(name) for name in ("kind", "label", "stream", "device", "engine", "route", "links",
-                                             "nbytes", "chunk", "src", "dst", "_parent", "submit", "start", "end")}
+                                             "nbytes", "chunk", "src", "dst", "_parent", "submit", "start", "end",
+                                             "kind_asked", "kind_used")}
 _serial = attrgetter("serial")
 _item0, _item1, _item2, _item3 = (itemgetter(i) for i in range(4))
 
@@ -281,7 +285,7 @@ class Row:
     chunk, chunks, src, dst, submit, start, end (None where the task had none)."""
 
     __slots__ = ("kind", "label", "stream", "device", "engine", "route", "links", "nbytes", "chunk", "src",
-                 "dst", "part", "submit", "start", "end")
+                 "dst", "part", "submit", "start", "end", "kind_asked", "kind_used")
     completed = True
 
     @property
@@ -412,6 +416,7 @@ class TaskLog:
             rec["bytes"], rec["tasks"] = nb, tasks
             rec["submit"], rec["start"], rec["end"] = (_column("submit", buf, np.float64),
                                                        _column("start", buf, np.float64), ends)
+            rec["kind_asked"], rec["kind_used"] = _column("kind_asked", buf, np.int8), _column("kind_used", buf, np.int8)
             buf.clear()  # the same list: the machine appends to it
             self.sink.write("task", rec)
             return
@@ -424,7 +429,7 @@ class TaskLog:
         out["stream"] = self.streams.ids(list(map(_get["stream"], buf)))
         out["links"] = self.links.ids(list(map(_get["links"], buf)))
         for f, dt in (("device", np.int16), ("engine", np.int16), ("src", np.int16), ("dst", np.int16),
-                      ("submit", np.float64), ("start", np.float64)):
+                      ("submit", np.float64), ("start", np.float64), ("kind_asked", np.int8), ("kind_used", np.int8)):
             out[f] = _column(f, buf, dt)
         out["part"] = np.fromiter(map(bool, map(_get["_parent"], buf)), dtype=np.bool_, count=n)
         buf.clear()  # the same list: the machine appends to it
@@ -473,7 +478,7 @@ class TaskLog:
         out["stream"] = np.array(self.streams.names, dtype=RECORD["stream"])[rows["stream"]]
         out["route"] = np.array([r or "" for r in self.routes.values], dtype=RECORD["route"])[rows["route"]]
         out["links"] = np.array([",".join(x) for x in self.links.values], dtype=RECORD["links"])[rows["links"]]
-        for f in ("device", "engine", "bytes", "submit", "start", "end"):
+        for f in ("device", "engine", "bytes", "submit", "start", "end", "kind_asked", "kind_used"):
             out[f] = rows[f]
         out["tasks"] = _tasks(rows["bytes"], rows["chunk"])
         return out
@@ -490,7 +495,7 @@ class TaskLog:
                                                  self.links.values, self.streams)
         nan = math.isnan
         for off in range(0, len(rows), CHUNK):
-            for (k, lab, s, dev, eng, rt, ln, nb, ch, src, dst, part, sub, st, en) in \
+            for (k, lab, s, dev, eng, rt, ln, nb, ch, src, dst, part, sub, st, en, ka, ku) in \
                     rows[off:off + CHUNK].tolist():
                 v = Row.__new__(Row)
                 v.kind, v.label, v.stream, v.device = kinds[k], labels[lab], streams.get(s), dev
@@ -498,6 +503,7 @@ class TaskLog:
                 v.nbytes, v.chunk = nb, ch
                 v.src, v.dst, v.part = None if src < 0 else src, None if dst < 0 else dst, part
                 v.submit, v.start, v.end = None if nan(sub) else sub, None if nan(st) else st, en
+                v.kind_asked, v.kind_used = None if ka < 0 else ka, None if ku < 0 else ku
                 yield v
 
     def __iter__(self) -> Iterator[Row]:
@@ -623,7 +629,8 @@ def to_array(tasks) -> np.ndarray:
     for i, t in enumerate(tasks):
         out[i] = (t.label, t.kind, t.stream.name if t.stream is not None else "", t.device,
                   -1 if t.engine is None else t.engine, t.route or "", ",".join(t.links), t.nbytes, t.chunks,
-                  t.submit if t.submit is not None else np.nan, t.start if t.start is not None else np.nan, t.end)
+                  t.submit if t.submit is not None else np.nan, t.start if t.start is not None else np.nan, t.end,
+                  -1 if t.kind_asked is None else t.kind_asked, -1 if t.kind_used is None else t.kind_used)
     return out
 
 
@@ -658,11 +665,14 @@ def chrome_trace(records, host_calls: Iterable[tuple] | np.ndarray = ()) -> dict
 
     for name, thread, start, end in host_calls:
         span("host", f"host thread {thread}", name, start, end, {})
-    for (label, kind, stream, device, engine, route, links, nbytes, tasks, submit, start, end) in records.tolist():
+    for (label, kind, stream, device, engine, route, links, nbytes, tasks, submit, start, end, asked, used) in \
+            records.tolist():
         if math.isnan(start) or math.isnan(end):
             continue
         args = {"bytes": nbytes, "route": route or kind, "tasks": tasks,
                 "submit_us": (0.0 if math.isnan(submit) else submit) * 1e6}
+        if asked >= 0:  # a copy: the kind its caller gave and the one it ran as
+            args["kind_asked"], args["kind_used"] = asked, used
         if stream:
             span("streams", stream, label, start, end, args)
         if engine >= 0 and kind in ("copy", "fill"):
@@ -693,7 +703,8 @@ def read_jsonl(path) -> tuple[np.ndarray, np.ndarray]:
     def table(rows: list[dict], dtype: np.dtype) -> np.ndarray:
         out = np.zeros(len(rows), dtype=dtype)
         for name in dtype.names:
-            out[name] = [np.nan if r[name] is None else r[name] for r in rows]
+            missing = -1 if dtype[name].kind == "i" else np.nan  # (files written before a field existed)
+            out[name] = [missing if r.get(name) is None else r[name] for r in rows]
         return out
 
     return table(tasks, RECORD), table(calls, CALL)

@@ -11,14 +11,14 @@ covers it. The emulator promises no order among the entries of one batch, as the
 """
 from __future__ import annotations
 
-from emu.models import COPY, GROUP, Task
+from emu.models import GROUP, Task
 
 from ..constants import SIZE_MAX
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, \
     AclError, BatchError
 from ..memory import Location
 from .core import Core, Stream, api, fail
-from .transfer import ends
+from .transfer import D2H, H2D
 from . import capture, streams, transfer
 
 MAX_SYNC_BATCH = 4096  # hicann/runtime pkg_inc/driver/ascend_hal_define.h DEVMM_MEMCPY_BATCH_MAX_COUNT
@@ -111,13 +111,6 @@ def _attr_of(attrs, attrs_indexes, num_attrs: int):
         j += 1
 
 
-class _Entry:
-    __slots__ = ("dr", "doff", "sr", "soff", "n", "pageable")
-
-    def __init__(self, dr, doff, sr, soff, n, pageable):
-        self.dr, self.doff, self.sr, self.soff, self.n, self.pageable = dr, doff, sr, soff, n, pageable
-
-
 # -- BatchOps --------------------------------------------------------------------------------------
 
 
@@ -137,7 +130,7 @@ def _match(rt: Core, j: int, key: str, addr: int, n: int, attr: dict, k: int):
 
 
 def _entry(rt: Core, j: int, dst: int, dest_max: int, src: int, n: int, attr: dict, k: int,
-           sync: bool) -> _Entry:
+           sync: bool) -> transfer.CopyPlan:
     """The checks of entry j: ApiImpl::MemcpyBatch (sync) or ValidateMemCpyParamsAndAttributes (async)."""
     if not sync:
         if n == 0 or n > dest_max:
@@ -151,21 +144,18 @@ def _entry(rt: Core, j: int, dst: int, dest_max: int, src: int, n: int, attr: di
     if _side(dloc) == _side(sloc):
         _bad(ACL_ERROR_RT_PARAM_INVALID, f"entry {j}: both ends are {_side(dloc).name} memory: batch entries "
                                          f"are HOST_TO_DEVICE or DEVICE_TO_HOST", j)
-    return _Entry(dr, doff, sr, soff, n, Location.UNREGISTERED in (dloc, sloc))
+    return transfer.CopyPlan(rt, dr, doff, sr, soff, n, H2D if _side(sloc) != Location.DEVICE else D2H)
 
 
-def _part(rt: Core, e: _Entry, what: str, device: int | None = None) -> Task:
+def _part(rt: Core, e: transfer.CopyPlan, what: str, device: int | None = None) -> Task:
     """Entry e as a task of `device` (by default the device end of the entry)."""
-    s_dev, d_dev = ends(e.sr, e.dr)
-    device = (d_dev if s_dev is None else s_dev) if device is None else device
-    return Task(COPY, nbytes=e.n, device=device, src=s_dev, dst=d_dev, label=what,
-                on_complete=transfer._mover(rt, e.dr, e.doff, e.sr, e.soff, e.n, what))
+    return transfer.copy_task(rt, e, what, device)
 
 
-def _run_batch(rt: Core, entries: list[_Entry], what: str) -> None:
+def _run_batch(rt: Core, entries: list[transfer.CopyPlan], what: str) -> None:
     """One driver batch call (NpuDriver::MemcpyBatch): the entries spread over the engines; no context
     and no capture-mode check."""
-    parts = [_part(rt, e, what) for e in entries if e.n]
+    parts = [_part(rt, e, what) for e in entries if e.nbytes]
     if parts:
         transfer.run_blocking(rt, Task(GROUP, device=parts[0].device, label=what, parts=parts))
 
@@ -239,7 +229,7 @@ def _batch_async_loop(rt: Core, stream: int, entries, what: str) -> None:
                 flush()
                 streams._drain(rt, rt.stream_of(stream, check_context=False))
                 capture.check_capture_safe(rt)
-                transfer._copy_now(rt, e.dr, e.doff, e.sr, e.soff, e.n, what)
+                transfer.copy_now(rt, e, what)
                 continue
             if s is None:
                 s = rt.stream_of(stream)  # ApiImpl::MemcpyAsync: 107003 for another context's stream

@@ -8,7 +8,7 @@ from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, 
 from ..memory import Region
 from . import capture, peer, transfer
 from .core import Core, Stream, api, fail
-from .transfer import D2D, H2B2D, H2D, UNREG
+from .transfer import D2D, H2B2D, H2D
 
 
 # -- copies ----------------------------------------------------------------------------------
@@ -41,10 +41,9 @@ def memcpy(rt: Core, dst: int, dest_max: int, src: int, count: int, kind: int) -
         return
     rt.current_context()
     capture.check_capture_safe(rt)
-    dr, doff = transfer.locate(rt, dst, count)
-    sr, soff = transfer.locate(rt, src, count)
-    peer.check_peer_copy(rt, sr, dr)
-    transfer._copy_now(rt, dr, doff, sr, soff, count, "aclrtMemcpy")
+    plan = transfer.plan_copy(rt, dst, src, count, kind)  # the direction comes from the addresses
+    peer.check_peer_copy(rt, plan.src, plan.dst)
+    transfer.copy_now(rt, plan, "aclrtMemcpy")
 
 
 def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind: int, stream: int,
@@ -56,27 +55,26 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
     if count > dest_max:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
     ctx = rt.current_context(implicit=False)
-    dr, doff = transfer.locate(rt, dst, count)
-    sr, soff = transfer.locate(rt, src, count)
+    plan = transfer.plan_copy(rt, dst, src, count, kind)
     ep = rt._ep
     if kind == H2B2D and ep:
-        if sr.is_device or not dr.is_device:
+        if plan.src.is_device or not plan.dst.is_device:
             fail(ACL_ERROR_RT_PARAM_INVALID,
                  "HOST_TO_BUF_TO_DEVICE needs a host source and a device destination")
-        final, pageable = H2D, False
+        plan.used, pageable = H2D, False
     else:
-        sloc, dloc = rt.space.location(sr, src), rt.space.location(dr, dst)
-        final = transfer.correct_kind(sloc, dloc, kind) if ep else kind
-        pageable = ep and final not in (transfer.H2H, D2D) and UNREG in (sloc, dloc)
-    if ep and final == transfer.H2H:
+        if ep:  # corrected from where the pointers are
+            plan.used = transfer.correct_kind(plan.sloc, plan.dloc, kind)
+        pageable = ep and plan.used not in (transfer.H2H, D2D) and plan.pageable
+    if ep and plan.used == transfer.H2H:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode")
     if dst == src:
         return
-    peer.check_peer_copy(rt, sr, dr)
+    peer.check_peer_copy(rt, plan.src, plan.dst)
     if pageable:  # pageable memory: synchronize the stream, then copy synchronously
         s = rt.stream_of(stream, check_context=False)
         transfer.sync_for_pageable(rt, s)
-        transfer._copy_now(rt, dr, doff, sr, soff, count, what)
+        transfer.copy_now(rt, plan, what)
         return
     if handle is None:
         s = ctx.default_stream
@@ -85,12 +83,13 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
     else:
         s = rt.stream_of(stream)  # raises the stream-context error
     if kind == H2B2D and ep:  # staged during the call, so src may be freed on return
+        sr = plan.src
         staging = Region(0, count, Region.PINNED, buf=None if sr.virtual else np.empty(count, dtype=np.uint8))
         staging.virtual = sr.virtual
         rt.tick(count / rt.product.hardware.host_memcpy_bandwidth)
-        transfer._mover(rt, staging, 0, sr, soff, count, what)()
-        sr, soff = staging, 0
-    transfer._enqueue_copy(rt, s, dr, doff, sr, soff, count, what)
+        transfer._mover(rt, staging, 0, sr, plan.soff, count, what)()
+        plan.src, plan.soff = staging, 0
+    transfer.enqueue_copy(rt, s, plan, what)
 
 
 @api("aclrtMemcpyAsync", sizes=("dest_max", "count"))

@@ -99,7 +99,7 @@ def set_memcpy_desc(rt: Core, desc: int, kind: int, src: int, dst: int, count: i
     staging = rt.space.alloc_pinned(record.size, functional=True)
     try:
         staging.buffer()[:] = record
-        transfer._copy_now(rt, r, off, staging, 0, record.size, "aclrtSetMemcpyDesc")
+        transfer.copy_now(rt, transfer.CopyPlan(rt, r, off, staging, 0, record.size, transfer.H2D), "aclrtSetMemcpyDesc")
     finally:
         rt.space.free_pinned(staging)
     return desc

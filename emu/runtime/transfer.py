@@ -15,12 +15,10 @@ from . import capture, streams
 from .core import Core, Stream, fail
 
 
-H2H, H2D, D2H, D2D, DEFAULT, H2B2D = 0, 1, 2, 3, 4, 5
-
-
+H2H, H2D, D2H, D2D, DEFAULT, H2B2D = (C.ACL_MEMCPY_HOST_TO_HOST, C.ACL_MEMCPY_HOST_TO_DEVICE, C.ACL_MEMCPY_DEVICE_TO_HOST,
+                                      C.ACL_MEMCPY_DEVICE_TO_DEVICE, C.ACL_MEMCPY_DEFAULT,
+                                      C.ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
 HOST, DEV, UNREG = Location.HOST, Location.DEVICE, Location.UNREGISTERED
-
-
 ON_CHIP_UNIT = 4 << 30  # largest on-chip D2D task: hicann/runtime src/runtime/core/inc/spec/base_info.hpp
 
 
@@ -68,6 +66,63 @@ def ends(src: Region, dst: Region) -> tuple[int | None, int | None]:
     """(source device, destination device) of a copy, None for host memory (a mapped alias is host memory)."""
     return (src.device if src.is_device and src.origin != "alias" else None,
             dst.device if dst.is_device and dst.origin != "alias" else None)
+
+
+# -- the copy plan -----------------------------------------------------------------
+class CopyPlan:
+    """What a copy decides before anything is queued, worked out once (`plan_copy`): its ends (regions,
+    offsets, where the bytes are, the devices: None for host memory), the kind the program asked for and
+    the kind the runtime uses, and whether it goes through the driver's staging buffers (pageable host
+    memory on an EP product). Every copy API (sync, async, batch, descriptor, offset) reads these."""
+
+    __slots__ = ("dst", "doff", "dloc", "src", "soff", "sloc", "nbytes", "kind", "used", "s_dev", "d_dev", "staged")
+
+    def __init__(self, rt: Core, dst: Region, doff: int, src: Region, soff: int, nbytes: int, kind: int,
+                 used: int | None = None):
+        self.dst, self.doff, self.src, self.soff, self.nbytes = dst, doff, src, soff, nbytes
+        self.dloc = rt.space.location(dst, dst.base + doff)
+        self.sloc = rt.space.location(src, src.base + soff)
+        self.kind = int(kind)
+        self.used = self.kind if used is None else int(used)
+        self.s_dev, self.d_dev = ends(src, dst)
+        self.staged = rt._ep and ((self.s_dev is None and self.sloc == UNREG) or
+                                  (self.d_dev is None and self.dloc == UNREG))
+
+    @property
+    def device(self) -> int | None:
+        """The device whose engines run it (the device end; the source of a copy between devices)."""
+        return self.d_dev if self.s_dev is None else self.s_dev
+
+    @property
+    def pageable(self) -> bool:
+        """Pageable host memory at either end (what makes an async copy synchronous on EP products)."""
+        return UNREG in (self.sloc, self.dloc)
+
+    def __repr__(self) -> str:
+        return (f"<CopyPlan {self.nbytes} B {self.src.describe()}+{self.soff} -> {self.dst.describe()}+{self.doff}, "
+                f"kind {self.kind} used {self.used}{', staged' if self.staged else ''}>")
+
+
+def plan_copy(rt: Core, dst: int, src: int, nbytes: int, kind: int, *, correct: bool = False,
+              dst_span: int | None = None, src_span: int | None = None) -> CopyPlan:
+    """Resolve a copy of `nbytes` from `src` to `dst` (spans: the bytes each end covers, for 2D copies):
+    the regions (107000 outside any allocation), and with `correct` the kind corrected from where the
+    pointers are (`correct_kind`)."""
+    dr, doff = locate(rt, dst, nbytes if dst_span is None else dst_span)
+    sr, soff = locate(rt, src, nbytes if src_span is None else src_span)
+    plan = CopyPlan(rt, dr, doff, sr, soff, nbytes, kind)
+    if correct:
+        plan.used = correct_kind(plan.sloc, plan.dloc, plan.used)
+    return plan
+
+
+def copy_task(rt: Core, plan: CopyPlan, what: str, device: int | None = None, chunk: int = 0) -> Task:
+    """The model task of a planned copy (on `device`, by default the plan's), which moves the bytes when it
+    completes; it carries the kind asked and the kind used."""
+    task = Task.copy(plan.nbytes, plan.device if device is None else device, plan.s_dev, plan.d_dev, what,
+                     _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what), chunk)
+    task.kind_asked, task.kind_used = plan.kind, plan.used
+    return task
 
 
 # -- moving bytes ------------------------------------------------------------------
@@ -126,19 +181,18 @@ def pageable(rt: Core, r: Region, off: int) -> bool:
     return rt.space.location(r, r.base + off) == UNREG
 
 
-def _copy_now(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str) -> None:
+def copy_now(rt: Core, plan: CopyPlan, what: str) -> None:
     """A blocking copy: the host waits for it, other streams go on. Pageable memory goes through
     the driver's staging pipeline; host-to-host copies are the CPU's."""
-    s_dev, d_dev = ends(src, dst)
-    move = _mover(rt, dst, doff, src, soff, n, what)
-    if s_dev is None and d_dev is None:
-        rt.tick(n / rt.product.hardware.host_memcpy_bandwidth)
+    move = _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what)
+    if plan.s_dev is None and plan.d_dev is None:
+        rt.tick(plan.nbytes / rt.product.hardware.host_memcpy_bandwidth)
         move()
         return
-    staged = rt.product.ep_mode and (  # on the board (RC, control CPU) there is no staging
-        (s_dev is None and pageable(rt, src, soff)) or (d_dev is None and pageable(rt, dst, doff)))
-    run_blocking(rt, Task(STAGED if staged else COPY, nbytes=n, device=d_dev if s_dev is None else s_dev,
-                           src=s_dev, dst=d_dev, label=what, on_complete=move))
+    task = Task(STAGED if plan.staged else COPY, nbytes=plan.nbytes, device=plan.device, src=plan.s_dev,
+                dst=plan.d_dev, label=what, on_complete=move)
+    task.kind_asked, task.kind_used = plan.kind, plan.used
+    run_blocking(rt, task)
     rt.tick(rt.product.hardware.sync_copy)  # the driver's round trip: the host is woken once it is done
 
 
@@ -173,13 +227,13 @@ def _copy_unit(rt: Core, s_dev: int | None, d_dev: int | None) -> int:
     return ON_CHIP_UNIT  # on-chip SDMA, SIO, HCCS
 
 
-def _enqueue_copy(rt: Core, s: Stream, dst: Region, doff: int, src: Region, soff: int, n: int,
-                  what: str) -> None:
-    """Split into the runtime's task sizes (`copy_unit`) and queue on `s`."""
-    s_dev = src.device if src.is_device and src.origin != "alias" else None
-    d_dev = dst.device if dst.is_device and dst.origin != "alias" else None
-    unit = copy_unit(rt, s_dev, d_dev)
-    move = None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else \
-        _mover(rt, dst, doff, src, soff, n, what)
-    # the runtime's tasks of `unit` bytes run back to back: one model task stands for them all
-    rt.submit(s, Task.copy(n, s.device, s_dev, d_dev, what, move, unit))
+def enqueue_copy(rt: Core, s: Stream, plan: CopyPlan, what: str) -> None:
+    """Queue a planned copy on `s`: the runtime's tasks of `copy_unit` bytes run back to back, one model
+    task stands for them all."""
+    unit = copy_unit(rt, plan.s_dev, plan.d_dev)
+    src, dst = plan.src, plan.dst
+    task = Task.copy(plan.nbytes, s.device, plan.s_dev, plan.d_dev, what,
+                     None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
+                     _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit)
+    task.kind_asked, task.kind_used = plan.kind, plan.used
+    rt.submit(s, task)
