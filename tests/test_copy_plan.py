@@ -99,3 +99,15 @@ def test_the_plan_corrects_the_kind_only_when_asked(rt):
     host, dev = rt.malloc_host(N), rt.malloc(N)
     assert transfer.plan_copy(rt, dev, host, N, K.DEFAULT).used == K.DEFAULT
     assert transfer.plan_copy(rt, dev, host, N, K.DEFAULT, correct=True).used == K.HOST_TO_DEVICE
+
+
+def test_2d_copies_carry_their_kinds(rt):
+    """aclrtMemcpy2dAsync with DEFAULT from page-locked memory runs as HOST_TO_DEVICE; aclrtMemcpy2d too."""
+    host, dev, s = rt.malloc_host(64 * 16), rt.malloc(64 * 16), rt.create_stream()
+    rt.memcpy2d_async(dev, 64, host, 64, 32, 16, K.DEFAULT, s)
+    rt.synchronize_stream(s)
+    row = _last_copy(rt)
+    assert (row["api"], int(row["kind_asked"]), int(row["kind_used"])) == ("aclrtMemcpy2dAsync", 4, 1)
+    rt.memcpy2d(host, 64, dev, 64, 32, 16, K.DEFAULT)
+    row = _last_copy(rt)
+    assert (row["api"], int(row["kind_asked"]), int(row["kind_used"])) == ("aclrtMemcpy2d", 4, 2)

@@ -18,9 +18,9 @@ from emu.models import COPY, STAGED, Task
 
 from .. import kernels
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID
-from ..memory import Location, Region
+from ..memory import Region
 from .core import Core, Stream, api, fail
-from .transfer import D2D, D2H, DEFAULT, H2D, correct_kind, ends
+from .transfer import D2D, D2H, DEFAULT, H2D, correct_kind
 from . import capture, transfer
 
 MAX_WIDTH = 5_000_000  # hicann/runtime src/runtime/core/inc/common/internal_error_define.hpp
@@ -86,8 +86,11 @@ def _runtime_entry_2d(rt: Core) -> None:
                                                f"{rt.product.deployment} mode")
 
 
-def _locate_2d(rt: Core, addr: int, pitch: int, width: int, height: int) -> tuple[Region, int]:
-    return transfer.locate(rt, addr, (height - 1) * pitch + width)
+def _plan_2d(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
+             kind: int) -> transfer.CopyPlan:
+    """The copy plan of a 2D copy: each end spans (height - 1) rows of its pitch plus one row."""
+    return transfer.plan_copy(rt, dst, src, width * height, kind, dst_span=(height - 1) * dpitch + width,
+                              src_span=(height - 1) * spitch + width)
 
 
 def _move_2d(rt: Core, dst: Region, doff: int, dpitch: int, src: Region, soff: int, spitch: int,
@@ -101,24 +104,17 @@ def _move_2d(rt: Core, dst: Region, doff: int, dpitch: int, src: Region, soff: i
     return move
 
 
-def _copy_2d_now(rt: Core, dr, doff, dpitch, sr, soff, spitch, width, height, what) -> None:
-    s_dev, d_dev = ends(sr, dr)
-    move = _move_2d(rt, dr, doff, dpitch, sr, soff, spitch, width, height, what)
-    if s_dev is None and d_dev is None:  # both ends in host memory: the CPU copies
+def _copy_2d_now(rt: Core, plan: transfer.CopyPlan, dpitch: int, spitch: int, width: int, height: int,
+                 what: str) -> None:
+    move = _move_2d(rt, plan.dst, plan.doff, dpitch, plan.src, plan.soff, spitch, width, height, what)
+    if plan.s_dev is None and plan.d_dev is None:  # both ends in host memory: the CPU copies
         rt.tick(width * height / rt.product.hardware.host_memcpy_bandwidth)
         move()
         return
-    staged = rt.product.ep_mode and (
-        (s_dev is None and transfer.pageable(rt, sr, soff)) or (d_dev is None and transfer.pageable(rt, dr, doff)))
-    transfer.run_blocking(rt, Task(STAGED if staged else COPY, nbytes=width * height, rows=0 if staged else height,
-                           device=d_dev if s_dev is None else s_dev, src=s_dev, dst=d_dev, label=what,
-                           on_complete=move))
-
-
-def _locations_2d(rt: Core, dst, dpitch, src, spitch, width, height):
-    dr, doff = _locate_2d(rt, dst, dpitch, width, height)
-    sr, soff = _locate_2d(rt, src, spitch, width, height)
-    return dr, doff, sr, soff, rt.space.location(sr, src), rt.space.location(dr, dst)
+    task = Task(STAGED if plan.staged else COPY, nbytes=width * height, rows=0 if plan.staged else height,
+                device=plan.device, src=plan.s_dev, dst=plan.d_dev, label=what, on_complete=move)
+    task.kind_asked, task.kind_used = plan.kind, plan.used
+    transfer.run_blocking(rt, task)
 
 
 @api("aclrtMemcpy2d", sizes=("dpitch", "spitch", "width", "height"))
@@ -136,13 +132,13 @@ def memcpy2d(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width: int,
     if kind == D2D:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "synchronous 2D copies are HOST_TO_DEVICE or DEVICE_TO_HOST only")
     rt.current_context(implicit=False)  # GetLocationType: the context comes before the locations
-    dr, doff, sr, soff, sloc, dloc = _locations_2d(rt, dst, dpitch, src, spitch, width, height)
-    final = correct_kind(sloc, dloc, kind)  # MemCopy2DSync corrects in every run mode
-    if final not in (H2D, D2H):
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"a synchronous 2D copy from {sloc.name} to {dloc.name} memory "
-                                         f"is not HOST_TO_DEVICE or DEVICE_TO_HOST")
+    plan = _plan_2d(rt, dst, dpitch, src, spitch, width, height, kind)
+    plan.used = correct_kind(plan.sloc, plan.dloc, kind)  # MemCopy2DSync corrects in every run mode
+    if plan.used not in (H2D, D2H):
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"a synchronous 2D copy from {plan.sloc.name} to {plan.dloc.name} "
+                                         f"memory is not HOST_TO_DEVICE or DEVICE_TO_HOST")
     capture.check_capture_safe(rt)
-    _copy_2d_now(rt, dr, doff, dpitch, sr, soff, spitch, width, height, "aclrtMemcpy2d")
+    _copy_2d_now(rt, plan, dpitch, spitch, width, height, "aclrtMemcpy2d")
 
 
 @api("aclrtMemcpy2dAsync", sizes=("dpitch", "spitch", "width", "height"))
@@ -161,32 +157,33 @@ def memcpy2d_async(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width
     _null_stream_2d(rt, stream)
     _limits_2d(width, height)
     rt.current_context(implicit=False)  # MemcpyAsyncCheckLocation
-    dr, doff, sr, soff, sloc, dloc = _locations_2d(rt, dst, dpitch, src, spitch, width, height)
-    final = correct_kind(sloc, dloc, kind) if rt.product.ep_mode else kind
-    if final not in (H2D, D2H, D2D):
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"a 2D copy from {sloc.name} to {dloc.name} memory "
+    plan = _plan_2d(rt, dst, dpitch, src, spitch, width, height, kind)
+    if rt.product.ep_mode:
+        plan.used = correct_kind(plan.sloc, plan.dloc, kind)
+    if plan.used not in (H2D, D2H, D2D):
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"a 2D copy from {plan.sloc.name} to {plan.dloc.name} memory "
                                          f"is not HOST_TO_DEVICE, DEVICE_TO_HOST or DEVICE_TO_DEVICE")
     what = "aclrtMemcpy2dAsync"
-    if rt.product.ep_mode and final != D2D and Location.UNREGISTERED in (sloc, dloc):  # pageable
+    if rt.product.ep_mode and plan.used != D2D and plan.pageable:  # pageable
         transfer.sync_for_pageable(rt, rt.stream_of(stream, check_context=False))
-        _copy_2d_now(rt, dr, doff, dpitch, sr, soff, spitch, width, height, what)
+        _copy_2d_now(rt, plan, dpitch, spitch, width, height, what)
         return
     s = rt.stream_of(stream)
-    if final == D2D and not rt.product.has("memcpy2d_async_d2d"):
+    if plan.used == D2D and not rt.product.has("memcpy2d_async_d2d"):
         fail(ACL_ERROR_INVALID_PARAM, f"asynchronous 2D DEVICE_TO_DEVICE copies are not supported on "
                                       f"{rt.product.name}")
-    _enqueue_2d(rt, s, dr, doff, dpitch, sr, soff, spitch, width, height, what, per_row=final == D2D)
+    _enqueue_2d(rt, s, plan, dpitch, spitch, width, height, what, per_row=plan.used == D2D)
 
 
-def _enqueue_2d(rt: Core, s: Stream, dr, doff, dpitch, sr, soff, spitch, width, height, what,
-                per_row: bool) -> None:
-    s_dev, d_dev = ends(sr, dr)
+def _enqueue_2d(rt: Core, s: Stream, plan: transfer.CopyPlan, dpitch: int, spitch: int, width: int,
+                height: int, what: str, per_row: bool) -> None:
+    move = _move_2d(rt, plan.dst, plan.doff, dpitch, plan.src, plan.soff, spitch, width, height, what)
     if per_row:  # the runtime's task per row, back to back: one model task of `height` row-sized chunks
-        rt.submit(s, Task(COPY, nbytes=width * height, chunk=width, device=s.device, src=s_dev, dst=d_dev,
-                            label=what, on_complete=_move_2d(rt, dr, doff, dpitch, sr, soff, spitch, width,
-                                                                  height, what)))
-        return
-    rows = max(1, rt.product.async_copy_unit // width)  # rows in one DMA task of at most the copy unit
-    rt.submit(s, Task(COPY, nbytes=width * height, rows=height, chunk=rows * width if height > rows else 0,
-                        device=s.device, src=s_dev, dst=d_dev, label=what,
-                        on_complete=_move_2d(rt, dr, doff, dpitch, sr, soff, spitch, width, height, what)))
+        task = Task(COPY, nbytes=width * height, chunk=width, device=s.device, src=plan.s_dev, dst=plan.d_dev,
+                    label=what, on_complete=move)
+    else:
+        rows = max(1, rt.product.async_copy_unit // width)  # rows in one DMA task of at most the copy unit
+        task = Task(COPY, nbytes=width * height, rows=height, chunk=rows * width if height > rows else 0,
+                    device=s.device, src=plan.s_dev, dst=plan.d_dev, label=what, on_complete=move)
+    task.kind_asked, task.kind_used = plan.kind, plan.used
+    rt.submit(s, task)

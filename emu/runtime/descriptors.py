@@ -131,13 +131,15 @@ def memcpy_async_with_desc(rt: Core, desc: int, kind: int, stream: int) -> None:
     _desc_on_device(desc, r)
     _desc_aligned(desc)
     s = rt.stream_of(stream)  # ApiImpl::MemcpyAsyncPtr: context (107002), then the stream's (107003)
-    _enqueue_indirect(rt, s, "aclrtMemcpyAsyncWithDesc", lambda: _read_desc(rt, r, off, desc), 0, 0)
+    _enqueue_indirect(rt, s, "aclrtMemcpyAsyncWithDesc", lambda: _read_desc(rt, r, off, desc), 0, 0, kind)
 
 
-def _enqueue_indirect(rt: Core, s: Stream, what: str, resolve, doff: int, soff: int) -> None:
-    """A copy whose (src, dst, count) are read from device memory when its task starts."""
+def _enqueue_indirect(rt: Core, s: Stream, what: str, resolve, doff: int, soff: int, kind: int) -> None:
+    """A copy whose (src, dst, count) are read from device memory when its task starts (device to device on
+    one device, whatever kind was asked)."""
     plan = {}
     task = Task(COPY, device=s.device, src=s.device, dst=s.device, label=what)
+    task.kind_asked, task.kind_used = int(kind), transfer.D2D
 
     def start():
         src, dst, n = resolve()
@@ -199,4 +201,4 @@ def memcpy_async_with_offset(rt: Core, dst: int, dest_max: int, dst_offset: int,
         sv = int(ss.view(ss_off, 8).view(np.uint64)[0])
         return sv, d, count
 
-    _enqueue_indirect(rt, s, "aclrtMemcpyAsyncWithOffset", resolve, dst_offset, src_offset)
+    _enqueue_indirect(rt, s, "aclrtMemcpyAsyncWithOffset", resolve, dst_offset, src_offset, kind)
