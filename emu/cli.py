@@ -19,6 +19,7 @@ import builtins
 import contextlib
 import importlib.machinery
 import importlib.util
+import json
 import math
 import os
 import runpy
@@ -28,7 +29,13 @@ import traceback
 import types
 from pathlib import Path
 
-from .config import ConfigError, available, load
+from . import config
+from .config import ConfigError, load
+from .studies import (bandwidth, bandwidth_report, calibrate, calibrate_report, compare, compare_report, overlap,
+                      overlap_report, products, products_report, validate, validate_report)
+from .studies.args import (microseconds, names_arg, parse_ints, parse_sizes_arg, positive_int, positive_ints,
+                           product_arg, product_error, product_list, typed)
+from .studies.common import Progress, parse_size, parse_sizes
 
 EXAMPLE = Path(__file__).parent / "examples" / "copy_pipeline.py"
 
@@ -43,22 +50,6 @@ class Parser(argparse.ArgumentParser):
 
 class UserError(Exception):
     """A mistake in a command's arguments or environment: `acl-emu <cmd>: error: <message>`, exit code 2."""
-
-
-def product_error(text: str, e: ConfigError) -> str:
-    """What is wrong with a product name or config path, on one line."""
-    if e.field == "<product>" and Path(e.path).stem == str(text):  # the name itself, not a parent it inherits
-        return f"unknown product {text!r} (known: {', '.join(available())})"
-    return str(e)
-
-
-def product_arg(text: str) -> str:
-    """A product name or config path that loads: a broken config is a bad argument, found before any work."""
-    try:
-        load(text)
-    except ConfigError as e:
-        raise argparse.ArgumentTypeError(product_error(text, e)) from None
-    return text
 
 
 def env_product() -> str | None:
@@ -105,19 +96,6 @@ def os_error_text(e: OSError) -> str:
     """An OSError as one line: the reason and the file."""
     where = f": {e.filename}" if e.filename is not None else ""
     return f"{e.strerror or e}{where}"
-
-
-def typed(fn, what: str):
-    """An argparse type from a parser that raises ValueError."""
-
-    def parse(text: str):
-        try:
-            return fn(text)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
-
-    parse.__name__ = what
-    return parse
 
 
 def host_time_scale_arg(text: str) -> float:
@@ -324,9 +302,301 @@ def _module_exists(name: str) -> bool:
         sys.path.pop(0)
 
 
-def build_parser() -> Parser:
-    from .studies import bandwidth, calibrate, compare, overlap, products, validate
+# -- the studies' commands --------------------------------------------------------------------------------------
+# Each study has an add_<study>(sub) that declares its arguments and a <study>_command(args) that checks what
+# argparse cannot (sizes that fit the product, chunk counts that fit the bytes), runs the study (it returns
+# plain data), has its report module write the files and draw the text, and prints.
 
+def _argument_error(command: str, message: str) -> int:
+    """A bad argument found after parsing: one line `acl-emu <command>: error: <message>`, exit code 2."""
+    sys.stderr.write(f"acl-emu {command}: error: {message}\n")
+    return 2
+
+
+def _env_or_default_product() -> str:
+    return os.environ.get("ACL_EMU_PRODUCT") or config.DEFAULT_PRODUCT
+
+
+def add_products(sub) -> None:
+    p = sub.add_parser("products", help="the product configs and where their numbers come from")
+    p.add_argument("--products", type=typed(product_list, "products"),
+                   help="comma-separated product names (default: all)")
+    p.add_argument("--sources", action="store_true", help="list the source of every number")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=products_command)
+
+
+def products_command(args) -> int:
+    rows = products.products(args.products)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(products_report.report(rows, sources=args.sources))
+    return 0
+
+
+def add_bandwidth(sub) -> None:
+    p = sub.add_parser("bandwidth", help="H2D / D2H / D2D / peer bandwidth across message sizes",
+                       description="What nvbandwidth and ascend-dmi's bandwidth test report, from the model: ACL "
+                                   "copies in timing-only mode, timed with events.")
+    p.add_argument("--product", type=product_arg, help="product name or TOML path (default: $ACL_EMU_PRODUCT or "
+                                                       f"{config.DEFAULT_PRODUCT})")
+    p.add_argument("--sizes", type=typed(parse_sizes_arg, "sizes"), default=None,
+                   help=f"message sizes: a range of powers of two or a list (default: {bandwidth.DEFAULT_SIZES})")
+    p.add_argument("--peer-size", type=typed(parse_size, "size"), default=None,
+                   help="message size of the device-to-device matrix (default: the largest size, at most 256M)")
+    p.add_argument("--reps", type=typed(positive_int, "count"), default=bandwidth.REPETITIONS,
+                   help=f"copies per measurement (default: {bandwidth.REPETITIONS})")
+    p.add_argument("--out", help="directory for the CSV, JSON and PNG files (default: "
+                                 "acl-emu-out/bandwidth-<product>)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
+    p.set_defaults(func=bandwidth_command)
+
+
+# the argument behind each kind of size a bandwidth study refuses (bandwidth.SizeError.argument)
+_SIZE_FLAGS = {"sizes": "--sizes", "peer_sizes": "--peer-size"}
+
+
+def _peer_sizes(sizes: list[int], peer: int | None) -> list[int] | None:
+    """--peer-size: the sizes below it and it (None: the study's default)."""
+    return None if peer is None else [s for s in sizes if s < peer] + [peer]
+
+
+def bandwidth_command(args) -> int:
+    product = getattr(args, "product", None) or _env_or_default_product()
+    name = load(product).name
+    sizes = getattr(args, "sizes", None) or parse_sizes(bandwidth.DEFAULT_SIZES)
+    peer_sizes = _peer_sizes(sizes, getattr(args, "peer_size", None))
+    reps = getattr(args, "reps", None) or bandwidth.REPETITIONS
+    try:
+        sizes, peer_sizes = bandwidth.check(product, sizes, peer_sizes)
+    except bandwidth.SizeError as e:
+        return _argument_error("bandwidth", f"argument {_SIZE_FLAGS[e.argument]}: {e}")
+    with Progress(bandwidth.count_steps(product, sizes, peer_sizes), f"bandwidth {name}") as bar:
+        result = bandwidth.measure(product, sizes, peer_sizes=peer_sizes, progress=bar, repetitions=reps,
+                                   peer_repetitions=min(reps, bandwidth.PEER_REPETITIONS))
+    out = getattr(args, "out", None)
+    bandwidth_report.write(result, Path(out) if out else Path("acl-emu-out") / f"bandwidth-{name}")
+    if getattr(args, "json", False):
+        print(json.dumps(result, indent=2))
+        return 0
+    print(bandwidth_report.report(result))
+    return 0
+
+
+def add_overlap_arguments(p, required: bool = True) -> None:
+    """The overlap study's options, shared by `acl-emu overlap` and `acl-emu compare overlap`."""
+    p.add_argument("--h2d", type=typed(parse_size, "size"), required=required, metavar="BYTES",
+                   help="bytes copied host to device per iteration (4K, 64M, 1G)")
+    p.add_argument("--d2h", type=typed(parse_size, "size"), required=required, metavar="BYTES",
+                   help="bytes copied device to host per iteration")
+    p.add_argument("--compute-us", type=typed(microseconds, "microseconds"), required=required, metavar="US",
+                   help="kernel time per iteration, in microseconds (split evenly across the chunks)")
+    p.add_argument("--streams", type=typed(positive_ints(overlap.MAX_STREAMS, "streams"), "ints"),
+                   default=parse_ints(overlap.DEFAULT_STREAMS), metavar="N",
+                   help=f"stream counts to try: 1..8 or 1,2,4 (default {overlap.DEFAULT_STREAMS})")
+    p.add_argument("--chunks", type=typed(positive_ints(overlap.MAX_CHUNKS, "chunks"), "ints"),
+                   default=parse_ints(overlap.DEFAULT_CHUNKS), metavar="N",
+                   help=f"chunk counts to try (default {overlap.DEFAULT_CHUNKS})")
+    p.add_argument("--pageable", action="store_true",
+                   help="copy from pageable host memory (the copies become synchronous) instead of page-locked")
+
+
+def add_overlap(sub) -> None:
+    p = sub.add_parser("overlap", help="plan copy/compute overlap: streams x chunks",
+                       description="Simulate the chunked H2D / kernel / D2H pipeline over N streams, sweep streams "
+                                   "and chunks, and name the best setting and its distance from the bound "
+                                   "max(copy, compute).")
+    p.add_argument("--product", type=product_arg, help="product name or TOML path (default: $ACL_EMU_PRODUCT "
+                                                       "or 910B)")
+    add_overlap_arguments(p)
+    p.add_argument("--out", metavar="DIR", help="output directory (default: acl-emu-out/overlap-<product>)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=overlap_command)
+
+
+def _overlap_mistake(args, products: list[config.Product], flag: str) -> str | None:
+    """What makes the overlap sweep impossible on these products, as an argument error; None if it can run."""
+    for p in products:
+        missing = overlap.missing_apis(p, args.pageable)
+        if missing:
+            return (f"argument {flag}: {p.name} does not support {', '.join(missing)}: the overlap pipeline cannot "
+                    f"run on it")
+    limit = min(args.h2d, args.d2h)
+    if max(args.chunks) > limit:
+        return f"argument --chunks: {max(args.chunks)} chunks of {limit} bytes leave a chunk empty"
+    if min(args.streams) > max(args.chunks):
+        return f"argument --streams: every setting has more streams than chunks (at most {max(args.chunks)} chunks)"
+    return None
+
+
+def _overlap_settings(args) -> int:
+    """How many streams x chunks settings the sweep runs (streams <= chunks), for a progress bar."""
+    return sum(1 for s in set(args.streams) for c in set(args.chunks) if s <= c)
+
+
+def overlap_command(args) -> int:
+    product = load(args.product or _env_or_default_product())
+    mistake = _overlap_mistake(args, [product], "--product")
+    if mistake:
+        return _argument_error("overlap", mistake)
+    with Progress(_overlap_settings(args), "overlap") as progress:
+        result = overlap.plan(product, args.h2d, args.d2h, args.compute_us, args.streams, args.chunks,
+                              args.pageable, progress)
+    out = Path(args.out) if args.out else Path("acl-emu-out") / f"overlap-{product.name}"
+    overlap_report.write_outputs(out, result, overlap.timelines(product, result))
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+        return 0
+    print(overlap_report.report(result))
+    return 0
+
+
+def _compare_common(p, top: bool) -> None:
+    """--products, --out and --json, accepted before the study name and after it."""
+    pre = "compare_" if top else ""
+    p.add_argument("--products", type=typed(product_list, "products"), default=None,
+                   dest="products" if top else "study_products",
+                   help=f"comma-separated product names or TOML paths (default: {compare.DEFAULT_PRODUCTS})")
+    p.add_argument("--out", dest=f"{pre}out", metavar="DIR",
+                   help="output directory (default: acl-emu-out/compare-<study>)")
+    p.add_argument("--json", dest=f"{pre}json", action="store_true", help="machine-readable output")
+
+
+def add_compare(sub) -> None:
+    p = sub.add_parser("compare", help="one study side by side across products",
+                       description="Run the bandwidth or the overlap study on several products; one table of "
+                                   "headline numbers and one figure.")
+    _compare_common(p, top=True)
+    studies = p.add_subparsers(dest="study", required=True, metavar="{bandwidth,overlap}")
+    bw = studies.add_parser("bandwidth", help="peak H2D / D2H / D2D / peer GB/s per product")
+    bw.add_argument("--sizes", type=typed(parse_sizes_arg, "sizes"), default=None,
+                    help=f"message sizes: a range of powers of two or a list (default: {compare.DEFAULT_SIZES})")
+    bw.add_argument("--peer-size", type=typed(parse_size, "size"), default=None,
+                    help="message size of the device-to-device matrix (default: the largest size, at most 256M)")
+    bw.add_argument("--reps", type=typed(positive_int, "count"), default=None,
+                    help="copies per measurement (default: the bandwidth study's)")
+    _compare_common(bw, top=False)
+    ov = studies.add_parser("overlap", help="best streams x chunks, its time, the naive time and the bound")
+    add_overlap_arguments(ov)
+    _compare_common(ov, top=False)
+    p.set_defaults(func=compare_command, study_products=None, out=None, json=False)
+
+
+def _compare_bandwidth(args, names: list[str]) -> dict | int:
+    sizes = args.sizes or parse_sizes(compare.DEFAULT_SIZES)
+    peer_sizes = _peer_sizes(sizes, args.peer_size)
+    steps = 0
+    for name in names:
+        try:
+            sizes, peer_sizes = bandwidth.check(name, sizes, peer_sizes)
+        except bandwidth.SizeError as e:
+            return _argument_error("compare", f"argument {_SIZE_FLAGS[e.argument]}: {e}")
+        steps += bandwidth.count_steps(name, sizes, peer_sizes)
+    with Progress(steps, "compare bandwidth") as bar:
+        return compare.compare_bandwidth(names, sizes, peer_sizes=peer_sizes, repetitions=args.reps, progress=bar)
+
+
+def _compare_overlap(args, names: list[str]) -> dict | int:
+    mistake = _overlap_mistake(args, [load(n) for n in names], "--products")
+    if mistake:
+        return _argument_error("compare", mistake)
+    with Progress(_overlap_settings(args) * len(names), "compare overlap") as bar:
+        return compare.compare_overlap(names, args.h2d, args.d2h, args.compute_us, args.streams, args.chunks,
+                                       args.pageable, bar)
+
+
+def compare_command(args) -> int:
+    names = args.study_products or args.products or names_arg(compare.DEFAULT_PRODUCTS)
+    result = (_compare_bandwidth if args.study == "bandwidth" else _compare_overlap)(args, names)
+    if isinstance(result, int):  # an argument error, said
+        return result
+    out = args.out or args.compare_out
+    compare_report.write_outputs(result, Path(out) if out else Path("acl-emu-out") / f"compare-{args.study}")
+    if args.json or args.compare_json:
+        print(json.dumps(result, indent=2, default=str))
+        return 0
+    print(compare_report.report(result))
+    return 0
+
+
+def add_validate(sub) -> None:
+    p = sub.add_parser("validate", help="replay the public hardware measurements on the model and show the error")
+    p.add_argument("--measurements", help="a measurements TOML (default: the bundled validation/measurements.toml)")
+    p.add_argument("--product", type=names_arg, help="only the rows of these products (comma separated)")
+    p.add_argument("--config", type=product_arg, help="replay every row on this config instead of its product's "
+                                                      "(a calibrated server, a what-if)")
+    p.add_argument("--targets", action="store_true", help="only the calibration targets")
+    p.add_argument("--out", default="acl-emu-out/validate", help="directory for CSV, JSON and the plot")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=validate_command)
+
+
+def validate_command(args) -> int:
+    try:
+        rows = validate.load(args.measurements)
+    except validate.MeasurementError as e:
+        return _argument_error("validate", f"argument --measurements: {e}")
+    if args.product:
+        rows = [r for r in rows if r["product"] in args.product]
+        if not rows:
+            return _argument_error("validate", f"argument --product: no rows for {','.join(args.product)}")
+    if args.targets:
+        rows = [r for r in rows if r["calibration"]]
+    with Progress(len(rows), "validate") as bar:
+        result = validate.validate(rows, args.config, bar)
+    files = validate_report.write(result, Path(args.out))
+    if args.json:
+        print(json.dumps({**result, "files": files}, indent=2))
+    else:
+        print(validate_report.report(result, files))
+    return 0
+
+
+def add_calibrate(sub) -> None:
+    p = sub.add_parser("calibrate", help="fit a product config to your own server's measurements",
+                       description="Fit a config to ascend-dmi --bw output or a CSV (size, direction, memory, "
+                                   "gbps or us); writes an inheriting config whose fitted numbers cite the fit.")
+    p.add_argument("measurements", help="ascend-dmi --bw output (text) or a CSV with size and gbps or us columns")
+    p.add_argument("--product", type=product_arg, default=config.DEFAULT_PRODUCT,
+                   help=f"the config to start from (default: {config.DEFAULT_PRODUCT})")
+    p.add_argument("-o", "--output", required=True, help="the config file to write (TOML)")
+    p.add_argument("--name", help="the calibrated product's name (default: the output file's stem)")
+    p.add_argument("--direction", choices=("h2d", "d2h", "d2d", "p2p", "h2h"),
+                   help="direction of rows that do not say (an ascend-dmi run with -t)")
+    p.add_argument("--memory", choices=validate.MEMORY, help="host memory of rows that do not say (default: pinned)")
+    p.add_argument("--fit", type=names_arg,
+                   help="only these fields (comma separated); refuses if the data cannot determine one")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=calibrate_command)
+
+
+def calibrate_command(args) -> int:
+    out = Path(args.output)
+    name = args.name or out.stem
+    try:
+        rows = calibrate.read(args.measurements, args.direction, args.memory)
+        result = calibrate.calibrate(rows, args.product, str(args.measurements), args.fit)
+        inherit = args.product if not Path(args.product).exists() else str(Path(args.product).resolve())
+        draft = calibrate.config_text(result, name, {k: 0.0 for k in result["fields"]}, inherit)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(draft)  # the rows are replayed on the config itself
+        table, per_field = calibrate.residuals(result, str(out))
+        out.write_text(calibrate.config_text(result, name, per_field, inherit))
+        load(out)  # it loads, with every number cited
+    except (calibrate.CalibrationError, ConfigError) as e:
+        return _argument_error("calibrate", str(e))
+    plot = calibrate_report.plot(table, out.with_suffix(".png"), f"{name} (from {result['base']})")
+    summary = {"config": str(out), "plot": str(plot), "base": result["base"], "fields": result["fields"],
+               "residual_pct": per_field, "kept": result["kept"], "rows": table}
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(calibrate_report.report(result, table, per_field, out, plot))
+    return 0
+
+
+def build_parser() -> Parser:
     parser = Parser(prog="acl-emu", description="The CANN ACL runtime's memory APIs, emulated, with a timing "
                                                 "model of each product.")
     from . import __version__
@@ -365,8 +635,8 @@ def build_parser() -> Parser:
     run.add_argument("script", nargs="?", default=None, help="the script (default: the bundled example)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     run.set_defaults(func=_run)
-    for study in (products, bandwidth, overlap, compare, validate, calibrate):
-        study.add_parser(sub)
+    for add in (add_products, add_bandwidth, add_overlap, add_compare, add_validate, add_calibrate):
+        add(sub)
     return parser
 
 

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from emu.cli import main
-from emu.studies import bandwidth
+from emu.studies import bandwidth_report
 from emu.studies.common import Landing, write_csv, write_json
 
 
@@ -41,7 +41,7 @@ def test_a_study_interrupted_while_plotting_keeps_the_last_complete_run(tmp_path
     def interrupted(*_):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(bandwidth, "plot_p2p", interrupted)
+    monkeypatch.setattr(bandwidth_report, "plot_p2p", interrupted)
     with pytest.raises(KeyboardInterrupt):
         main(["bandwidth", "--sizes", "4K,1M", "--reps", "1", "--out", str(out)])
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -15,8 +15,8 @@ import pytest
 
 import emu
 from emu import config
-from emu.cli import Parser
-from emu.studies import bandwidth
+from emu.cli import Parser, add_bandwidth, bandwidth_command
+from emu.studies import bandwidth, bandwidth_report
 
 K, M, G = 1 << 10, 1 << 20, 1 << 30
 SIZES = [4 * K, 64 * K, 1 * M, 64 * M, 256 * M]
@@ -106,7 +106,7 @@ def test_910_two_hccs_groups_have_no_peer_access_across(tmp_path):
                 assert (v is not None and v > 0) if same else v is None, (which, i, j)
     missing = [row for row in r["rows"] if row["test"] == "p2p" and row["gbps"] is None]
     assert len(missing) == 32 and all("no peer access" in row["status"] for row in missing)
-    bandwidth.write(r, tmp_path)
+    bandwidth_report.write(r, tmp_path)
     rows = list(csv.DictReader(open(tmp_path / "bandwidth.csv")))
     cross = [row for row in rows if row["test"] == "p2p" and (row["src"], row["dst"]) == ("0", "4")]
     assert cross[0]["gbps"] == "" and "no peer access" in cross[0]["status"]
@@ -188,7 +188,7 @@ def test_measure_rejects_sizes_that_cannot_run():
 def parser() -> Parser:
     p = Parser(prog="acl-emu")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
-    bandwidth.add_parser(sub)
+    add_bandwidth(sub)
     return p
 
 
@@ -209,7 +209,7 @@ def test_command_prints_tables_and_writes_csv_json_and_pngs(tmp_path, capsys):
     with open(out / "bandwidth.csv", newline="") as f:
         reader = csv.DictReader(f)
         rows = list(reader)
-    assert reader.fieldnames == list(bandwidth.COLUMNS)
+    assert reader.fieldnames == list(bandwidth_report.COLUMNS)
     data = json.loads((out / "bandwidth.json").read_text())
     assert len(rows) == len(data["rows"])
     # one row per measurement: 3 sizes x (3 memory kinds x 2 directions + D2D), one pair per route kind at the
@@ -259,7 +259,7 @@ def test_bad_arguments_exit_2_with_one_line_naming_the_argument(argv, name, caps
 
 def test_sizes_too_big_for_the_product_exit_2(tmp_path, capsys):
     args = SimpleNamespace(product="IPV350", sizes=[4 * G], peer_size=None, reps=2, out=str(tmp_path), json=False)
-    assert bandwidth.main(args) == 2
+    assert bandwidth_command(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--sizes" in err and "does not fit" in err
 
@@ -288,3 +288,15 @@ def test_python_m_emu_bandwidth(registered, tmp_path):
         res = _cli("bandwidth", *argv, cwd=tmp_path)
         assert res.returncode == 2
         assert res.stderr.count("\n") == 1 and name in res.stderr, res.stderr
+
+
+def test_check_says_which_sizes_cannot_run(capsys):
+    with pytest.raises(bandwidth.SizeError) as e:
+        bandwidth.check("910B", [4 * K], [1 << 40])
+    assert e.value.argument == "peer_sizes"
+    with pytest.raises(bandwidth.SizeError) as e:
+        bandwidth.check("IPV350", [4 * G])
+    assert e.value.argument == "sizes"
+    assert run_main(["bandwidth", "--sizes", "4K", "--peer-size", "1T"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--peer-size" in err and "does not fit" in err

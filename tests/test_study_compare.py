@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from emu.cli import Parser
+from emu.cli import Parser, add_compare
 from emu.studies import compare, overlap
 
 PRODUCTS = "910B,A3,950PR"
@@ -16,7 +16,7 @@ def cli(argv: list[str]) -> int:
     """The study through its own parser, as `acl-emu compare ...` runs it."""
     parser = Parser(prog="acl-emu")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    compare.add_parser(sub)
+    add_compare(sub)
     args = parser.parse_args(argv)
     return args.func(args)
 

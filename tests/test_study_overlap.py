@@ -7,7 +7,7 @@ import json
 import pytest
 
 from emu import config
-from emu.cli import Parser
+from emu.cli import Parser, add_overlap
 from emu.studies import overlap
 
 MIB = 1 << 20
@@ -19,7 +19,7 @@ def cli(argv: list[str]) -> int:
     """The study through its own parser, as `acl-emu overlap ...` runs it."""
     parser = Parser(prog="acl-emu")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    overlap.add_parser(sub)
+    add_overlap(sub)
     args = parser.parse_args(argv)
     return args.func(args)
 
@@ -210,3 +210,27 @@ def test_a_product_without_streams_or_events_is_refused_up_front(tmp_path, capsy
                 "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--product" in err and "IPV350" in err, err
+
+
+def test_timelines_are_plain_data_for_the_report():
+    res = overlap.plan("910B", 2 * MIB, MIB, 300.0, [1, 2], [1, 2, 4])
+    runs = overlap.timelines("910B", res)
+    assert list(runs) == ["naive", "best"]
+    for name, setting in (("naive", res["naive"]), ("best", res["best"])):
+        run = runs[name]
+        assert (run["streams"], run["chunks"]) == (setting["streams"], setting["chunks"])
+        assert run["iteration_ms"] == pytest.approx(setting["iteration_ms"])
+        assert {s["kind"] for s in run["segments"]} == {"H2D", "kernel", "D2H"}
+        assert any(e.get("name") == "thread_name" for e in run["trace"]["traceEvents"])
+    json.dumps(runs)  # nothing but dicts, lists, strings and numbers
+
+
+def test_a_config_file_as_product_writes_every_file(tmp_path, capsys):
+    """The naive and best schedules run again on the config planned, not on a product of its name."""
+    path = tmp_path / "mine.toml"
+    path.write_text('inherit = "910B"\n[product]\nname = "mine"\n')
+    out = tmp_path / "ov"
+    assert cli(["overlap", "--product", str(path), "--h2d", "1M", "--d2h", "1M", "--compute-us", "10",
+                "--streams", "1", "--chunks", "1,2", "--out", str(out)]) == 0
+    assert json.loads((out / "overlap.json").read_text())["product"] == "mine"
+    assert (out / "gantt.png").exists() and (out / "trace-best.json").exists()

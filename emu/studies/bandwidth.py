@@ -8,42 +8,31 @@ device, and the device-to-device matrix (unidirectional and bidirectional) over
 the product's topology. Next to each lone transfer sits the model's closed form
 (`Hardware.alone`), so a user sees that the event timing and the formula agree.
 
-    from emu.studies import bandwidth
+    from emu.studies import bandwidth, bandwidth_report
     result = bandwidth.measure("910B", [4096, 1 << 20, 1 << 30])
+    bandwidth_report.bandwidth_figure(result)
+
+This module measures and returns plain data; `bandwidth_report` draws it (tables, figures, the files).
 """
 from __future__ import annotations
 
-import json
-import math
-import os
-import sys
 from contextlib import contextmanager
-from pathlib import Path
 
-import numpy as np
-
-from emu.models import COPY, STAGED
+from emu.models import STAGED
 
 from .. import config
 from .. import constants as C
 from ..errors import AclError
-from .common import (Landing, Progress, parse_sizes_arg, positive_int, event_time, format_table, host_buffer,
-                     human_bytes, parse_size, parse_sizes, figure, release_host, save_figure, write_csv, write_json)
+from ..runtime import queries
+from .common import event_time, host_buffer, human_bytes, release_host
 
 DEFAULT_SIZES = "4K..1G"
 PEER_CAP = 256 << 20  # the matrix runs at the largest size up to this, unless told otherwise
 REPETITIONS = 4  # copies per timed measurement; the model is deterministic, so a few suffice
 PEER_REPETITIONS = 2  # the all-pairs matrix: 240 ordered pairs on A3
 MEMORY_KINDS = ("pinned", "registered", "pageable")
-KIND_TITLES = {
-    "pinned": "page-locked host memory (aclrtMallocHost)",
-    "registered": "registered host memory (aclrtHostRegisterV2 PINNED)",
-    "pageable": "pageable host memory (a plain buffer; EP mode stages it through pinned chunks)",
-}
 _EVENT_APIS = ("aclrtCreateEvent", "aclrtRecordEvent", "aclrtSynchronizeEvent", "aclrtEventElapsedTime",
                "aclrtMemcpyAsync", "aclrtLaunchKernel")
-COLUMNS = ("test", "memory", "src", "dst", "route", "bytes", "repetitions", "seconds", "gbps", "model_gbps",
-           "model", "status")
 
 
 def _hold() -> None:
@@ -162,12 +151,6 @@ def _row(test: str, memory: str, src, dst, route: str, n: int, reps: int, second
             "model_gbps": model_gbps, "model": model, "status": status}
 
 
-def _ends(rt, src: int, dst: int) -> tuple:
-    """(source device, destination device) of a copy between two pointers, None for host memory."""
-    from ..runtime import ends
-
-    return ends(rt.space.find(src), rt.space.find(dst))
-
 
 def _bidirectional_model(hw, i: int, j: int, n: int) -> float:
     """GB/s of i->j and j->i at once, summed: each flow gets its bottleneck link's capacity divided by the
@@ -221,19 +204,28 @@ def _timing_only(product: str):
     yield emu.configure(product=product, functional=False)
 
 
+class SizeError(ValueError):
+    """Sizes the study cannot run; `argument` says which: "sizes" (H2D / D2H / D2D) or "peer_sizes"."""
+
+    def __init__(self, argument: str, message: str):
+        super().__init__(message)
+        self.argument = argument
+
+
 def check(product: str, sizes: list[int], peer_sizes: list[int] | None = None) -> tuple[list[int], list[int]]:
-    """(sizes, peer sizes), sorted; ValueError naming "sizes" or "peer size" if they cannot run on `product`."""
+    """(sizes, peer sizes), sorted; a SizeError (a ValueError) naming "sizes" or "peer size" if they cannot
+    run on `product`."""
     sizes = sorted(set(int(s) for s in sizes))
     if not sizes or sizes[0] <= 0:
-        raise ValueError("sizes: expected at least one positive size in bytes")
+        raise SizeError("sizes", "sizes: expected at least one positive size in bytes")
     peer_sizes = sorted(set(int(s) for s in (peer_sizes or default_peer_sizes(sizes))))
     if peer_sizes[0] <= 0:
-        raise ValueError("peer sizes: expected positive sizes in bytes")
+        raise SizeError("peer_sizes", "peer sizes: expected positive sizes in bytes")
     prod = config.load(product)
-    for what, biggest in (("size", sizes[-1]), ("peer size", peer_sizes[-1])):
+    for argument, what, biggest in (("sizes", "size", sizes[-1]), ("peer_sizes", "peer size", peer_sizes[-1])):
         if biggest + (2 << 20) > prod.memory_bytes:
-            raise ValueError(f"{what} {human_bytes(biggest)} does not fit in the {human_bytes(prod.memory_bytes)} "
-                             f"of device memory of {prod.name}")
+            raise SizeError(argument, f"{what} {human_bytes(biggest)} does not fit in the "
+                                      f"{human_bytes(prod.memory_bytes)} of device memory of {prod.name}")
     return sizes, peer_sizes
 
 
@@ -312,11 +304,11 @@ def _host_and_d2d(rt, bench: _Bench, sizes: list[int], rows: list, notes: list, 
                          f"run on-chip")
         for test, dst, src, kind in (("h2d", dev, host, C.ACL_MEMCPY_HOST_TO_DEVICE),
                                      ("d2h", host, dev, C.ACL_MEMCPY_DEVICE_TO_HOST)):
-            s_end, d_end = _ends(rt, src, dst)
+            s_end, d_end = queries.copy_ends(rt, src, dst)
             route = hw.route(s_end, d_end)
             for n in sizes:
                 t = bench.one(0, dst, src, n, kind)
-                if _last_copy_kind(rt) == STAGED:  # the staging pipeline has no closed form here: give its ceiling
+                if queries.last_copy_kind(rt) == STAGED:  # the staging pipeline has no closed form: its ceiling
                     model = min(hw.staging.copy_bandwidth, n / hw.alone(s_end, d_end, n)) / 1e9
                     rows.append(_row(test, memory, _end(s_end), _end(d_end), "staged " + route, n, bench.reps, t,
                                      model, "ceiling: min(staging copy, link)"))
@@ -327,7 +319,7 @@ def _host_and_d2d(rt, bench: _Bench, sizes: list[int], rows: list, notes: list, 
         release_host(rt, memory, host)
     keep.clear()
     # D2D: a second buffer on the same device, for the sizes that fit beside the first
-    room = p.memory_bytes - rt.space.used[rt.visible[0]] - (2 << 20)
+    room = p.memory_bytes - queries.device_memory_used(rt, 0) - (2 << 20)
     d2d_sizes = [n for n in sizes if n <= room]
     if len(d2d_sizes) < len(sizes):
         notes.append(f"D2D above {human_bytes(d2d_sizes[-1] if d2d_sizes else 0)} skipped: two buffers do not "
@@ -337,20 +329,12 @@ def _host_and_d2d(rt, bench: _Bench, sizes: list[int], rows: list, notes: list, 
         other = rt.malloc(d2d_sizes[-1])
         for n in d2d_sizes:
             t = bench.one(0, other, dev, n, C.ACL_MEMCPY_DEVICE_TO_DEVICE)
-            d0 = rt.visible[0]
+            d0 = queries.physical_devices(rt)[0]
             rows.append(_row("d2d", "device", 0, 0, hw.route(d0, d0), n, bench.reps, t,
                              n / hw.alone(d0, d0, n, rt.copy_unit(d0, d0)) / 1e9, "alone"))
             step(1, f"d2d {human_bytes(n)}")
         rt.free(other)
     rt.free(dev)
-
-
-def _last_copy_kind(rt) -> str | None:
-    """How the runtime ran the latest copy: "copy" (one DMA task) or "staged" (through pinned chunks)."""
-    for task in reversed(rt.machine.records):
-        if task.kind in (COPY, STAGED):
-            return task.kind
-    return None
 
 
 def _end(e):
@@ -361,7 +345,7 @@ def _peers(rt, bench: _Bench, peer_sizes: list[int], reps: int, rows: list, note
     """The all-pairs matrix at the largest peer size, and one pair per route kind across the peer sizes."""
     p, hw = rt.product, rt.product.hardware
     n_dev = rt.get_device_count()
-    phys = rt.visible  # the model knows physical devices; ACL calls take visible ones
+    phys = queries.physical_devices(rt)  # the model knows physical devices; ACL calls take visible ones
 
     def route(i: int, j: int) -> str:
         return hw.route(phys[i], phys[j])
@@ -468,10 +452,6 @@ def _point(r: dict) -> dict:
             "model": r["model"]}
 
 
-def _ceiling(points: list[dict]) -> bool:
-    return any(pt["model"].startswith("ceiling") for pt in points)
-
-
 def _host_view(rows: list[dict]) -> dict:
     out: dict = {}
     for r in rows:
@@ -480,243 +460,14 @@ def _host_view(rows: list[dict]) -> dict:
     return out
 
 
-# -- tables ------------------------------------------------------------------------------------------------
-def _fmt(v) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "n/a"
-    return f"{v:.3f}" if v < 10 else f"{v:.2f}" if v < 1000 else f"{v:.1f}"
+# Tables, figures and files moved to bandwidth_report; their names still answer here, for code written before.
+_MOVED = frozenset({"COLUMNS", "KIND_TITLES", "tables", "bandwidth_figure", "p2p_figure", "plot_bandwidth", "plot_p2p",
+                    "write"})
 
 
-def tables(result: dict) -> list[tuple[str, str]]:
-    """(title, table text) for each memory kind, D2D, the P2P curves and the two matrices."""
-    out = []
-    for memory in MEMORY_KINDS:
-        view = result["host"].get(memory)
-        if not view:
-            continue
-        label = "ceiling" if _ceiling(view["h2d"] + view["d2h"]) else "model"
-        body = []
-        for k, point in enumerate(view["h2d"]):
-            d2h = view["d2h"][k]
-            body.append({"size": human_bytes(point["bytes"]), "h2d": _fmt(point["gbps"]),
-                         "h2d_model": _fmt(point["model_gbps"]), "d2h": _fmt(d2h["gbps"]),
-                         "d2h_model": _fmt(d2h["model_gbps"])})
-        out.append((f"H2D / D2H, device 0, {KIND_TITLES[memory]}, GB/s",
-                    format_table(body, [("size", "size"), ("h2d", "H2D"), ("h2d_model", f"H2D {label}"),
-                                        ("d2h", "D2H"), ("d2h_model", f"D2H {label}")])))
-    if result["d2d"]:
-        body = [{"size": human_bytes(r["bytes"]), "gbps": _fmt(r["gbps"]), "model": _fmt(r["model_gbps"])}
-                for r in result["d2d"]]
-        out.append(("D2D on device 0, GB/s", format_table(body, [("size", "size"), ("gbps", "D2D"),
-                                                                   ("model", "D2D model")])))
-    p2p = result["p2p"]
-    if p2p["curves"]:
-        cols = [("size", "size")]
-        sizes = sorted({pt["bytes"] for c in p2p["curves"] for pt in c["unidirectional"]})
-        body = [{"size": human_bytes(s)} for s in sizes]
-        for c in p2p["curves"]:
-            key = f"{c['route']} {c['src']}->{c['dst']}"
-            cols += [(key, key), (key + " bidir", f"{key} bidir")]
-            for row, s in zip(body, sizes):
-                uni = [pt["gbps"] for pt in c["unidirectional"] if pt["bytes"] == s]
-                bi = [pt["gbps"] for pt in c["bidirectional"] if pt["bytes"] == s]
-                row[key] = _fmt(uni[0] if uni else None)
-                row[key + " bidir"] = _fmt(bi[0] if bi else None)
-        out.append(("device to device by route, unidirectional and bidirectional (sum), GB/s",
-                    format_table(body, cols)))
-    if p2p["devices"] > 1:
-        for which in ("unidirectional", "bidirectional"):
-            m = p2p[which]
-            body = []
-            for i, line in enumerate(m):
-                row = {"dev": str(i)}
-                for j, v in enumerate(line):
-                    row[str(j)] = "-" if i == j else _fmt(v)
-                body.append(row)
-            cols = [("dev", "src\\dst" if which == "unidirectional" else "i\\j")] + \
-                   [(str(j), str(j)) for j in range(p2p["devices"])]
-            what = "src -> dst alone" if which == "unidirectional" else "i -> j and j -> i at once, summed"
-            out.append((f"device-to-device matrix, {which} ({what}), {human_bytes(p2p['bytes'])}, GB/s",
-                        format_table(body, cols)))
-    return out
+def __getattr__(name: str):
+    if name in _MOVED:
+        from . import bandwidth_report
 
-
-# -- plots ----------------------------------------------------------------------------------------------------
-_STYLES = {"pinned": dict(color="tab:blue", marker="o", lw=3.5, alpha=0.55),  # wide: registered lies on it
-           "registered": dict(color="tab:green", marker="x", lw=1.2),
-           "pageable": dict(color="tab:orange", marker="o", lw=1.5)}
-
-
-def _size_axis(ax) -> None:
-    from matplotlib.ticker import FuncFormatter, LogLocator
-
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(LogLocator(base=4))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: human_bytes(x).replace(" ", "").replace("iB", "")))
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("bandwidth (GB/s)")
-    ax.grid(True, which="major", alpha=0.3)
-
-
-def bandwidth_figure(result: dict):
-    """Bandwidth vs message size: host<->device per (direction, memory kind); D2D and peers by route.
-    Returns a matplotlib Figure (see `common.figure`)."""
-    from matplotlib import colormaps
-
-    fig = figure(figsize=(13, 5))
-    left, right = fig.subplots(1, 2)
-    for memory, view in result["host"].items():
-        for test, style in (("h2d", "-"), ("d2h", "--")):
-            pts = view.get(test, [])
-            x = [pt["bytes"] for pt in pts]
-            left.plot(x, [pt["gbps"] for pt in pts], style, ms=4, label=f"{test.upper()} {memory}", **_STYLES[memory])
-            if not _ceiling(pts):
-                left.plot(x, [pt["model_gbps"] for pt in pts], ":", color="black", lw=0.8, alpha=0.6)
-    left.plot([], [], ":", color="black", lw=0.8, label="model closed form")
-    left.set_title(f"{result['product']}: host <-> device 0 ({result['host_link']})")
-    _size_axis(left)
-    left.legend(fontsize=8)
-    if result["d2d"]:
-        x = [pt["bytes"] for pt in result["d2d"]]
-        right.plot(x, [pt["gbps"] for pt in result["d2d"]], "-", marker="o", ms=3, color="tab:red",
-                   label="D2D on device 0")
-        right.plot(x, [pt["model_gbps"] for pt in result["d2d"]], ":", color="black", lw=0.8, alpha=0.6)
-    for k, c in enumerate(result["p2p"]["curves"]):
-        color = colormaps["tab10"]((k + 4) % 10)
-        name = f"{c['route'].upper()} {c['src']}->{c['dst']}"
-        for key, style, what in (("unidirectional", "-", ""), ("bidirectional", "--", " bidir (sum)")):
-            pts = c[key]
-            if pts:
-                right.plot([pt["bytes"] for pt in pts], [pt["gbps"] for pt in pts], style, marker="s", ms=3,
-                           color=color, label=name + what)
-    right.plot([], [], ":", color="black", lw=0.8, label="model closed form")
-    right.set_title(f"{result['product']}: device memory and peers")
-    _size_axis(right)
-    right.set_yscale("log")
-    right.legend(fontsize=8)
-    fig.suptitle(f"{result['title']}: bandwidth vs message size (timing-only emulation, event-timed)", fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-def p2p_figure(result: dict):
-    """Heatmaps of the unidirectional and bidirectional matrices, each cell annotated; n/a where no access.
-    Returns a matplotlib Figure (see `common.figure`)."""
-    from matplotlib import colormaps
-
-    p2p = result["p2p"]
-    n = p2p["devices"]
-    fig = figure(figsize=(13, 5.8) if n <= 8 else (17, 7.6))
-    axes = fig.subplots(1, 2)
-    if n < 2:
-        for ax in axes:
-            ax.axis("off")
-        axes[0].text(0.5, 0.5, p2p["status"], ha="center", va="center", wrap=True)
-        fig.suptitle(f"{result['product']}: device-to-device bandwidth")
-        return fig
-    size = 8 if n <= 8 else 6.5
-    cmap = colormaps["viridis"].with_extremes(bad="#dddddd")
-    for ax, which, what in ((axes[0], "unidirectional", "unidirectional: src -> dst alone"),
-                            (axes[1], "bidirectional", "bidirectional: i <-> j at once, summed")):
-        m = np.array([[np.nan if v is None else v for v in line] for line in p2p[which]], dtype=float)
-        finite = m[np.isfinite(m)]
-        image = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=0, vmax=finite.max() if finite.size else 1)
-        for i in range(n):
-            for j in range(n):
-                v = m[i, j]
-                text = "-" if i == j else ("n/a" if not np.isfinite(v) else f"{v:.0f}" if v >= 10 else f"{v:.1f}")
-                light = np.isfinite(v) and finite.size and v < 0.6 * finite.max()
-                ax.text(j, i, text, ha="center", va="center", fontsize=size, color="white" if light else "black")
-        ax.set_xticks(range(n))
-        ax.set_yticks(range(n))
-        ax.tick_params(labelsize=size + 1)
-        ax.set_xlabel("destination device" if which == "unidirectional" else "device j")
-        ax.set_ylabel("source device" if which == "unidirectional" else "device i")
-        ax.set_title(what, fontsize=10)
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="GB/s")
-    fig.suptitle(f"{result['product']}: device-to-device bandwidth at {human_bytes(p2p['bytes'])} (GB/s; grey: "
-                 f"no peer access)", fontsize=11)
-    fig.tight_layout()
-    return fig
-
-
-def plot_bandwidth(result: dict, path: Path) -> Path:
-    """Write `bandwidth_figure(result)` as a PNG."""
-    return save_figure(bandwidth_figure(result), path)
-
-
-def plot_p2p(result: dict, path: Path) -> Path:
-    """Write `p2p_figure(result)` as a PNG."""
-    return save_figure(p2p_figure(result), path)
-
-
-# -- the command ----------------------------------------------------------------------------------------------
-def write(result: dict, out: Path) -> dict:
-    """Write bandwidth.csv, bandwidth.json, bandwidth.png and p2p.png to `out`; return their paths."""
-    names = {"csv": "bandwidth.csv", "json": "bandwidth.json", "bandwidth_png": "bandwidth.png", "p2p_png": "p2p.png"}
-    with Landing(out) as land:
-        write_csv(land(names["csv"]), [{k: ("" if r[k] is None else r[k]) for k in COLUMNS} for r in result["rows"]])
-        plot_bandwidth(result, land(names["bandwidth_png"]))
-        plot_p2p(result, land(names["p2p_png"]))
-        result["files"] = {k: str(land.dir / v) for k, v in names.items()}
-        write_json(land(names["json"]), result)
-    return result["files"]
-
-
-def _resolve_product(name: str | None) -> str:
-    return name or os.environ.get("ACL_EMU_PRODUCT") or config.DEFAULT_PRODUCT
-
-
-def main(args) -> int:
-    product = _resolve_product(args.product)
-    name = config.load(product).name
-    sizes = getattr(args, "sizes", None) or parse_sizes(DEFAULT_SIZES)
-    peer = getattr(args, "peer_size", None)
-    peer_sizes = None if peer is None else [s for s in sizes if s < peer] + [peer]
-    reps = getattr(args, "reps", None) or REPETITIONS
-    try:
-        sizes, peer_sizes = check(product, sizes, peer_sizes)
-    except ValueError as e:
-        what = "--peer-size" if str(e).startswith("peer") else "--sizes"
-        sys.stderr.write(f"acl-emu bandwidth: error: argument {what}: {e}\n")
-        return 2
-    with Progress(count_steps(product, sizes, peer_sizes), f"bandwidth {name}") as bar:
-        result = measure(product, sizes, peer_sizes=peer_sizes, progress=bar, repetitions=reps,
-                         peer_repetitions=min(reps, PEER_REPETITIONS))
-    out = getattr(args, "out", None)
-    files = write(result, Path(out) if out else Path("acl-emu-out") / f"bandwidth-{name}")
-    if getattr(args, "json", False):
-        print(json.dumps(result, indent=2))
-        return 0
-    print(f"{result['title']} ({name}): timing-only emulation, {reps} copies per measurement, timed with "
-          f"{'events' if result['timer'].startswith('events') else 'the host clock'}")
-    for title, text in tables(result):
-        print(f"\n{title}\n{text}")
-    if result["notes"]:
-        print()
-        for note in result["notes"]:
-            print(f"note: {note}")
-    print("\nmodel: the closed form of a lone copy (Hardware.alone); ceiling: min(the driver's staging copy, link) "
-          "for pageable memory")
-    print("wrote " + ", ".join(files.values()))
-    return 0
-
-
-def add_parser(sub) -> None:
-    from ..cli import product_arg, typed
-
-    p = sub.add_parser("bandwidth", help="H2D / D2H / D2D / peer bandwidth across message sizes",
-                       description="What nvbandwidth and ascend-dmi's bandwidth test report, from the model: ACL "
-                                   "copies in timing-only mode, timed with events.")
-    p.add_argument("--product", type=product_arg, help="product name or TOML path (default: $ACL_EMU_PRODUCT or "
-                                                       f"{config.DEFAULT_PRODUCT})")
-    p.add_argument("--sizes", type=typed(parse_sizes_arg, "sizes"), default=None,
-                   help=f"message sizes: a range of powers of two or a list (default: {DEFAULT_SIZES})")
-    p.add_argument("--peer-size", type=typed(parse_size, "size"), default=None,
-                   help="message size of the device-to-device matrix (default: the largest size, at most 256M)")
-    p.add_argument("--reps", type=typed(positive_int, "count"), default=REPETITIONS,
-                   help=f"copies per measurement (default: {REPETITIONS})")
-    p.add_argument("--out", help="directory for the CSV, JSON and PNG files (default: "
-                                 "acl-emu-out/bandwidth-<product>)")
-    p.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
-    p.set_defaults(func=main)
+        return getattr(bandwidth_report, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

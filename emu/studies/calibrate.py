@@ -12,15 +12,16 @@ replays every input row on the new config and reports the residuals (table, JSON
 A field the data cannot determine is kept from the base config and listed; asking for it with --fit
 refuses, naming the field. A fit outside what the hardware model allows (a PCIe link faster than its
 generation, a negative fixed cost) refuses too.
+
+This module reads, fits and replays, returning plain data and the config's text; `calibrate_report` draws
+the residuals (the table, the plot).
 """
 from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 import statistics
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +30,7 @@ import numpy as np
 from emu.models.pcie import tlp_bandwidth
 
 from .. import config
-from .common import format_table, parse_size, figure, save_figure
+from .common import parse_size
 from . import validate as V
 
 DIRECTIONS = {"h2d": "h2d", "d2h": "d2h", "d2d": "d2d", "p2p": "p2p", "h2h": "h2h", "host to device": "h2d",
@@ -391,79 +392,3 @@ def residuals(result: dict, cfg: str) -> tuple[list[dict], dict[str, float]]:
         errs = [abs(o["error_pct"]) for o in out if (o["direction"], o["memory"], o["pattern"]) in keys]
         per_field[name] = statistics.median(errs) if errs else 0.0
     return out, per_field
-
-
-def plot(rows: list[dict], path: Path, title: str) -> Path:
-    """Measured points and the calibrated model's line over size, one colour per group."""
-    fig = figure(figsize=(7.5, 4.5))
-    ax = fig.subplots()
-    keys = sorted({(r["direction"], r["memory"], r["pattern"], r["unit"]) for r in rows})
-    for i, key in enumerate(keys):
-        mine = sorted((r for r in rows if (r["direction"], r["memory"], r["pattern"], r["unit"]) == key),
-                      key=lambda r: r["bytes"])
-        x = [r["bytes"] for r in mine]
-        ax.plot(x, [r["model"] for r in mine], color=f"C{i}", lw=1.5, label=f"{key[0]} {key[1]} ({key[2]}): model")
-        ax.scatter(x, [r["measured"] for r in mine], color=f"C{i}", s=28, zorder=3, label="measured")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("copy size (bytes)")
-    ax.set_ylabel(" / ".join(sorted({k[3] for k in keys})))
-    worst = max(abs(r["error_pct"]) for r in rows)
-    ax.set_title(f"{title}: worst residual {worst:.1f}%")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    return save_figure(fig, path)
-
-
-# -- the command -------------------------------------------------------------------------------------------
-def main(args) -> int:
-    out = Path(args.output)
-    name = args.name or out.stem
-    try:
-        rows = read(args.measurements, args.direction, args.memory)
-        result = calibrate(rows, args.product, str(args.measurements), args.fit)
-        inherit = args.product if not Path(args.product).exists() else str(Path(args.product).resolve())
-        draft = config_text(result, name, {k: 0.0 for k in result["fields"]}, inherit)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(draft)
-        table, per_field = residuals(result, str(out))
-        out.write_text(config_text(result, name, per_field, inherit))
-        config.load(out)  # it loads, with every number cited
-    except (CalibrationError, config.ConfigError) as e:
-        sys.stderr.write(f"acl-emu calibrate: error: {e}\n")
-        return 2
-    figure = plot(table, out.with_suffix(".png"), f"{name} (from {result['base']})")
-    report = {"config": str(out), "plot": str(figure), "base": result["base"], "fields": result["fields"],
-              "residual_pct": per_field, "kept": result["kept"], "rows": table}
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return 0
-    print(format_table([{"row": r["row"], "bytes": r["bytes"], "measured": f"{r['measured']:.4g}",
-                         "model": f"{r['model']:.4g}", "unit": r["unit"], "error %": f"{r['error_pct']:+.1f}"}
-                        for r in table]))
-    print("\nfitted:")
-    for k, v in result["fields"].items():
-        print(f"  {k} = {v:.4g}   (median residual {per_field[k]:.1f}%)")
-    for k, why in result["kept"].items():
-        print(f"  kept from {result['base']}: {k} ({why})")
-    print(f"\nwrote {out} and {figure}; use it as --product {out}")
-    return 0
-
-
-def add_parser(sub) -> None:
-    from ..cli import product_arg
-
-    p = sub.add_parser("calibrate", help="fit a product config to your own server's measurements",
-                       description="Fit a config to ascend-dmi --bw output or a CSV (size, direction, memory, "
-                                   "gbps or us); writes an inheriting config whose fitted numbers cite the fit.")
-    p.add_argument("measurements", help="ascend-dmi --bw output (text) or a CSV with size and gbps or us columns")
-    p.add_argument("--product", type=product_arg, default=config.DEFAULT_PRODUCT,
-                   help=f"the config to start from (default: {config.DEFAULT_PRODUCT})")
-    p.add_argument("-o", "--output", required=True, help="the config file to write (TOML)")
-    p.add_argument("--name", help="the calibrated product's name (default: the output file's stem)")
-    p.add_argument("--direction", choices=("h2d", "d2h", "d2d", "p2p", "h2h"),
-                   help="direction of rows that do not say (an ascend-dmi run with -t)")
-    p.add_argument("--memory", choices=V.MEMORY, help="host memory of rows that do not say (default: pinned)")
-    p.add_argument("--fit", type=lambda t: [f.strip() for f in t.split(",") if f.strip()],
-                   help="only these fields (comma separated); refuses if the data cannot determine one")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(func=main)

@@ -1,4 +1,5 @@
-"""What the studies share: sizes, tables, files, progress, and timing ACL calls with events."""
+"""What the studies and their reports share: sizes, tables, files, figures, progress, and timing ACL calls
+with events."""
 from __future__ import annotations
 
 import csv
@@ -41,36 +42,6 @@ def parse_sizes(text: str) -> list[int]:
             s *= 2
         return out
     return [parse_size(t) for t in text.split(",") if t.strip()]
-
-
-def parse_sizes_arg(text: str) -> list[int]:
-    """parse_sizes for a command-line argument: at least one size."""
-    sizes = parse_sizes(text)
-    if not sizes:
-        raise ValueError(f"{text!r}: no sizes (e.g. 4K..1G or 4K,1M,64M)")
-    return sizes
-
-
-def positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a whole number") from None
-    if v < 1:
-        raise ValueError(f"{text!r}: expected at least 1")
-    return v
-
-
-def parse_ints(text: str) -> list[int]:
-    """'1..8' -> [1, 2, ..., 8]; '1,2,4' -> [1, 2, 4]."""
-    if ".." in text:
-        lo, hi = (int(t) for t in text.split("..", 1))
-        values = list(range(lo, hi + 1))
-    else:
-        values = [int(t) for t in text.split(",") if t.strip()]
-    if not values or min(values) < 1:
-        raise ValueError(f"{text!r}: expected positive integers, e.g. 1..8 or 1,2,4")
-    return values
 
 
 def human_bytes(n: float) -> str:
@@ -242,10 +213,6 @@ def event_time(rt, stream: int, fn) -> float:
     rt.destroy_event(start)
     rt.destroy_event(stop)
     return ms / 1e3
-
-
-def products_arg(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
 
 
 def ensure_dir(path) -> Path:

@@ -5,12 +5,12 @@ was measured. The replay builds the same pattern through the public runtime API 
 (blocking copies on the host clock, or async copies between two events) on the row's product config,
 and reads the model's figure in the row's unit. Rows marked `calibration = true` are the ones the model
 is held to (+-15%); the others are shown beside it with the reason they are not targets.
+
+This module replays and returns plain data; `validate_report` draws it (tables, the plot, the files).
 """
 from __future__ import annotations
 
-import json
 import statistics
-import sys
 import tomllib
 from pathlib import Path
 
@@ -20,8 +20,7 @@ from ..constants import (ACL_MEMCPY_DEVICE_TO_DEVICE as D2D, ACL_MEMCPY_DEVICE_T
                          ACL_MEMCPY_HOST_TO_DEVICE as H2D, ACL_MEMCPY_HOST_TO_HOST as H2H)
 from .. import config
 from ..config import data_dir
-from .common import (Landing, Progress, event_time, format_table, host_buffer, figure, save_figure, write_csv,
-                     write_json)
+from .common import event_time, host_buffer
 
 MEASUREMENTS = data_dir("validation") / "measurements.toml"
 BAND = 0.15  # a calibration target is met within +-15%
@@ -230,105 +229,3 @@ def summarise(rows: list[dict]) -> list[dict]:
                     "rows": len(mine), "all_within": sum(r["within"] for r in mine),
                     "all_median_abs_error_pct": statistics.median(every) if every else None})
     return out
-
-
-# -- reports ---------------------------------------------------------------------------------------------
-COLUMNS = [("id", "row"), ("config", "config"), ("measured", "measured"), ("model", "model"), ("unit", "unit"),
-           ("error_pct", "error %"), ("target", "target")]
-
-
-def tables(result: dict) -> str:
-    rows = [{**r, "measured": f"{r['measured']:.4g}", "model": f"{r['model']:.4g}",
-             "error_pct": f"{r['error_pct']:+.1f}", "target": ("yes, within" if r["within"] else "yes, OUTSIDE")
-             if r["calibration"] else "no"} for r in result["rows"]]
-    summary = [{k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in s.items()} for s in result["summary"]]
-    return (format_table(rows, COLUMNS) + "\n\n" + f"calibration targets within +-{result['band_pct']:.0f}%:\n"
-            + format_table(summary, [("product", "product"), ("targets", "targets"), ("within", "within"),
-                                     ("median_abs_error_pct", "median |err| %"),
-                                     ("worst_abs_error_pct", "worst |err| %"), ("rows", "all rows"),
-                                     ("all_within", "all within"), ("all_median_abs_error_pct", "all median %")]))
-
-
-def plot(result: dict, path: Path) -> Path:
-    """Predicted vs measured, log-log, with the +-15% band: bandwidth rows and time rows side by side."""
-    fig = figure(figsize=(11, 5))
-    axes = fig.subplots(1, 2)
-    colours = {p: f"C{i}" for i, p in enumerate(sorted({r["product"] for r in result["rows"]}))}
-    for ax, units, label in ((axes[0], ("GB/s", "GiB/s"), "bandwidth, GB/s"), (axes[1], ("us", "ms"), "time, us")):
-        mine = [r for r in result["rows"] if r["unit"] in units]
-        to = (lambda r: r) if units[0] == "GB/s" else (lambda r: 1e3 if r["unit"] == "ms" else 1.0)
-        for r in mine:
-            k = to(r) if units[0] == "us" else (2.0 ** 30 / 1e9 if r["unit"] == "GiB/s" else 1.0)
-            ax.scatter(r["measured"] * k, r["model"] * k, s=46, color=colours[r["product"]],
-                       facecolors=colours[r["product"]] if r["calibration"] else "none", zorder=3)
-        values = [v * (1e3 if r["unit"] == "ms" else 1.0) for r in mine for v in (r["measured"], r["model"])]
-        if values:
-            lo, hi = min(values) / 2, max(values) * 2
-            x = np.geomspace(lo, hi, 50)
-            ax.plot(x, x, color="k", lw=0.8)
-            ax.fill_between(x, x * (1 - BAND), x * (1 + BAND), color="0.85", zorder=0, label="+-15%")
-            ax.set_xlim(lo, hi)
-            ax.set_ylim(lo, hi)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(f"measured {label}")
-        ax.set_ylabel(f"model {label}")
-        ax.grid(True, which="both", alpha=0.3)
-    for p, c in colours.items():
-        axes[0].scatter([], [], color=c, label=p)
-    axes[0].scatter([], [], color="0.4", label="calibration target")
-    axes[0].scatter([], [], facecolors="none", color="0.4", label="shown, not a target")
-    axes[0].legend(loc="upper left", fontsize=8)
-    s = next(x for x in result["summary"] if x["product"] == "all")
-    fig.suptitle(f"acl-emu model vs public measurements: {s['within']}/{s['targets']} targets within "
-                 f"+-{result['band_pct']:.0f}%, median |error| {s['median_abs_error_pct']:.1f}%")
-    return save_figure(fig, path)
-
-
-def write(result: dict, out: Path) -> dict:
-    with Landing(out) as land:
-        write_csv(land("validation.csv"), result["rows"])
-        write_json(land("validation.json"), result)
-        plot(result, land("validation.png"))
-    return {"csv": str(land.dir / "validation.csv"), "json": str(land.dir / "validation.json"),
-            "plot": str(land.dir / "validation.png")}
-
-
-# -- the command -----------------------------------------------------------------------------------------
-def main(args) -> int:
-    try:
-        rows = load(args.measurements)
-    except MeasurementError as e:
-        sys.stderr.write(f"acl-emu validate: error: argument --measurements: {e}\n")
-        return 2
-    if args.product:
-        rows = [r for r in rows if r["product"] in args.product]
-        if not rows:
-            sys.stderr.write(f"acl-emu validate: error: argument --product: no rows for {','.join(args.product)}\n")
-            return 2
-    if args.targets:
-        rows = [r for r in rows if r["calibration"]]
-    with Progress(len(rows), "validate") as bar:
-        result = validate(rows, args.config, bar)
-    files = write(result, Path(args.out))
-    if args.json:
-        print(json.dumps({**result, "files": files}, indent=2))
-    else:
-        print(tables(result))
-        print("\nfiles: " + ", ".join(files.values()))
-    return 0
-
-
-def add_parser(sub) -> None:
-    from ..cli import product_arg
-    from .common import products_arg
-
-    p = sub.add_parser("validate", help="replay the public hardware measurements on the model and show the error")
-    p.add_argument("--measurements", help="a measurements TOML (default: the bundled validation/measurements.toml)")
-    p.add_argument("--product", type=products_arg, help="only the rows of these products (comma separated)")
-    p.add_argument("--config", type=product_arg, help="replay every row on this config instead of its product's "
-                                                      "(a calibrated server, a what-if)")
-    p.add_argument("--targets", action="store_true", help="only the calibration targets")
-    p.add_argument("--out", default="acl-emu-out/validate", help="directory for CSV, JSON and the plot")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(func=main)

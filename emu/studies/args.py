@@ -1,0 +1,113 @@
+"""What a user types on the command line, parsed: sizes, counts, microseconds, product names.
+
+The parsers raise ValueError with a one-line message; `typed` makes one an argparse type, so argparse
+prints `argument --X: <message>` and exits 2. `emu.cli` builds its parsers from these; a study that wants
+to read the same text (calibrate reads sizes from a CSV) uses `common.parse_size`.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..config import ConfigError, available, load
+from .common import parse_sizes
+
+
+def typed(fn, what: str):
+    """An argparse type from a parser that raises ValueError."""
+
+    def parse(text: str):
+        try:
+            return fn(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    parse.__name__ = what
+    return parse
+
+
+def product_error(text: str, e: ConfigError) -> str:
+    """What is wrong with a product name or config path, on one line."""
+    if e.field == "<product>" and Path(e.path).stem == str(text):  # the name itself, not a parent it inherits
+        return f"unknown product {text!r} (known: {', '.join(available())})"
+    return str(e)
+
+
+def product_arg(text: str) -> str:
+    """A product name or config path that loads: a broken config is a bad argument, found before any work."""
+    try:
+        load(text)
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(product_error(text, e)) from None
+    return text
+
+
+def names_arg(text: str) -> list[str]:
+    """'910B, A3' -> ['910B', 'A3']: the names of a comma-separated list, unchecked."""
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def product_list(text: str) -> list[str]:
+    """A comma-separated list of product names or config paths, at least one, each loading."""
+    names = names_arg(text)
+    if not names:
+        raise ValueError(f"{text!r}: expected a comma-separated list of products")
+    for n in names:
+        try:
+            load(n)  # a broken config is a bad argument, found before any work
+        except ConfigError as e:
+            raise ValueError(product_error(n, e)) from None
+    return names
+
+
+def parse_sizes_arg(text: str) -> list[int]:
+    """parse_sizes for a command-line argument: at least one size."""
+    sizes = parse_sizes(text)
+    if not sizes:
+        raise ValueError(f"{text!r}: no sizes (e.g. 4K..1G or 4K,1M,64M)")
+    return sizes
+
+
+def positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number") from None
+    if v < 1:
+        raise ValueError(f"{text!r}: expected at least 1")
+    return v
+
+
+def parse_ints(text: str) -> list[int]:
+    """'1..8' -> [1, 2, ..., 8]; '1,2,4' -> [1, 2, 4]."""
+    if ".." in text:
+        lo, hi = (int(t) for t in text.split("..", 1))
+        values = list(range(lo, hi + 1))
+    else:
+        values = [int(t) for t in text.split(",") if t.strip()]
+    if not values or min(values) < 1:
+        raise ValueError(f"{text!r}: expected positive integers, e.g. 1..8 or 1,2,4")
+    return values
+
+
+def positive_ints(limit: int, what: str):
+    """A parser of `parse_ints` lists whose largest value is at most `limit` (`what`: the values' name)."""
+
+    def parse(text: str) -> list[int]:
+        values = parse_ints(text)
+        if max(values) > limit:
+            raise ValueError(f"{text!r}: at most {limit} {what}")
+        return values
+
+    return parse
+
+
+def microseconds(text: str) -> float:
+    """A finite number of microseconds >= 0."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number of microseconds") from None
+    if not v >= 0 or v == float("inf"):
+        raise ValueError(f"{text!r}: compute time must be a finite number of microseconds >= 0")
+    return v

@@ -1,0 +1,230 @@
+"""The bandwidth study drawn: tables as text, matplotlib figures, and the files `acl-emu bandwidth` writes.
+
+    from emu.studies import bandwidth, bandwidth_report
+    result = bandwidth.measure("910B", [4096, 1 << 20, 1 << 30])
+    bandwidth_report.bandwidth_figure(result)  # a matplotlib Figure
+    bandwidth_report.write(result, "out")  # bandwidth.csv, bandwidth.json, bandwidth.png, p2p.png
+    print(bandwidth_report.report(result))  # what `acl-emu bandwidth` prints
+
+Everything here reads a `bandwidth.measure` result (plain data) and nothing else.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .bandwidth import MEMORY_KINDS
+from .common import Landing, figure, format_table, human_bytes, save_figure, write_csv, write_json
+
+KIND_TITLES = {
+    "pinned": "page-locked host memory (aclrtMallocHost)",
+    "registered": "registered host memory (aclrtHostRegisterV2 PINNED)",
+    "pageable": "pageable host memory (a plain buffer; EP mode stages it through pinned chunks)",
+}
+COLUMNS = ("test", "memory", "src", "dst", "route", "bytes", "repetitions", "seconds", "gbps", "model_gbps",
+           "model", "status")
+
+
+def _ceiling(points: list[dict]) -> bool:
+    return any(pt["model"].startswith("ceiling") for pt in points)
+
+
+# -- tables ------------------------------------------------------------------------------------------------
+def _fmt(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    return f"{v:.3f}" if v < 10 else f"{v:.2f}" if v < 1000 else f"{v:.1f}"
+
+
+def tables(result: dict) -> list[tuple[str, str]]:
+    """(title, table text) for each memory kind, D2D, the P2P curves and the two matrices."""
+    out = []
+    for memory in MEMORY_KINDS:
+        view = result["host"].get(memory)
+        if not view:
+            continue
+        label = "ceiling" if _ceiling(view["h2d"] + view["d2h"]) else "model"
+        body = []
+        for k, point in enumerate(view["h2d"]):
+            d2h = view["d2h"][k]
+            body.append({"size": human_bytes(point["bytes"]), "h2d": _fmt(point["gbps"]),
+                         "h2d_model": _fmt(point["model_gbps"]), "d2h": _fmt(d2h["gbps"]),
+                         "d2h_model": _fmt(d2h["model_gbps"])})
+        out.append((f"H2D / D2H, device 0, {KIND_TITLES[memory]}, GB/s",
+                    format_table(body, [("size", "size"), ("h2d", "H2D"), ("h2d_model", f"H2D {label}"),
+                                        ("d2h", "D2H"), ("d2h_model", f"D2H {label}")])))
+    if result["d2d"]:
+        body = [{"size": human_bytes(r["bytes"]), "gbps": _fmt(r["gbps"]), "model": _fmt(r["model_gbps"])}
+                for r in result["d2d"]]
+        out.append(("D2D on device 0, GB/s", format_table(body, [("size", "size"), ("gbps", "D2D"),
+                                                                   ("model", "D2D model")])))
+    p2p = result["p2p"]
+    if p2p["curves"]:
+        cols = [("size", "size")]
+        sizes = sorted({pt["bytes"] for c in p2p["curves"] for pt in c["unidirectional"]})
+        body = [{"size": human_bytes(s)} for s in sizes]
+        for c in p2p["curves"]:
+            key = f"{c['route']} {c['src']}->{c['dst']}"
+            cols += [(key, key), (key + " bidir", f"{key} bidir")]
+            for row, s in zip(body, sizes):
+                uni = [pt["gbps"] for pt in c["unidirectional"] if pt["bytes"] == s]
+                bi = [pt["gbps"] for pt in c["bidirectional"] if pt["bytes"] == s]
+                row[key] = _fmt(uni[0] if uni else None)
+                row[key + " bidir"] = _fmt(bi[0] if bi else None)
+        out.append(("device to device by route, unidirectional and bidirectional (sum), GB/s",
+                    format_table(body, cols)))
+    if p2p["devices"] > 1:
+        for which in ("unidirectional", "bidirectional"):
+            m = p2p[which]
+            body = []
+            for i, line in enumerate(m):
+                row = {"dev": str(i)}
+                for j, v in enumerate(line):
+                    row[str(j)] = "-" if i == j else _fmt(v)
+                body.append(row)
+            cols = [("dev", "src\\dst" if which == "unidirectional" else "i\\j")] + \
+                   [(str(j), str(j)) for j in range(p2p["devices"])]
+            what = "src -> dst alone" if which == "unidirectional" else "i -> j and j -> i at once, summed"
+            out.append((f"device-to-device matrix, {which} ({what}), {human_bytes(p2p['bytes'])}, GB/s",
+                        format_table(body, cols)))
+    return out
+
+
+# -- plots ----------------------------------------------------------------------------------------------------
+_STYLES = {"pinned": dict(color="tab:blue", marker="o", lw=3.5, alpha=0.55),  # wide: registered lies on it
+           "registered": dict(color="tab:green", marker="x", lw=1.2),
+           "pageable": dict(color="tab:orange", marker="o", lw=1.5)}
+
+
+def _size_axis(ax) -> None:
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_locator(LogLocator(base=4))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: human_bytes(x).replace(" ", "").replace("iB", "")))
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("bandwidth (GB/s)")
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def bandwidth_figure(result: dict):
+    """Bandwidth vs message size: host<->device per (direction, memory kind); D2D and peers by route.
+    Returns a matplotlib Figure (see `common.figure`)."""
+    from matplotlib import colormaps
+
+    fig = figure(figsize=(13, 5))
+    left, right = fig.subplots(1, 2)
+    for memory, view in result["host"].items():
+        for test, style in (("h2d", "-"), ("d2h", "--")):
+            pts = view.get(test, [])
+            x = [pt["bytes"] for pt in pts]
+            left.plot(x, [pt["gbps"] for pt in pts], style, ms=4, label=f"{test.upper()} {memory}", **_STYLES[memory])
+            if not _ceiling(pts):
+                left.plot(x, [pt["model_gbps"] for pt in pts], ":", color="black", lw=0.8, alpha=0.6)
+    left.plot([], [], ":", color="black", lw=0.8, label="model closed form")
+    left.set_title(f"{result['product']}: host <-> device 0 ({result['host_link']})")
+    _size_axis(left)
+    left.legend(fontsize=8)
+    if result["d2d"]:
+        x = [pt["bytes"] for pt in result["d2d"]]
+        right.plot(x, [pt["gbps"] for pt in result["d2d"]], "-", marker="o", ms=3, color="tab:red",
+                   label="D2D on device 0")
+        right.plot(x, [pt["model_gbps"] for pt in result["d2d"]], ":", color="black", lw=0.8, alpha=0.6)
+    for k, c in enumerate(result["p2p"]["curves"]):
+        color = colormaps["tab10"]((k + 4) % 10)
+        name = f"{c['route'].upper()} {c['src']}->{c['dst']}"
+        for key, style, what in (("unidirectional", "-", ""), ("bidirectional", "--", " bidir (sum)")):
+            pts = c[key]
+            if pts:
+                right.plot([pt["bytes"] for pt in pts], [pt["gbps"] for pt in pts], style, marker="s", ms=3,
+                           color=color, label=name + what)
+    right.plot([], [], ":", color="black", lw=0.8, label="model closed form")
+    right.set_title(f"{result['product']}: device memory and peers")
+    _size_axis(right)
+    right.set_yscale("log")
+    right.legend(fontsize=8)
+    fig.suptitle(f"{result['title']}: bandwidth vs message size (timing-only emulation, event-timed)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def p2p_figure(result: dict):
+    """Heatmaps of the unidirectional and bidirectional matrices, each cell annotated; n/a where no access.
+    Returns a matplotlib Figure (see `common.figure`)."""
+    from matplotlib import colormaps
+
+    p2p = result["p2p"]
+    n = p2p["devices"]
+    fig = figure(figsize=(13, 5.8) if n <= 8 else (17, 7.6))
+    axes = fig.subplots(1, 2)
+    if n < 2:
+        for ax in axes:
+            ax.axis("off")
+        axes[0].text(0.5, 0.5, p2p["status"], ha="center", va="center", wrap=True)
+        fig.suptitle(f"{result['product']}: device-to-device bandwidth")
+        return fig
+    size = 8 if n <= 8 else 6.5
+    cmap = colormaps["viridis"].with_extremes(bad="#dddddd")
+    for ax, which, what in ((axes[0], "unidirectional", "unidirectional: src -> dst alone"),
+                            (axes[1], "bidirectional", "bidirectional: i <-> j at once, summed")):
+        m = np.array([[np.nan if v is None else v for v in line] for line in p2p[which]], dtype=float)
+        finite = m[np.isfinite(m)]
+        image = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=0, vmax=finite.max() if finite.size else 1)
+        for i in range(n):
+            for j in range(n):
+                v = m[i, j]
+                text = "-" if i == j else ("n/a" if not np.isfinite(v) else f"{v:.0f}" if v >= 10 else f"{v:.1f}")
+                light = np.isfinite(v) and finite.size and v < 0.6 * finite.max()
+                ax.text(j, i, text, ha="center", va="center", fontsize=size, color="white" if light else "black")
+        ax.set_xticks(range(n))
+        ax.set_yticks(range(n))
+        ax.tick_params(labelsize=size + 1)
+        ax.set_xlabel("destination device" if which == "unidirectional" else "device j")
+        ax.set_ylabel("source device" if which == "unidirectional" else "device i")
+        ax.set_title(what, fontsize=10)
+        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="GB/s")
+    fig.suptitle(f"{result['product']}: device-to-device bandwidth at {human_bytes(p2p['bytes'])} (GB/s; grey: "
+                 f"no peer access)", fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def plot_bandwidth(result: dict, path: Path) -> Path:
+    """Write `bandwidth_figure(result)` as a PNG."""
+    return save_figure(bandwidth_figure(result), path)
+
+
+def plot_p2p(result: dict, path: Path) -> Path:
+    """Write `p2p_figure(result)` as a PNG."""
+    return save_figure(p2p_figure(result), path)
+
+
+# -- files ------------------------------------------------------------------------------------------------
+def write(result: dict, out: Path) -> dict:
+    """Write bandwidth.csv, bandwidth.json, bandwidth.png and p2p.png to `out`; return their paths."""
+    names = {"csv": "bandwidth.csv", "json": "bandwidth.json", "bandwidth_png": "bandwidth.png", "p2p_png": "p2p.png"}
+    with Landing(out) as land:
+        write_csv(land(names["csv"]), [{k: ("" if r[k] is None else r[k]) for k in COLUMNS} for r in result["rows"]])
+        plot_bandwidth(result, land(names["bandwidth_png"]))
+        plot_p2p(result, land(names["p2p_png"]))
+        result["files"] = {k: str(land.dir / v) for k, v in names.items()}
+        write_json(land(names["json"]), result)
+    return result["files"]
+
+
+def report(result: dict) -> str:
+    """What `acl-emu bandwidth` prints: the run in one line, the tables, the notes, and the files `write`
+    wrote."""
+    events = result["timer"].startswith("events")
+    lines = [f"{result['title']} ({result['product']}): timing-only emulation, {result['repetitions']} copies "
+             f"per measurement, timed with {'events' if events else 'the host clock'}"]
+    for title, text in tables(result):
+        lines += ["", title, text]
+    if result["notes"]:
+        lines.append("")
+        lines += [f"note: {note}" for note in result["notes"]]
+    lines += ["", "model: the closed form of a lone copy (Hardware.alone); ceiling: min(the driver's staging copy, "
+                  "link) for pageable memory", "wrote " + ", ".join(result["files"].values())]
+    return "\n".join(lines)

@@ -1,0 +1,148 @@
+"""The overlap study drawn: the sweep as a table, the summary, the Gantt chart, and the files `acl-emu
+overlap` writes.
+
+    from emu.studies import overlap, overlap_report
+    result = overlap.plan("910B", 64 << 20, 16 << 20, 1500, [1, 2, 4], [1, 4, 16])
+    runs = overlap.timelines("910B", result)
+    overlap_report.gantt_figure(result, runs)  # a matplotlib Figure
+    overlap_report.write_outputs("out", result, runs)  # overlap.csv / .json, gantt.png, the two traces
+    print(overlap_report.report(result))  # what `acl-emu overlap` prints
+
+Everything here reads `overlap.plan` and `overlap.timelines` results (plain data) and nothing else.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .common import Landing, figure, format_table, human_bytes, write_csv, write_json
+
+COLOURS = {"H2D": "tab:blue", "kernel": "tab:green", "D2H": "tab:orange"}
+
+
+def gantt_figure(result: dict, runs: dict[str, dict]):
+    """Two panels on one time axis: the naive and the best schedule (`runs`: `overlap.timelines`), a row per
+    stream, the AI core and each link direction, bars coloured by H2D / kernel / D2H. Returns a matplotlib
+    Figure (see `common.figure`)."""
+    from matplotlib.patches import Rectangle
+
+    height = 1.5 + sum(0.45 * _rows_of(r) + 0.8 for r in runs.values())
+    fig = figure(figsize=(12, height))
+    axes = fig.subplots(len(runs), 1, sharex=True, squeeze=False,
+                        gridspec_kw={"height_ratios": [_rows_of(r) for r in runs.values()]})
+    for ax, (title, run) in zip(axes[:, 0], runs.items()):
+        segs = run["segments"]
+        rows = _ordered_rows(segs)
+        for y, row in enumerate(rows):
+            for kind, colour in COLOURS.items():
+                bars = [(s["start_ms"], max(s["end_ms"] - s["start_ms"], 1e-6)) for s in segs
+                        if s["row"] == row and s["kind"] == kind]
+                if bars:
+                    ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=colour, edgecolors="black", linewidth=0.3,
+                                   alpha=0.85)
+        ax.set_yticks(range(len(rows)), rows)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.grid(axis="x", alpha=0.3)
+        streams, chunks = run["streams"], run["chunks"]
+        ax.set_title(f"{title}: {streams} stream{'s' if streams > 1 else ''}, {chunks} "
+                     f"chunk{'s' if chunks > 1 else ''} - iteration {run['iteration_ms']:.3f} ms "
+                     f"(bound {result['bound_ms']:.3f} ms)")
+    axes[-1, 0].set_xlabel("time since the iteration's start event (ms)")
+    handles = [Rectangle((0, 0), 1, 1, color=c) for c in COLOURS.values()]
+    fig.legend(handles, list(COLOURS), loc="upper right", ncol=3, fontsize="small")
+    fig.suptitle(f"{result['product']}: H2D {human_bytes(result['h2d_bytes'])}, D2H "
+                 f"{human_bytes(result['d2h_bytes'])}, compute {result['compute_us']:g} us, "
+                 f"{result['memory']} host memory")
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig
+
+
+def gantt(path: Path, result: dict, runs: dict[str, dict]) -> Path:
+    """Write `gantt_figure(result, runs)` as a PNG."""
+    fig = gantt_figure(result, runs)
+    fig.savefig(path, dpi=110)
+    return Path(path)
+
+
+def _ordered_rows(segs: list[dict]) -> list[str]:
+    rows = {s["row"] for s in segs}
+
+    def key(r: str):
+        if r.startswith("stream "):
+            return 0, int(r.split()[1]), r
+        if r == "sync copies":
+            return 1, 0, r
+        if r == "AI core":
+            return 2, 0, r
+        return 3, 0, r
+
+    return sorted(rows, key=key)
+
+
+def _rows_of(run: dict) -> int:
+    return len(_ordered_rows(run["segments"]))
+
+
+def write_trace(path, trace: dict) -> Path:
+    """A trace dict (`overlap.timelines`' "trace") as the JSON file `Runtime.write_trace` writes."""
+    with open(path, "w") as f:
+        json.dump(trace, f)
+    return Path(path)
+
+
+def write_outputs(out: Path, result: dict, runs: dict[str, dict]) -> dict:
+    """overlap.csv / overlap.json, the Gantt chart and the traces of the naive and the best schedule (`runs`:
+    `overlap.timelines`); return their paths."""
+    names = {"csv": "overlap.csv", "gantt": "gantt.png", **{f"trace_{n}": f"trace-{n}.json" for n in runs},
+             "json": "overlap.json"}
+    with Landing(out) as land:
+        write_csv(land(names["csv"]), result["rows"])
+        gantt(land(names["gantt"]), result, runs)
+        for name, run in runs.items():
+            write_trace(land(names[f"trace_{name}"]), run["trace"])
+        result["files"] = {k: str(land.dir / v) for k, v in names.items()}
+        write_json(land(names["json"]), result)
+    return result["files"]
+
+
+COLUMNS = [("streams", "streams"), ("chunks", "chunks"), ("iteration_ms", "iteration ms"),
+           ("exposed_copy_ms", "copy exposed ms"), ("vs_bound", "x bound"), ("link_h2d_util", "link H2D"),
+           ("link_d2h_util", "link D2H"), ("engine_util", "SDMA busy"), ("compute_util", "AI core busy")]
+
+
+def table(result: dict) -> str:
+    rows = [{**r, **{k: f"{r[k] * 100:.0f}%" for k in ("link_h2d_util", "link_d2h_util", "engine_util",
+                                                       "compute_util")}} for r in result["rows"]]
+    return format_table(rows, COLUMNS)
+
+
+def summary(result: dict) -> str:
+    b, n, nb = result["best"], result["naive"], result["near_best"]
+    lines = [
+        f"{result['product']}: H2D {human_bytes(result['h2d_bytes'])} ({result['copy_h2d_ms']:.3f} ms alone), "
+        f"D2H {human_bytes(result['d2h_bytes'])} ({result['copy_d2h_ms']:.3f} ms alone), compute "
+        f"{result['compute_ms']:.3f} ms, {result['memory']} host memory",
+        f"bound max(copy, compute) = {result['bound_ms']:.3f} ms (copy = H2D + D2H = {result['copy_ms']:.3f} ms); "
+        f"full-duplex floor max(H2D, D2H, compute) = {result['floor_ms']:.3f} ms",
+        f"naive (1 stream, 1 chunk): {n['iteration_ms']:.3f} ms, {n['vs_bound']:.3f} x bound",
+        f"best: {b['streams']} stream{'s' if b['streams'] > 1 else ''} x {b['chunks']} "
+        f"chunk{'s' if b['chunks'] > 1 else ''}: "
+        f"{b['iteration_ms']:.3f} ms, {b['vs_bound']:.3f} x bound ({(b['vs_bound'] - 1) * 100:+.1f}%), "
+        f"{b['vs_floor']:.3f} x floor, {result['speedup']:.2f}x faster than naive",
+    ]
+    if (nb["streams"], nb["chunks"]) != (b["streams"], b["chunks"]):
+        lines.append(f"within 1% of the best with less to manage: {nb['streams']} streams x {nb['chunks']} "
+                     f"chunks ({nb['iteration_ms']:.3f} ms)")
+    if result["pageable"]:
+        lines.append("pageable copies are synchronous: the host waits for each, and each chunk's D2H waits for its "
+                     "kernel before the next chunk's H2D is issued, so streams cannot hide them")
+    if result["skipped"]:
+        n = result["skipped"]
+        lines.append(f"({n} setting{'s' if n > 1 else ''} with more streams than chunks skipped: the extra "
+                     f"streams would sit idle)")
+    return "\n".join(lines)
+
+
+def report(result: dict) -> str:
+    """What `acl-emu overlap` prints: the table, the summary and the files `write_outputs` wrote."""
+    return f"{table(result)}\n\n{summary(result)}\n\nfiles: " + ", ".join(result["files"].values())
