@@ -65,6 +65,10 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Product:
+    """One product config, loaded (`load`): what the runtime emulates (deployment mode, devices, memory,
+    limits, the APIs and chip features it has) and the timing model's `Hardware`, with the source of every
+    number (`sources`, `values`). Frozen: a what-if is a config that inherits this one and overrides a field."""
+
     name: str
     title: str
     family: str

@@ -51,12 +51,12 @@ class Region:
     """A contiguous range of addresses and the bytes behind it."""
 
     __slots__ = ("base", "size", "end", "kind", "location", "device", "page_size", "owner", "_buf", "freed",
-                 "policy", "origin", "va_flag", "virtual", "budget", "readonly")
+                 "origin", "va_flag", "virtual", "budget", "readonly")
 
     DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
 
     def __init__(self, base: int, size: int, kind: str, device: int | None = None,
-                 page_size: int = HOST_PAGE, owner=None, buf: np.ndarray | None = None, policy: int = 0,
+                 page_size: int = HOST_PAGE, owner=None, buf: np.ndarray | None = None,
                  origin: str = ""):
         self.base = base
         self.size = size
@@ -69,7 +69,6 @@ class Region:
         self.owner = owner
         self._buf = buf
         self.freed = False
-        self.policy = policy
         self.origin = origin or kind  # which API made it: "malloc", "malloc_host", "dvpp", "alias", ...
         self.va_flag = False  # MallocHostWithCfg VA_FLAG: a mapping gives the same address on the device
         self.virtual = False  # timing-only: an address range with no bytes behind it
@@ -359,8 +358,8 @@ class AddressSpace:
         return list(self._regions)
 
     # -- device memory ---------------------------------------------------------
-    def alloc_device(self, device: int, nbytes: int, align: int, page_size: int, policy: int = 0,
-                     origin: str = "malloc", functional: bool | None = None) -> Region:
+    def alloc_device(self, device: int, nbytes: int, align: int, page_size: int, origin: str = "malloc",
+                     functional: bool | None = None) -> Region:
         nbytes = size_t(nbytes)
         if self.used[device] + nbytes > self.capacity:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION,
@@ -369,7 +368,7 @@ class AddressSpace:
         base = self.windows[device].alloc(nbytes, align)
         if base is None:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device}: address window exhausted")
-        r = Region(base, nbytes, Region.DEVICE, device=device, page_size=page_size, policy=policy, origin=origin)
+        r = Region(base, nbytes, Region.DEVICE, device=device, page_size=page_size, origin=origin)
         r.virtual = not (self.functional if functional is None else functional)
         r.budget = self.budget  # its bytes are counted when first touched
         self.used[device] += nbytes

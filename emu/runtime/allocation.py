@@ -33,29 +33,33 @@ class PointerAttributes:
 
 
 # -- allocation ----------------------------------------------------------------------
+_P2P_2M_4K = (C.ACL_MEM_MALLOC_HUGE_FIRST_P2P, C.ACL_MEM_MALLOC_HUGE_ONLY_P2P, C.ACL_MEM_MALLOC_NORMAL_ONLY_P2P)
+_HUGE1G = (C.ACL_MEM_MALLOC_HUGE1G_ONLY, C.ACL_MEM_MALLOC_HUGE1G_ONLY_P2P)  # 1 GiB pages, no padding
+
+
 def _alloc_device(rt: Core, device: int, nbytes: int, policy: int, origin: str = "malloc",
                   functional: bool | None = None) -> Region:
     p = policy if 0 <= policy <= 7 else C.ACL_MEM_MALLOC_HUGE_FIRST  # unknown -> default
     # npu_driver.cc NpuDriver::transMemAttribute gates only the three 2 MiB / 4 KiB P2P policies on the
     # chip's P2P flag; HUGE1G_ONLY_P2P (7) is gated by the 1 GiB page flag alone (below)
-    if p in (3, 4, 5) and not rt.product.has("p2p"):
+    if p in _P2P_2M_4K and not rt.product.has("p2p"):
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"P2P malloc policies need peer access, which "
                                                f"{rt.product.name} lacks")
     nbytes = transfer.roundup(nbytes, 32)
     space = rt.space
-    if p in (6, 7):
+    if p in _HUGE1G:
         if not rt.product.has("huge1g"):
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"1 GiB pages are not available on {rt.product.name}")
-        return space.alloc_device(device, transfer.roundup(nbytes, HUGE_1G), HUGE_1G, HUGE_1G, policy, origin, functional)
-    if p in (1, 4):
-        return space.alloc_device(device, transfer.roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy, origin, functional)
-    if p in (0, 3) and nbytes > (1 << 20):
+        return space.alloc_device(device, transfer.roundup(nbytes, HUGE_1G), HUGE_1G, HUGE_1G, origin, functional)
+    if p in (C.ACL_MEM_MALLOC_HUGE_ONLY, C.ACL_MEM_MALLOC_HUGE_ONLY_P2P):
+        return space.alloc_device(device, transfer.roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, origin, functional)
+    if p in (C.ACL_MEM_MALLOC_HUGE_FIRST, C.ACL_MEM_MALLOC_HUGE_FIRST_P2P) and nbytes > (1 << 20):
         try:
-            return space.alloc_device(device, transfer.roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, policy, origin, functional)
+            return space.alloc_device(device, transfer.roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, origin, functional)
         except AclError as e:
             if e.code != ACL_ERROR_RT_MEMORY_ALLOCATION:
                 raise  # otherwise fall back to normal pages
-    return space.alloc_device(device, nbytes, 64, HOST_PAGE, policy, origin, functional)
+    return space.alloc_device(device, nbytes, 64, HOST_PAGE, origin, functional)
 
 
 @api("aclrtMalloc", sizes=("size",))
@@ -69,7 +73,7 @@ def malloc(rt: Core, size: int, policy: int = C.ACL_MEM_MALLOC_HUGE_FIRST, *,
     (`configure(functional=...)`)."""
     if size == 0:
         fail(ACL_ERROR_INVALID_PARAM, "size is 0")
-    pad = 0 if policy in (6, 7) else rt.product.malloc_padding
+    pad = 0 if policy in _HUGE1G else rt.product.malloc_padding
     if size < 0 or size + 32 + pad > C.SIZE_MAX:
         fail(ACL_ERROR_INVALID_PARAM, f"size {size} overflows once rounded and padded")
     ctx = rt.current_context()

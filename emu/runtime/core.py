@@ -241,7 +241,8 @@ EVENT_WAIT_STATUS_NOT_READY = 1
 # Stream flags that make synchronize and query return at once (ApiErrorDecorator::StreamSynchronize).
 _NO_SYNC_STREAM_FLAGS = C.ACL_STREAM_PERSISTENT | C.ACL_STREAM_DEVICE_USE_ONLY | C.ACL_STREAM_CPU_SCHEDULE
 # The ACL stream flags aclrtCreateStreamWithConfig maps; every other bit is dropped (stream.cpp).
-_STREAM_FLAGS = 0x3F
+_STREAM_FLAGS = (C.ACL_STREAM_FAST_LAUNCH | C.ACL_STREAM_FAST_SYNC | C.ACL_STREAM_PERSISTENT | C.ACL_STREAM_HUGE
+                 | C.ACL_STREAM_CPU_SCHEDULE | C.ACL_STREAM_DEVICE_USE_ONLY)
 
 
 class Event:
@@ -286,7 +287,6 @@ class Device:
         self.primary: Context | None = None
         self.contexts: list[Context] = []
         self.events = 0
-        self.regions: set = set()
 
     @property
     def streams(self) -> int:

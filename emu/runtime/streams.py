@@ -177,15 +177,20 @@ def create_event(rt: Core) -> int:
     return _new_event(rt, C.ACL_EVENT_DEFAULT_FLAGS)
 
 
+# The event flags aclrtCreateEventWithFlag takes (ACL_EVENT_SYNC .. ACL_EVENT_EXTERNAL; no IPC events here).
+_EVENT_FLAGS = (C.ACL_EVENT_SYNC | C.ACL_EVENT_CAPTURE_STREAM_PROGRESS | C.ACL_EVENT_DDSYNC | C.ACL_EVENT_TIME_LINE
+                | C.ACL_EVENT_DEVICE_USE_ONLY | C.ACL_EVENT_EXTERNAL)
+
+
 @api("aclrtCreateEventWithFlag")
 def create_event_with_flag(rt: Core, flag: int) -> int:
     """Create an event with ACL_EVENT_* flags (aclrtCreateEventWithFlag); returns its handle.
 
     `flag` must set a bit of 0x3F and no higher one (no IPC events here), with DEVICE_USE_ONLY (0x10) and
     EXTERNAL (0x20) only alone; otherwise 107000."""
-    if flag & 0x3F == 0:
+    if flag & _EVENT_FLAGS == 0:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"event flag 0x{flag:x} sets no known bit")
-    if flag > 0x3F:
+    if flag > _EVENT_FLAGS:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"event flag 0x{flag:x} is out of range (IPC events unsupported)")
     for solo in (C.ACL_EVENT_DEVICE_USE_ONLY, C.ACL_EVENT_EXTERNAL):
         if flag & solo and flag != solo:

@@ -16,7 +16,6 @@ from . import overlap
 
 DEFAULT_PRODUCTS = "910B,A3,950PR"
 DEFAULT_SIZES = "4K..1G"
-STUDIES = ("bandwidth", "overlap")
 
 
 # -- bandwidth ---------------------------------------------------------------------------------------
