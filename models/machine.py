@@ -206,7 +206,7 @@ class Machine:
         self.compute = [Pool(f"dev{d}.aicore", hw.kernel_slots) for d in range(n)]
         self._begin_kind = {COPY: self._begin_transfer, FILL: self._begin_transfer, KERNEL: self._begin_kernel,
                             GROUP: self._begin_group, STAGED: self._begin_staged, HOSTFUNC: self._begin_hostfunc,
-                            MARKER: self._finish}
+                            MARKER: self._begin_marker}
         self.links: dict[str, Link] = {}
         self._paths: dict[tuple, tuple] = {}
         self._per_engine = hw.host_link.per_engine  # bytes/s one DMA engine moves over the host link; 0: no limit
@@ -280,7 +280,7 @@ class Machine:
                     return
             pending.popleft()
             stream.running = task
-            self._begin(task)
+            self._begin_kind[task.kind](task)
 
     def _wake(self, event) -> None:
         stream = event._value
@@ -289,7 +289,6 @@ class Machine:
             self._step(stream)
 
     def _begin(self, task: Task) -> None:
-        task.start = self.env.now
         self._begin_kind[task.kind](task)
 
     # -- what each kind of task does when its stream reaches it -------------------------------------
@@ -300,6 +299,7 @@ class Machine:
         self.compute[task.device].acquire(task, self._kernel)
 
     def _begin_group(self, task: Task) -> None:  # a batch: its parts at once, each on an engine of its device
+        task.start = self.env.now
         task._left = len(task.parts)
         if not task.parts:
             self._finish(task)
@@ -309,17 +309,23 @@ class Machine:
             self.engines[part.device].acquire(part, self._transfer)
 
     def _begin_staged(self, task: Task) -> None:  # a pageable copy through the staging buffers
+        task.start = self.env.now
         done = self.env.process(staging.pipeline(self.env, self.hardware.staging, task.nbytes, task.dst is not HOST,
                                                  lambda size: self._part(task, size)))
         done.callbacks.append(lambda _: self._finish(task))
 
+    def _begin_marker(self, task: Task) -> None:  # an event record or wait: done when reached
+        task.start = self.env.now
+        self._finish(task)
+
     def _begin_hostfunc(self, task: Task) -> None:  # tell the host, then wait for it (`complete`)
+        task.start = self.env.now
         if task.on_start is not None:
             self._call(task, task.on_start)
 
     def _transfer(self, task: Task, engine: int) -> None:
         task.engine = engine
-        task.start = self.env.now  # (it may have waited for the engine)
+        task.start = self.env.now
         if task.on_start is not None:  # e.g. a descriptor read, which may set nbytes and the ends
             self._call(task, task.on_start)
         hw = self.hardware

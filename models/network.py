@@ -19,6 +19,7 @@ from itertools import count
 from typing import Callable
 
 import simpy
+from simpy.events import NORMAL
 
 EPS = 1e-12  # seconds: things due within this of each other happen together
 INF = float("inf")
@@ -116,7 +117,7 @@ class Call:
 def at(env: simpy.Environment, when: float, callback, value=None) -> None:
     """Run `callback(event)` (event._value is `value`) at simulated time `when` (now, if `when` has passed)."""
     delay = when - env.now
-    env.schedule(Call(callback, value), delay=delay if delay > 0 else 0.0)
+    env.schedule(Call(callback, value), NORMAL, delay if delay > 0 else 0.0)
 
 
 class Network:
@@ -146,7 +147,7 @@ class Network:
             flow.state = DRAINED
             self._push(now + tail, flow)
             if not self._settling:
-                self._arm()
+                self._arm(now)
             return flow
         limit = now + EPS
         crowded = False
@@ -181,7 +182,7 @@ class Network:
             flow.version = 1
             heappush(self._heap, (finish + tail, next(self._seq), 1, flow))
             if not self._settling:
-                self._arm()
+                self._arm(now)
             return flow
         if len(links) == 1 and links[0].service is not None:  # one more on a link with a service clock
             link = links[0]
@@ -192,7 +193,7 @@ class Network:
             heappush(link.tags, (flow.tag, next(self._seq), flow))
             self._push_link(link, now)
             if not self._settling:
-                self._arm()
+                self._arm(now)
             return flow
         for link in links:
             if link.service is not None:
@@ -205,7 +206,7 @@ class Network:
             self._dirty.update(dict.fromkeys(links))
         else:
             self._rerate(links, now)
-            self._arm()
+            self._arm(now)
         return flow
 
     # -- a flow's life ------------------------------------------------------------------------------
@@ -403,7 +404,7 @@ class Network:
                     self._push(f.finish, f)
 
     # -- the timer ------------------------------------------------------------------------------------
-    def _arm(self) -> None:
+    def _arm(self, now: float) -> None:
         heap = self._heap
         while heap and heap[0][2] != heap[0][3].version:
             heappop(heap)
@@ -415,7 +416,7 @@ class Network:
             if t < self._armed - EPS:
                 self._armed = t
                 self._generation += 1
-                at(self.env, t, self._fire, self._generation)
+                self.env.schedule(Call(self._fire, self._generation), NORMAL, t - now if t > now else 0.0)
 
     def _fire(self, event) -> None:
         if event._value != self._generation:
@@ -451,7 +452,7 @@ class Network:
         if dirty:
             self._dirty = {}
             self._rerate(dirty, now)
-        self._arm()
+        self._arm(now)
 
 
 def _progressive_filling(comp: list[Flow], links: list[Link]) -> None:

@@ -451,7 +451,7 @@ class Core:
     def _lookup(self, handle: int, typ, what: str):
         if self._st.gate is not None:
             self.runtime_layer()
-        if handle.__class__ is not int:
+        if handle.__class__ is not int and not (isinstance(handle, int) and not isinstance(handle, bool)):
             if isinstance(handle, bool) or not hasattr(handle, "__index__"):
                 raise TypeError(f"{what} handle must be an int, got {type(handle).__name__} {handle!r}")
             handle = handle.__index__()
