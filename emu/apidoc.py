@@ -61,7 +61,7 @@ HELPERS: dict[str, list[str]] = {
 }
 
 # Module-level functions of emu.runtime besides the delegators.
-RUNTIME_FUNCTIONS = ["configure", "current", "host_time_from_env", "parse_host_time", "correct_kind", "ends", "api"]
+RUNTIME_FUNCTIONS = ["configure", "configured", "current", "host_time_from_env", "parse_host_time", "correct_kind", "ends", "api"]
 RUNTIME_CLASSES = ["Runtime", "Context", "Device", "Stream", "Event", "Capture", "Model", "PointerAttributes",
                    "CallbackError", "CallbackDeadlock", "StreamHandle", "EventHandle", "DevicePointer", "HostPointer"]
 # What a program may ask the runtime object (`emu.current()`) about its run, besides the APIs.

@@ -130,7 +130,7 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
     import emu
     from .studies.runsummary import summary, print_summary
 
-    previous = emu.runtime._current
+    previous = emu.runtime.configured()
     if product is None and previous is not None:  # a fresh process on the product chosen before
         if host_time is None:
             host_time = previous.host_time
@@ -284,7 +284,7 @@ def _run(args) -> int:
             return 2
     import emu
 
-    if args.product is None and emu.runtime._current is None:
+    if args.product is None and emu.runtime.configured() is None:
         env_product()  # the product run_script would take from the environment loads
     out = writable_dir(args.out, "argument --out")  # absolute: the script may change directory
     return run_script(target, script_args, args.product, str(out), args.json, args.host_time,

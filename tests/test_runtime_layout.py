@@ -59,3 +59,17 @@ def test_no_mixins_left_and_core_is_state():
     """Runtime is Core (the state) plus the API functions bound by name; Core defines no API."""
     assert rtm.Runtime.__bases__ == (rtm.Core,)
     assert not [n for n in vars(rtm.Core) if hasattr(vars(rtm.Core)[n], "acl_name")]
+
+
+def test_configured_says_whether_a_runtime_exists_without_making_one():
+    import subprocess
+    import sys
+    code = ("import emu.runtime as r\n"
+            "assert r.configured() is None\n"
+            "assert r.configured() is None  # asking made none\n"
+            "rt = r.current()\n"
+            "assert r.configured() is rt\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -212,6 +212,12 @@ def configure(product: str | os.PathLike | None = None, *, functional: bool = Tr
     return runtime
 
 
+def configured() -> Runtime | None:
+    """The process's runtime if one has been made (by `configure` or a first call), else None; unlike
+    `current`, it creates none."""
+    return _current
+
+
 def current() -> Runtime:
     """The process's runtime, created on first use: once, however many threads make the first call at
     the same time (they wait for the one that creates it)."""
@@ -337,7 +343,7 @@ process_report = _delegate("process_report")
 start_thread = _delegate("start_thread")
 stop_thread = _delegate("stop_thread")
 
-__all__ = ["Runtime", "Capture", "Model", "Context", "Device", "Event", "Stream", "PointerAttributes", "configure", "current",
+__all__ = ["Runtime", "Capture", "Model", "Context", "Device", "Event", "Stream", "PointerAttributes", "configure", "configured", "current",
            "host_time_from_env", "parse_host_time", "HOST_TIME_MODES", "HOST_TIME_ENV",
            "correct_kind", "ends", "api", "API_NAMES", *API_NAMES, "register_host", "host_array", "device_array",
            "start_thread", "stop_thread", "CallbackError", "CallbackDeadlock", "MemcpyKind", "StreamHandle",
