@@ -73,3 +73,13 @@ def test_configured_says_whether_a_runtime_exists_without_making_one():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_one_way_to_raise_an_acl_error():
+    """Family modules fail through `core.fail(code, message)`; only batch.py raises its BatchError (an AclError
+    that also carries the failing entry's index), through `_bad`."""
+    for m in FAMILIES:
+        text = (RUNTIME / f"{m}.py").read_text()
+        assert "raise AclError(" not in text, f"{m}.py raises AclError itself instead of calling fail()"
+        if m != "batch":
+            assert "BatchError(" not in text, m

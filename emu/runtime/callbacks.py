@@ -55,7 +55,7 @@ from emu.models.machine import HOSTFUNC
 from ..config import Product
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID,
                       ACL_ERROR_RT_REPORT_TIMEOUT, ACL_ERROR_RT_STREAM_NO_CB_REG, ACL_ERROR_RT_STREAM_SUBSCRIBE,
-                      ACL_ERROR_RT_THREAD_SUBSCRIBE, AclError, NotEmulated)
+                      ACL_ERROR_RT_THREAD_SUBSCRIBE, NotEmulated)
 from .core import Core, Stream, api, fail
 
 ACL_CALLBACK_NO_BLOCK, ACL_CALLBACK_BLOCK = 0, 1  # aclrtCallbackBlockType
@@ -467,7 +467,7 @@ def stop_thread(rt: Core, thread_id: int) -> None:
     with _threads_lock:
         t = _threads.get(thread_id)
         if t is None or t.ident == threading.get_ident():
-            raise AclError(ACL_ERROR_INVALID_PARAM, f"{thread_id} is not a thread started by start_thread"
-                           if t is None else "a thread cannot stop itself")
+            fail(ACL_ERROR_INVALID_PARAM, f"{thread_id} is not a thread started by start_thread"
+                 if t is None else "a thread cannot stop itself")
         del _threads[thread_id]
     t.join()
