@@ -288,9 +288,6 @@ class Machine:
         if stream.running is None:
             self._step(stream)
 
-    def _begin(self, task: Task) -> None:
-        self._begin_kind[task.kind](task)
-
     # -- what each kind of task does when its stream reaches it -------------------------------------
     def _begin_transfer(self, task: Task) -> None:  # COPY, FILL: an engine of its device, then a flow
         self.engines[task.device].acquire(task, self._transfer)

@@ -14,7 +14,7 @@ grow with the rows.
 """
 from __future__ import annotations
 
-from emu.models import COPY, STAGED, Task
+from emu.models import COPY, Task
 
 from .. import kernels
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID
@@ -106,15 +106,8 @@ def _move_2d(rt: Core, dst: Region, doff: int, dpitch: int, src: Region, soff: i
 
 def _copy_2d_now(rt: Core, plan: transfer.CopyPlan, dpitch: int, spitch: int, width: int, height: int,
                  what: str) -> None:
-    move = _move_2d(rt, plan.dst, plan.doff, dpitch, plan.src, plan.soff, spitch, width, height, what)
-    if plan.s_dev is None and plan.d_dev is None:  # both ends in host memory: the CPU copies
-        rt.tick(width * height / rt.product.hardware.host_memcpy_bandwidth)
-        move()
-        return
-    task = Task(STAGED if plan.staged else COPY, nbytes=width * height, rows=0 if plan.staged else height,
-                device=plan.device, src=plan.s_dev, dst=plan.d_dev, label=what, on_complete=move)
-    task.kind_asked, task.kind_used = plan.kind, plan.used
-    transfer.run_blocking(rt, task)
+    transfer.copy_now(rt, plan, what, move=_move_2d(rt, plan.dst, plan.doff, dpitch, plan.src, plan.soff, spitch,
+                                                    width, height, what), rows=height, round_trip=False)
 
 
 @api("aclrtMemcpy2d", sizes=("dpitch", "spitch", "width", "height"))
@@ -185,5 +178,4 @@ def _enqueue_2d(rt: Core, s: Stream, plan: transfer.CopyPlan, dpitch: int, spitc
         rows = max(1, rt.product.async_copy_unit // width)  # rows in one DMA task of at most the copy unit
         task = Task(COPY, nbytes=width * height, rows=height, chunk=rows * width if height > rows else 0,
                     device=s.device, src=plan.s_dev, dst=plan.d_dev, label=what, on_complete=move)
-    task.kind_asked, task.kind_used = plan.kind, plan.used
-    rt.submit(s, task)
+    rt.submit(s, transfer.tagged(task, plan))

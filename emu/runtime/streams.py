@@ -343,16 +343,23 @@ def _wait_captured_event(rt: Core, ev: Event, s: Stream) -> None:
                                                "(multi-stream capture) is not emulated")
 
 
-@api("aclrtSynchronizeEvent")
-def synchronize_event(rt: Core, event: int) -> None:
-    """Block this thread until the latest record of `event` has completed (aclrtSynchronizeEvent); at once if it
-    was never recorded. An EXTERNAL event raises 207000, one recorded into an active capture 107028."""
+def _event_to_observe(rt: Core, event: int, verb: str) -> Event:
+    """The checks aclrtSynchronizeEvent and aclrtQueryEventStatus share, in order: null (100000), the handle
+    (107017), an EXTERNAL event (207000), one recorded into an active capture (107028)."""
     if event == 0:
         fail(ACL_ERROR_INVALID_PARAM, "event is null")
     ev = rt.event_of(event)
     if ev.flags & C.ACL_EVENT_EXTERNAL:
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an EXTERNAL event cannot be synchronized")
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"an EXTERNAL event cannot be {verb}")
     _check_event_not_captured(ev)
+    return ev
+
+
+@api("aclrtSynchronizeEvent")
+def synchronize_event(rt: Core, event: int) -> None:
+    """Block this thread until the latest record of `event` has completed (aclrtSynchronizeEvent); at once if it
+    was never recorded. An EXTERNAL event raises 207000, one recorded into an active capture 107028."""
+    ev = _event_to_observe(rt, event, "synchronized")
     if ev.record is not None:
         rt.wait_for(ev.record)
 
@@ -362,12 +369,7 @@ def query_event_status(rt: Core, event: int) -> int:
     """ACL_EVENT_RECORDED_STATUS_COMPLETE (1) when the latest record of `event` has completed by this thread's
     time, else ACL_EVENT_RECORDED_STATUS_NOT_READY (0), also for an event never recorded
     (aclrtQueryEventStatus)."""
-    if event == 0:
-        fail(ACL_ERROR_INVALID_PARAM, "event is null")
-    ev = rt.event_of(event)
-    if ev.flags & C.ACL_EVENT_EXTERNAL:
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an EXTERNAL event cannot be queried")
-    _check_event_not_captured(ev)
+    ev = _event_to_observe(rt, event, "queried")
     rt.catch_up()
     done = ev.record is not None and ev.record.completed
     return C.ACL_EVENT_RECORDED_STATUS_COMPLETE if done else C.ACL_EVENT_RECORDED_STATUS_NOT_READY

@@ -15,9 +15,9 @@ from . import capture, streams
 from .core import Core, Stream, fail
 
 
-H2H, H2D, D2H, D2D, DEFAULT, H2B2D = (C.ACL_MEMCPY_HOST_TO_HOST, C.ACL_MEMCPY_HOST_TO_DEVICE, C.ACL_MEMCPY_DEVICE_TO_HOST,
-                                      C.ACL_MEMCPY_DEVICE_TO_DEVICE, C.ACL_MEMCPY_DEFAULT,
-                                      C.ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
+H2H, H2D, D2H, D2D, DEFAULT, H2B2D = (C.ACL_MEMCPY_HOST_TO_HOST, C.ACL_MEMCPY_HOST_TO_DEVICE,
+                                      C.ACL_MEMCPY_DEVICE_TO_HOST, C.ACL_MEMCPY_DEVICE_TO_DEVICE,
+                                      C.ACL_MEMCPY_DEFAULT, C.ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
 HOST, DEV, UNREG = Location.HOST, Location.DEVICE, Location.UNREGISTERED
 ON_CHIP_UNIT = 4 << 30  # largest on-chip D2D task: hicann/runtime src/runtime/core/inc/spec/base_info.hpp
 
@@ -116,13 +116,17 @@ def plan_copy(rt: Core, dst: int, src: int, nbytes: int, kind: int, *, correct: 
     return plan
 
 
+def tagged(task: Task, plan: CopyPlan) -> Task:
+    """`task`, carrying the kind its copy was asked as and the kind it runs as."""
+    task.kind_asked, task.kind_used = plan.kind, plan.used
+    return task
+
+
 def copy_task(rt: Core, plan: CopyPlan, what: str, device: int | None = None, chunk: int = 0) -> Task:
     """The model task of a planned copy (on `device`, by default the plan's), which moves the bytes when it
     completes; it carries the kind asked and the kind used."""
-    task = Task.copy(plan.nbytes, plan.device if device is None else device, plan.s_dev, plan.d_dev, what,
-                     _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what), chunk)
-    task.kind_asked, task.kind_used = plan.kind, plan.used
-    return task
+    return tagged(Task.copy(plan.nbytes, plan.device if device is None else device, plan.s_dev, plan.d_dev, what,
+                            _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what), chunk), plan)
 
 
 # -- moving bytes ------------------------------------------------------------------
@@ -181,19 +185,22 @@ def pageable(rt: Core, r: Region, off: int) -> bool:
     return rt.space.location(r, r.base + off) == UNREG
 
 
-def copy_now(rt: Core, plan: CopyPlan, what: str) -> None:
+def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0, round_trip: bool = True) -> None:
     """A blocking copy: the host waits for it, other streams go on. Pageable memory goes through
-    the driver's staging pipeline; host-to-host copies are the CPU's."""
-    move = _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what)
+    the driver's staging pipeline; host-to-host copies are the CPU's. move: what moves the bytes (by default
+    the plan's contiguous range); rows: row descriptors of a 2D copy (none when staged); round_trip: the
+    host also pays the driver's wake-up (`hardware.sync_copy`; 2D copies do not model it)."""
+    if move is None:
+        move = _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what)
     if plan.s_dev is None and plan.d_dev is None:
         rt.tick(plan.nbytes / rt.product.hardware.host_memcpy_bandwidth)
         move()
         return
-    task = Task(STAGED if plan.staged else COPY, nbytes=plan.nbytes, device=plan.device, src=plan.s_dev,
-                dst=plan.d_dev, label=what, on_complete=move)
-    task.kind_asked, task.kind_used = plan.kind, plan.used
-    run_blocking(rt, task)
-    rt.tick(rt.product.hardware.sync_copy)  # the driver's round trip: the host is woken once it is done
+    task = Task(STAGED if plan.staged else COPY, nbytes=plan.nbytes, rows=0 if plan.staged else rows,
+                device=plan.device, src=plan.s_dev, dst=plan.d_dev, label=what, on_complete=move)
+    run_blocking(rt, tagged(task, plan))
+    if round_trip:
+        rt.tick(rt.product.hardware.sync_copy)  # the driver's round trip: the host is woken once it is done
 
 
 def sync_for_pageable(rt: Core, s: Stream) -> None:
@@ -232,8 +239,6 @@ def enqueue_copy(rt: Core, s: Stream, plan: CopyPlan, what: str) -> None:
     task stands for them all."""
     unit = copy_unit(rt, plan.s_dev, plan.d_dev)
     src, dst = plan.src, plan.dst
-    task = Task.copy(plan.nbytes, s.device, plan.s_dev, plan.d_dev, what,
-                     None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
-                     _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit)
-    task.kind_asked, task.kind_used = plan.kind, plan.used
-    rt.submit(s, task)
+    rt.submit(s, tagged(Task.copy(plan.nbytes, s.device, plan.s_dev, plan.d_dev, what,
+                                  None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
+                                  _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit), plan))
