@@ -21,10 +21,10 @@ import ctypes
 import os
 import sys
 import warnings
-from enum import IntEnum
 
 import numpy as np
 
+from .constants import Location
 from .errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION, AclError
 
 DEVICE_BASE = 1 << 48  # above the 47-bit user address space of x86-64 / arm64 Linux
@@ -36,15 +36,6 @@ MAX_DEVICES = 64  # RT_MAX_DEV_NUM, hicann/runtime src/runtime/core/inc/spec/bas
 HOST_PAGE = 4096
 HUGE_PAGE = 2 << 20
 HUGE_1G = 1 << 30
-
-
-class Location(IntEnum):
-    """aclrtMemLocationType."""
-    HOST = 0
-    DEVICE = 1
-    UNREGISTERED = 2
-    MANAGED = 3
-    HOST_NUMA = 4
 
 
 class Region:

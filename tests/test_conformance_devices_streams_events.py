@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from emu import constants as C
-from emu.runtime.core import EVENT_WAIT_STATUS_COMPLETE, EVENT_WAIT_STATUS_NOT_READY
+from emu.constants import ACL_EVENT_WAIT_STATUS_COMPLETE as EVENT_WAIT_STATUS_COMPLETE, \
+    ACL_EVENT_WAIT_STATUS_NOT_READY as EVENT_WAIT_STATUS_NOT_READY
 from helpers import code
 
 SYNC, PROGRESS, DDSYNC, TIME_LINE = 0x1, 0x2, 0x4, 0x8

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from .. import constants as C
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_MEMORY_TYPE,
                       ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_PARAM_INVALID, AclError)
-from ..memory import HOST_PAGE, HUGE_1G, HUGE_PAGE, Location, Region, is_device_address, writable_view
+from ..constants import Location
+from ..memory import HOST_PAGE, HUGE_1G, HUGE_PAGE, Region, is_device_address, writable_view
 from . import transfer
 from .core import Core, api, fail
 from .handles import DevicePointer, HostPointer
@@ -282,7 +283,6 @@ def dvpp_free(rt: Core, ptr: int) -> None:
     rt.space.free_device(_driver_allocation(rt, ptr, "acldvppFree"))
 
 
-ATTR_RSV, ATTR_MODULE_ID, ATTR_DEVICE_ID, ATTR_VA_FLAG = 0, 1, 2, 3  # aclrtMallocAttrType
 
 
 def _attributes(cfg) -> list[tuple[int, int]]:
@@ -314,9 +314,9 @@ def malloc_with_cfg(rt: Core, size: int, policy: int, cfg=None) -> int:
     ctx = rt.current_context()
     device_id = None
     for attr, value in attrs or ():  # parse them all first: the last duplicate wins
-        if attr in (ATTR_RSV, ATTR_MODULE_ID):
+        if attr in (C.ACL_RT_MEM_ATTR_RSV, C.ACL_RT_MEM_ATTR_MODULE_ID):
             continue
-        if attr == ATTR_DEVICE_ID:
+        if attr == C.ACL_RT_MEM_ATTR_DEVICE_ID:
             device_id = value
             continue
         fail(ACL_ERROR_RT_PARAM_INVALID, f"malloc attribute {attr} is not accepted by aclrtMallocWithCfg")
@@ -353,8 +353,8 @@ def _host_malloc_va_flag(cfg) -> int:
         fail(ACL_ERROR_RT_PARAM_INVALID, "malloc config has no attributes")
     va_flag = 0
     for attr, value in attrs or ():
-        if attr == ATTR_VA_FLAG:
+        if attr == C.ACL_RT_MEM_ATTR_VA_FLAG:
             va_flag = value
-        elif attr != ATTR_MODULE_ID:
+        elif attr != C.ACL_RT_MEM_ATTR_MODULE_ID:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"malloc attribute {attr} is not accepted by aclrtMallocHostWithCfg")
     return va_flag

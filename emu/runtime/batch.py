@@ -16,9 +16,8 @@ from emu.models import GROUP, Task
 from ..constants import SIZE_MAX
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, \
     AclError, BatchError
-from ..memory import Location
+from ..constants import D2H, H2D, Location
 from .core import Core, Stream, api, fail
-from .transfer import D2H, H2D
 from . import capture, streams, transfer
 
 MAX_SYNC_BATCH = 4096  # hicann/runtime pkg_inc/driver/ascend_hal_define.h DEVMM_MEMCPY_BATCH_MAX_COUNT

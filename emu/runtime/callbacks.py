@@ -52,13 +52,13 @@ from typing import Callable
 from emu.models import MARKER, Task
 from emu.models.machine import HOSTFUNC
 
+from .. import constants as C
 from ..config import Product
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID,
                       ACL_ERROR_RT_REPORT_TIMEOUT, ACL_ERROR_RT_STREAM_NO_CB_REG, ACL_ERROR_RT_STREAM_SUBSCRIBE,
                       ACL_ERROR_RT_THREAD_SUBSCRIBE, NotEmulated)
 from .core import Core, Stream, api, fail
 
-ACL_CALLBACK_NO_BLOCK, ACL_CALLBACK_BLOCK = 0, 1  # aclrtCallbackBlockType
 MAX_CALLBACK_THREADS = 128  # RT_THREAD_GROUP_ID_MAX (runtime.hpp): one subscription group per thread
 UNSUBSCRIBE_DRAIN_S = 5.0  # wall seconds unsubscribe waits for a live thread to run the stream's reached reports
 _SLICE_S = 0.05  # wall seconds between checks while a host thread waits for another
@@ -273,7 +273,7 @@ def _drop(rt: Core, r: _Report) -> None:
 
 # -- launching ---------------------------------------------------------------------------
 @api("aclrtLaunchCallback")
-def launch_callback(rt: Core, fn: Callable, user_data=None, block_type: int = ACL_CALLBACK_BLOCK,
+def launch_callback(rt: Core, fn: Callable, user_data=None, block_type: int = C.ACL_CALLBACK_BLOCK,
                     stream: int = 0) -> None:
     """Enqueue `fn(user_data)` on `stream`, to run on the stream's subscribed thread (aclrtLaunchCallback).
     block_type ACL_CALLBACK_BLOCK (1): the stream waits until the callback has run; NO_BLOCK (0): it goes on.
@@ -283,7 +283,7 @@ def launch_callback(rt: Core, fn: Callable, user_data=None, block_type: int = AC
     ApiImpl::CallbackLaunch: no context -> 107002, a stream of another context -> 107003, a stream no
     thread subscribed to -> 107015.
     """
-    if block_type not in (ACL_CALLBACK_NO_BLOCK, ACL_CALLBACK_BLOCK):
+    if block_type not in (C.ACL_CALLBACK_NO_BLOCK, C.ACL_CALLBACK_BLOCK):
         fail(ACL_ERROR_INVALID_PARAM, f"block type {block_type}: expected ACL_CALLBACK_NO_BLOCK (0) or "
                                       f"ACL_CALLBACK_BLOCK (1)")
     rt.check_stream_handle(stream)
@@ -297,7 +297,7 @@ def launch_callback(rt: Core, fn: Callable, user_data=None, block_type: int = AC
                                             f"aclrtSubscribeReport first")
     if s.capture is not None:
         raise NotEmulated("aclrtLaunchCallback on a capturing stream is not emulated by acl-emu")
-    block = block_type == ACL_CALLBACK_BLOCK
+    block = block_type == C.ACL_CALLBACK_BLOCK
     r = _Report(fn, user_data, s, block)
     label = f"callback {getattr(fn, '__qualname__', None) or type(fn).__name__}"
     if block:

@@ -17,12 +17,13 @@ from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CAPTURE_MODE_BLOCK_A
                       ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT, ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                       ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_STREAM_CAPTURED,
                       ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD, ACL_ERROR_RT_STREAM_NOT_CAPTURED)
+from ..constants import ACL_MODEL_RI_CAPTURE_MODE_GLOBAL as GLOBAL, \
+    ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL as THREAD_LOCAL, ACL_MODEL_RI_CAPTURE_MODE_RELAXED as RELAXED, \
+    ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE as ACTIVE, ACL_MODEL_RI_CAPTURE_STATUS_NONE as NONE, \
+    ACL_STREAM_DEVICE_USE_ONLY
 from .core import Context, Core, Stream, _handles, api, fail
 
-GLOBAL, THREAD_LOCAL, RELAXED = 0, 1, 2  # aclmdlRICaptureMode
 MODES = (GLOBAL, THREAD_LOCAL, RELAXED)
-DEVICE_USE_ONLY = 0x20  # ACL_STREAM_DEVICE_USE_ONLY, RT_STREAM_CP_PROCESS_USE in the runtime: no capture
-NONE, ACTIVE, INVALIDATED = 0, 1, 2  # aclmdlRICaptureStatus
 
 
 class Model:
@@ -101,7 +102,7 @@ def _capture_stream(rt: Core, stream: int) -> Stream:
 
 def _capturable(s: Stream) -> None:
     """StreamFlagIsSupportCapture: a device-only stream (CP_PROCESS_USE) -> 507000."""
-    if s.flags & DEVICE_USE_ONLY:
+    if s.flags & ACL_STREAM_DEVICE_USE_ONLY:  # RT_STREAM_CP_PROCESS_USE in the runtime: no capture
         fail(ACL_ERROR_RT_INTERNAL_ERROR, f"stream 0x{s.handle:x} (ACL_STREAM_DEVICE_USE_ONLY) cannot be captured")
 
 

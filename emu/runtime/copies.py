@@ -8,7 +8,7 @@ from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, 
 from ..memory import Region
 from . import capture, peer, transfer
 from .core import Core, Stream, api, fail
-from .transfer import D2D, H2B2D, H2D, UNREG
+from ..constants import D2D, H2B2D, H2D, H2H, Location
 
 
 # -- copies ----------------------------------------------------------------------------------
@@ -65,8 +65,8 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
     else:
         if ep:  # corrected from where the pointers are
             plan.used = transfer.correct_kind(plan.sloc, plan.dloc, kind)
-        pageable = ep and plan.used not in (transfer.H2H, D2D) and UNREG in (plan.sloc, plan.dloc)
-    if ep and plan.used == transfer.H2H:
+        pageable = ep and plan.used not in (H2H, D2D) and Location.UNREGISTERED in (plan.sloc, plan.dloc)
+    if ep and plan.used == H2H:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode")
     if dst == src:
         return

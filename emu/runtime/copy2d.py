@@ -20,7 +20,8 @@ from .. import kernels
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID
 from ..memory import Region
 from .core import Core, Stream, api, fail
-from .transfer import D2D, D2H, DEFAULT, H2D, correct_kind
+from ..constants import D2D, D2H, DEFAULT, H2D
+from .transfer import correct_kind
 from . import capture, transfer
 
 MAX_WIDTH = 5_000_000  # hicann/runtime src/runtime/core/inc/common/internal_error_define.hpp

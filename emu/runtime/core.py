@@ -165,7 +165,7 @@ class _ThreadState:
         self.gate = None
         self.ident = threading.get_ident()
         self.capture_modes: dict[int, int] = {}
-        self.exchange_mode = 0  # aclmdlRICaptureMode GLOBAL
+        self.exchange_mode = C.ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
 
 
 class _Handles(dict):
@@ -233,10 +233,6 @@ class Stream:
     def __repr__(self) -> str:
         return f"<Stream {self.m.name}>"
 
-
-# aclrtEventWaitStatus
-EVENT_WAIT_STATUS_COMPLETE = 0
-EVENT_WAIT_STATUS_NOT_READY = 1
 
 # Stream flags that make synchronize and query return at once (ApiErrorDecorator::StreamSynchronize).
 _NO_SYNC_STREAM_FLAGS = C.ACL_STREAM_PERSISTENT | C.ACL_STREAM_DEVICE_USE_ONLY | C.ACL_STREAM_CPU_SCHEDULE
@@ -488,7 +484,6 @@ class Core:
         return self._lookup(handle, Event, "event")
 
 
-
     # -- devices --------------------------------------------------------------------
     def _visible_devices(self) -> list[int]:
         spec = os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
@@ -526,51 +521,9 @@ class Core:
         self.ctx = dev.primary
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
     def submit(self, stream: Stream, task: Task) -> Task:
         """Queue a task on a stream; on a capturing stream it is recorded into the graph instead."""
         if stream.capture is not None:
             stream.capture.tasks.append(task)
             return task
         return self.machine.submit(stream.m, task, self._st.clock)
-
-
-
-
-
-
-
-
-
-
-
-
-

@@ -19,13 +19,13 @@ import numpy as np
 
 from emu.models import COPY, Task
 
+from .. import constants as C
 from .. import kernels
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID
 from .core import Core, Stream, api, fail
 from .transfer import ends
 from . import transfer
 
-INNER_D2D = 6
 MAX_DESC_COPY = 4 << 30  # hicann/runtime src/runtime/core/inc/spec/base_info.hpp MAX_MEMCPY_SIZE_OF_D2D
 MAX_OFFSET = 0xFFFF_FFFF_FFFF
 # the V1 descriptor record (hicann/runtime pkg_inc/runtime/runtime/mem.h)
@@ -38,7 +38,7 @@ _RECORD = struct.Struct("<3IIQQ")  # resv0..2, len, src, dst: 32 bytes (V1)
 def _stars(rt: Core, kind: int) -> None:
     if not rt.product.has("stars"):
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies are not supported on {rt.product.name}")
-    if kind != INNER_D2D:
+    if kind != C.ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies take kind INNER_DEVICE_TO_DEVICE (6), not {kind}")
 
 
@@ -99,7 +99,7 @@ def set_memcpy_desc(rt: Core, desc: int, kind: int, src: int, dst: int, count: i
     staging = rt.space.alloc_pinned(record.size, functional=True)
     try:
         staging.buffer()[:] = record
-        transfer.copy_now(rt, transfer.CopyPlan(rt, r, off, staging, 0, record.size, transfer.H2D), "aclrtSetMemcpyDesc")
+        transfer.copy_now(rt, transfer.CopyPlan(rt, r, off, staging, 0, record.size, C.H2D), "aclrtSetMemcpyDesc")
     finally:
         rt.space.free_pinned(staging)
     return desc
@@ -139,7 +139,7 @@ def _enqueue_indirect(rt: Core, s: Stream, what: str, resolve, doff: int, soff: 
     one device, whatever kind was asked)."""
     plan = {}
     task = Task(COPY, device=s.device, src=s.device, dst=s.device, label=what)
-    task.kind_asked, task.kind_used = int(kind), transfer.D2D
+    task.kind_asked, task.kind_used = int(kind), C.D2D
 
     def start():
         src, dst, n = resolve()
@@ -167,7 +167,7 @@ def memcpy_async_with_offset(rt: Core, dst: int, dest_max: int, dst_offset: int,
     base addresses, read when the task starts. kind: INNER_DEVICE_TO_DEVICE (6); count 0 does nothing."""
     if count == 0:
         return
-    if kind != INNER_D2D:
+    if kind != C.ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"kind must be INNER_DEVICE_TO_DEVICE (6), not {kind}")
     rt.gate("aclrtMemcpyAsyncWithOffset")
     if not rt.product.has("d2d_by_offset"):

@@ -7,10 +7,10 @@ from emu.models import COPY, FILL, Task
 
 from .. import kernels
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID, AclError
-from ..memory import Location, Region, is_device_address
+from ..constants import Location
+from ..memory import Region, is_device_address
 from . import capture, transfer
 from .core import Core, Stream, api, fail
-from .transfer import DEV, HOST
 
 
 # memset block: hicann/runtime src/runtime/core/inc/context/context.hpp MEM_BLOCK_SIZE
@@ -98,7 +98,7 @@ def _d32_target(rt: Core, ptr: int, mem_size: int, n: int) -> tuple[Region, int]
         fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is in no device allocation: unknown memory type")
     r, off = transfer.locate(rt, ptr, 4 * n)
     loc = rt.space.location(r, ptr)
-    if loc not in (HOST, DEV, Location.HOST_NUMA):
+    if loc not in (Location.HOST, Location.DEVICE, Location.HOST_NUMA):
         fail(ACL_ERROR_INVALID_PARAM, f"0x{ptr:x} is {loc.name} memory: MemsetD32 needs memory "
                                       f"allocated by ACL")
     return r, off

@@ -8,6 +8,7 @@ the host's.
 """
 from __future__ import annotations
 
+from .. import constants as C
 from ..errors import (ACL_ERROR_HOST_MEMORY_ALREADY_REGISTERED, ACL_ERROR_HOST_MEMORY_NOT_REGISTERED,
                       ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID)
 from ..memory import Region, Registration
@@ -15,10 +16,7 @@ from . import transfer
 from .core import Core, api, fail
 
 
-REG_MAPPED, REG_IOMEMORY, REG_READONLY, REG_PINNED = 0x2, 0x4, 0x8, 0x10000000  # aclrtHostRegisterV2 flags
-
-
-HOST_REGISTER_MAPPED = 0  # aclrtHostRegisterType
+_MAPPING = C.ACL_HOST_REG_MAPPED | C.ACL_HOST_REG_IOMEMORY | C.ACL_HOST_REG_READONLY  # flags that map into a device
 
 
 # -- registration ------------------------------------------------------------------------
@@ -56,7 +54,7 @@ def _record(rt: Core, ptr: int, size: int, host: Region, pinned: bool, mapped: b
 
 
 @api("aclrtHostRegister", gate=False, sizes=("size",))
-def host_register(rt: Core, ptr: int, size: int, type: int = HOST_REGISTER_MAPPED) -> int:
+def host_register(rt: Core, ptr: int, size: int, type: int = C.ACL_HOST_REGISTER_MAPPED) -> int:
     """Register and map `size` bytes of host memory at `ptr` (aclrtHostRegister); returns the device address
     kernels use to reach it (the host address itself for VA-consistent memory). The range counts as
     page-locked from then on; it must not overlap a registration (507910). 207000 on products without
@@ -69,7 +67,7 @@ def host_register(rt: Core, ptr: int, size: int, type: int = HOST_REGISTER_MAPPE
     _driver_host_register(rt)
     host = _host_range(rt, ptr, size)
     _check_not_registered(rt, ptr, size)
-    reg = _record(rt, ptr, size, host, pinned=True, mapped=True, flags=REG_MAPPED | type)
+    reg = _record(rt, ptr, size, host, pinned=True, mapped=True, flags=C.ACL_HOST_REG_MAPPED | type)
     return reg.alias.base if reg.alias is not None else ptr
 
 
@@ -80,17 +78,17 @@ def host_register_v2(rt: Core, ptr: int, size: int, flag: int) -> None:
     207000 on products without host registration; pinning alone works on every product."""
     if ptr == 0 or size == 0:
         fail(ACL_ERROR_INVALID_PARAM, "ptr is null" if ptr == 0 else "size is 0")
-    known = REG_MAPPED | REG_IOMEMORY | REG_READONLY | REG_PINNED
+    known = _MAPPING | C.ACL_HOST_REG_PINNED
     if flag == 0 or flag & ~known:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"flag 0x{flag:x} is not a non-empty combination of PINNED, MAPPED, "
                                          f"IOMEMORY and READONLY")
     rt.current_context()
     host = _host_range(rt, ptr, size)
     _check_not_registered(rt, ptr, size)
-    mapped = bool(flag & (REG_MAPPED | REG_IOMEMORY | REG_READONLY))
+    mapped = bool(flag & _MAPPING)
     if mapped:  # only a mapping reaches the driver (ApiImpl::HostRegisterV2, software mode)
         _driver_host_register(rt)
-    _record(rt, ptr, size, host, pinned=bool(flag & REG_PINNED), mapped=mapped, flags=flag)
+    _record(rt, ptr, size, host, pinned=bool(flag & C.ACL_HOST_REG_PINNED), mapped=mapped, flags=flag)
 
 
 @api("aclrtHostGetDevicePointer", gate=False)
@@ -124,6 +122,6 @@ def host_unregister(rt: Core, ptr: int) -> None:
     reg = rt.space.registration(ptr)
     if reg is None or reg.base != ptr:
         fail(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, f"ptr 0x{ptr:x} is not the start of a registered host range")
-    if reg.alias is not None or (reg.flags & (REG_MAPPED | REG_IOMEMORY | REG_READONLY)):
+    if reg.alias is not None or (reg.flags & _MAPPING):
         _driver_host_register(rt)
     rt.space.unregister(reg)

@@ -12,7 +12,7 @@ from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CAPTURE_DEPENDENCY, 
                       ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_NO_EVENT_RESOURCE,
                       ACL_ERROR_RT_NO_STREAM_RESOURCE, ACL_ERROR_RT_PARAM_INVALID,
                       ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
-from .core import (Core, EVENT_WAIT_STATUS_COMPLETE, EVENT_WAIT_STATUS_NOT_READY, Event, Stream,
+from .core import (Core, Event, Stream,
                    _NO_SYNC_STREAM_FLAGS, _STREAM_FLAGS, api, fail)
 from .handles import EventHandle, StreamHandle
 
@@ -393,8 +393,8 @@ def query_event_wait_status(rt: Core, event: int) -> int:
     rt.catch_up()
     ev.waits = [t for t in ev.waits if not t.completed]
     if ev.waits and ev.can_wait:
-        return EVENT_WAIT_STATUS_NOT_READY
-    return EVENT_WAIT_STATUS_COMPLETE
+        return C.ACL_EVENT_WAIT_STATUS_NOT_READY
+    return C.ACL_EVENT_WAIT_STATUS_COMPLETE
 
 
 @api("aclrtEventElapsedTime")

@@ -10,14 +10,12 @@ from emu.models import COPY, STAGED, Task
 
 from .. import constants as C, kernels
 from ..errors import ACL_ERROR_RT_PARAM_INVALID
-from ..memory import Location, Region
+from ..constants import D2D, D2H, DEFAULT, H2D, H2H, Location
+from ..memory import Region
 from . import capture, streams
 from .core import Core, Stream, fail
 
 
-H2H, H2D, D2H, D2D, DEFAULT, H2B2D = (C.ACL_MEMCPY_HOST_TO_HOST, C.ACL_MEMCPY_HOST_TO_DEVICE,
-                                      C.ACL_MEMCPY_DEVICE_TO_HOST, C.ACL_MEMCPY_DEVICE_TO_DEVICE,
-                                      C.ACL_MEMCPY_DEFAULT, C.ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE)
 HOST, DEV, UNREG = Location.HOST, Location.DEVICE, Location.UNREGISTERED
 ON_CHIP_UNIT = 4 << 30  # largest on-chip D2D task: hicann/runtime src/runtime/core/inc/spec/base_info.hpp
 

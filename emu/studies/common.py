@@ -15,6 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import constants as C
+
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
           "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
 
@@ -231,9 +233,7 @@ def host_buffer(rt, memory: str, n: int, keep: list) -> int:
     keep.append(buf)
     ptr = rt.register_host(buf)
     if memory == "registered":
-        from ..runtime.hostmem import REG_PINNED  # (the runtime is imported only when a study runs)
-
-        rt.host_register_v2(ptr, n, REG_PINNED)
+        rt.host_register_v2(ptr, n, C.ACL_HOST_REG_PINNED)
     return ptr
 
 
