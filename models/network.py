@@ -1,20 +1,28 @@
 """Flow-level bandwidth sharing: links, flows, max-min fairness (SimGrid style).
 
 A flow crosses one or more links, using `weight` units of each link's capacity per unit of its own rate
-(an on-chip copy reads and writes HBM: weight 2). Rates are max-min fair. A flow's start or end changes
-only the rates of the flows it is connected to through shared links (its component), so only that
-component is re-rated; flows started at the same instant are rated once, together.
+(an on-chip copy reads and writes HBM: weight 2). Rates are max-min fair: those progressive filling gives,
+raising every rate together and fixing a flow's rate at the level where one of its links fills.
 
-One simpy timer stays armed for the next thing due. Since any end in a component re-rates the whole
-component, only its earliest finish needs a place in the heap of due times. A flow may end with a `tail`
-(a fixed latency after its last byte) that uses no bandwidth: it leaves its links when its data is done
-and reports done `tail` seconds later. A flow alone on its links (the common case: a copy on an idle
-link) is "lone": its end is known when it starts, so it costs one event, and it stays on its links until
-another flow needs them or it ends. No per-byte events, and no scan of the flows that did not change.
+Re-rating is partial. A change (a flow starting or ending) alters nothing progressive filling does below a
+level `theta`: the old rate of a flow that ends (no link of it fills below that), or, for a flow that starts,
+the smallest fair share capacity / summed weights over its links (no link of it can fill below that). So the
+flows rated below `theta` keep their rates, and only the flows at `theta` or above that are connected to the
+change through links are re-rated, by progressive filling on the capacity the others leave. Only a flow whose
+rate changed is brought up to date and gets a new due time in the heap. The changes made at one instant (the
+flows that end then, those their completions start, those started at that instant) are re-rated once,
+together, before simulated time moves on.
+
+One simpy timer stays armed for the next thing due. A flow may end with a `tail` (a fixed latency after its
+last byte) that uses no bandwidth: it leaves its links when its data is done and reports done `tail` seconds
+later. A flow alone on its links (the common case: a copy on an idle link) is "lone": its end is known when it
+starts, so it costs one event, and it stays on its links until another flow needs them or it ends. Flows
+alone together on one link move on the link's service clock (see Link.service). No per-byte events, and no
+scan of the flows that did not change.
 """
 from __future__ import annotations
 
-from heapq import heapify, heappop, heappush
+from heapq import heapify, heappop, heappush, heapreplace
 from itertools import count
 from typing import Callable
 
@@ -23,9 +31,10 @@ from simpy.events import NORMAL
 
 EPS = 1e-12  # seconds: things due within this of each other happen together
 INF = float("inf")
+TIES = 1e-9  # a flow rated within this (relative) of `theta` is re-rated too: re-rating more is always safe
 
 # Flow states
-MOVING = 0  # sharing its links with others; its rate changes with its component
+MOVING = 0  # sharing its links with others; its rate changes with theirs
 LONE = 1  # alone on its links: its data end is known; it leaves them when another flow comes or it is done
 DRAINED = 2  # its data is done: off its links, waiting out its tail
 DONE = 3  # reported
@@ -36,25 +45,30 @@ SERVICE_FROM = 4  # flows alone together on one link before it keeps a service c
 class Link:
     """One direction of a link (full duplex links are two of these), or a shared resource like HBM."""
 
-    __slots__ = ("name", "capacity", "flows", "busy_since", "busy_time", "bytes", "mark", "service", "served_at",
-                 "weight", "tags", "version")
+    __slots__ = ("name", "capacity", "flows", "busy_since", "busy_time", "bytes", "multi", "mark", "left", "load",
+                 "service", "served_at", "weight", "tags", "version")
 
     def __init__(self, name: str, capacity: float):
         if not capacity > 0:
             raise ValueError(f"link {name}: capacity must be > 0")
         self.name = name
         self.capacity = capacity  # wire bytes per second
-        self.flows: dict[Flow, None] = {}  # the flows on it, in arrival order
+        self.flows: dict[Flow, float] = {}  # the flows on it, in arrival order, and the weight each has on it
         self.busy_since: float | None = None
         self.busy_time = 0.0  # seconds with at least one flow
         self.bytes = 0.0  # wire bytes carried (brought up to date when its flows' rates change or they leave)
-        self.mark = 0  # the last re-rating that visited it
+        self.multi = 0  # how many of its flows cross other links too
+        # Scratch of a re-rating (valid while `mark` is the network's current mark): the capacity the flows
+        # not re-rated leave, and the summed weights of the re-rated flows not yet given a rate.
+        self.mark = 0
+        self.left = 0.0
+        self.load = 0.0
         # When its flows cross no other link (and there are several), they all move at one level,
         # capacity / their summed weights, so they end in the order of their tags (the service at which
         # each has its last byte), whatever comes and goes: a start or an end costs O(log N), not O(N).
         self.service: float | None = None  # bytes each flow has moved since the clock began; None: no clock
         self.served_at = 0.0  # when `service` was brought up to date
-        self.weight = 0.0  # its flows' summed weights
+        self.weight = 0.0  # its flows' summed weights, while it keeps a service clock
         self.tags: list = []  # heap of (tag, seq, flow)
         self.version = 0  # its entry in the network's heap is current while it carries this
 
@@ -71,11 +85,12 @@ class Flow:
     """`size` wire bytes moving across `links` at a max-min fair `rate`; `on_done()` (or `on_done(owner)`)
     runs `tail` seconds after its last byte."""
 
-    __slots__ = ("links", "weights", "size", "remaining", "counted", "updated", "start", "tail", "on_done",
-                 "owner", "rate", "finish", "state", "version", "mark", "tag")
+    __slots__ = ("net", "links", "weights", "size", "remaining", "counted", "updated", "start", "tail", "on_done",
+                 "owner", "speed", "share", "finish", "state", "version", "mark", "tag")
 
-    def __init__(self, links: list[Link], weights: list[float], size: float, tail: float,
+    def __init__(self, net: Network, links: list[Link], weights: list[float], size: float, tail: float,
                  on_done: Callable, now: float, owner=None):
+        self.net = net
         self.links = links
         self.weights = weights
         self.size = size
@@ -85,12 +100,21 @@ class Flow:
         self.tail = tail
         self.on_done = on_done
         self.owner = owner
-        self.rate = 0.0
+        self.speed = INF  # its rate; INF until it is first rated (so a re-rating never leaves it out)
+        self.share = 0.0  # scratch of a re-rating: its new rate, < 0 while not yet fixed
         self.finish = INF  # when its last byte arrives, at the current rates
         self.state = MOVING
         self.version = 0  # a heap entry is current while it carries the flow's version
-        self.mark = 0
+        self.mark = 0  # the re-rating that took it in
         self.tag = 0.0  # SHARING: the link's service at which its last byte arrives
+
+    @property
+    def rate(self) -> float:
+        """Its max-min fair rate, in wire bytes per second, counting every change made so far."""
+        net = self.net
+        if net._dirty:
+            net._flush(net.env.now)
+        return self.speed
 
     def done(self) -> None:
         if self.owner is None:
@@ -121,18 +145,27 @@ def at(env: simpy.Environment, when: float, callback, value=None) -> None:
 
 
 class Network:
-    """The flows in flight on a simpy environment and the max-min fair rates they share links at."""
+    """The flows in flight on a simpy environment and the max-min fair rates they share links at.
+
+    Changes wait in `_dirty` (the links they touched), `_theta` (the lowest level they can alter) and `_added`
+    (the flows started and not yet rated) until `_flush` re-rates them together: at the end of the timer's
+    work for an instant, at a zero-delay event after a start made outside it, or when a flow's rate is read.
+    """
 
     def __init__(self, env: simpy.Environment):
         self.env = env
         self.flows: dict[Flow, None] = {}  # flows moving data and sharing a link
-        self._heap: list = []  # (due, seq, version, flow): a data end (MOVING) or a report (LONE, DRAINED)
+        self._heap: list = []  # (due, seq, version, flow or link): a data end (MOVING), a report (LONE, DRAINED),
+        #                        or a link's next end (service clock)
         self._seq = count()
         self._open = 0  # flows started and not yet reported
         self._armed = INF  # when the pending timer fires
         self._generation = 0
-        self._settling = False  # reporting flows done: flows their callbacks start are rated once, after
-        self._dirty: dict[Link, None] = {}  # links whose flows are re-rated when settling ends
+        self._firing = False  # the timer is at work: it re-rates what changed when it is done
+        self._flush_due = False  # a zero-delay event will re-rate what changed
+        self._dirty: dict[Link, None] = {}  # links whose flows are re-rated by the next flush
+        self._theta = INF  # the lowest rate the pending changes can alter
+        self._added: list[Flow] = []  # flows started since the last flush
         self._mark = 0
 
     def start(self, links: list[Link], size: float, on_done: Callable,
@@ -140,76 +173,86 @@ class Network:
         """Move `size` wire bytes across `links`; `on_done()` (or `on_done(owner)`) runs `tail` seconds
         after the last byte."""
         now = self.env.now
-        flow = Flow(links, weights or [1.0] * len(links), size, tail, on_done, now, owner)
+        flow = Flow(self, links, weights or [1.0] * len(links), size, tail, on_done, now, owner)
         self._open += 1
         if size <= 0 or not links:
             flow.finish = now
             flow.state = DRAINED
             self._push(now + tail, flow)
-            if not self._settling:
+            if not self._firing:
                 self._arm(now)
             return flow
-        limit = now + EPS
         crowded = False
-        freed = None  # links of flows that left: what they shared with is re-rated too
         for link in links:  # flows whose data is done by now leave first: the new flow does not share with them
             if link.flows:
                 if link.service is not None:
                     self._serve(link, now)
                 else:
-                    for g in list(link.flows):
-                        if g.finish <= limit:
-                            was_moving = g.state == MOVING
-                            self._retire(g, now)
-                            if was_moving:
-                                freed = (freed or []) + [x for x in g.links if x not in links]
+                    self._drain_due(link, now)
                 crowded = crowded or bool(link.flows)
-        if freed:
-            if self._settling:
-                self._dirty.update(dict.fromkeys(freed))
-            else:
-                self._rerate(freed, now)
-        if not crowded:  # alone on its links: its end is known now
-            if len(links) == 1:
-                flow.rate = rate = links[0].capacity / flow.weights[0]
-            else:
-                flow.rate = rate = min(link.capacity / w for link, w in zip(links, flow.weights))
-            flow.finish = finish = now + size / rate
-            flow.state = LONE
-            for link in links:
-                link.busy_since = now
-                link.flows[flow] = None
-            flow.version = 1
-            heappush(self._heap, (finish + tail, next(self._seq), 1, flow))
-            if not self._settling:
-                self._arm(now)
-            return flow
-        if len(links) == 1 and links[0].service is not None:  # one more on a link with a service clock
-            link = links[0]
-            flow.state = SHARING
-            flow.tag = link.service + size
-            link.weight += flow.weights[0]
-            link.flows[flow] = None
-            heappush(link.tags, (flow.tag, next(self._seq), flow))
-            self._push_link(link, now)
-            if not self._settling:
-                self._arm(now)
-            return flow
-        for link in links:
+        if not crowded:
+            self._start_lone(flow, now)
+        elif len(links) == 1 and links[0].service is not None:
+            self._start_sharing(flow, links[0], now)
+        else:
+            self._start_moving(flow, now)
+        return flow
+
+    # -- a flow's life ------------------------------------------------------------------------------
+    def _start_lone(self, flow: Flow, now: float) -> None:
+        """Alone on its links: its end is known now."""
+        links, weights = flow.links, flow.weights
+        if len(links) == 1:
+            flow.speed = rate = links[0].capacity / weights[0]
+        else:
+            flow.speed = rate = min(link.capacity / w for link, w in zip(links, weights))
+        flow.finish = finish = now + flow.size / rate
+        flow.state = LONE
+        multi = len(links) > 1
+        for link, w in zip(links, weights):
+            link.busy_since = now
+            link.flows[flow] = w
+            link.multi += multi
+        flow.version = 1
+        heappush(self._heap, (finish + flow.tail, next(self._seq), 1, flow))
+        if not self._firing:
+            self._arm(now)
+
+    def _start_sharing(self, flow: Flow, link: Link, now: float) -> None:
+        """One more on a link with a service clock."""
+        flow.state = SHARING
+        flow.tag = link.service + flow.size
+        w = flow.weights[0]
+        link.weight += w
+        link.flows[flow] = w
+        heappush(link.tags, (flow.tag, next(self._seq), flow))
+        self._push_link(link, now)
+        if not self._firing:
+            self._arm(now)
+
+    def _start_moving(self, flow: Flow, now: float) -> None:
+        """Among others: rated with the other changes of this instant, at the next flush."""
+        links = flow.links
+        multi = len(links) > 1
+        for link, w in zip(links, flow.weights):
             if link.service is not None:
                 self._stop_clock(link, now)
             if not link.flows:
                 link.busy_since = now
-            link.flows[flow] = None
+            link.flows[flow] = w
+            link.multi += multi
         self.flows[flow] = None
-        if self._settling:
-            self._dirty.update(dict.fromkeys(links))
-        else:
-            self._rerate(links, now)
-            self._arm(now)
-        return flow
+        self._added.append(flow)
+        self._changed(links)
 
-    # -- a flow's life ------------------------------------------------------------------------------
+    def _changed(self, links: list[Link]) -> None:
+        """The flows on `links` are re-rated at the next flush: the timer's, when it is at work, else a
+        zero-delay event's (so the changes of this instant are re-rated together)."""
+        self._dirty.update(dict.fromkeys(links))
+        if not self._firing and not self._flush_due:
+            self._flush_due = True
+            self.env.schedule(Call(self._flush_event, None), NORMAL, 0.0)
+
     def _push(self, due: float, f: Flow) -> None:
         f.version += 1
         heappush(self._heap, (due, next(self._seq), f.version, f))
@@ -218,7 +261,7 @@ class Network:
         """Bring a moving flow's bytes up to `now` at its current rate."""
         dt = now - f.updated
         if dt > 0:
-            moved = f.rate * dt
+            moved = f.speed * dt
             if moved > f.remaining:
                 moved = f.remaining
             f.remaining -= moved
@@ -230,47 +273,65 @@ class Network:
     def _leave(self, f: Flow, now: float) -> None:
         """A flow's last byte has arrived: it leaves its links, with all its bytes counted."""
         rest = f.size - f.counted
+        multi = len(f.links) > 1
         for link, w in zip(f.links, f.weights):
             link.bytes += rest * w
             del link.flows[f]
+            link.multi -= multi
             if not link.flows:
                 link.busy_time += min(f.finish, now) - link.busy_since
                 link.busy_since = None
         f.remaining = 0.0
         f.counted = f.size
 
-    def _retire(self, f: Flow, now: float) -> None:
-        """A flow whose data is done by `now` leaves its links and waits out its tail."""
-        if f.state == MOVING:
-            del self.flows[f]
-            self._push(f.finish + f.tail, f)
+    def _drain(self, f: Flow, now: float) -> None:
+        """A moving flow's data is done by `now`: it leaves its links (the flows it shared them with are
+        re-rated at the next flush) and waits out its tail."""
+        del self.flows[f]
         self._leave(f, now)
-        f.state = DRAINED  # a lone flow's entry, at finish + tail, stands
+        if f.speed < self._theta:
+            self._theta = f.speed
+        self._changed(f.links)
+        f.state = DRAINED
+        self._push(f.finish + f.tail, f)
+
+    def _drain_due(self, link: Link, now: float) -> None:
+        """The flows on `link` whose data is done by now leave it (a lone one's report, at finish + tail,
+        stands)."""
+        limit = now + EPS
+        for g in [g for g in link.flows if g.finish <= limit]:
+            if g.state == MOVING:
+                self._drain(g, now)
+            else:
+                self._leave(g, now)
+                g.state = DRAINED
 
     def _activate(self, f: Flow, now: float) -> None:
-        """A lone flow still moving data meets another flow: from now on it shares like any other."""
-        f.remaining = f.rate * (f.finish - now)
+        """A lone flow still moving data meets another flow: from now on it shares like any other (at its
+        rate until a re-rating changes it)."""
+        f.remaining = f.speed * (f.finish - now) if f.finish > now else 0.0
         moved = f.size - f.remaining - f.counted
         for link, w in zip(f.links, f.weights):
             link.bytes += moved * w
         f.counted += moved
         f.updated = now
         f.state = MOVING
-        f.version += 1  # its report at finish + tail no longer stands
         self.flows[f] = None
+        self._push(f.finish, f)  # its data end; its report at finish + tail no longer stands
 
     # -- links with a service clock -------------------------------------------------------------------
-    def _start_clock(self, link: Link, comp: list[Flow], now: float) -> None:
-        """Flows alone together on `link` (settled to now) move on its service clock from now on."""
+    def _start_clock(self, link: Link, now: float) -> None:
+        """The flows alone together on `link` move on its service clock from now on."""
         link.service, link.served_at = 0.0, now
         link.weight = 0.0
         tags = []
-        for f in comp:
+        for f, w in link.flows.items():
+            self._settle(f, now)
             del self.flows[f]
             f.state = SHARING
             f.tag = f.remaining
             f.version += 1
-            link.weight += f.weights[0]
+            link.weight += w
             tags.append((f.tag, next(self._seq), f))
         heapify(tags)
         link.tags = tags
@@ -318,90 +379,99 @@ class Network:
         for _, _, f in link.tags:
             f.remaining = f.tag - service
             f.counted = f.size - f.remaining  # the link's bytes already count what it moved
-            f.rate, f.updated = level, now
+            f.speed, f.updated = level, now
             f.finish = now + f.remaining / level
             f.state = MOVING
-            f.version += 1
             self.flows[f] = None
+            self._push(f.finish, f)
         link.tags = []
         link.service = None
         link.version += 1
 
     # -- rates ---------------------------------------------------------------------------------------
-    def _rerate(self, seeds, now: float) -> None:
-        """Re-rate the components (flows connected through shared links) of the `seeds` links."""
+    def _flush_event(self, event) -> None:
+        self._flush_due = False
+        now = self.env.now
+        if self._dirty:
+            self._flush(now)
+        self._arm(now)  # (a rate read may have flushed already)
+
+    def _flush(self, now: float) -> None:
+        """Re-rate the pending changes together."""
+        dirty, theta, added = self._dirty, self._theta, self._added
+        self._dirty, self._theta, self._added = {}, INF, []
+        for f in added:  # no link of a new flow fills below its smallest fair share
+            if f.state == MOVING:
+                for link in f.links:
+                    share = link.capacity / sum(link.flows.values())
+                    if share < theta:
+                        theta = share
+        self._rerate(dirty, theta, now)
+
+    def _rerate(self, seeds, theta: float, now: float) -> None:
+        """Re-rate the flows rated at `theta` or above that are connected to the `seeds` links through
+        links; the others keep their rates and leave their share of those links to them."""
         self._mark += 1
         mark = self._mark
-        limit = now + EPS
-        seeds = list(seeds)
-        for seed in seeds:  # (grows while it runs)
-            if seed.mark == mark:
+        cut = theta * (1.0 - TIES)
+        flows, links = self._gather(seeds, cut, mark, now)
+        _fill(links, mark)
+        heap, seq = self._heap, self._seq
+        for f in flows:
+            rate = f.share
+            if rate == f.speed:
                 continue
-            seed.mark = mark
-            stack, comp, links = [seed], [], []
-            while stack:
-                link = stack.pop()
-                if link.service is not None:
-                    self._stop_clock(link, now)
-                links.append(link)
-                for g in list(link.flows):
-                    if g.mark == mark:
-                        continue
-                    g.mark = mark
-                    if g.state == LONE:
-                        if g.finish <= limit:
-                            self._retire(g, now)
-                            continue
-                        self._activate(g, now)
-                    else:
-                        self._settle(g, now)
-                        if g.finish <= limit:  # gone: what it shared with is re-rated too (its own component)
-                            self._retire(g, now)
-                            seeds.extend(g.links)
-                            continue
-                    comp.append(g)
-                    for other in g.links:
-                        if other.mark != mark:
-                            other.mark = mark
-                            stack.append(other)
-            if comp:
-                self._share(comp, links, now)
-
-    def _share(self, comp: list[Flow], links: list[Link], now: float) -> None:
-        """Max-min fair rates of one component by progressive filling; the heap gets its earliest finish."""
-        if len(comp) == 1:
-            f = comp[0]
-            f.rate = min(link.capacity / w for link, w in zip(f.links, f.weights))
-        elif len(links) == 1:  # every flow on the one link: the same rate, weights summed
-            if len(comp) >= SERVICE_FROM:
-                self._start_clock(links[0], comp, now)
-                return
-            level = links[0].capacity / sum(f.weights[0] for f in comp)
-            for f in comp:
-                f.rate = level
-        else:
-            _progressive_filling(comp, links)
-        first, due = None, INF
-        for f in comp:
-            f.finish = now + f.remaining / f.rate if f.rate > 0 else INF
-            f.version += 1  # their old entries no longer stand
-            if f.finish < due:
-                first, due = f, f.finish
-        if len(comp) == 1:
-            f = comp[0]
+            if f.updated < now:
+                self._settle(f, now)
+            f.speed = rate
+            f.finish = finish = now + f.remaining / rate if rate > 0 else INF
+            f.version += 1
             for link in f.links:
                 if len(link.flows) > 1:
+                    heappush(heap, (finish, next(seq), f.version, f))
                     break
             else:  # alone on its links: nothing can change it before its end
                 del self.flows[f]
                 f.state = LONE
-                self._push(f.finish + f.tail, f)
-                return
-        if first is not None:  # the earliest finish, and any due with it
-            limit = due + EPS
-            for f in comp:
-                if f.finish <= limit:
-                    self._push(f.finish, f)
+                heappush(heap, (finish + f.tail, next(seq), f.version, f))
+        for link in seeds:
+            if link.multi == 0 and len(link.flows) >= SERVICE_FROM and link.service is None:
+                self._start_clock(link, now)
+
+    def _gather(self, seeds, cut: float, mark: int, now: float) -> tuple[list[Flow], list[Link]]:
+        """The flows rated at `cut` or above (new flows are rated INF) reachable from `seeds` through such
+        flows, marked with `mark` and not yet given a rate (share < 0); the links they cross, each with the
+        capacity the other flows leave (`left`) and their summed weights on it (`load`)."""
+        flows, links, stack = [], [], []
+        for link in seeds:
+            if link.mark != mark:
+                link.mark = mark
+                stack.append(link)
+        while stack:
+            link = stack.pop()
+            if link.service is not None:
+                self._stop_clock(link, now)
+            links.append(link)
+            left, load = link.capacity, 0.0
+            for g, w in link.flows.items():
+                if g.mark == mark:
+                    load += w
+                    continue
+                if g.state == LONE:
+                    self._activate(g, now)
+                if g.speed >= cut:
+                    g.mark = mark
+                    g.share = -1.0
+                    flows.append(g)
+                    load += w
+                    for other in g.links:
+                        if other.mark != mark:
+                            other.mark = mark
+                            stack.append(other)
+                else:
+                    left -= g.speed * w
+            link.left, link.load = left, load
+        return flows, links
 
     # -- the timer ------------------------------------------------------------------------------------
     def _arm(self, now: float) -> None:
@@ -424,64 +494,58 @@ class Network:
         self._armed = INF
         now = self.env.now
         limit = now + EPS
-        heap, dirty, done = self._heap, self._dirty, []
-        while heap and heap[0][0] <= limit:
-            _, _, version, f = heappop(heap)
-            if version != f.version:
-                continue
-            if f.__class__ is Link:  # the next end on a link with a service clock
-                self._serve(f, now)
-                continue
-            if f.state == MOVING:  # its last byte: off its links, the rest of its component re-rated
-                self._settle(f, now)
-                dirty.update(dict.fromkeys(f.links))
-                self._retire(f, now)
-            else:  # a report due: a lone flow leaves its links now
-                if f.state == LONE:
-                    self._leave(f, now)
-                f.state = DONE
-                done.append(f)
-        if done:
-            self._open -= len(done)
-            self._settling = True  # flows the callbacks start now are rated once, below
-            try:
+        heap, done = self._heap, []
+        self._firing = True  # flows the callbacks start are rated once, below, with the rest
+        try:
+            while heap and heap[0][0] <= limit:
+                _, _, version, f = heappop(heap)
+                if version != f.version:
+                    continue
+                if f.__class__ is Link:  # the next end on a link with a service clock
+                    self._serve(f, now)
+                elif f.state == MOVING:  # its last byte: off its links, the flows it shared them with re-rated
+                    self._settle(f, now)
+                    self._drain(f, now)
+                else:  # a report due: a lone flow leaves its links now
+                    if f.state == LONE:
+                        self._leave(f, now)
+                    f.state = DONE
+                    done.append(f)
+            if done:
+                self._open -= len(done)
                 for f in done:
                     f.done()
-            finally:
-                self._settling = False
-        if dirty:
-            self._dirty = {}
-            self._rerate(dirty, now)
+        finally:
+            self._firing = False
+        if self._dirty:
+            self._flush(now)
         self._arm(now)
 
 
-def _progressive_filling(comp: list[Flow], links: list[Link]) -> None:
-    """Weighted max-min rates: raise every unfixed flow's rate together; the link that fills first fixes
-    the rate of its flows; repeat."""
-    left: dict[Link, float] = {}
-    load: dict[Link, float] = {}
-    for link in links:
-        left[link] = link.capacity
-        load[link] = 0.0
-    for f in comp:
-        f.rate = -1.0
-        for link, w in zip(f.links, f.weights):
-            load[link] += w
-    unfixed = len(comp)
-    while unfixed:
-        best, share = None, INF
-        for link, w in load.items():
-            if w > 1e-15 and left[link] / w < share:
-                best, share = link, left[link] / w
-        if best is None:
-            break
-        for f in best.flows:
-            if f.rate < 0 and f.state == MOVING:
-                f.rate = share
-                unfixed -= 1
-                for link, w in zip(f.links, f.weights):
-                    left[link] -= share * w
-                    load[link] -= w
-    for f in comp:
-        if f.rate < 0:
-            f.rate = 0.0
+def _fill(links: list[Link], mark: int) -> None:
+    """Weighted max-min rates by progressive filling of the flows marked `mark` with share < 0, on the
+    capacity `left` of `links` (each with the summed weights `load` of those flows on it): raise their rates
+    together; the link whose fair share left / load is smallest fills first and fixes the rate of its flows;
+    repeat. A link's fair share only grows as flows crossing it are fixed elsewhere (they take no more than
+    it), so a heap of stale shares is checked and pushed back when its top has grown."""
+    heap = [(link.left / link.load, i, link) for i, link in enumerate(links) if link.load > 1e-15]
+    heapify(heap)
+    while heap:
+        share, i, link = heap[0]
+        load = link.load
+        if load <= 1e-15:  # every flow on it was fixed elsewhere
+            heappop(heap)
+            continue
+        level = link.left / load
+        if level > share:
+            heapreplace(heap, (level, i, link))
+            continue
+        heappop(heap)
+        if level < 0.0:  # (rounding)
+            level = 0.0
+        for f in link.flows:
+            if f.mark == mark and f.share < 0.0:
+                f.share = level
+                for other, w in zip(f.links, f.weights):
+                    other.left -= level * w
+                    other.load -= w
