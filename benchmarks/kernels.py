@@ -1,11 +1,17 @@
 """Throughput of emu.kernels against the equivalent numpy operation, over a sweep of sizes.
 
 Run from the repository root:  python benchmarks/kernels.py [--quick] [--reps N] [--only OP ...]
+                               python benchmarks/kernels.py --crossover [--quick]
 
 One table per operation (copy, copy_2d, fill, fill_u32), one row per size: our time per
 call, numpy's, and the ratio numpy time / our time (>= 1: we are at least as fast).
 The baselines: np.copyto for 1-D copies, np.copyto between strided 2-D views for
 copy_2d, ndarray.fill on a uint8 (fill) or uint32 (fill_u32) array.
+
+--crossover instead times each compiled kernel with its cached stores (the C
+library's memmove / memset) against its streaming stores, around the thresholds
+emu.kernels.NT_THRESHOLD, FILL_NT_THRESHOLD and NT_2D_MIN_WIDTH: the
+measurement those constants come from.
 
 Each side is timed alternately in the same process (which side goes first alternates),
 best of N runs.  A run of a small size is a loop of calls long enough to time (the same
@@ -50,7 +56,7 @@ WIDTHS = [16, 64, 1000, 4096]
 REGION_SIZES = [64 * KiB, 4 * MiB, 256 * MiB]
 REGION_SIZES_QUICK = [64 * KiB, 4 * MiB, 64 * MiB]
 
-RUN_SECONDS = 0.004  # a timed run of a small size loops for about this long
+RUN_SECONDS = 0.002  # a timed run of a small size loops for about this long
 
 # A fresh interpreter imports the module, runs every kernel once on tiny
 # arrays and reports, per dispatcher, cache hits and misses (= compilations).
@@ -154,22 +160,86 @@ def strided(buf, height, width, pitch):
     return as_strided(buf, shape=(height, width), strides=(pitch, 1))
 
 
+NEVER = 1 << 62  # a threshold no size reaches
+
+
+def crossover(quick, reps, only):
+    """Cached vs streaming stores of each kernel, the measurement behind the thresholds."""
+    k = kernels.KERNELS
+    copy_sizes = ([3, 4, 5, 5.5, 6, 8, 16, 64, 256] if quick else
+                  [2, 3, 4, 4.5, 5, 5.25, 5.5, 5.75, 6, 7, 8, 12, 16, 32, 64, 256, 1024])
+    fill_sizes = ([8, 10, 12, 16, 24, 64] if quick else
+                  [6, 8, 9, 10, 10.5, 11, 11.5, 12, 14, 16, 20, 24, 32, 64, 256])
+    widths = [128, 256, 512, 1000, 4096]
+    payloads = [8, 64]
+    top = int(max(copy_sizes + fill_sizes + [p * 1.1 for p in payloads]) * MiB)
+    src = np.random.default_rng(1).integers(0, 256, size=top + 4096, dtype=np.uint8)
+    dst = np.empty(top + 4096, dtype=np.uint8)
+    dst.fill(1)
+
+    def table(title, cases):
+        print(f"\n{title}")
+        head = f"{'case':<24} {'cached GB/s':>11} {'streaming GB/s':>14} {'streaming/cached':>16}"
+        print(head)
+        print("-" * len(head))
+        for label, nbytes, cached, streaming in cases:
+            t_s, t_c = bench(streaming, cached, 2 * reps if nbytes < 64 * MiB else reps)
+            print(f"{label:<24} {nbytes / t_c / 1e9:>11.2f} {nbytes / t_s / 1e9:>14.2f} {t_c / t_s:>16.2f}",
+                  flush=True)
+
+    def copy_case(mib):
+        n = int(mib * MiB)
+        d, s = dst[:n], src[:n]
+        return (f"{mib:g} MiB", n, lambda: k["copy"](d, s, NEVER), lambda: k["copy"](d, s, 0))
+
+    def fill_case(mib):
+        n = int(mib * MiB)
+        d = dst[:n]
+        return (f"{mib:g} MiB", n, lambda: k["fill"](d, 0x5A, 1, NEVER), lambda: k["fill"](d, 0x5A, 1, 0))
+
+    def copy_2d_case(payload, width):
+        pitch = width + 64
+        height = payload * MiB // width
+        return (f"{payload} MiB w={width}", width * height,
+                lambda: k["copy_2d"](dst, pitch, src, pitch, width, height, NEVER, 0),
+                lambda: k["copy_2d"](dst, pitch, src, pitch, width, height, 0, 0))
+
+    print(f"emu.kernels: NT_THRESHOLD = {kernels.NT_THRESHOLD / MiB:g} MiB, "
+          f"FILL_NT_THRESHOLD = {kernels.FILL_NT_THRESHOLD / MiB:g} MiB, NT_2D_MIN_WIDTH = {kernels.NT_2D_MIN_WIDTH}")
+    if "copy" in only:
+        table("copy: memmove vs streaming stores", [copy_case(m) for m in copy_sizes])
+    if "fill" in only or "fill_u32" in only:
+        table("fill: memset vs streaming stores", [fill_case(m) for m in fill_sizes])
+    if "copy_2d" in only:
+        table("copy_2d (pitch = width + 64): memmove per row vs streaming rows",
+              [copy_2d_case(p, w) for p in payloads for w in widths])
+    print(f"\nbest of {reps} runs per side ({2 * reps} under 64 MiB), interleaved.")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="fewer sizes, up to 256 MiB (about a minute)")
     ap.add_argument("--reps", type=int, default=None,
-                    help="timed runs per side, best kept (default 7, 5 with --quick; "
-                         "sizes under 1 MiB get twice as many)")
+                    help="timed runs per side, best kept (default 7, 5 with --quick); "
+                         "sizes under 64 MiB get twice as many, under 1 MiB three times")
     ap.add_argument("--only", nargs="+", choices=["copy", "copy_2d", "fill", "fill_u32"],
                     help="run only these tables")
     ap.add_argument("--no-startup", action="store_true", help="skip the cache probe and the cold-start timing")
+    ap.add_argument("--crossover", action="store_true",
+                    help="time cached against streaming stores around the thresholds, and nothing else")
     args = ap.parse_args()
     reps = args.reps or (5 if args.quick else 7)
     only = set(args.only or ["copy", "copy_2d", "fill", "fill_u32"])
+    if args.crossover:
+        kernels.warmup()
+        crossover(args.quick, args.reps or (7 if args.quick else 11), only)
+        return
+    only = set(args.only or ["copy", "copy_2d", "fill", "fill_u32"])
 
     def reps_for(n):
-        return 2 * reps if n < MiB else reps
+        # Small sizes are the noisiest (a short run is easily disturbed), and cheap to repeat.
+        return 3 * reps if n < MiB else 2 * reps if n < 64 * MiB else reps
 
     t_start = time.perf_counter()
     t0 = time.perf_counter()
@@ -185,6 +255,12 @@ def main():
     src = np.random.default_rng(1).integers(0, 256, size=top + 4096, dtype=np.uint8)
     dst = np.empty(top + 4096, dtype=np.uint8)
     dst.fill(1)
+
+    # Let the clock and the caches settle before the first timed case.
+    spin_until = time.perf_counter() + 0.3
+    while time.perf_counter() < spin_until:
+        kernels.copy(dst[:64 * KiB], src[:64 * KiB])
+        np.copyto(dst[:64 * KiB], src[:64 * KiB])
 
     tables = []
     if "copy" in only:
@@ -232,7 +308,8 @@ def main():
     print(f"\nworst ratio over all tables: {worst[0]:.2f} ({worst[1]}, {worst[2]})")
     if not all(t.all_ok() for t in tables):
         print("SOME RESULTS WERE WRONG")
-    print(f"best of {reps} runs per side ({2 * reps} under 1 MiB), interleaved; GB/s counts payload bytes written.")
+    print(f"best of {reps} runs per side ({2 * reps} under 64 MiB, {3 * reps} under 1 MiB), interleaved; "
+          "GB/s counts payload bytes written.")
     print(f"this process: kernels ready in {load_s:.2f} s")
     if not args.no_startup:
         print(cache_probe())

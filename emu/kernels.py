@@ -1,72 +1,135 @@
 """Byte-moving kernels behind the emulated ACL memory APIs.
 
 Simulated copy/memset tasks only model time; the bytes actually move when a
-task completes, through the functions here (Numba-compiled, GIL released).
+task completes, through the functions here (Numba-compiled; the GIL is
+released while anything but a small buffer moves).
+
+Importing this module is cheap: Numba is imported, and the kernels compiled
+(or loaded from Numba's on-disk cache), the first time one of them is called
+(`_load`).  A timing-only run never moves bytes, so it never pays for that.
+
+Each public function is a thin wrapper around one compiled kernel, which checks
+the arrays' types (through the dispatcher's exact signature), their bounds and
+overlap, and picks the way to move the bytes:
+
+* below the streaming thresholds, the C library's memmove / memset (what numpy
+  itself calls), or a vector loop for 32-bit patterns;
+* from the thresholds up, non-temporal stores: the data would not stay in cache
+  anyway, and skipping the read-for-ownership of destination lines nearly
+  doubles bandwidth.
+
+Arguments the fast path refuses go through `_checked_*`, which raises the
+ValueError that explains them (or runs the kernel on a plain view when nothing
+is wrong, e.g. for an ndarray subclass).
 """
 
 from __future__ import annotations
 
 import operator
+import threading
+from collections.abc import Mapping
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
 __all__ = ["copy", "copy_2d", "fill", "fill_u32", "warmup", "KERNELS"]
 
-# 1-D copies and fills of at least this many bytes use non-temporal stores:
-# the data would not stay in cache anyway, and skipping the read-for-ownership
-# of destination lines nearly doubles bandwidth.  Below it, cached stores win.
-NT_THRESHOLD = 32 << 20
+# 1-D copies of at least this many bytes between non-overlapping buffers use
+# streaming (non-temporal) stores; so do 2-D copies whose payload is at least
+# this large and whose rows are at least NT_2D_MIN_WIDTH bytes wide.
+# Chosen from
+#     python benchmarks/kernels.py --crossover
+# on the 2-core development VM (AMD EPYC, 32 MiB L3 shared with other guests,
+# glibc 2.36): cached (memmove) vs streaming GB/s, best of 11 interleaved,
+# two runs a few minutes apart:
+#     4 MiB    23.0 vs 18.5 | 28.1 vs 20.7     5.75 MiB 15.8 vs 21.1 | 25.3 vs 20.1
+#     5 MiB    24.8 vs 21.1 | 30.5 vs 21.1     6 MiB    17.2 vs 20.7 | 11.2 vs 19.4
+#     5.25 MiB 11.1 vs 21.4 | 25.6 vs 20.3     7 MiB     9.1 vs 19.6 | 13.8 vs 21.0
+#     5.5 MiB  21.1 vs 20.9 | 13.0 vs 21.7     8 MiB     7.2 vs 18.9 |  8.3 vs 20.4
+# Where source + destination stop fitting in cache moves between 5 and 6 MiB
+# with the neighbours' load; from 6 MiB up streaming won every run.  Below
+# the threshold a copy is the same memmove numpy makes.  Far above it,
+# streaming is on par with the C library's own non-temporal path (which it
+# takes from 192 MiB here): 256 MiB 6.9 vs 7.0 | 6.8 vs 6.5, 1 GiB 5.9 vs 6.4 | 6.6 vs 7.0.
+NT_THRESHOLD = 6 << 20
 
-# copy_2d prefetches the row this many bytes (rounded up to whole rows) ahead.
-_PREFETCH_AHEAD = 512
+# fill / fill_u32 of at least this many bytes use streaming stores.  A fill's
+# working set is only its destination, so the cached path holds out about
+# twice as long as a copy's.  Same command, memset vs streaming GB/s:
+#     8 MiB 41.4 vs 21.6 | 31.9 vs 21.6     12 MiB 11.9 vs 22.1 | 26.5 vs 20.5
+#     10 MiB 17.6 vs 20.7 | 31.5 vs 20.3    16 MiB 11.0 vs 22.0 | 10.0 vs 18.5
+FILL_NT_THRESHOLD = 16 << 20
 
-_JIT = dict(nogil=True, cache=True, boundscheck=False)
-_HELPER = dict(_JIT, inline="always")
+# 2-D rows narrower than this never use streaming stores: a row covers few
+# whole cache lines, and partial lines written non-temporally cost more than
+# they save.  Same command, memmove per row vs streaming rows, pitch =
+# width + 64, GB/s:
+#     8 MiB of payload:  w=128 4.3 vs 3.2, w=256 5.5 vs 5.2, w=512 5.5 vs 7.5, w=1000 3.5 vs 7.5
+#     64 MiB of payload: w=128 2.8 vs 2.0, w=256 2.9 vs 2.8, w=512 3.8 vs 4.4, w=1000 2.3 vs 4.5
+NT_2D_MIN_WIDTH = 512
+
+# Kernels moving at least this many bytes release the GIL while they do.
+# Releasing and taking it back costs about 0.1 us, a fifth of a whole small
+# call, so small copies and fills keep it.
+_NOGIL_BYTES = 64 << 10
+
 _PAGE = 4096
-_I8 = ir.IntType(8)
-_I32 = ir.IntType(32)
-_I64 = ir.IntType(64)
+_JIT = dict(cache=True, boundscheck=False)  # the kernels release the GIL themselves
+_HELPER = dict(_JIT, inline="always")
+
+_load_lock = threading.Lock()
+_ready = False
 
 
 # ---------------------------------------------------------------------------
-# LLVM-level building blocks.  They take (array, byte offset) pairs and emit
-# plain vector loads/stores; the callers below guarantee the offsets are in
-# bounds and, for non-temporal stores, that the destination is 64-byte aligned.
+# LLVM-level building blocks (made by _load, which imports Numba).  They take
+# (array, byte offset) pairs and emit plain vector loads/stores or calls to
+# the C library; the callers below guarantee the offsets are in bounds and,
+# for non-temporal stores, that the destination is 64-byte aligned.
 # ---------------------------------------------------------------------------
 
 def _is_u8_array(t):
+    from numba import types
+
     return isinstance(t, types.Array) and t.dtype == types.uint8 and t.ndim == 1 and t.layout == "C"
 
 
+def _is_int(t):
+    from numba import types
+
+    return isinstance(t, types.Integer)
+
+
 def _elem_ptr(context, builder, arrty, arr, idx, idxty, extra=0):
+    from llvmlite import ir
+    from numba import types
+
     data = context.make_array(arrty)(context, builder, arr).data
     off = context.cast(builder, idx, idxty, types.intp)
     if extra:
-        off = builder.add(off, _I64(extra))
-    return builder.gep(data, [off], source_etype=_I8)
+        off = builder.add(off, ir.IntType(64)(extra))
+    return builder.gep(data, [off], source_etype=ir.IntType(8))
 
 
 def _nontemporal(builder, store):
-    store.set_metadata("nontemporal", builder.module.add_metadata([_I32(1)]))
+    from llvmlite import ir
+
+    store.set_metadata("nontemporal", builder.module.add_metadata([ir.IntType(32)(1)]))
 
 
 def _make_copy_block(nbytes, pages=1, nontemporal=False):
     """Copy `nbytes` at dst[di:], src[si:] (and at +4096*k for k < pages).
 
-    All loads are issued before any store, so a block behaves like a
-    read-then-write of a temporary, which keeps chunked overlapping moves
-    correct.
+    All loads are issued before any store.
     """
-    vty = ir.VectorType(_I8, nbytes)
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    vty = ir.VectorType(ir.IntType(8), nbytes)
 
     @intrinsic
     def block(typingctx, dst, di, src, si):
-        if not (_is_u8_array(dst) and _is_u8_array(src)
-                and isinstance(di, types.Integer) and isinstance(si, types.Integer)):
+        if not (_is_u8_array(dst) and _is_u8_array(src) and _is_int(di) and _is_int(si)):
             return None
 
         def codegen(context, builder, sig, args):
@@ -89,23 +152,27 @@ def _make_copy_block(nbytes, pages=1, nontemporal=False):
 
 def _make_set_block(nbytes, nontemporal=False):
     """Store `nbytes` (multiple of 4) at dst[di:], the uint32 `pat` repeated."""
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    i32 = ir.IntType(32)
     lanes = nbytes // 4
-    vty = ir.VectorType(_I32, lanes)
+    vty = ir.VectorType(i32, lanes)
 
     @intrinsic
     def block(typingctx, dst, di, pat):
-        if not (_is_u8_array(dst) and isinstance(di, types.Integer)
-                and isinstance(pat, types.Integer)):
+        if not (_is_u8_array(dst) and _is_int(di) and _is_int(pat)):
             return None
 
         def codegen(context, builder, sig, args):
             dp = _elem_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-            v32 = builder.trunc(context.cast(builder, args[2], sig.args[2], types.int64), _I32)
+            v32 = builder.trunc(context.cast(builder, args[2], sig.args[2], types.int64), i32)
             if lanes == 1:
-                val, pty = v32, _I32.as_pointer()
+                val, pty = v32, i32.as_pointer()
             else:
                 undef = ir.Constant(vty, ir.Undefined)
-                val = builder.insert_element(undef, v32, _I32(0))
+                val = builder.insert_element(undef, v32, i32(0))
                 val = builder.shuffle_vector(val, undef, ir.Constant(vty, [0] * lanes))
                 pty = vty.as_pointer()
             st = builder.store(val, builder.bitcast(dp, pty), align=64 if nontemporal else 1)
@@ -118,187 +185,167 @@ def _make_set_block(nbytes, nontemporal=False):
     return block
 
 
-@intrinsic
-def _address(typingctx, arr):
-    """Integer address of arr[0]."""
-    if not _is_u8_array(arr):
-        return None
+def _make_address():
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
 
-    def codegen(context, builder, sig, args):
-        data = context.make_array(sig.args[0])(context, builder, args[0]).data
-        return builder.ptrtoint(data, _I64)
-
-    return types.int64(arr), codegen
-
-
-def _make_prefetch(for_write):
     @intrinsic
-    def prefetch(typingctx, arr, idx):
-        """Hint that the cache line holding arr[idx] is needed soon."""
-        if not (_is_u8_array(arr) and isinstance(idx, types.Integer)):
+    def address(typingctx, arr):
+        """Integer address of arr[0]."""
+        if not _is_u8_array(arr):
             return None
 
         def codegen(context, builder, sig, args):
-            p = _elem_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
-            fnty = ir.FunctionType(ir.VoidType(), [p.type, _I32, _I32, _I32])
-            name = "llvm.prefetch.p0" if getattr(p.type, "is_opaque", False) else "llvm.prefetch.p0i8"
-            fn = cgutils.get_or_insert_function(builder.module, fnty, name)
-            builder.call(fn, [p, _I32(int(for_write)), _I32(3), _I32(1)])
+            data = context.make_array(sig.args[0])(context, builder, args[0]).data
+            return builder.ptrtoint(data, ir.IntType(64))
+
+        return types.int64(arr), codegen
+
+    return address
+
+
+def _make_memmove():
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def memmove(typingctx, dst, di, src, si, n):
+        """The C library's memmove of n bytes from src[si:] to dst[di:]."""
+        if not (_is_u8_array(dst) and _is_u8_array(src) and _is_int(di) and _is_int(si) and _is_int(n)):
+            return None
+
+        def codegen(context, builder, sig, args):
+            dp = _elem_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            sp = _elem_ptr(context, builder, sig.args[2], args[2], args[3], sig.args[3])
+            count = context.cast(builder, args[4], sig.args[4], types.intp)
+            cgutils.raw_memmove(builder, dp, sp, count, 1)
             return context.get_dummy_value()
 
-        return types.none(arr, idx), codegen
+        return types.none(dst, di, src, si, n), codegen
 
-    return prefetch
-
-
-_prefetch_r = _make_prefetch(False)
-_prefetch_w = _make_prefetch(True)
+    return memmove
 
 
-@intrinsic
-def _store_fence(typingctx):
-    """Order preceding non-temporal stores before anything that follows."""
+def _make_memset():
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
 
-    def codegen(context, builder, sig, args):
-        builder.fence("seq_cst")
-        return context.get_dummy_value()
+    @intrinsic
+    def memset(typingctx, dst, di, byte, n):
+        """The C library's memset of n bytes at dst[di:] to byte & 0xFF."""
+        if not (_is_u8_array(dst) and _is_int(di) and _is_int(byte) and _is_int(n)):
+            return None
 
-    return types.none(), codegen
+        def codegen(context, builder, sig, args):
+            dp = _elem_ptr(context, builder, sig.args[0], args[0], args[1], sig.args[1])
+            value = builder.trunc(context.cast(builder, args[2], sig.args[2], types.int64), ir.IntType(8))
+            count = context.cast(builder, args[3], sig.args[3], types.intp)
+            cgutils.memset(builder, dp, count, value)
+            return context.get_dummy_value()
+
+        return types.none(dst, di, byte, n), codegen
+
+    return memset
 
 
-_cp2 = _make_copy_block(2)
-_cp4 = _make_copy_block(4)
-_cp8 = _make_copy_block(8)
-_cp16 = _make_copy_block(16)
-_cp32 = _make_copy_block(32)
-_cp64 = _make_copy_block(64)
-_cp256 = _make_copy_block(256)
-_cp64_nt = _make_copy_block(64, nontemporal=True)
-_cp256_nt = _make_copy_block(256, nontemporal=True)
-_cp256x4_nt = _make_copy_block(256, pages=4, nontemporal=True)
+def _make_store_fence():
+    from numba import types
+    from numba.extending import intrinsic
 
-_set4 = _make_set_block(4)
-_set8 = _make_set_block(8)
-_set16 = _make_set_block(16)
-_set32 = _make_set_block(32)
-_set64 = _make_set_block(64)
-_set256 = _make_set_block(256)
-_set64_nt = _make_set_block(64, nontemporal=True)
-_set256_nt = _make_set_block(256, nontemporal=True)
+    @intrinsic
+    def store_fence(typingctx):
+        """Order preceding non-temporal stores before anything that follows."""
+
+        def codegen(context, builder, sig, args):
+            builder.fence("seq_cst")
+            return context.get_dummy_value()
+
+        return types.none(), codegen
+
+    return store_fence
+
+
+def _make_gil_ops():
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    i64 = ir.IntType(64)
+    state_t = ir.IntType(8).as_pointer()
+
+    @intrinsic
+    def release_gil(typingctx):
+        """PyEval_SaveThread(): the thread state, as an integer.  Nothing up to
+        the matching _restore_gil may raise or touch Python objects."""
+
+        def codegen(context, builder, sig, args):
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(state_t, []), "PyEval_SaveThread")
+            return builder.ptrtoint(builder.call(fn, []), i64)
+
+        return types.int64(), codegen
+
+    @intrinsic
+    def restore_gil(typingctx, state):
+        """PyEval_RestoreThread(state)."""
+        if not _is_int(state):
+            return None
+
+        def codegen(context, builder, sig, args):
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [state_t]),
+                                                "PyEval_RestoreThread")
+            builder.call(fn, [builder.inttoptr(args[0], state_t)])
+            return context.get_dummy_value()
+
+        return types.none(state), codegen
+
+    return release_gil, restore_gil
 
 
 # ---------------------------------------------------------------------------
-# Span helpers (callers guarantee the spans are in bounds).
+# Compiled code.  Until _load() runs, the names below are plain Python
+# functions (never called as such); _load() rebinds each to its compiled
+# version, helpers first, so the kernels see compiled helpers.
+# Span helpers: callers guarantee the spans are in bounds.
 # ---------------------------------------------------------------------------
 
-@njit(**_HELPER)
-def _copy_small(dst, di, src, si, n):
-    """Disjoint copy of 0 <= n <= 64 bytes using two possibly overlapping blocks."""
-    if n > 32:
-        _cp32(dst, di, src, si)
-        _cp32(dst, di + n - 32, src, si + n - 32)
-    elif n > 16:
-        _cp16(dst, di, src, si)
-        _cp16(dst, di + n - 16, src, si + n - 16)
-    elif n > 8:
-        _cp8(dst, di, src, si)
-        _cp8(dst, di + n - 8, src, si + n - 8)
-    elif n > 4:
-        _cp4(dst, di, src, si)
-        _cp4(dst, di + n - 4, src, si + n - 4)
-    elif n > 2:
-        _cp2(dst, di, src, si)
-        _cp2(dst, di + n - 2, src, si + n - 2)
-    elif n > 0:
-        dst[di] = src[si]
-        dst[di + n - 1] = src[si + n - 1]
-
-
-@njit(**_HELPER)
-def _copy_span(dst, di, src, si, n, nt):
-    """Disjoint copy of n bytes; destination stores are 64-byte aligned."""
-    if n <= 64:
-        _copy_small(dst, di, src, si, n)
-        return
+def _copy_stream(dst, di, src, si, n):
+    """Disjoint copy of n bytes with non-temporal stores (64-byte aligned);
+    the caller issues the store fence."""
     head = (-(_address(dst) + di)) & 63
-    end = di + n
-    if nt:
-        _copy_small(dst, di, src, si, head)
-    else:
-        _cp64(dst, di, src, si)
+    if head > n:
+        head = n
+    _memmove(dst, di, src, si, head)
     d = di + head
     s = si + head
-    if nt:
-        while d + 4 * _PAGE <= end:
-            for off in range(0, _PAGE, 256):
-                _cp256x4_nt(dst, d + off, src, s + off)
-            d += 4 * _PAGE
-            s += 4 * _PAGE
-        while d + 256 <= end:
-            _cp256_nt(dst, d, src, s)
-            d += 256
-            s += 256
-        while d + 64 <= end:
-            _cp64_nt(dst, d, src, s)
-            d += 64
-            s += 64
-        _copy_small(dst, d, src, s, end - d)
-    else:
-        while d + 256 <= end:
-            _cp256(dst, d, src, s)
-            d += 256
-            s += 256
-        while d + 64 <= end:
-            _cp64(dst, d, src, s)
-            d += 64
-            s += 64
-        if d < end:
-            _cp64(dst, end - 64, src, si + n - 64)
+    end = di + n
+    # Two pages at a time, 128 bytes from each: two read streams and two
+    # write streams keep the memory controller busier than one.
+    while d + 2 * _PAGE <= end:
+        for off in range(0, _PAGE, 128):
+            _cp128x2_nt(dst, d + off, src, s + off)
+        d += 2 * _PAGE
+        s += 2 * _PAGE
+    while d + 128 <= end:
+        _cp128_nt(dst, d, src, s)
+        d += 128
+        s += 128
+    if d + 64 <= end:
+        _cp64_nt(dst, d, src, s)
+        d += 64
+        s += 64
+    _memmove(dst, d, src, s, end - d)
 
 
-@njit(**_HELPER)
-def _move_span_fwd(dst, di, src, si, n):
-    """Copy n bytes in ascending blocks; correct for overlap when dst <= src."""
-    i = 0
-    while i + 256 <= n:
-        _cp256(dst, di + i, src, si + i)
-        i += 256
-    while i + 32 <= n:
-        _cp32(dst, di + i, src, si + i)
-        i += 32
-    while i + 4 <= n:
-        _cp4(dst, di + i, src, si + i)
-        i += 4
-    while i < n:
-        dst[di + i] = src[si + i]
-        i += 1
-
-
-@njit(**_HELPER)
-def _move_span_bwd(dst, di, src, si, n):
-    """Copy n bytes in descending blocks; correct for overlap when dst >= src."""
-    i = n
-    while i >= 256:
-        i -= 256
-        _cp256(dst, di + i, src, si + i)
-    while i >= 32:
-        i -= 32
-        _cp32(dst, di + i, src, si + i)
-    while i >= 4:
-        i -= 4
-        _cp4(dst, di + i, src, si + i)
-    while i > 0:
-        i -= 1
-        dst[di + i] = src[si + i]
-
-
-@njit(**_HELPER)
 def _rot(pat, k):
     """The uint32 pattern as seen from byte offset k (little-endian)."""
     return ((pat | (pat << 32)) >> (8 * (k & 3))) & 0xFFFFFFFF
 
 
-@njit(**_HELPER)
 def _fill_small(dst, di, n, pat):
     """Pattern fill of 0 <= n <= 64 bytes at dst[di:]; pattern phase is relative to dst[0]."""
     if n > 32:
@@ -318,38 +365,6 @@ def _fill_small(dst, di, n, pat):
             dst[i] = (pat >> (8 * (i & 3))) & 0xFF
 
 
-# ---------------------------------------------------------------------------
-# Kernels: one call per API operation.  Each validates its own bounds.
-# ---------------------------------------------------------------------------
-
-@njit(**_JIT)
-def _copy_kernel(dst, src, nt):
-    """Copy between non-overlapping equal-length arrays."""
-    n = dst.shape[0]
-    if src.shape[0] != n:
-        raise ValueError("copy: length mismatch")
-    _copy_span(dst, 0, src, 0, n, nt)
-    if nt:
-        _store_fence()
-
-
-@njit(**_JIT)
-def _move_fwd_kernel(dst, src):
-    n = dst.shape[0]
-    if src.shape[0] != n:
-        raise ValueError("copy: length mismatch")
-    _move_span_fwd(dst, 0, src, 0, n)
-
-
-@njit(**_JIT)
-def _move_bwd_kernel(dst, src):
-    n = dst.shape[0]
-    if src.shape[0] != n:
-        raise ValueError("copy: length mismatch")
-    _move_span_bwd(dst, 0, src, 0, n)
-
-
-@njit(**_HELPER)
 def _region_ok(length, pitch, width, height):
     """True if rows of `width` bytes every `pitch` bytes, `height` times, fit in `length`."""
     if width < 0 or height < 0 or pitch < width:
@@ -359,75 +374,104 @@ def _region_ok(length, pitch, width, height):
     return length >= width and height - 1 <= (length - width) // pitch
 
 
-@njit(**_JIT)
-def _copy2d_kernel(dst, dst_pitch, src, src_pitch, width, height):
-    """2D copy between non-overlapping regions.
+# Kernels: one call per API operation.  Each validates its own bounds.
 
-    Rows are short, non-contiguous streams that the hardware prefetchers pick
-    up late, so the lines of the row ~512 bytes ahead are prefetched (dst for
-    writing).  Non-temporal stores measured slower than this at every width.
+def _copy_kernel(dst, src, nt_threshold):
+    """Copy src into dst (equal lengths) with memmove semantics; non-overlapping
+    copies of at least nt_threshold bytes use non-temporal stores."""
+    n = dst.shape[0]
+    if src.shape[0] != n:
+        raise ValueError("copy: length mismatch")
+    d = _address(dst)
+    s = _address(src)
+    if d == s:
+        return
+    nogil = n >= _NOGIL_BYTES
+    gil = _release_gil() if nogil else 0
+    if n >= nt_threshold and n > 0 and (d + n <= s or s + n <= d):
+        _copy_stream(dst, 0, src, 0, n)
+        _store_fence()
+    else:
+        _memmove(dst, 0, src, 0, n)
+    if nogil:
+        _restore_gil(gil)
+
+
+def _copy2d_kernel(dst, dst_pitch, src, src_pitch, width, height, nt_threshold, nt_min_width):
+    """Copy `height` rows of `width` bytes, memmove semantics for the whole region.
+
+    A row is one memmove, as in numpy's strided copy; disjoint regions with
+    wide rows and a large payload use non-temporal stores.  Overlapping regions
+    go row by row in the order that reads every source row before it is
+    overwritten, or, when no order does (the regions cross), through a packed
+    temporary.
     """
     if not (_region_ok(dst.shape[0], dst_pitch, width, height)
             and _region_ok(src.shape[0], src_pitch, width, height)):
         raise ValueError("copy_2d: region out of bounds")
     if width == 0 or height == 0:
         return
-    ahead = (_PREFETCH_AHEAD + dst_pitch - 1) // dst_pitch
-    pd = ahead * dst_pitch
-    ps = ahead * src_pitch
-    d = 0
-    s = 0
-    if width <= 64:
+    d = _address(dst)
+    s = _address(src)
+    d_end = d + (height - 1) * dst_pitch + width
+    s_end = s + (height - 1) * src_pitch + width
+    disjoint = d_end <= s or s_end <= d
+    if d == s and dst_pitch == src_pitch:
+        return
+    if disjoint or (d <= s and dst_pitch <= src_pitch):
+        order = 1  # rows in ascending order
+    elif d >= s and dst_pitch >= src_pitch:
+        order = -1  # rows in descending order
+    else:
+        order = 0  # the regions cross: through a packed temporary
+    # Allocated while the GIL is held: nothing after the release may raise.
+    tmp = np.empty(width * height, dtype=np.uint8) if order == 0 else dst
+    nogil = width * height >= _NOGIL_BYTES
+    gil = _release_gil() if nogil else 0
+    if order == 1 and disjoint and width >= nt_min_width and width * height >= nt_threshold:
         for r in range(height):
-            if r + ahead < height:
-                _prefetch_w(dst, d + pd)
-                _prefetch_w(dst, d + pd + width - 1)
-                _prefetch_r(src, s + ps)
-                _prefetch_r(src, s + ps + width - 1)
-            _copy_small(dst, d, src, s, width)
-            d += dst_pitch
-            s += src_pitch
+            _copy_stream(dst, r * dst_pitch, src, r * src_pitch, width)
+        _store_fence()
+    elif order == 1:
+        for r in range(height):
+            _memmove(dst, r * dst_pitch, src, r * src_pitch, width)
+    elif order == -1:
+        for r in range(height - 1, -1, -1):
+            _memmove(dst, r * dst_pitch, src, r * src_pitch, width)
     else:
         for r in range(height):
-            if r + ahead < height:
-                for off in range(0, width, 64):
-                    _prefetch_w(dst, d + pd + off)
-                    _prefetch_r(src, s + ps + off)
-                _prefetch_w(dst, d + pd + width - 1)
-                _prefetch_r(src, s + ps + width - 1)
-            _copy_span(dst, d, src, s, width, False)
-            d += dst_pitch
-            s += src_pitch
+            _memmove(tmp, r * width, src, r * src_pitch, width)
+        for r in range(height):
+            _memmove(dst, r * dst_pitch, tmp, r * width, width)
+    if nogil:
+        _restore_gil(gil)
 
 
-@njit(**_JIT)
-def _move2d_fwd_kernel(dst, dst_pitch, src, src_pitch, width, height):
-    """2D copy in ascending order; correct when dst starts at or before src and dst_pitch <= src_pitch."""
-    if not (_region_ok(dst.shape[0], dst_pitch, width, height)
-            and _region_ok(src.shape[0], src_pitch, width, height)):
-        raise ValueError("copy_2d: region out of bounds")
-    for r in range(height):
-        _move_span_fwd(dst, r * dst_pitch, src, r * src_pitch, width)
-
-
-@njit(**_JIT)
-def _move2d_bwd_kernel(dst, dst_pitch, src, src_pitch, width, height):
-    """2D copy in descending order; correct when dst starts at or after src and dst_pitch >= src_pitch."""
-    if not (_region_ok(dst.shape[0], dst_pitch, width, height)
-            and _region_ok(src.shape[0], src_pitch, width, height)):
-        raise ValueError("copy_2d: region out of bounds")
-    for r in range(height - 1, -1, -1):
-        _move_span_bwd(dst, r * dst_pitch, src, r * src_pitch, width)
-
-
-@njit(**_JIT)
-def _fill_kernel(dst, pat, nt):
-    """Fill dst with the little-endian uint32 `pat` repeated from dst[0]; any length."""
+def _fill_kernel(dst, value, unit, nt_threshold):
+    """Fill dst with `value`: a byte (unit 1) or a little-endian uint32 repeated
+    from dst[0] (unit 4, length a multiple of 4)."""
     n = dst.shape[0]
-    pat &= 0xFFFFFFFF
+    if unit == 1:
+        pat = (value & 0xFF) * 0x01010101
+    elif unit == 4 and n % 4 == 0:
+        pat = value & 0xFFFFFFFF
+    else:
+        raise ValueError("fill: length is not a multiple of the unit")
     if n <= 64:
         _fill_small(dst, 0, n, pat)
         return
+    nogil = n >= _NOGIL_BYTES
+    gil = _release_gil() if nogil else 0
+    if n < nt_threshold and pat == (pat & 0xFF) * 0x01010101:
+        _memset(dst, 0, pat, n)
+    else:
+        _fill_span(dst, n, pat, n >= nt_threshold)
+    if nogil:
+        _restore_gil(gil)
+
+
+def _fill_span(dst, n, pat, nt):
+    """Pattern fill of n > 64 bytes from dst[0], vector stores (non-temporal if nt)."""
     head = (-_address(dst)) & 63
     _fill_small(dst, 0, head, pat)
     d = head
@@ -450,21 +494,79 @@ def _fill_kernel(dst, pat, nt):
     _fill_small(dst, d, n - d, pat)
 
 
-# Top-level compiled kernels; every public call runs one of them (two for a
-# crossing copy_2d).
-KERNELS = {
-    "copy": _copy_kernel,
-    "move_fwd": _move_fwd_kernel,
-    "move_bwd": _move_bwd_kernel,
-    "copy_2d": _copy2d_kernel,
-    "move_2d_fwd": _move2d_fwd_kernel,
-    "move_2d_bwd": _move2d_bwd_kernel,
-    "fill": _fill_kernel,
-}
+def _load():
+    """Import Numba and compile every kernel (or load it from the on-disk cache); once per process."""
+    global _ready, _address, _memmove, _memset, _store_fence, _release_gil, _restore_gil
+    global _cp128x2_nt, _cp128_nt, _cp64_nt
+    global _set4, _set8, _set16, _set32, _set64, _set256, _set64_nt, _set256_nt
+    global _copy_stream, _rot, _fill_small, _fill_span, _region_ok
+    global _copy_kernel, _copy2d_kernel, _fill_kernel
+    with _load_lock:
+        if _ready:
+            return
+        from numba import njit, types
+
+        _address = _make_address()
+        _memmove = _make_memmove()
+        _memset = _make_memset()
+        _store_fence = _make_store_fence()
+        _release_gil, _restore_gil = _make_gil_ops()
+        _cp128x2_nt = _make_copy_block(128, pages=2, nontemporal=True)
+        _cp128_nt = _make_copy_block(128, nontemporal=True)
+        _cp64_nt = _make_copy_block(64, nontemporal=True)
+        _set4 = _make_set_block(4)
+        _set8 = _make_set_block(8)
+        _set16 = _make_set_block(16)
+        _set32 = _make_set_block(32)
+        _set64 = _make_set_block(64)
+        _set256 = _make_set_block(256)
+        _set64_nt = _make_set_block(64, nontemporal=True)
+        _set256_nt = _make_set_block(256, nontemporal=True)
+
+        _copy_stream = njit(**_HELPER)(_copy_stream)
+        _rot = njit(**_HELPER)(_rot)
+        _fill_small = njit(**_HELPER)(_fill_small)
+        _fill_span = njit(**_HELPER)(_fill_span)
+        _region_ok = njit(**_HELPER)(_region_ok)
+
+        # Exact signatures: compiled (or loaded) now, and any other argument
+        # types raise TypeError instead of compiling a new specialization.
+        u8 = types.Array(types.uint8, 1, "C")
+        u8_ro = types.Array(types.uint8, 1, "C", readonly=True)  # a writable array converts to it
+        i64 = types.int64
+        _copy_kernel = njit([types.none(u8, u8_ro, i64)], **_JIT)(_copy_kernel)
+        _copy2d_kernel = njit([types.none(u8, i64, u8_ro, i64, i64, i64, i64, i64)], **_JIT)(_copy2d_kernel)
+        _fill_kernel = njit([types.none(u8, i64, i64, i64)], **_JIT)(_fill_kernel)
+        _ready = True
+
+
+class _Compiled(Mapping):
+    """Name -> compiled kernel (a Numba dispatcher); the first lookup compiles them."""
+
+    _NAMES = ("copy", "copy_2d", "fill")
+
+    def __getitem__(self, name):
+        if name not in self._NAMES:
+            raise KeyError(name)
+        _load()
+        return {"copy": _copy_kernel, "copy_2d": _copy2d_kernel, "fill": _fill_kernel}[name]
+
+    def __iter__(self):
+        return iter(self._NAMES)
+
+    def __len__(self):
+        return len(self._NAMES)
+
+    def __repr__(self):
+        return f"<emu.kernels.KERNELS {list(self._NAMES)}{'' if _ready else ' (not compiled yet)'}>"
+
+
+# The compiled kernels; every public call runs exactly one of them.
+KERNELS = _Compiled()
 
 
 # ---------------------------------------------------------------------------
-# Public API
+# Argument checks of the slow path (messages for what the fast path refuses)
 # ---------------------------------------------------------------------------
 
 def _check_bytes(arr, name, writable):
@@ -480,8 +582,9 @@ def _check_bytes(arr, name, writable):
         raise ValueError(f"{name} is read-only")
 
 
-def _address_of(arr):
-    return arr.__array_interface__["data"][0]
+def _plain(arr):
+    """arr (checked by _check_bytes) as a base-class ndarray, the type the compiled kernels take."""
+    return arr if type(arr) is np.ndarray else arr.view(np.ndarray)
 
 
 def _int_arg(value, name):
@@ -494,30 +597,23 @@ def _int_arg(value, name):
     return v
 
 
-def copy(dst: np.ndarray, src: np.ndarray) -> None:
-    """Copy src into dst (1-D uint8, equal length) with memmove semantics."""
+def _int_value(value):
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ValueError(f"value must be an integer, got {type(value).__name__}") from None
+
+
+def _checked_copy(dst, src):
     _check_bytes(dst, "dst", True)
     _check_bytes(src, "src", False)
     n = dst.shape[0]
     if src.shape[0] != n:
         raise ValueError(f"dst and src lengths differ: {n} != {src.shape[0]}")
-    if n == 0:
-        return
-    d = _address_of(dst)
-    s = _address_of(src)
-    if d == s:
-        return
-    if d + n <= s or s + n <= d:
-        _copy_kernel(dst, src, n >= NT_THRESHOLD)
-    elif d < s:
-        _move_fwd_kernel(dst, src)
-    else:
-        _move_bwd_kernel(dst, src)
+    _copy_kernel(_plain(dst), _plain(src), NT_THRESHOLD)
 
 
-def copy_2d(dst: np.ndarray, dst_pitch: int, src: np.ndarray, src_pitch: int,
-            width: int, height: int) -> None:
-    """Copy `height` rows of `width` bytes between pitched 1-D uint8 buffers (memmove semantics)."""
+def _checked_copy_2d(dst, dst_pitch, src, src_pitch, width, height):
     _check_bytes(dst, "dst", True)
     _check_bytes(src, "src", False)
     dst_pitch = _int_arg(dst_pitch, "dst_pitch")
@@ -536,60 +632,81 @@ def copy_2d(dst: np.ndarray, dst_pitch: int, src: np.ndarray, src_pitch: int,
         raise ValueError(f"dst too short: {height} rows of pitch {dst_pitch} need {d_need} bytes, have {dst.shape[0]}")
     if s_need > src.shape[0]:
         raise ValueError(f"src too short: {height} rows of pitch {src_pitch} need {s_need} bytes, have {src.shape[0]}")
-    if height == 1:
-        copy(dst[:width], src[:width])
-        return
-    d = _address_of(dst)
-    s = _address_of(src)
-    if d + d_need <= s or s + s_need <= d:
-        _copy2d_kernel(dst, dst_pitch, src, src_pitch, width, height)
-    elif d <= s and dst_pitch <= src_pitch:
-        _move2d_fwd_kernel(dst, dst_pitch, src, src_pitch, width, height)
-    elif d >= s and dst_pitch >= src_pitch:
-        _move2d_bwd_kernel(dst, dst_pitch, src, src_pitch, width, height)
-    else:
-        # The regions cross: no single order is safe, go through a packed temporary.
-        tmp = np.empty(width * height, dtype=np.uint8)
-        _copy2d_kernel(tmp, width, src, src_pitch, width, height)
-        _copy2d_kernel(dst, dst_pitch, tmp, width, width, height)
+    if height == 1:  # the pitches do not matter (and may exceed the kernel's integers)
+        dst_pitch = src_pitch = width
+    _copy2d_kernel(_plain(dst), dst_pitch, _plain(src), src_pitch, width, height, NT_THRESHOLD, NT_2D_MIN_WIDTH)
 
 
-def _int_value(value):
+def _checked_fill(dst, value, unit):
+    _check_bytes(dst, "dst", True)
+    value = _int_value(value) & (0xFF if unit == 1 else 0xFFFFFFFF)
+    n = dst.shape[0]
+    if n % unit:
+        raise ValueError(f"dst length {n} is not a multiple of {unit}")
+    _fill_kernel(_plain(dst), value, unit, FILL_NT_THRESHOLD)
+
+
+# ---------------------------------------------------------------------------
+# Public API
+# ---------------------------------------------------------------------------
+
+def copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """Copy src into dst (1-D uint8, equal length) with memmove semantics."""
+    if not _ready:
+        _load()
     try:
-        return operator.index(value)
-    except TypeError:
-        raise ValueError(f"value must be an integer, got {type(value).__name__}") from None
+        _copy_kernel(dst, src, NT_THRESHOLD)
+    except (TypeError, ValueError, OverflowError):
+        _checked_copy(dst, src)
+
+
+def copy_2d(dst: np.ndarray, dst_pitch: int, src: np.ndarray, src_pitch: int,
+            width: int, height: int) -> None:
+    """Copy `height` rows of `width` bytes between pitched 1-D uint8 buffers (memmove semantics)."""
+    if not _ready:
+        _load()
+    if type(dst_pitch) is int and type(src_pitch) is int and type(width) is int and type(height) is int:
+        try:
+            _copy2d_kernel(dst, dst_pitch, src, src_pitch, width, height, NT_THRESHOLD, NT_2D_MIN_WIDTH)
+            return
+        except (TypeError, ValueError, OverflowError):
+            pass
+    _checked_copy_2d(dst, dst_pitch, src, src_pitch, width, height)
 
 
 def fill(dst: np.ndarray, value: int) -> None:
     """Set every byte of dst (1-D uint8) to value & 0xFF."""
-    _check_bytes(dst, "dst", True)
-    value = _int_value(value) & 0xFF
-    n = dst.shape[0]
-    if n:
-        _fill_kernel(dst, value * 0x01010101, n >= NT_THRESHOLD)
+    if not _ready:
+        _load()
+    if type(value) is int:
+        try:
+            _fill_kernel(dst, value, 1, FILL_NT_THRESHOLD)
+            return
+        except (TypeError, ValueError, OverflowError):
+            pass
+    _checked_fill(dst, value, 1)
 
 
 def fill_u32(dst: np.ndarray, value: int) -> None:
     """Fill dst (1-D uint8, length a multiple of 4, any alignment) with little-endian uint32 value & 0xFFFFFFFF."""
-    _check_bytes(dst, "dst", True)
-    value = _int_value(value) & 0xFFFFFFFF
-    n = dst.shape[0]
-    if n % 4:
-        raise ValueError(f"dst length {n} is not a multiple of 4")
-    if n:
-        _fill_kernel(dst, value, n >= NT_THRESHOLD)
+    if not _ready:
+        _load()
+    if type(value) is int:
+        try:
+            _fill_kernel(dst, value, 4, FILL_NT_THRESHOLD)
+            return
+        except (TypeError, ValueError, OverflowError):
+            pass
+    _checked_fill(dst, value, 4)
 
 
 def warmup() -> None:
-    """Compile (or load from the on-disk cache) every kernel via the public API."""
+    """Compile (or load from the on-disk cache) every kernel, and run each via the public API."""
     buf = np.zeros(512, dtype=np.uint8)
     other = np.zeros(512, dtype=np.uint8)
     copy(buf[:100], other[:100])
     copy(buf[0:100], buf[10:110])
-    copy(buf[10:110], buf[0:100])
     copy_2d(buf, 40, other, 40, 30, 4)
-    copy_2d(buf[0:], 40, buf[8:], 40, 30, 4)
     copy_2d(buf[8:], 40, buf[0:], 40, 30, 4)
     fill(buf, 1)
     fill_u32(buf, 1)

@@ -1,5 +1,7 @@
 """Tests for emu.kernels: results against numpy references, memmove overlap
-semantics, argument validation and the on-disk compilation cache."""
+semantics, argument validation, both store paths (cached and streaming) and the
+on-disk compilation cache.  (tests/test_lazy_jit.py: Numba is imported only
+when a kernel first runs.)"""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from emu import kernels
@@ -25,9 +27,12 @@ def random_bytes(n, rng=RNG):
 
 @pytest.fixture(params=["default", "streaming"])
 def nt_mode(request, monkeypatch):
-    """Run a test with the normal store path and again with streaming (non-temporal) stores forced on."""
+    """Run a test with the normal store paths and again with streaming (non-temporal) stores forced on
+    at every size and row width."""
     if request.param == "streaming":
         monkeypatch.setattr(kernels, "NT_THRESHOLD", 0)
+        monkeypatch.setattr(kernels, "FILL_NT_THRESHOLD", 0)
+        monkeypatch.setattr(kernels, "NT_2D_MIN_WIDTH", 0)
     return request.param
 
 
@@ -44,8 +49,8 @@ def u32_pattern(value, nbytes):
 
 # --------------------------------------------------------------------------- copy
 
-@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 15, 16, 31, 33, 63, 64, 65, 127, 255, 256, 257,
-                               1000, 4095, 16384, 16384 + 77, 70001, 300000])
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 15, 16, 31, 33, 63, 64, 65, 127, 128, 129, 191, 192, 255, 256, 257,
+                               1000, 4095, 8191, 8192, 8192 + 64, 8192 + 191, 16384, 16384 + 77, 70001, 300000])
 def test_copy_matches_numpy(n, nt_mode):
     src_buf = random_bytes(n + 200)
     for soff, doff in [(0, 0), (1, 0), (0, 3), (13, 57), (64, 63)]:
@@ -100,9 +105,12 @@ def regions_2d(draw):
     return size, doff, dst_pitch, soff, src_pitch, width, height
 
 
-@settings(max_examples=300, deadline=None)
+_FIXTURE_OK = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@_FIXTURE_OK
 @given(regions_2d(), st.integers(0, 2**32 - 1))
-def test_copy_2d_matches_reference(region, seed):
+def test_copy_2d_matches_reference(nt_mode, region, seed):
     size, doff, dst_pitch, soff, src_pitch, width, height = region
     rng = np.random.default_rng(seed)
     src_buf, dst_buf = random_bytes(size, rng), random_bytes(size, rng)
@@ -114,9 +122,9 @@ def test_copy_2d_matches_reference(region, seed):
     np.testing.assert_array_equal(src_buf, src_before)
 
 
-@settings(max_examples=300, deadline=None)
+@_FIXTURE_OK
 @given(regions_2d(), st.integers(0, 2**32 - 1))
-def test_copy_2d_overlap_in_one_buffer(region, seed):
+def test_copy_2d_overlap_in_one_buffer(nt_mode, region, seed):
     size, doff, dst_pitch, soff, src_pitch, width, height = region
     buf = random_bytes(size, np.random.default_rng(seed))
     expected = buf.copy()
@@ -139,8 +147,9 @@ def test_copy_2d_overlap_equal_pitch(width, pitch, shift):
     np.testing.assert_array_equal(buf, expected)
 
 
-def test_copy_2d_wide_rows_disjoint():
-    width, height, dst_pitch, src_pitch = 20000, 5, 20001, 20100
+@pytest.mark.parametrize("width,height,dst_pitch,src_pitch", [(20000, 5, 20001, 20100), (700, 9, 765, 700),
+                                                              (8192 + 100, 3, 8192 + 163, 8192 + 100)])
+def test_copy_2d_wide_rows_disjoint(width, height, dst_pitch, src_pitch, nt_mode):
     src = random_bytes((height - 1) * src_pitch + width + 11)
     dst = random_bytes((height - 1) * dst_pitch + width + 29)
     expected = dst.copy()
@@ -234,18 +243,69 @@ def test_bad_arguments_raise_and_leave_buffers_unchanged(index):
 def test_compiled_kernels_check_bounds_themselves():
     d, s = _bufs()
     d_before = d.copy()
-    for name in ("copy_2d", "move_2d_fwd", "move_2d_bwd"):
-        k = kernels.KERNELS[name]
-        for args in [(d, 64, s, 64, 64, 5),      # dst and src one row too short
-                     (d, 64, s[:200], 64, 64, 4),  # src too short
-                     (d[:255], 64, s, 64, 64, 4),  # dst one byte too short
-                     (d, 10, s, 10, 11, 2),       # width > pitch
-                     (d, 16, s, 16, 8, -1)]:      # negative height
+    k = kernels.KERNELS["copy_2d"]
+    for args in [(d, 64, s, 64, 64, 5),      # dst and src one row too short
+                 (d, 64, s[:200], 64, 64, 4),  # src too short
+                 (d[:255], 64, s, 64, 64, 4),  # dst one byte too short
+                 (d, 10, s, 10, 11, 2),       # width > pitch
+                 (d, 16, s, 16, 8, -1),       # negative height
+                 (d, -16, s, 16, 8, 2)]:      # negative pitch
+        for nt in (0, 1 << 40):
             with pytest.raises(ValueError):
-                k(*args)
-    with pytest.raises(ValueError):
-        kernels.KERNELS["copy"](d[:100], s[:101], False)
+                k(*args, nt, 0)
+    for nt in (0, 1 << 40):
+        with pytest.raises(ValueError):
+            kernels.KERNELS["copy"](d[:100], s[:101], nt)
+        with pytest.raises(ValueError):
+            kernels.KERNELS["fill"](d[:254], 1, 4, nt)  # not a multiple of 4
     np.testing.assert_array_equal(d, d_before)
+
+
+def test_compiled_kernels_take_only_their_signature():
+    """Argument types the compiled kernels were not built for raise TypeError (the public functions then
+    explain them) rather than compiling a new specialization."""
+    d, s = _bufs()
+    k = kernels.KERNELS
+    for call in (lambda: k["copy"](d.view(np.int8), s, 0),
+                 lambda: k["copy"](d[::2], s[::2], 0),
+                 lambda: k["fill"](d.reshape(16, 16), 1, 1, 0)):
+        with pytest.raises(TypeError):
+            call()
+    ro = s.copy()
+    ro.flags.writeable = False
+    with pytest.raises(TypeError):
+        k["copy"](ro, d, 0)
+    for name, dispatcher in k.items():
+        assert len(dispatcher.overloads) == 1, name
+
+
+def test_integer_like_arguments_and_array_subclasses():
+    src = random_bytes(4096)
+    dst = np.zeros(4096, dtype=np.uint8)
+    kernels.copy_2d(dst, np.int64(64), src, np.uint16(64), np.int32(40), True)  # height True == 1
+    np.testing.assert_array_equal(dst[:40], src[:40])
+    assert not dst[40:].any()
+    kernels.fill(dst, np.uint8(7))
+    assert (dst == 7).all()
+    kernels.fill(dst, 2**70 + 5)
+    assert (dst == 5).all()
+    kernels.fill_u32(dst, np.int64(-1))
+    assert (dst == 0xFF).all()
+
+    class Sub(np.ndarray):
+        pass
+
+    kernels.copy(dst.view(Sub), src.view(Sub))
+    np.testing.assert_array_equal(dst, src)
+    kernels.fill(dst.view(Sub)[1:], 3)
+    assert dst[0] == src[0] and (dst[1:] == 3).all()
+
+
+def test_copy_2d_single_row_ignores_huge_pitches():
+    src = random_bytes(100)
+    dst = np.zeros(100, dtype=np.uint8)
+    kernels.copy_2d(dst, 2**70, src, 2**65, 100, 1)
+    np.testing.assert_array_equal(dst, src)
 
 
 def test_zero_lengths_are_noops():
