@@ -313,12 +313,10 @@ def main():
     print(f"this process: kernels ready in {load_s:.2f} s")
     if not args.no_startup:
         print(cache_probe())
-        try:
-            from benchmarks import startup
-        except ImportError:
-            startup = None
-        if startup is not None:
-            print(startup.report(runs=5))
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import startup
+
+        print(startup.report(runs=5))
     print(f"total {time.perf_counter() - t_start:.1f} s")
 
 
