@@ -41,8 +41,8 @@ HUGE_1G = 1 << 30
 class Region:
     """A contiguous range of addresses and the bytes behind it."""
 
-    __slots__ = ("base", "size", "end", "kind", "location", "device", "page_size", "owner", "_buf", "freed",
-                 "origin", "va_flag", "virtual", "budget", "readonly")
+    __slots__ = ("base", "size", "end", "kind", "is_device", "location", "device", "page_size", "owner", "_buf",
+                 "freed", "origin", "va_flag", "virtual", "budget", "readonly")
 
     DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
 
@@ -53,6 +53,7 @@ class Region:
         self.size = size
         self.end = base + size
         self.kind = kind
+        self.is_device = kind == Region.DEVICE  # (a region's kind never changes)
         self.location = (Location.DEVICE if kind == Region.DEVICE else  # aclrtMemLocationType of its bytes
                          Location.HOST if kind == Region.PINNED else Location.UNREGISTERED)
         self.device = device
@@ -65,11 +66,6 @@ class Region:
         self.virtual = False  # timing-only: an address range with no bytes behind it
         self.budget: "HostBudget | None" = None  # device memory: counts its bytes here when first touched
         self.readonly = False  # pageable memory the program showed read-only (bytes, a read-only array)
-
-
-    @property
-    def is_device(self) -> bool:
-        return self.kind == Region.DEVICE
 
     @property
     def materialized(self) -> bool:
@@ -457,7 +453,7 @@ class AddressSpace:
     # -- host registration -------------------------------------------------------------
     def location(self, r: Region, addr: int) -> Location:
         """Where `addr` (inside `r`) lives: registered pageable memory counts as page-locked."""
-        if r.kind == Region.PAGEABLE and self._regs and self.registration(addr) is not None:
+        if r.location is Location.UNREGISTERED and self._regs and self.registration(addr) is not None:
             return Location.HOST
         return r.location
 

@@ -103,13 +103,16 @@ class Task:
 
     @classmethod
     def copy(cls, nbytes: int, device: int, src: int | None, dst: int | None, label: str,
-             on_complete: Callable[[], None] | None = None, chunk: int = 0) -> "Task":
+             on_complete: Callable[[], None] | None = None, chunk: int = 0, kind_asked: int | None = None,
+             kind_used: int | None = None) -> "Task":
         """A COPY task, made quickly (positional arguments, the common fields only)."""
         t = cls.__new__(cls)
         t.kind, t.nbytes, t.device, t.src, t.dst, t.label, t.on_complete = COPY, nbytes, device, src, dst, label, \
             on_complete
         if chunk:
             t.chunk = chunk
+        if kind_asked is not None:
+            t.kind_asked, t.kind_used = kind_asked, kind_used
         return t
 
     @property

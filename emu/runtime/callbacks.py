@@ -165,7 +165,7 @@ def _alive(thread_id: int) -> bool:
 def get_soc_name(rt: Core) -> str:
     """The SoC name of the product, e.g. "Ascend910B3" (aclrtGetSocName); no context needed. 507000 for a
     product whose SoC name the emulator does not know (acl_rt_impl_base.cpp aclrtGetSocNameImpl)."""
-    if rt._st.gate is not None:
+    if rt.caller.gate is not None:
         rt.runtime_layer()
     name = soc_name(rt.product)
     if name is None:
@@ -196,10 +196,10 @@ def _purge_destroyed(rt: Core, cbs: _CallbackState) -> None:
 
 def _wait_wall(rt: Core, cbs: _CallbackState, seconds: float) -> float:
     """Let other host threads call the runtime for up to `seconds` (lock released); the wall time waited."""
-    st = rt._st
+    st = rt.caller
     t0 = perf_counter()
     cbs.cond.wait(seconds)
-    rt._st = st  # another thread's call set it while the lock was free
+    rt.caller = st  # another thread's call set it while the lock was free
     return perf_counter() - t0
 
 
@@ -337,7 +337,7 @@ def process_report(rt: Core, timeout_ms: int = -1) -> None:
     """
     if timeout_ms < -1 or timeout_ms == 0:
         fail(ACL_ERROR_INVALID_PARAM, f"timeout {timeout_ms} ms: -1 waits forever, otherwise it must be > 0")
-    if rt._st.gate is not None:
+    if rt.caller.gate is not None:
         rt.runtime_layer()
     cbs = _callbacks(rt)
     me = threading.get_ident()
@@ -345,7 +345,7 @@ def process_report(rt: Core, timeout_ms: int = -1) -> None:
     if not cbs.streams_of(me):
         fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {me} is subscribed to no stream: call aclrtSubscribeReport")
     batch = _take_reports(rt, cbs, me, timeout_ms)
-    st = rt._st
+    st = rt.caller
     cbs.running.extend(batch)
     error: BaseException | None = None
     try:
@@ -362,7 +362,7 @@ def process_report(rt: Core, timeout_ms: int = -1) -> None:
 
 def _take_reports(rt: Core, cbs: _CallbackState, me: int, timeout_ms: int) -> list[_Report]:
     """Wait for this thread's next reports; move its clock to when it wakes; take what reached it by then."""
-    st = rt._st
+    st = rt.caller
     deadline = math.inf if timeout_ms == -1 else st.clock + timeout_ms / 1000.0
     wall_end = math.inf if timeout_ms == -1 else perf_counter() + timeout_ms / 1000.0
 
@@ -418,7 +418,7 @@ def _run_callback(rt: Core, cbs: _CallbackState, r: _Report, st) -> BaseExceptio
     finally:
         for _ in range(held):
             rt.lock.acquire()
-        rt._st = st
+        rt.caller = st
         if wall and st.returned is not None:
             st.clock += (perf_counter() - st.returned) * wall
         st.returned = None  # back inside the process_report call

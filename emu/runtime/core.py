@@ -67,27 +67,26 @@ def parse_host_time(text: str, source: str = HOST_TIME_ENV) -> tuple[str, float]
 _SIZE_T = 1 << 64
 
 
-def _c_sizes(fn, names: tuple):
-    """`fn` with the arguments `names` read as C's size_t reads them: a negative Python int is the huge
-    unsigned value it is in C (so `count > destMax`, capacity and range checks refuse it, and no byte
-    moves), never a negative count."""
+def _size_args(fn, names: tuple) -> tuple[tuple[int, str], ...]:
+    """(position after the runtime, name) of each argument of `fn` in `names`."""
     params = list(inspect.signature(fn).parameters)[1:]
-    where = tuple((params.index(n), n) for n in names)
+    return tuple((params.index(n), n) for n in names)
 
-    @functools.wraps(fn)
-    def read(self, *args, **kwargs):
-        for i, n in where:
-            if i < len(args):
-                a = args[i]
-                if a.__class__ is int and a < 0:
-                    args = (*args[:i], a % _SIZE_T, *args[i + 1:])
-            else:
-                a = kwargs.get(n)
-                if a.__class__ is int and a < 0:
-                    kwargs[n] = a % _SIZE_T
-        return fn(self, *args, **kwargs)
 
-    return read
+def _as_size_t(where: tuple, args: tuple, kwargs: dict) -> tuple:
+    """The arguments at `where` read as C's size_t reads them: a negative Python int is the huge unsigned
+    value it is in C (so `count > destMax`, capacity and range checks refuse it, and no byte moves), never a
+    negative count."""
+    for i, n in where:
+        if i < len(args):
+            a = args[i]
+            if a.__class__ is int and a < 0:
+                args = (*args[:i], a % _SIZE_T, *args[i + 1:])
+        else:
+            a = kwargs.get(n)
+            if a.__class__ is int and a < 0:
+                kwargs[n] = a % _SIZE_T
+    return args
 
 
 def api(name: str, gate: bool = True, sizes: tuple = ()):
@@ -106,17 +105,22 @@ def api(name: str, gate: bool = True, sizes: tuple = ()):
     ACL layer treats the runtime's "not supported" specially.
 
     sizes: the names of the arguments the C API declares size_t (sizes, counts, pitches, widths,
-    heights, offsets), read as C reads them (see `_c_sizes`).
+    heights, offsets), read as C reads them (see `_as_size_t`).
     """
 
     def wrap(fn):
-        if sizes:
-            fn = _c_sizes(fn, sizes)
+        where = _size_args(fn, sizes)
 
         @functools.wraps(fn)
         def call(self: "Core", *args, **kwargs):
+            if where:  # sizes given by keyword or negative are read as size_t; the common case is one test each
+                n = len(args)
+                for i, _ in where:
+                    if i >= n or args[i].__class__ is int and args[i] < 0:
+                        args = _as_size_t(where, args, kwargs)
+                        break
             with self.lock:
-                st = self._st = self._state  # this thread's state, for the rest of the call
+                st = self.caller = self._state  # this thread's state, for the rest of the call
                 wall = self._wall
                 if wall:  # host_time="wall": the host's own time since this thread's previous call
                     now = perf_counter()
@@ -152,9 +156,17 @@ def fail(code: int, message: str) -> None:
     raise AclError(code, message)
 
 
-class _ThreadState:
-    """Per host thread: current context, virtual clock, deferred product gate, capture modes,
-    and (host_time="wall") the wall time its previous API call returned."""
+class ThreadState:
+    """What the runtime knows of one host thread, and the per-call context of the API call it is making.
+
+    ctx: its current context; clock: its virtual time (simulated seconds); gate: the API name whose product
+    gate the `api` decorator deferred to the call's first runtime-layer step (None: nothing pending);
+    ident: its thread id; capture_modes, exchange_mode: the capture modes it began and its
+    aclmdlRICaptureThreadExchangeMode; returned: (host_time="wall") the wall time its previous call returned.
+
+    During an API call, `Core.caller` is the calling thread's ThreadState: the family modules read the
+    call's clock and pending gate there (`rt.caller`), never through thread-local lookups of their own.
+    """
 
     __slots__ = ("ctx", "clock", "gate", "ident", "capture_modes", "exchange_mode", "returned")
 
@@ -191,7 +203,7 @@ class _Handles(dict):
 
 class _PerThread(threading.local):
     def __init__(self):
-        self.state = _ThreadState()
+        self.state = ThreadState()
 
 
 class Context:
@@ -322,22 +334,29 @@ class Core:
         self.peers: set[tuple[int, int]] = set()  # (device, peer): device may access peer's memory
         self.descriptors: dict[int, tuple[int, int, int]] = {}  # desc address -> (src, dst, count) last set
         self._tls = _PerThread()
-        self._st = self._state  # the calling thread's state while an API call holds the lock
+        # The per-call context: the calling thread's ThreadState, set by the `api` decorator on entry (under
+        # the lock) and read by the family modules for the call's clock and pending product gate.
+        self.caller: ThreadState = self._state
         self._unsupported = product.unsupported
         self._ep = product.ep_mode
         self._units: dict[tuple, int] = {}  # (src device, dst device) -> the runtime's task size
 
     def gate(self, name: str) -> None:
-        """The product gate: an API this product does not support fails with 207000."""
+        """The product gate, the one place it fires: an API this product does not support fails with 207000.
+
+        Called by `runtime_layer` (the gate the `api` decorator deferred to the call's first runtime-layer
+        step), or by a method declared `api(..., gate=False)` at the step of its ACL layer where the reference
+        runtime checks. A product *capability* a call needs (`Product.has`, e.g. "p2p", "stars") is not this
+        gate: each gives the code its own rule names, next to that rule."""
         if name in self.product.unsupported:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                  f"{name} is not supported on {self.product.name} ({self.product.title})")
 
     def runtime_layer(self) -> None:
         """The call has passed the ACL layer: apply the product gate the decorator deferred."""
-        name = self._st.gate
+        name = self.caller.gate
         if name is not None:
-            self._st.gate = None
+            self.caller.gate = None
             self.gate(name)
 
     @property
@@ -363,7 +382,7 @@ class Core:
         return self._host_time[1]
 
     @property
-    def _state(self) -> _ThreadState:
+    def _state(self) -> ThreadState:
         return self._tls.state
 
     # -- thread state and the host clock ------------------------------------------
@@ -433,9 +452,12 @@ class Core:
 
     def current_context(self, implicit: bool = True) -> Context:
         """The thread's context, else 107002; `implicit` paths may first open the aclInit default device."""
-        if self._st.gate is not None:
+        st = self.caller
+        if st.gate is not None:
             self.runtime_layer()
-        ctx = self.ctx
+        ctx = st.ctx
+        if ctx is not None and ctx.destroyed:
+            st.ctx = ctx = None
         if ctx is None and implicit and self.default_device is not None:
             self._set_device(self.default_device)
             ctx = self.ctx
@@ -445,7 +467,7 @@ class Core:
 
     # -- handles -----------------------------------------------------------------
     def _lookup(self, handle: int, typ, what: str):
-        if self._st.gate is not None:
+        if self.caller.gate is not None:
             self.runtime_layer()
         if handle.__class__ is not int and not (isinstance(handle, int) and not isinstance(handle, bool)):
             if isinstance(handle, bool) or not hasattr(handle, "__index__"):
@@ -475,7 +497,7 @@ class Core:
             fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{s.handle:x} is being captured")
 
     def check_stream_handle(self, handle: int) -> None:
-        if self._st.gate is not None:
+        if self.caller.gate is not None:
             self.runtime_layer()
         if handle != 0:
             self._lookup(handle, Stream, "stream")
@@ -497,7 +519,7 @@ class Core:
         return [i for i in ids if 0 <= i < n]
 
     def physical(self, device_id: int) -> "Device":
-        if self._st.gate is not None:
+        if self.caller.gate is not None:
             self.runtime_layer()
         if not isinstance(device_id, int) or not 0 <= device_id < len(self.visible):
             fail(ACL_ERROR_RT_INVALID_DEVICEID,
@@ -526,4 +548,4 @@ class Core:
         if stream.capture is not None:
             stream.capture.tasks.append(task)
             return task
-        return self.machine.submit(stream.m, task, self._st.clock)
+        return self.machine.submit(stream.m, task, self.caller.clock)

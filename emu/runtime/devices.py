@@ -207,7 +207,7 @@ def set_context(rt: Core, handle: int) -> None:
 
 
 def _live_context(rt: Core, handle: int, code: int) -> Context:
-    if rt._st.gate is not None:
+    if rt.caller.gate is not None:
         rt.runtime_layer()
     ctx = rt.handles.get(handle)
     if not isinstance(ctx, Context) or ctx.destroyed:

@@ -100,7 +100,7 @@ def _sync_target(rt: Core, handle: int, timeout_ms: int = -1) -> Stream | None:
     a capturing stream (107027), the flags that return at once (None), no context (107002).
     A stream of another context is allowed (ApiImpl::StreamSynchronize switches context)."""
     s = None if handle == 0 else rt._lookup(handle, Stream, "stream")
-    if rt._st.gate is not None:
+    if rt.caller.gate is not None:
         rt.runtime_layer()
     if timeout_ms == 0:
         fail(ACL_ERROR_RT_PARAM_INVALID, "timeout 0 ms: must be -1 (forever) or > 0")
@@ -241,7 +241,7 @@ def _event_and_stream(rt: Core, event: int, stream: int, what: str) -> tuple[Eve
         fail(ACL_ERROR_INVALID_PARAM, "event is null")
     ev = rt.event_of(event)
     s = None if stream == 0 else rt._lookup(stream, Stream, "stream")
-    if rt._st.gate is not None:
+    if rt.caller.gate is not None:
         rt.runtime_layer()
     if ev.flags & C.ACL_EVENT_DEVICE_USE_ONLY:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"a DEVICE_USE_ONLY event cannot be {what} from the host")

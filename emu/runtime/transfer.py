@@ -78,11 +78,14 @@ class CopyPlan:
     def __init__(self, rt: Core, dst: Region, doff: int, src: Region, soff: int, nbytes: int, kind: int,
                  used: int | None = None):
         self.dst, self.doff, self.src, self.soff, self.nbytes = dst, doff, src, soff, nbytes
-        self.dloc = rt.space.location(dst, dst.base + doff)
-        self.sloc = rt.space.location(src, src.base + soff)
+        loc = dst.location  # pageable memory may be registered (page-locked) in part: ask the address space
+        self.dloc = loc if loc is not UNREG else rt.space.location(dst, dst.base + doff)
+        loc = src.location
+        self.sloc = loc if loc is not UNREG else rt.space.location(src, src.base + soff)
         self.kind = int(kind)
         self.used = self.kind if used is None else int(used)
-        self.s_dev, self.d_dev = ends(src, dst)
+        self.s_dev = src.device if src.is_device and src.origin != "alias" else None  # as `ends` gives them
+        self.d_dev = dst.device if dst.is_device and dst.origin != "alias" else None
         self.staged = rt._ep and ((self.s_dev is None and self.sloc == UNREG) or
                                   (self.d_dev is None and self.dloc == UNREG))
 
@@ -106,8 +109,11 @@ def plan_copy(rt: Core, dst: int, src: int, nbytes: int, kind: int, *, correct: 
     """Resolve a copy of `nbytes` from `src` to `dst` (spans: the bytes each end covers, for 2D copies):
     the regions (107000 outside any allocation), and with `correct` the kind corrected from where the
     pointers are (`correct_kind`)."""
-    dr, doff = locate(rt, dst, nbytes if dst_span is None else dst_span)
-    sr, soff = locate(rt, src, nbytes if src_span is None else src_span)
+    if rt.caller.gate is not None:
+        rt.runtime_layer()
+    resolve = rt.space.resolve
+    dr, doff = resolve(dst, max(nbytes if dst_span is None else dst_span, 1))
+    sr, soff = resolve(src, max(nbytes if src_span is None else src_span, 1))
     plan = CopyPlan(rt, dr, doff, sr, soff, nbytes, kind)
     if correct:
         plan.used = correct_kind(plan.sloc, plan.dloc, plan.used)
@@ -123,8 +129,9 @@ def tagged(task: Task, plan: CopyPlan) -> Task:
 def copy_task(rt: Core, plan: CopyPlan, what: str, device: int | None = None, chunk: int = 0) -> Task:
     """The model task of a planned copy (on `device`, by default the plan's), which moves the bytes when it
     completes; it carries the kind asked and the kind used."""
-    return tagged(Task.copy(plan.nbytes, plan.device if device is None else device, plan.s_dev, plan.d_dev, what,
-                            _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what), chunk), plan)
+    return Task.copy(plan.nbytes, plan.device if device is None else device, plan.s_dev, plan.d_dev, what,
+                     _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what), chunk, plan.kind,
+                     plan.used)
 
 
 # -- moving bytes ------------------------------------------------------------------
@@ -165,7 +172,7 @@ def _filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str):
 
 
 def locate(rt: Core, addr: int, nbytes: int) -> tuple[Region, int]:
-    if rt._st.gate is not None:
+    if rt.caller.gate is not None:
         rt.runtime_layer()
     return rt.space.resolve(addr, max(nbytes, 1))
 
@@ -235,8 +242,8 @@ def _copy_unit(rt: Core, s_dev: int | None, d_dev: int | None) -> int:
 def enqueue_copy(rt: Core, s: Stream, plan: CopyPlan, what: str) -> None:
     """Queue a planned copy on `s`: the runtime's tasks of `copy_unit` bytes run back to back, one model
     task stands for them all."""
-    unit = copy_unit(rt, plan.s_dev, plan.d_dev)
-    src, dst = plan.src, plan.dst
-    rt.submit(s, tagged(Task.copy(plan.nbytes, s.device, plan.s_dev, plan.d_dev, what,
-                                  None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
-                                  _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit), plan))
+    s_dev, d_dev, src, dst = plan.s_dev, plan.d_dev, plan.src, plan.dst
+    unit = rt._units.get((s_dev, d_dev)) or copy_unit(rt, s_dev, d_dev)
+    rt.submit(s, Task.copy(plan.nbytes, s.device, s_dev, d_dev, what,
+                           None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
+                           _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit, plan.kind, plan.used))
