@@ -83,3 +83,30 @@ def test_one_way_to_raise_an_acl_error():
         assert "raise AclError(" not in text, f"{m}.py raises AclError itself instead of calling fail()"
         if m != "batch":
             assert "BatchError(" not in text, m
+
+
+# The vocabulary emu.constants holds; before it did, modules re-declared these (hostmem's REG_*, allocation's
+# ATTR_*, capture's modes and statuses, transfer's directions, descriptors' INNER_D2D, ...).
+_VOCABULARY = re.compile(r"^_?(H2H|H2D|D2H|D2D|DEFAULT|H2B2D|INNER_D2D|INTER_D2D|REG_[A-Z]+|ATTR_[A-Z_]+|"
+                         r"HOST_REGISTER_[A-Z]+|GLOBAL|THREAD_LOCAL|RELAXED|NONE|ACTIVE|INVALIDATED|"
+                         r"DEVICE_USE_ONLY|ACL_[A-Z0-9_]+|EVENT_WAIT_STATUS_[A-Z_]+|Location|MemcpyKind)$")
+
+
+def test_one_vocabulary_for_kinds_locations_flags_and_modes():
+    """Copy directions, memory locations, allocation attributes, registration types and flags, callback,
+    event-wait and capture constants are defined once, in emu.constants: the emulator's other modules import
+    them and never assign them (a local `REG_PINNED = 0x10000000` could drift from the header's value)."""
+    package = RUNTIME.parent
+    offenders = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name in ("constants.py", "errors.py") or "examples" in path.parts:  # errors.py: the codes;
+            continue  # examples: user scripts, which define their own ints as pyACL scripts do
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            targets = [t for n in ([node] if isinstance(node, ast.Assign) else []) for t in n.targets]
+            names = [e.id for t in targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])
+                     if isinstance(e, ast.Name)]
+            if isinstance(node, ast.ClassDef):
+                names.append(node.name)
+            offenders += [f"{path.relative_to(package)}: {n}" for n in names if _VOCABULARY.match(n)]
+    assert not offenders, offenders

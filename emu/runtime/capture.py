@@ -74,7 +74,7 @@ def check_capture_safe(rt: Core, converted: bool = False) -> None:
     if ctx_mode is None:
         return
     thread_mode = _strictest(_thread_modes(rt))
-    exchange = rt._state.exchange_mode
+    exchange = rt.caller.exchange_mode
     if exchange == RELAXED:
         return
     if exchange == GLOBAL:
@@ -186,7 +186,7 @@ def ri_capture_thread_exchange_mode(rt: Core, mode: int) -> int:
     if not 0 <= mode < len(MODES):
         fail(ACL_ERROR_RT_PARAM_INVALID, f"capture mode {mode} is not one of 0..2")
     rt.current_context()
-    old, rt._state.exchange_mode = rt._state.exchange_mode, mode
+    old, rt.caller.exchange_mode = rt.caller.exchange_mode, mode
     return old
 
 
