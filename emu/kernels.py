@@ -323,8 +323,8 @@ def _copy_stream(dst, di, src, si, n):
     d = di + head
     s = si + head
     end = di + n
-    # Two pages at a time, 128 bytes from each: two read streams and two
-    # write streams keep the memory controller busier than one.
+    # Two pages at a time, 128 bytes from each, as the C library's own large
+    # copy does; on par with it, and with a single 256-byte stream, here.
     while d + 2 * _PAGE <= end:
         for off in range(0, _PAGE, 128):
             _cp128x2_nt(dst, d + off, src, s + off)
