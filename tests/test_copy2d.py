@@ -924,3 +924,21 @@ def test_memcpy2d_property_d2d_async_on_950pr(region):
     """aclrtMemcpy2dAsync / aclrtMalloc padding: D2D async on 950PR, where aclrtMalloc adds no padding (allocation =
     roundup(n, 32))."""
     _check_2d_call("d2d_async", *region, product="950PR")
+
+
+def test_a_blocking_2d_copy_pays_the_driver_round_trip_as_memcpy_does(rt):
+    """aclrtMemcpy2d, like aclrtMemcpy, is one synchronous driver call (ApiImpl::MemCopy2DSync calls the
+    driver's MemCopy2D with DEVMM_MEMCPY2D_SYNC as MemCopySync calls its MemCopySync, hicann/runtime
+    src/runtime/api/impl/api_impl.cc): the host pays `hardware.sync_copy` for both. One row of w bytes then
+    costs the host what a w-byte aclrtMemcpy costs, but for the row's descriptor."""
+    w = 4096
+    host, dev = rt.malloc_host(w), rt.malloc(w)
+    hw = rt.product.hardware
+    assert hw.sync_copy > 10 * hw.row_overhead
+    t0 = rt.clock
+    rt.memcpy(dev, w, host, w, H2D)
+    one_d = rt.clock - t0
+    t0 = rt.clock
+    rt.memcpy2d(dev, w, host, w, w, 1, H2D)
+    two_d = rt.clock - t0
+    assert two_d == pytest.approx(one_d + hw.row_overhead, abs=hw.sync_copy / 10)

@@ -107,8 +107,11 @@ def _move_2d(rt: Core, dst: Region, doff: int, dpitch: int, src: Region, soff: i
 
 def _copy_2d_now(rt: Core, plan: transfer.CopyPlan, dpitch: int, spitch: int, width: int, height: int,
                  what: str) -> None:
+    """A blocking 2D copy. Like aclrtMemcpy it is one synchronous driver call (ApiImpl::MemCopy2DSync calls
+    the driver's MemCopy2D with DEVMM_MEMCPY2D_SYNC, as MemCopySync calls its MemCopySync,
+    hicann/runtime src/runtime/api/impl/api_impl.cc), so the host pays the same round trip."""
     transfer.copy_now(rt, plan, what, move=_move_2d(rt, plan.dst, plan.doff, dpitch, plan.src, plan.soff, spitch,
-                                                    width, height, what), rows=height, round_trip=False)
+                                                    width, height, what), rows=height)
 
 
 @api("aclrtMemcpy2d", sizes=("dpitch", "spitch", "width", "height"))

@@ -190,11 +190,11 @@ def pageable(rt: Core, r: Region, off: int) -> bool:
     return rt.space.location(r, r.base + off) == UNREG
 
 
-def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0, round_trip: bool = True) -> None:
+def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0) -> None:
     """A blocking copy: the host waits for it, other streams go on. Pageable memory goes through
     the driver's staging pipeline; host-to-host copies are the CPU's. move: what moves the bytes (by default
-    the plan's contiguous range); rows: row descriptors of a 2D copy (none when staged); round_trip: the
-    host also pays the driver's wake-up (`hardware.sync_copy`; 2D copies do not model it)."""
+    the plan's contiguous range); rows: row descriptors of a 2D copy (none when staged). The host also pays
+    the driver's round trip (`hardware.sync_copy`), once the copy is done."""
     if move is None:
         move = _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what)
     if plan.s_dev is None and plan.d_dev is None:
@@ -204,8 +204,7 @@ def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0, r
     task = Task(STAGED if plan.staged else COPY, nbytes=plan.nbytes, rows=0 if plan.staged else rows,
                 device=plan.device, src=plan.s_dev, dst=plan.d_dev, label=what, on_complete=move)
     run_blocking(rt, tagged(task, plan))
-    if round_trip:
-        rt.tick(rt.product.hardware.sync_copy)  # the driver's round trip: the host is woken once it is done
+    rt.tick(rt.product.hardware.sync_copy)  # the driver's round trip: the host is woken once it is done
 
 
 def sync_for_pageable(rt: Core, s: Stream) -> None:
