@@ -17,7 +17,6 @@ from __future__ import annotations
 import gc
 import math
 from collections import deque
-from contextlib import contextmanager
 from itertools import count
 from typing import Callable, Iterable
 
@@ -33,16 +32,19 @@ HOSTFUNC = "hostfunc"  # a task the host completes (a blocking host callback)
 _SLACK = 1e-12  # seconds: a task due within this is due now
 
 
-@contextmanager
-def _gc_paused():
-    """The simulation allocates many short-lived objects and makes no cycles: keep the collector out of it."""
+def _gc_pause() -> bool:
+    """The simulation allocates many short-lived objects and makes no cycles: keep the collector out of it.
+    Returns whether it was enabled, for `_gc_resume` (two plain calls: cheaper than a context manager, which
+    a small blocking call would pay on every call)."""
     enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    if enabled:
+        gc.disable()
+    return enabled
+
+
+def _gc_resume(enabled: bool) -> None:
+    if enabled:
+        gc.enable()
 
 
 class Task:
@@ -429,20 +431,26 @@ class Machine:
         env = self.env
         if env.peek() > t:
             return  # nothing due; later submissions wait for their own submit time
-        with _gc_paused():
+        gc_was = _gc_pause()
+        try:
             if t > env.now:
                 env.run(until=t)
             else:
                 while env.peek() <= env.now:
                     env.step()
+        finally:
+            _gc_resume(gc_was)
 
     def step_until(self, t: float, stop: Callable[[], bool]) -> None:
         """Complete what is due by `t`, one event at a time, until `stop()` is true. Unlike `run_until`,
         simulated time does not move past the last event (a host thread polling for work)."""
         env = self.env
-        with _gc_paused():
+        gc_was = _gc_pause()
+        try:
             while not stop() and env.peek() <= t:
                 env.step()
+        finally:
+            _gc_resume(gc_was)
 
     def complete(self, task: Task, at: float) -> None:
         """The host has done a reached HOSTFUNC task at time `at`: it completes then (now, if the machine is
@@ -460,19 +468,21 @@ class Machine:
         return task._done
 
     def wait(self, task: Task) -> float:
-        """Run until `task` completes; return its completion time."""
-        if not task.completed:
-            with _gc_paused():
-                if not self.host_open:
-                    self.env.run(until=self.done_event(task))
-                    return task.end
-                env = self.env
+        """Run until `task` completes, one event at a time (open HOSTFUNC tasks may need the host threads:
+        `host_wait`); return its completion time."""
+        if task.end is None:
+            env = self.env
+            step, peek = env.step, env.peek
+            gc_was = _gc_pause()
+            try:
                 while task.end is None:
-                    if env.peek() < math.inf:
-                        env.step()
-                    elif self.host_wait is None:
-                        raise RuntimeError(f"{task.label or task.kind}: waits for host work and no host thread "
-                                           f"can do it")
-                    else:
+                    if peek() < math.inf:
+                        step()
+                    elif self.host_open and self.host_wait is not None:
                         self.host_wait()
+                    else:
+                        why = "host work and no host thread can do it" if self.host_open else "work that never runs"
+                        raise RuntimeError(f"{task.label or task.kind}: waits for {why}")
+            finally:
+                _gc_resume(gc_was)
         return task.end

@@ -340,6 +340,7 @@ class Core:
         self._unsupported = product.unsupported
         self._ep = product.ep_mode
         self._units: dict[tuple, int] = {}  # (src device, dst device) -> the runtime's task size
+        self.sync_streams: dict = {}  # device -> the model stream its blocking copies and fills run on
 
     def gate(self, name: str) -> None:
         """The product gate, the one place it fires: an API this product does not support fails with 207000.

@@ -180,7 +180,10 @@ def locate(rt: Core, addr: int, nbytes: int) -> tuple[Region, int]:
 def run_blocking(rt: Core, task: Task) -> None:
     """Run a task outside any stream and block this host thread until it completes."""
     dev = task.device
-    rt.machine.submit(rt.machine.stream(f"dev{dev}/sync", dev), task, rt.clock)
+    s = rt.sync_streams.get(dev)
+    if s is None or not s.idle:  # (one per device: a blocking call waits for its task, so it is idle)
+        s = rt.sync_streams[dev] = rt.machine.stream(f"dev{dev}/sync", dev)
+    rt.machine.submit(s, task, rt.clock)
     rt.wait_for(task)
     if task.error is not None:
         raise task.error
