@@ -78,12 +78,14 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
     may be omitted. outputs: the values returned on failure, one per output.
     """
     lo, hi = len(params) - optional, len(params)
+    ints_only = set(params) <= {INT}  # most APIs: every argument an int, read in one pass
+    index = operator.index
 
     def call(*args):
         if not lo <= len(args) <= hi:
             raise TypeError(f"{qualname} args parse failed")
         try:
-            parsed = [_parse(k, a) for k, a in zip(params, args)]
+            parsed = list(map(index, args)) if ints_only else [_parse(k, a) for k, a in zip(params, args)]
         except (TypeError, ValueError):
             raise TypeError(f"{qualname} args parse failed") from None
         try:

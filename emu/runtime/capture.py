@@ -57,18 +57,16 @@ def _strictest(counts: dict[int, int]) -> int | None:
     return min(live) if live else None
 
 
-# -- CaptureOps ------------------------------------------------------------------------------------
-
-
+# -- capture modes ---------------------------------------------------------------------------------
 def _thread_modes(rt: Core) -> dict[int, int]:
-    return rt._state.capture_modes
+    return rt.caller.capture_modes
 
 
 def check_capture_safe(rt: Core, converted: bool = False) -> None:
     """Refuse a synchronous copy or memset while a capture makes it unsafe
     (docs/conformance/hostmem_peer_capture.md, Capture)."""
-    ctx = rt.ctx
-    if ctx is None:
+    ctx = rt.caller.ctx
+    if ctx is None or ctx.destroyed or not ctx.capture_modes:
         return
     ctx_mode = _strictest(ctx.capture_modes)
     if ctx_mode is None:
