@@ -4,14 +4,15 @@ A flow crosses one or more links, using `weight` units of each link's capacity p
 (an on-chip copy reads and writes HBM: weight 2). Rates are max-min fair: those progressive filling gives,
 raising every rate together and fixing a flow's rate at the level where one of its links fills.
 
-Re-rating is partial. A change (a flow starting or ending) alters nothing progressive filling does below a
-level `theta`: the old rate of a flow that ends (no link of it fills below that), or, for a flow that starts,
-the smallest fair share capacity / summed weights over its links (no link of it can fill below that). So the
-flows rated below `theta` keep their rates, and only the flows at `theta` or above that are connected to the
-change through links are re-rated, by progressive filling on the capacity the others leave. Only a flow whose
-rate changed is brought up to date and gets a new due time in the heap. The changes made at one instant (the
-flows that end then, those their completions start, those started at that instant) are re-rated once,
-together, before simulated time moves on.
+Re-rating is incremental. Progressive filling fills the links in the order of their levels (the rate at
+which each fills and fixes its flows' rates); a change (a flow starting or ending) alters the run only where a
+link's flows change: a link whose flows all keep their rates fills at the level it filled at before and fixes
+the same flows. So `_rerate` replays the run over the links touched by a change only, in the order of their
+levels, taking each flow it does not touch at its old rate; a link is touched when a flow on it changes rate,
+or when its neck (the link that fixed it) no longer fixes it at the old level. Only a flow whose rate changed is
+brought up to date and gets a new due time in the heap. The changes made at one instant (the flows that end
+then, those their completions start, those started at that instant) are re-rated once, together, before
+simulated time moves on.
 
 One simpy timer stays armed for the next thing due. A flow may end with a `tail` (a fixed latency after its
 last byte) that uses no bandwidth: it leaves its links when its data is done and reports done `tail` seconds
@@ -22,7 +23,7 @@ scan of the flows that did not change.
 """
 from __future__ import annotations
 
-from heapq import heapify, heappop, heappush, heapreplace
+from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Callable
 
@@ -31,7 +32,11 @@ from simpy.events import NORMAL
 
 EPS = 1e-12  # seconds: things due within this of each other happen together
 INF = float("inf")
-TIES = 1e-9  # a flow rated within this (relative) of `theta` is re-rated too: re-rating more is always safe
+TIE = 1e-12  # rates within this (relative) of each other are the same rate
+
+# What a re-rating's queue holds for a link, in this order at one level
+FILL = 0  # fill at this level (if the entry is still the link's latest)
+CHECK = 1  # its old level: the flows it fixed and has not fixed again by now will move
 
 # Flow states
 MOVING = 0  # sharing its links with others; its rate changes with theirs
@@ -45,8 +50,8 @@ SERVICE_FROM = 4  # flows alone together on one link before it keeps a service c
 class Link:
     """One direction of a link (full duplex links are two of these), or a shared resource like HBM."""
 
-    __slots__ = ("name", "capacity", "flows", "busy_since", "busy_time", "bytes", "multi", "mark", "left", "load",
-                 "service", "served_at", "weight", "tags", "version")
+    __slots__ = ("name", "capacity", "flows", "busy_since", "busy_time", "bytes", "multi", "level", "mark", "filled",
+                 "stamp", "service", "served_at", "weight", "tags", "version")
 
     def __init__(self, name: str, capacity: float):
         if not capacity > 0:
@@ -56,13 +61,13 @@ class Link:
         self.flows: dict[Flow, float] = {}  # the flows on it, in arrival order, and the weight each has on it
         self.busy_since: float | None = None
         self.busy_time = 0.0  # seconds with at least one flow
-        self.bytes = 0.0  # wire bytes carried (brought up to date when its flows' rates change or they leave)
+        self.bytes = 0.0  # wire bytes carried (a flow's are counted when it leaves; a service clock's as it runs)
         self.multi = 0  # how many of its flows cross other links too
-        # Scratch of a re-rating (valid while `mark` is the network's current mark): the capacity the flows
-        # not re-rated leave, and the summed weights of the re-rated flows not yet given a rate.
-        self.mark = 0
-        self.left = 0.0
-        self.load = 0.0
+        self.level = INF  # the rate at which it filled and fixed the rates of the flows it is the neck of
+        # (INF: it is the neck of none; a finite level it is the neck of none is harmless)
+        self.mark = 0  # the last re-rating that touched it
+        self.filled = 0  # the last re-rating in which it filled
+        self.stamp = 0  # its latest FILL entry in the re-rating's queue
         # When its flows cross no other link (and there are several), they all move at one level,
         # capacity / their summed weights, so they end in the order of their tags (the service at which
         # each has its last byte), whatever comes and goes: a start or an end costs O(log N), not O(N).
@@ -86,7 +91,7 @@ class Flow:
     runs `tail` seconds after its last byte."""
 
     __slots__ = ("net", "links", "weights", "size", "remaining", "counted", "updated", "start", "tail", "on_done",
-                 "owner", "speed", "share", "finish", "state", "version", "mark", "tag")
+                 "owner", "speed", "neck", "share", "finish", "state", "version", "mark", "tag")
 
     def __init__(self, net: Network, links: list[Link], weights: list[float], size: float, tail: float,
                  on_done: Callable, now: float, owner=None):
@@ -100,12 +105,13 @@ class Flow:
         self.tail = tail
         self.on_done = on_done
         self.owner = owner
-        self.speed = INF  # its rate; INF until it is first rated (so a re-rating never leaves it out)
-        self.share = 0.0  # scratch of a re-rating: its new rate, < 0 while not yet fixed
+        self.speed = INF  # its rate; INF until it is first rated (so nothing but a filling link holds it back)
+        self.neck: Link | None = None  # the link that fixed its rate (at the link's level)
+        self.share = 0.0  # in the re-rating that touched it (`mark`): its new rate, < 0 until it is fixed
         self.finish = INF  # when its last byte arrives, at the current rates
         self.state = MOVING
         self.version = 0  # a heap entry is current while it carries the flow's version
-        self.mark = 0  # the re-rating that took it in
+        self.mark = 0  # the last re-rating that touched it
         self.tag = 0.0  # SHARING: the link's service at which its last byte arrives
 
     @property
@@ -147,9 +153,8 @@ def at(env: simpy.Environment, when: float, callback, value=None) -> None:
 class Network:
     """The flows in flight on a simpy environment and the max-min fair rates they share links at.
 
-    Changes wait in `_dirty` (the links they touched), `_theta` (the lowest level they can alter) and `_added`
-    (the flows started and not yet rated) until `_flush` re-rates them together: at the end of the timer's
-    work for an instant, at a zero-delay event after a start made outside it, or when a flow's rate is read.
+    Changes wait in `_dirty` (the links they touched) until `_flush` re-rates them together: at the end of the
+    timer's work for an instant, at a zero-delay event after a start made outside it, or when a rate is read.
     """
 
     def __init__(self, env: simpy.Environment):
@@ -164,8 +169,6 @@ class Network:
         self._firing = False  # the timer is at work: it re-rates what changed when it is done
         self._flush_due = False  # a zero-delay event will re-rate what changed
         self._dirty: dict[Link, None] = {}  # links whose flows are re-rated by the next flush
-        self._theta = INF  # the lowest rate the pending changes can alter
-        self._added: list[Flow] = []  # flows started since the last flush
         self._mark = 0
 
     def start(self, links: list[Link], size: float, on_done: Callable,
@@ -237,12 +240,15 @@ class Network:
         for link, w in zip(links, flow.weights):
             if link.service is not None:
                 self._stop_clock(link, now)
-            if not link.flows:
+            elif len(link.flows) == 1:  # a lone flow there shares from now on
+                for g in link.flows:
+                    if g.state == LONE:
+                        self._activate(g, now)
+            elif not link.flows:
                 link.busy_since = now
             link.flows[flow] = w
             link.multi += multi
         self.flows[flow] = None
-        self._added.append(flow)
         self._changed(links)
 
     def _changed(self, links: list[Link]) -> None:
@@ -257,18 +263,12 @@ class Network:
         f.version += 1
         heappush(self._heap, (due, next(self._seq), f.version, f))
 
-    def _settle(self, f: Flow, now: float) -> None:
-        """Bring a moving flow's bytes up to `now` at its current rate."""
-        dt = now - f.updated
-        if dt > 0:
-            moved = f.speed * dt
-            if moved > f.remaining:
-                moved = f.remaining
-            f.remaining -= moved
-            f.counted += moved
-            for link, w in zip(f.links, f.weights):
-                link.bytes += moved * w
-            f.updated = now
+    @staticmethod
+    def _settle(f: Flow, now: float) -> None:
+        """Bring a moving flow's bytes left up to `now` at its current rate."""
+        moved = f.speed * (now - f.updated)
+        f.remaining = f.remaining - moved if moved < f.remaining else 0.0
+        f.updated = now
 
     def _leave(self, f: Flow, now: float) -> None:
         """A flow's last byte has arrived: it leaves its links, with all its bytes counted."""
@@ -289,8 +289,6 @@ class Network:
         re-rated at the next flush) and waits out its tail."""
         del self.flows[f]
         self._leave(f, now)
-        if f.speed < self._theta:
-            self._theta = f.speed
         self._changed(f.links)
         f.state = DRAINED
         self._push(f.finish + f.tail, f)
@@ -310,12 +308,14 @@ class Network:
         """A lone flow still moving data meets another flow: from now on it shares like any other (at its
         rate until a re-rating changes it)."""
         f.remaining = f.speed * (f.finish - now) if f.finish > now else 0.0
-        moved = f.size - f.remaining - f.counted
-        for link, w in zip(f.links, f.weights):
-            link.bytes += moved * w
-        f.counted += moved
         f.updated = now
         f.state = MOVING
+        neck, best = None, INF  # the link that holds it back: its rate is that link's level
+        for link, w in zip(f.links, f.weights):
+            if link.capacity / w < best:
+                neck, best = link, link.capacity / w
+        f.neck = neck
+        neck.level = f.speed
         self.flows[f] = None
         self._push(f.finish, f)  # its data end; its report at finish + tail no longer stands
 
@@ -327,6 +327,8 @@ class Network:
         tags = []
         for f, w in link.flows.items():
             self._settle(f, now)
+            link.bytes += (f.size - f.remaining - f.counted) * w  # from now on the clock counts its bytes
+            f.counted = f.size - f.remaining
             del self.flows[f]
             f.state = SHARING
             f.tag = f.remaining
@@ -380,12 +382,14 @@ class Network:
             f.remaining = f.tag - service
             f.counted = f.size - f.remaining  # the link's bytes already count what it moved
             f.speed, f.updated = level, now
+            f.neck = link
             f.finish = now + f.remaining / level
             f.state = MOVING
             self.flows[f] = None
             self._push(f.finish, f)
         link.tags = []
         link.service = None
+        link.level = level
         link.version += 1
 
     # -- rates ---------------------------------------------------------------------------------------
@@ -398,31 +402,34 @@ class Network:
 
     def _flush(self, now: float) -> None:
         """Re-rate the pending changes together."""
-        dirty, theta, added = self._dirty, self._theta, self._added
-        self._dirty, self._theta, self._added = {}, INF, []
-        for f in added:  # no link of a new flow fills below its smallest fair share
-            if f.state == MOVING:
-                for link in f.links:
-                    share = link.capacity / sum(link.flows.values())
-                    if share < theta:
-                        theta = share
-        self._rerate(dirty, theta, now)
+        dirty, self._dirty = self._dirty, {}
+        self._rerate(dirty, now)
 
-    def _rerate(self, seeds, theta: float, now: float) -> None:
-        """Re-rate the flows rated at `theta` or above that are connected to the `seeds` links through
-        links; the others keep their rates and leave their share of those links to them."""
+    def _rerate(self, seeds, now: float) -> None:
+        """Progressive filling again, over the links it can change only: the `seeds` (where flows came or
+        went) and the links their changes reach. Each flow it fixes at a new rate moves on at that rate from
+        now."""
         self._mark += 1
-        mark = self._mark
-        cut = theta * (1.0 - TIES)
-        flows, links = self._gather(seeds, cut, mark, now)
-        _fill(links, mark)
-        heap, seq = self._heap, self._seq
-        for f in flows:
-            rate = f.share
-            if rate == f.speed:
+        run = self._mark
+        queue, changed = [], []
+        for link in seeds:
+            self._touch(link, run, queue, 0.0)
+        while queue:
+            level, kind, _, link, stamp = heappop(queue)
+            if link.filled == run:
                 continue
-            if f.updated < now:
-                self._settle(f, now)
+            if kind == FILL:
+                if stamp == link.stamp:
+                    self._fill(link, level, run, queue, changed)
+            else:
+                self._check(link, level, run, queue)
+        heap, seq = self._heap, self._seq
+        for f in changed:
+            rate = f.share
+            if f.updated < now:  # its bytes left, at its old rate (a new flow's are all left)
+                moved = f.speed * (now - f.updated)
+                f.remaining = f.remaining - moved if moved < f.remaining else 0.0
+                f.updated = now
             f.speed = rate
             f.finish = finish = now + f.remaining / rate if rate > 0 else INF
             f.version += 1
@@ -438,40 +445,63 @@ class Network:
             if link.multi == 0 and len(link.flows) >= SERVICE_FROM and link.service is None:
                 self._start_clock(link, now)
 
-    def _gather(self, seeds, cut: float, mark: int, now: float) -> tuple[list[Flow], list[Link]]:
-        """The flows rated at `cut` or above (new flows are rated INF) reachable from `seeds` through such
-        flows, marked with `mark` and not yet given a rate (share < 0); the links they cross, each with the
-        capacity the other flows leave (`left`) and their summed weights on it (`load`)."""
-        flows, links, stack = [], [], []
-        for link in seeds:
-            if link.mark != mark:
-                link.mark = mark
-                stack.append(link)
-        while stack:
-            link = stack.pop()
-            if link.service is not None:
-                self._stop_clock(link, now)
-            links.append(link)
-            left, load = link.capacity, 0.0
-            for g, w in link.flows.items():
-                if g.mark == mark:
-                    load += w
+    def _touch(self, link: Link, run: int, queue: list, floor: float) -> None:
+        """A flow on `link` came, went, moved or will move: (re)place it in the queue at the level it fills
+        at as far as the run knows (never below `floor`, the run's level now); the first time, also at its old
+        level, to let go of the flows it fixed there if it has not filled by then. (No link here keeps a
+        service clock, and no flow on it is lone: `start` stopped the one and activated the other.)"""
+        if link.filled == run:
+            return
+        if link.mark != run:
+            link.mark = run
+            if link.level < INF:
+                heappush(queue, (link.level * (1.0 + TIE), CHECK, next(self._seq), link, 0))
+        level = _water(link, run)
+        link.stamp += 1
+        if level < INF:
+            heappush(queue, (level if level > floor else floor, FILL, next(self._seq), link, link.stamp))
+
+    def _fill(self, link: Link, level: float, run: int, queue: list, changed: list) -> None:
+        """`link` fills at `level`: it fixes the rates of its flows not fixed yet (a flow the run has not touched
+        whose neck's old level is below `level` is fixed already, there). A flow fixed at a new rate touches its
+        other links; one fixed at its old rate touches those of them that counted it as not fixed yet."""
+        link.filled = run
+        link.level = INF
+        for f in link.flows:
+            if f.mark == run:
+                if f.share >= 0.0:
                     continue
-                if g.state == LONE:
-                    self._activate(g, now)
-                if g.speed >= cut:
-                    g.mark = mark
-                    g.share = -1.0
-                    flows.append(g)
-                    load += w
-                    for other in g.links:
-                        if other.mark != mark:
-                            other.mark = mark
-                            stack.append(other)
-                else:
-                    left -= g.speed * w
-            link.left, link.load = left, load
-        return flows, links
+                loose = f.links  # (the run's links count it as not fixed)
+            else:
+                neck = f.neck
+                if neck is not link and neck is not None and neck.level * (1.0 + TIE) < level:
+                    continue  # past its neck's check: fixed there, at its old rate (as the queue's order has it)
+                loose = (neck,) if neck is not None else ()  # (its neck counts it as not fixed)
+                f.mark = run
+            f.share = level
+            f.neck = link
+            link.level = level
+            if -TIE * level <= f.speed - level <= TIE * level:  # its old rate
+                f.share = f.speed
+                for other in loose:
+                    if other is not link and other.mark == run:
+                        self._touch(other, run, queue, level)
+            else:
+                changed.append(f)
+                for other in f.links:
+                    if other is not link:
+                        self._touch(other, run, queue, level)
+
+    def _check(self, link: Link, level: float, run: int, queue: list) -> None:
+        """The run reaches the old `level` of `link` and the link has not filled: the flows it fixed there
+        (and the run has not touched) are not fixed yet; their other links see them so."""
+        for f in link.flows:
+            if f.neck is link and f.mark != run:
+                f.mark = run
+                f.share = -1.0
+                for other in f.links:
+                    if other is not link:
+                        self._touch(other, run, queue, level)
 
     # -- the timer ------------------------------------------------------------------------------------
     def _arm(self, now: float) -> None:
@@ -522,30 +552,28 @@ class Network:
         self._arm(now)
 
 
-def _fill(links: list[Link], mark: int) -> None:
-    """Weighted max-min rates by progressive filling of the flows marked `mark` with share < 0, on the
-    capacity `left` of `links` (each with the summed weights `load` of those flows on it): raise their rates
-    together; the link whose fair share left / load is smallest fills first and fixes the rate of its flows;
-    repeat. A link's fair share only grows as flows crossing it are fixed elsewhere (they take no more than
-    it), so a heap of stale shares is checked and pushed back when its top has grown."""
-    heap = [(link.left / link.load, i, link) for i, link in enumerate(links) if link.load > 1e-15]
-    heapify(heap)
-    while heap:
-        share, i, link = heap[0]
-        load = link.load
-        if load <= 1e-15:  # every flow on it was fixed elsewhere
-            heappop(heap)
-            continue
-        level = link.left / load
-        if level > share:
-            heapreplace(heap, (level, i, link))
-            continue
-        heappop(heap)
-        if level < 0.0:  # (rounding)
-            level = 0.0
-        for f in link.flows:
-            if f.mark == mark and f.share < 0.0:
-                f.share = level
-                for other, w in zip(f.links, f.weights):
-                    other.left -= level * w
-                    other.load -= w
+def _water(link: Link, run: int) -> float:
+    """The level at which `link` fills as the re-rating `run` knows its flows: one it fixed takes its new rate,
+    one not fixed yet (or one this link is the neck of) the level, one it has not touched its old rate if that
+    is lower (its neck fixes it first). INF if it never fills."""
+    room, free, held = link.capacity, 0.0, []
+    for f, w in link.flows.items():
+        if f.mark == run:
+            if f.share < 0.0:
+                free += w
+            else:
+                room -= f.share * w
+        elif f.neck is link:
+            free += w
+        else:
+            held.append((f.speed, w))
+    if held:
+        held.sort()
+        for _, w in held:
+            free += w
+        for rate, w in held:  # the level, given the held flows below it
+            if rate * free >= room:
+                break
+            room -= rate * w
+            free -= w
+    return room / free if free > 0.0 else INF
