@@ -393,7 +393,7 @@ def _take_reports(rt: Core, cbs: _CallbackState, me: int, timeout_ms: int) -> li
         left = wall_end - perf_counter()  # nothing on its way: wait for other host threads to launch one
         if left <= 0:
             fail(ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback reported within {timeout_ms} ms")
-        st.clock += _wait_wall(rt, cbs, min(left, _SLICE_S)) * rt._wall
+        st.clock += _wait_wall(rt, cbs, min(left, _SLICE_S)) * rt.wall_scale
     st.clock = max(st.clock, deadline)
     fail(ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback reported within {timeout_ms} ms of simulated time")
 
@@ -407,7 +407,7 @@ def _run_callback(rt: Core, cbs: _CallbackState, r: _Report, st) -> BaseExceptio
             held += 1
     except RuntimeError:
         pass
-    wall = rt._wall
+    wall = rt.wall_scale
     error = None
     try:
         if wall:

@@ -95,7 +95,7 @@ def _capture_stream(rt: Core, stream: int) -> Stream:
         fail(ACL_ERROR_INVALID_PARAM, "stream is null")
     if not rt.product.has("acl_graph"):
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"graph capture is not supported on {rt.product.name}")
-    return rt._lookup(stream, Stream, "stream")
+    return rt.lookup(stream, Stream, "stream")
 
 
 def _capturable(s: Stream) -> None:
@@ -203,8 +203,8 @@ def ri_execute_async(rt: Core, model: int, stream: int = 0) -> None:
     107027; the current context must be the model's (107004) and so must the stream's (107003)."""
     if model == 0:
         fail(ACL_ERROR_INVALID_PARAM, "modelRI is null")
-    m = rt._lookup(model, Model, "modelRI")
-    given = rt._lookup(stream, Stream, "stream") if stream else None
+    m = rt.lookup(model, Model, "modelRI")
+    given = rt.lookup(stream, Stream, "stream") if stream else None
     if given is not None and given.capture is not None:
         fail(ACL_ERROR_RT_STREAM_CAPTURED, f"stream 0x{given.handle:x} is being captured")
     _check_model_context(rt, m)
@@ -222,6 +222,6 @@ def ri_destroy(rt: Core, model: int) -> None:
     """Destroy a captured model (aclmdlRIDestroy), from the context it was captured in (else 107004)."""
     if model == 0:
         fail(ACL_ERROR_INVALID_PARAM, "modelRI is null")
-    m = rt._lookup(model, Model, "modelRI")
+    m = rt.lookup(model, Model, "modelRI")
     _check_model_context(rt, m)
     m.destroyed = True

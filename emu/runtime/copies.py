@@ -51,12 +51,12 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
     if count == 0:
         return
     _check_copy_args(rt, dst, src, kind)
-    handle = rt._lookup(stream, Stream, "stream") if stream else None  # G6 at the runtime's entry
+    handle = rt.lookup(stream, Stream, "stream") if stream else None  # G6 at the runtime's entry
     if count > dest_max:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
     ctx = rt.current_context(implicit=False)
     plan = transfer.plan_copy(rt, dst, src, count, kind)
-    ep = rt._ep
+    ep = rt.ep_mode
     if kind == H2B2D and ep:
         if plan.src.is_device or not plan.dst.is_device:
             fail(ACL_ERROR_RT_PARAM_INVALID,

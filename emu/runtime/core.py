@@ -121,7 +121,7 @@ def api(name: str, gate: bool = True, sizes: tuple = ()):
                         break
             with self.lock:
                 st = self.caller = self._state  # this thread's state, for the rest of the call
-                wall = self._wall
+                wall = self.wall_scale
                 if wall:  # host_time="wall": the host's own time since this thread's previous call
                     now = perf_counter()
                     last, st.returned = st.returned, None  # None while inside a call: no gap for nested ones
@@ -316,7 +316,7 @@ class Core:
         self.product = product
         self.functional = functional
         self._host_time = check_host_time(host_time, host_time_scale)
-        self._wall = self._host_time[1] if host_time == "wall" else 0.0  # the api decorator's test: 0 = off
+        self.wall_scale = self._host_time[1] if host_time == "wall" else 0.0  # the api decorator's test: 0 = off
         self.lock = threading.RLock()
         self.space = AddressSpace(product.device_count, product.memory_bytes, functional)
         policy, sink = trace.parse_keep(records)  # one sink (one file) for tasks and calls
@@ -338,8 +338,8 @@ class Core:
         # the lock) and read by the family modules for the call's clock and pending product gate.
         self.caller: ThreadState = self._state
         self._unsupported = product.unsupported
-        self._ep = product.ep_mode
-        self._units: dict[tuple, int] = {}  # (src device, dst device) -> the runtime's task size
+        self.ep_mode = product.ep_mode
+        self.copy_units: dict[tuple, int] = {}  # (src device, dst device) -> the runtime's task size
         self.sync_streams: dict = {}  # device -> the model stream its blocking copies and fills run on
 
     def gate(self, name: str) -> None:
@@ -460,14 +460,15 @@ class Core:
         if ctx is not None and ctx.destroyed:
             st.ctx = ctx = None
         if ctx is None and implicit and self.default_device is not None:
-            self._set_device(self.default_device)
+            self.open_device(self.default_device)
             ctx = self.ctx
         if ctx is None:
             fail(ACL_ERROR_RT_CONTEXT_NULL, "no current context: call aclrtSetDevice first")
         return ctx
 
     # -- handles -----------------------------------------------------------------
-    def _lookup(self, handle: int, typ, what: str):
+    def lookup(self, handle: int, typ, what: str):
+        """The live `typ` (Stream, Event, Context...) a handle names, else 107017 (TypeError for a non-int)."""
         if self.caller.gate is not None:
             self.runtime_layer()
         if handle.__class__ is not int and not (isinstance(handle, int) and not isinstance(handle, bool)):
@@ -484,7 +485,7 @@ class Core:
         stream is 107017, a stream of another context (check_context) 107003."""
         if handle == 0:
             return self.current_context().default_stream
-        s = self._lookup(handle, Stream, "stream")
+        s = self.lookup(handle, Stream, "stream")
         if check_context:
             ctx = self.current_context()
             if s.ctx is not ctx:
@@ -501,10 +502,10 @@ class Core:
         if self.caller.gate is not None:
             self.runtime_layer()
         if handle != 0:
-            self._lookup(handle, Stream, "stream")
+            self.lookup(handle, Stream, "stream")
 
     def event_of(self, handle: int) -> Event:
-        return self._lookup(handle, Event, "event")
+        return self.lookup(handle, Event, "event")
 
 
     # -- devices --------------------------------------------------------------------
@@ -528,7 +529,8 @@ class Core:
                  f"{self.product.name}")
         return self.devices[self.visible[device_id]]
 
-    def _new_context(self, dev: Device, primary: bool) -> Context:
+    def new_context(self, dev: Device, primary: bool) -> Context:
+        """A new context of `dev` with its default stream, registered as a live handle."""
         ctx = Context(dev, primary)
         m = self.machine.stream(f"dev{dev.id}/ctx{ctx.handle:x}/default", dev.id)
         ctx.default_stream = Stream(ctx, m, default=True)
@@ -536,10 +538,12 @@ class Core:
         self.handles[ctx.handle] = ctx
         return ctx
 
-    def _set_device(self, device_id: int) -> None:
+    def open_device(self, device_id: int) -> None:
+        """What aclrtSetDevice does once its checks pass: a reference on the device (its primary context made
+        if needed) and the primary context current."""
         dev = self.physical(device_id)
         if dev.refcount == 0 or dev.primary is None:
-            dev.primary = self._new_context(dev, primary=True)
+            dev.primary = self.new_context(dev, primary=True)
         dev.refcount += 1
         self.ctx = dev.primary
 

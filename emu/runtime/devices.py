@@ -69,7 +69,7 @@ def set_device(rt: Core, device_id: int) -> None:
     The first set creates the device's primary context and its default stream; each set holds a reference
     that aclrtResetDevice releases. An id outside the visible devices (ASCEND_RT_VISIBLE_DEVICES) raises
     107001."""
-    rt._set_device(device_id)
+    rt.open_device(device_id)
 
 
 def _release_context(rt: Core, ctx: Context) -> None:
@@ -168,9 +168,9 @@ def create_context(rt: Core, device_id: int) -> int:
     needed), which aclrtDestroyContext releases."""
     dev = rt.physical(device_id)
     if dev.refcount == 0 or dev.primary is None:
-        dev.primary = rt._new_context(dev, primary=True)
+        dev.primary = rt.new_context(dev, primary=True)
     dev.refcount += 1
-    ctx = rt._new_context(dev, primary=False)
+    ctx = rt.new_context(dev, primary=False)
     rt.ctx = ctx
     return ctx.handle
 

@@ -69,7 +69,7 @@ def _destroy_stream(rt: Core, handle: int, wait: bool) -> None:
     """api_c_stream.cc: rtStreamDestroy(Force); ApiErrorDecorator::StreamDestroy; ApiImpl::StreamDestroy."""
     if handle == 0:
         fail(ACL_ERROR_INVALID_PARAM, "stream is null")
-    s = rt._lookup(handle, Stream, "stream")
+    s = rt.lookup(handle, Stream, "stream")
     rt.check_not_capturing(s)
     rt.stream_of(handle)  # 107002 without a context, 107003 from another context
     if wait and not s.m.idle:
@@ -99,7 +99,7 @@ def _sync_target(rt: Core, handle: int, timeout_ms: int = -1) -> Stream | None:
     """The checks synchronize and query share, in order: the handle (107017), a zero timeout (107000),
     a capturing stream (107027), the flags that return at once (None), no context (107002).
     A stream of another context is allowed (ApiImpl::StreamSynchronize switches context)."""
-    s = None if handle == 0 else rt._lookup(handle, Stream, "stream")
+    s = None if handle == 0 else rt.lookup(handle, Stream, "stream")
     if rt.caller.gate is not None:
         rt.runtime_layer()
     if timeout_ms == 0:
@@ -240,7 +240,7 @@ def _event_and_stream(rt: Core, event: int, stream: int, what: str) -> tuple[Eve
     if event == 0:
         fail(ACL_ERROR_INVALID_PARAM, "event is null")
     ev = rt.event_of(event)
-    s = None if stream == 0 else rt._lookup(stream, Stream, "stream")
+    s = None if stream == 0 else rt.lookup(stream, Stream, "stream")
     if rt.caller.gate is not None:
         rt.runtime_layer()
     if ev.flags & C.ACL_EVENT_DEVICE_USE_ONLY:
@@ -313,7 +313,7 @@ def stream_wait_event(rt: Core, stream: int, event: int) -> None:
     if event == 0:
         fail(ACL_ERROR_INVALID_PARAM, "event is null")
     if stream != 0:
-        rt._lookup(stream, Stream, "stream")
+        rt.lookup(stream, Stream, "stream")
     ev, _ = _event_and_stream(rt, event, stream, "waited on")
     _check_ipc_not_captured(ev, None if stream == 0 else rt.handles[stream])
     if not ev.can_wait:

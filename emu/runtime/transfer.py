@@ -86,7 +86,7 @@ class CopyPlan:
         self.used = self.kind if used is None else int(used)
         self.s_dev = src.device if src.is_device and src.origin != "alias" else None  # as `ends` gives them
         self.d_dev = dst.device if dst.is_device and dst.origin != "alias" else None
-        self.staged = rt._ep and ((self.s_dev is None and self.sloc == UNREG) or
+        self.staged = rt.ep_mode and ((self.s_dev is None and self.sloc == UNREG) or
                                   (self.d_dev is None and self.dloc == UNREG))
 
     @property
@@ -224,9 +224,9 @@ def copy_unit(rt: Core, s_dev: int | None, d_dev: int | None) -> int:
     (hicann/runtime src/runtime/api/impl/api_impl.cc LaunchAsyncCopy;
     hicann/runtime src/runtime/core/inc/spec/base_info.hpp MEMCPY_ASYNC_UNIT_SIZE, MAX_MEMCPY_SIZE_OF_D2D).
     """
-    unit = rt._units.get((s_dev, d_dev))
+    unit = rt.copy_units.get((s_dev, d_dev))
     if unit is None:
-        unit = rt._units[(s_dev, d_dev)] = _copy_unit(rt, s_dev, d_dev)
+        unit = rt.copy_units[(s_dev, d_dev)] = _copy_unit(rt, s_dev, d_dev)
     return unit
 
 
@@ -245,7 +245,7 @@ def enqueue_copy(rt: Core, s: Stream, plan: CopyPlan, what: str) -> None:
     """Queue a planned copy on `s`: the runtime's tasks of `copy_unit` bytes run back to back, one model
     task stands for them all."""
     s_dev, d_dev, src, dst = plan.s_dev, plan.d_dev, plan.src, plan.dst
-    unit = rt._units.get((s_dev, d_dev)) or copy_unit(rt, s_dev, d_dev)
+    unit = rt.copy_units.get((s_dev, d_dev)) or copy_unit(rt, s_dev, d_dev)
     rt.submit(s, Task.copy(plan.nbytes, s.device, s_dev, d_dev, what,
                            None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
                            _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit, plan.kind, plan.used))
