@@ -400,13 +400,18 @@ def add_overlap_arguments(p, required: bool = True) -> None:
                    help=f"chunk counts to try (default {overlap.DEFAULT_CHUNKS})")
     p.add_argument("--pageable", action="store_true",
                    help="copy from pageable host memory (the copies become synchronous) instead of page-locked")
+    p.add_argument("--grid-only", action="store_true",
+                   help=f"try the grid only; by default, while the best setting is on the grid's edge, twice as "
+                        f"many chunks or streams are tried until the time stops improving (at most "
+                        f"{overlap.SEARCH_MAX_CHUNKS} chunks, {overlap.SEARCH_MAX_STREAMS} streams)")
 
 
 def add_overlap(sub) -> None:
     p = sub.add_parser("overlap", help="plan copy/compute overlap: streams x chunks",
                        description="Simulate the chunked H2D / kernel / D2H pipeline over N streams, sweep streams "
-                                   "and chunks, and name the best setting and its distance from the bound "
-                                   "max(copy, compute).")
+                                   "and chunks (and past the grid's edge while the time improves), and name the "
+                                   "best setting, its distance from the floor (the busiest resource's time), "
+                                   "the resource that sets it and what would go faster.")
     p.add_argument("--product", type=product_arg, help="product name or TOML path (default: $ACL_EMU_PRODUCT "
                                                        "or 910B)")
     add_overlap_arguments(p)
@@ -442,7 +447,7 @@ def overlap_command(args) -> int:
         return _argument_error("overlap", mistake)
     with Progress(_overlap_settings(args), "overlap") as progress:
         result = overlap.plan(product, args.h2d, args.d2h, args.compute_us, args.streams, args.chunks,
-                              args.pageable, progress)
+                              args.pageable, progress, extend=not args.grid_only)
     out = Path(args.out) if args.out else Path("acl-emu-out") / f"overlap-{product.name}"
     overlap_report.write_outputs(out, result, overlap.timelines(product, result))
     if args.json:
@@ -477,7 +482,7 @@ def add_compare(sub) -> None:
     bw.add_argument("--reps", type=typed(positive_int, "count"), default=None,
                     help="copies per measurement (default: the bandwidth study's)")
     _compare_common(bw, top=False)
-    ov = studies.add_parser("overlap", help="best streams x chunks, its time, the naive time and the bound")
+    ov = studies.add_parser("overlap", help="best streams x chunks, its time, the naive time and the floor")
     add_overlap_arguments(ov)
     _compare_common(ov, top=False)
     p.set_defaults(func=compare_command, study_products=None, out=None, json=False)
@@ -503,7 +508,7 @@ def _compare_overlap(args, names: list[str]) -> dict | int:
         return _argument_error("compare", mistake)
     with Progress(_overlap_settings(args) * len(names), "compare overlap") as bar:
         return compare.compare_overlap(names, args.h2d, args.d2h, args.compute_us, args.streams, args.chunks,
-                                       args.pageable, bar)
+                                       args.pageable, bar, extend=not args.grid_only)
 
 
 def compare_command(args) -> int:

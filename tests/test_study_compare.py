@@ -51,7 +51,9 @@ def test_overlap_side_by_side(tmp_path, capsys):
         plan = overlap.plan(row["product"], 2 << 20, 1 << 20, 300.0, [1, 2], [1, 2, 4])
         assert row["best_ms"] == pytest.approx(plan["best"]["iteration_ms"])
         assert row["naive_ms"] == pytest.approx(plan["naive"]["iteration_ms"])
-        assert row["bound_ms"] == pytest.approx(plan["bound_ms"])
+        assert row["floor_ms"] == pytest.approx(plan["floor_ms"])
+        assert row["binding"] == plan["binding"]
+        assert row["best_ms"] >= row["floor_ms"] * (1 - 1e-9)
         assert row["best"] == f"{plan['best']['streams']}x{plan['best']['chunks']}"
         assert row["best_ms"] <= row["naive_ms"]
 

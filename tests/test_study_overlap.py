@@ -8,7 +8,10 @@ import pytest
 
 from emu import config
 from emu.cli import Parser, add_overlap
-from emu.studies import overlap
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from emu.studies import overlap, overlap_report
 
 MIB = 1 << 20
 HW = config.load("910B").hardware
@@ -48,15 +51,17 @@ def test_one_stream_is_serial_whatever_the_chunking(chunks):
     assert serial <= r["iteration_ms"] * 1e-3 <= serial + slack
 
 
-def test_compute_bound_best_approaches_the_bound_and_beats_naive():
+def test_compute_bound_best_approaches_the_floor_and_beats_naive():
     h2d, d2h, compute_us = 2 * MIB, 1 * MIB, 3000.0
     res = overlap.plan("910B", h2d, d2h, compute_us, [1, 2, 4], [1, 2, 4, 8, 16])
-    assert res["bound_ms"] == pytest.approx(3.0)  # compute >> copy
+    assert res["floor_ms"] == pytest.approx(3.0)  # compute >> copy
+    assert res["binding"].startswith("compute")
+    assert "faster kernels" in res["advice"]
     best, naive = res["best"], res["naive"]
-    assert best["iteration_ms"] <= 1.10 * res["bound_ms"]
+    assert best["iteration_ms"] <= 1.10 * res["floor_ms"]
     assert best["iteration_ms"] < naive["iteration_ms"]
     assert best["streams"] > 1 and best["chunks"] > 1
-    assert best["vs_bound"] == pytest.approx(best["iteration_ms"] / res["bound_ms"])
+    assert best["vs_floor"] == pytest.approx(best["iteration_ms"] / res["floor_ms"])
     assert (naive["streams"], naive["chunks"]) == (1, 1)
     # no setting beats compute alone
     assert min(r["iteration_ms"] for r in res["rows"]) >= res["compute_ms"]
@@ -92,12 +97,13 @@ def test_pageable_makes_it_worse():
     assert pageable["pageable"] and pageable["memory"] == "pageable"
     assert pageable["naive"]["iteration_ms"] > pinned["naive"]["iteration_ms"]
     assert pageable["best"]["iteration_ms"] > pinned["best"]["iteration_ms"]
-    # the bound is the page-locked one: what pinning the buffers would buy
-    assert pageable["bound_ms"] == pinned["bound_ms"]
+    # the floor is the page-locked one: what pinning the buffers would buy
+    assert pageable["floor_ms"] == pinned["floor_ms"]
+    assert pageable["search"]["converged"] is None  # synchronous copies: no search past the grid
 
 
 def test_settings_with_more_streams_than_chunks_are_skipped_and_naive_always_runs():
-    res = overlap.plan("910B", MIB, MIB, 100.0, [2, 4], [2, 4])
+    res = overlap.plan("910B", MIB, MIB, 100.0, [2, 4], [2, 4], extend=False)
     assert {(r["streams"], r["chunks"]) for r in res["rows"]} == {(2, 2), (2, 4), (4, 4)}
     assert res["skipped"] == 1
     assert (res["naive"]["streams"], res["naive"]["chunks"]) == (1, 1)
@@ -123,7 +129,59 @@ def test_the_process_runtime_is_left_alone():
 def test_rc_product_copies_through_device_memory():
     res = overlap.plan("200I_A2", 2 * MIB, MIB, 200.0, [1, 2], [1, 2, 4])
     assert res["best"]["iteration_ms"] <= res["naive"]["iteration_ms"]
-    assert res["bound_ms"] > 0
+    assert res["floor_ms"] > 0
+    # RC: host memory is on-chip, one link carries both directions
+    assert [k for k in res["resources_ms"] if k.endswith("(H2D + D2H)")]
+
+
+# -- the planner: the search past the grid's edge, the floor and what sets it ------------------------
+def test_the_search_goes_past_the_grids_edge_until_the_time_stops_improving():
+    """A link-bound pipeline whose best setting on a small grid is its most chunks: the search doubles the
+    chunks while that improves the best, and says it converged; the best it reports is no worse than the
+    grid's, and every setting it tried is in the rows."""
+    grid = overlap.plan("910B", 64 * MIB, 16 * MIB, 1500, [1, 2, 4], [1, 2, 4], extend=False)
+    assert grid["best"]["chunks"] == 4  # on the edge
+    res = overlap.plan("910B", 64 * MIB, 16 * MIB, 1500, [1, 2, 4], [1, 2, 4])
+    search = res["search"]
+    assert search["extended"] and search["converged"] is True
+    assert res["best"]["iteration_ms"] < grid["best"]["iteration_ms"]
+    assert res["best"]["chunks"] > 4
+    tried = {(r["streams"], r["chunks"]) for r in res["rows"]}
+    assert set(map(tuple, search["extended"])) <= tried
+    last = [r for r in res["rows"] if (r["streams"], r["chunks"]) == tuple(search["extended"][-1])][0]
+    assert last["iteration_ms"] > res["best"]["iteration_ms"] * (1 - overlap.IMPROVES)  # why it stopped
+
+
+def test_the_search_says_when_a_cap_stopped_it(monkeypatch):
+    monkeypatch.setattr(overlap, "SEARCH_MAX_CHUNKS", 8)
+    res = overlap.plan("910B", 64 * MIB, 16 * MIB, 1500, [1, 2, 4], [1, 2, 4])
+    assert res["search"]["converged"] is False
+    assert "cap" in res["search"]["reason"]
+    assert "NOT converged" in overlap_report.summary(res)
+
+
+def test_the_floor_is_the_busiest_resource_and_names_it():
+    """Floor = the busiest resource's time: H2D over the host link's down direction, D2H over its up
+    direction (both on every engine at once), compute. A large H2D binds the down direction."""
+    res = overlap.plan("910B", 64 * MIB, 4 * MIB, 100.0, [1, 2], [1, 2], extend=False)
+    busy = res["resources_ms"]
+    assert res["floor_ms"] == max(busy.values())
+    assert res["binding"] == max(busy, key=busy.get) and "down" in res["binding"]
+    alone = HW.alone(None, 0, 64 * MIB, engines=HW.engines_per_device) * 1e3
+    assert res["floor_ms"] == pytest.approx(alone)
+    assert "faster link" in res["advice"] and "cannot" in res["advice"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(product=st.sampled_from(["910B", "A3", "950PR", "200I_A2"]),
+       h2d=st.integers(4 << 10, 32 * MIB), d2h=st.integers(4 << 10, 32 * MIB),
+       compute_us=st.floats(0.0, 5000.0), streams=st.integers(1, 6), chunks=st.integers(1, 48))
+def test_no_schedule_beats_the_floor(product, h2d, d2h, compute_us, streams, chunks):
+    """The floor is a real lower limit: whatever the sizes, compute, streams and chunks, no simulated
+    iteration is shorter."""
+    streams = min(streams, chunks)
+    r = overlap.simulate(product, h2d, d2h, compute_us, streams, chunks)
+    assert r["vs_floor"] >= 1 - 1e-9, r
 
 
 # -- the command ---------------------------------------------------------------------------------
@@ -138,8 +196,10 @@ def test_command_writes_table_files_gantt_and_traces(tmp_path, capsys):
     assert "iteration ms" in text and "best:" in text and "naive (1 stream, 1 chunk)" in text
     with open(out / "overlap.csv") as f:
         rows = list(csv.DictReader(f))
-    assert rows and {"streams", "chunks", "iteration_ms", "exposed_copy_ms", "vs_bound"} <= set(rows[0])
-    assert len(rows) == 1 + 2 + 3  # chunks 1: s1; 2: s1,2; 4: s1..3
+    assert rows and {"streams", "chunks", "iteration_ms", "exposed_copy_ms", "vs_floor"} <= set(rows[0])
+    data = json.loads((out / "overlap.json").read_text())
+    # the grid (chunks 1: s1; 2: s1,2; 4: s1..3), then the settings tried past its edge
+    assert len(rows) == 1 + 2 + 3 + len(data["search"]["extended"])
     data = json.loads((out / "overlap.json").read_text())
     assert data["product"] == "910B" and data["best"]["iteration_ms"] > 0 and len(data["rows"]) == len(rows)
 
@@ -164,7 +224,7 @@ def test_command_json_output_parses(tmp_path, capsys):
     assert cli([*ARGS, "--out", str(tmp_path), "--json", "--product", "A3"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["product"] == "A3"
-    assert {"best", "naive", "rows", "bound_ms", "files"} <= set(data)
+    assert {"best", "naive", "rows", "floor_ms", "binding", "advice", "search", "files"} <= set(data)
     assert (tmp_path / "gantt.png").exists()
 
 

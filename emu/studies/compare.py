@@ -81,19 +81,21 @@ def compare_bandwidth(products: list[str], sizes: list[int], *, peer_sizes: list
 # -- overlap -----------------------------------------------------------------------------------------
 
 def compare_overlap(products: list[str], h2d: int, d2h: int, compute_us: float, streams_list, chunks_list,
-                    pageable: bool = False, progress=None) -> dict:
-    """`overlap.plan` on each product; rows of the best setting, its time, the naive time and the bound."""
+                    pageable: bool = False, progress=None, extend: bool = True) -> dict:
+    """`overlap.plan` on each product; rows of the best setting, its time, the naive time, the floor and the
+    resource that sets it."""
     plans = {}
     for name in products:
-        r = overlap.plan(name, h2d, d2h, compute_us, streams_list, chunks_list, pageable, progress)
+        r = overlap.plan(name, h2d, d2h, compute_us, streams_list, chunks_list, pageable, progress, extend)
         plans[r["product"]] = r
     rows = []
     for name, r in plans.items():
         b, n = r["best"], r["naive"]
         rows.append({"product": name, "best": f"{b['streams']}x{b['chunks']}", "best_streams": b["streams"],
                      "best_chunks": b["chunks"], "best_ms": b["iteration_ms"], "naive_ms": n["iteration_ms"],
-                     "bound_ms": r["bound_ms"], "floor_ms": r["floor_ms"], "best_vs_bound": b["vs_bound"],
-                     "speedup": r["speedup"], "copy_ms": r["copy_ms"], "compute_ms": r["compute_ms"]})
+                     "floor_ms": r["floor_ms"], "best_vs_floor": b["vs_floor"], "binding": r["binding"],
+                     "converged": r["search"]["converged"], "speedup": r["speedup"], "copy_ms": r["copy_ms"],
+                     "compute_ms": r["compute_ms"]})
     return {"study": "overlap", "products": list(plans), "h2d_bytes": h2d, "d2h_bytes": d2h,
             "compute_us": compute_us, "pageable": pageable, "rows": rows, "results": plans}
 

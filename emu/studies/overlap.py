@@ -26,6 +26,11 @@ MAX_STREAMS = 64  # beyond this a sweep is more streams than any pipeline uses
 MAX_CHUNKS = 4096
 DEFAULT_STREAMS = "1..8"
 DEFAULT_CHUNKS = "1,2,4,8,16"
+# The search past the grid's edge: while the best setting sits on the edge (the most chunks or streams tried),
+# try twice as many; stop when that no longer improves the best by IMPROVES (relative), or at these caps.
+SEARCH_MAX_CHUNKS = 1024
+SEARCH_MAX_STREAMS = 16
+IMPROVES = 0.002
 
 
 PIPELINE_APIS = ("aclrtCreateStream", "aclrtCreateEvent", "aclrtRecordEvent", "aclrtStreamWaitEvent",
@@ -215,36 +220,67 @@ def _check(h2d: int, d2h: int, compute_us: float, streams: int, chunks: int) -> 
 def simulate(product, h2d: int, d2h: int, compute_us: float, streams: int, chunks: int,
              pageable: bool = False) -> dict:
     """One schedule: iteration time, copy time exposed, link / engine / compute utilisation, and the
-    distance from the bound max(copy, compute)."""
+    distance from the floor (`limits`)."""
     _check(h2d, d2h, compute_us, streams, chunks)
     missing = missing_apis(product, pageable)
     if missing:
         raise ValueError(f"{_product(product).name} does not support {', '.join(missing)}: the overlap pipeline "
                          f"cannot run on it")
     run = _Schedule(product, h2d, d2h, compute_us, streams, chunks, pageable)
-    return _row(run.metrics(), _bounds(product, h2d, d2h, compute_us))
+    return _row(run.metrics(), limits(product, h2d, d2h, compute_us))
 
 
-def _bounds(product, h2d: int, d2h: int, compute_us: float) -> dict:
-    """bound = max(H2D + D2H alone, compute): what overlap can hide at best if the copies ran one after
-    the other. floor = max(H2D, D2H, compute): the copies use opposite link directions on a full-duplex
-    host link, so a deep pipeline can go below the bound, down to this; and copies on several streams may
-    use several DMA engines at once (A3: one engine does not fill a die's port), so the floor's copies
-    run on all of them."""
-    ct = copy_times(product, h2d, d2h)
-    most = copy_times(product, h2d, d2h, engines=_product(product).hardware.engines_per_device)
-    compute = compute_us * 1e-6
-    same_link = len(set(copy_links(product).values())) == 1
-    copy = ct["h2d"] + ct["d2h"]
-    floor = max(most["h2d"] + most["d2h"] if same_link else max(most["h2d"], most["d2h"]), compute)
-    return {"copy_h2d_ms": ct["h2d"] * 1e3, "copy_d2h_ms": ct["d2h"] * 1e3, "copy_ms": copy * 1e3,
-            "compute_ms": compute * 1e3, "bound_ms": max(copy, compute) * 1e3, "floor_ms": floor * 1e3}
+def limits(product, h2d: int, d2h: int, compute_us: float) -> dict:
+    """The floor no schedule can beat, and what sets it.
+
+    Each resource's busy time if it did nothing but its share of the iteration, as fast as it can: the H2D
+    bytes over the host link's down direction and the D2H bytes over its up direction (one link, both ways,
+    on RC products, where host memory is on-chip), each on every DMA engine of the device at once (A3: one
+    engine does not fill a die's port), with one latency; the compute on the device's kernel slots. The floor
+    is the busiest resource's time: the iteration must wait for it whatever the streams and chunks.
+    (copy_h2d_ms, copy_d2h_ms, copy_ms: each direction alone on one engine, for reference.)"""
+    p = _product(product)
+    hw = p.hardware
+    one = copy_times(p, h2d, d2h)
+    most = copy_times(p, h2d, d2h, engines=hw.engines_per_device)
+    links = copy_links(p)
+    compute = compute_us * 1e-6 / hw.kernel_slots
+    if links["H2D"] == links["D2H"]:
+        busy = {f"link {links['H2D']} (H2D + D2H)": most["h2d"] + most["d2h"]}
+    else:
+        busy = {f"host link down {links['H2D']} (H2D)": most["h2d"], f"host link up {links['D2H']} (D2H)": most["d2h"]}
+    busy["compute (AI core)"] = compute
+    binding = max(busy, key=busy.get)
+    host = None if p.ep_mode else 0
+    engines_bind = (hw.host_link.per_engine > 0 and binding != "compute (AI core)"
+                    and hw.rate(host, 0, hw.engines_per_device) < hw.rate(host, 0, 10 ** 6))
+    return {"copy_h2d_ms": one["h2d"] * 1e3, "copy_d2h_ms": one["d2h"] * 1e3,
+            "copy_ms": (one["h2d"] + one["d2h"]) * 1e3, "compute_ms": compute * 1e3,
+            "floor_ms": busy[binding] * 1e3, "resources_ms": {k: v * 1e3 for k, v in busy.items()},
+            "binding": binding, "engines_bind": engines_bind}
 
 
-def _row(metrics: dict, bounds: dict) -> dict:
+def advice(result: dict) -> str:
+    """What would have to change for the iteration to go faster, from a `plan` result."""
+    b, binding, floor = result["best"], result["binding"], result["floor_ms"]
+    gap = b["iteration_ms"] / floor if floor > 0 else float("inf")
+    if binding.startswith("compute"):
+        what = ("compute binds: the copies already hide behind it; only faster kernels (or less work per "
+                "iteration) would go faster")
+    else:
+        engines = (" and the device's DMA engines (each moves less than the link carries: more engines busy "
+                   "at once would help)" if result["engines_bind"] else "")
+        what = (f"the {binding} binds{engines}: a faster link (a newer PCIe generation, more lanes), fewer bytes "
+                f"that way, or the data kept on the device would go faster; more streams or chunks cannot")
+    if gap > 1.05:
+        what += (f". The best schedule is {gap:.2f}x the floor: the rest is each chunk's fixed costs (latency, "
+                 f"launch) and the pipeline's fill and drain")
+    return what
+
+
+def _row(metrics: dict, lim: dict) -> dict:
     row = {k: v for k, v in metrics.items() if k != "links"}
-    row["vs_bound"] = metrics["iteration_ms"] / bounds["bound_ms"] if bounds["bound_ms"] > 0 else float("inf")
-    row["vs_floor"] = metrics["iteration_ms"] / bounds["floor_ms"] if bounds["floor_ms"] > 0 else float("inf")
+    row["vs_floor"] = metrics["iteration_ms"] / lim["floor_ms"] if lim["floor_ms"] > 0 else float("inf")
     return row
 
 
@@ -260,9 +296,11 @@ def simplest_near(rows: list[dict], best: dict, within: float = 0.01) -> dict:
 
 
 def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_list, pageable: bool = False,
-         progress=None) -> dict:
-    """The sweep over streams x chunks. Settings with more streams than chunks are skipped (the extra streams
-    would sit idle); the naive schedule (1 stream, 1 chunk) is always run, as the reference."""
+         progress=None, extend: bool = True) -> dict:
+    """The sweep over streams x chunks, then (extend) the search past the grid's edge (`_extend`). Settings
+    with more streams than chunks are skipped (the extra streams would sit idle); the naive schedule (1
+    stream, 1 chunk) is always run, as the reference. The result names the floor, the resource that sets it
+    and how far the best schedule is from it (`limits`, `advice`), and whether the search converged."""
     p = _product(product)
     missing = missing_apis(p, pageable)
     if missing:
@@ -275,31 +313,78 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
     settings = [(s, c) for c in chunks_list for s in streams_list if s <= c]
     if not settings:
         raise ValueError(f"no setting has streams <= chunks (streams {streams_list}, chunks {chunks_list})")
-    bounds = _bounds(p, h2d, d2h, compute_us)
+    lim = limits(p, h2d, d2h, compute_us)
+
+    def run(s: int, c: int) -> dict:
+        return _row(_Schedule(p, h2d, d2h, compute_us, s, c, pageable).metrics(), lim)
+
     rows = []
     for s, c in settings:
-        rows.append(_row(_Schedule(p, h2d, d2h, compute_us, s, c, pageable).metrics(), bounds))
+        rows.append(run(s, c))
         if progress is not None:
             progress.advance(1, f"{s} streams x {c} chunks")
+    search = _extend(rows, run, min(h2d, d2h), pageable) if extend else {"extended": [], "converged": None}
     naive = next((r for r in rows if (r["streams"], r["chunks"]) == (1, 1)), None)
     if naive is None:
-        naive = _row(_Schedule(p, h2d, d2h, compute_us, 1, 1, pageable).metrics(), bounds)
+        naive = run(1, 1)
     best = best_of(rows)
-    return {
+    result = {
         "product": p.name,
         "h2d_bytes": h2d,
         "d2h_bytes": d2h,
         "compute_us": compute_us,
         "pageable": pageable,
         "memory": "pageable" if pageable else "page-locked",
-        **bounds,
+        **lim,
         "rows": rows,
         "skipped": len(streams_list) * len(chunks_list) - len(settings),
         "naive": naive,
         "best": best,
         "near_best": simplest_near(rows, best),
         "speedup": naive["iteration_ms"] / best["iteration_ms"] if best["iteration_ms"] > 0 else float("inf"),
+        "search": search,
     }
+    result["advice"] = advice(result)
+    return result
+
+
+def _extend(rows: list[dict], run, max_chunks: int, pageable: bool) -> dict:
+    """While the best setting is on the grid's edge (the most chunks, or the most streams, tried so far),
+    try twice as many (up to SEARCH_MAX_CHUNKS chunks, SEARCH_MAX_STREAMS streams, and no more chunks than
+    bytes); stop once the best improves by less than IMPROVES. Appends the new rows to `rows`. converged:
+    the time stopped improving; False: a cap stopped the search while it still improved (the optimum may
+    lie beyond); None: not searched (pageable copies are synchronous: streams and chunks cannot help)."""
+    if pageable:
+        return {"extended": [], "converged": None, "reason": "pageable copies are synchronous"}
+    tried = {(r["streams"], r["chunks"]) for r in rows}
+    extended = []
+    while True:
+        best = best_of(rows)
+        s, c = best["streams"], best["chunks"]
+        edge_c, edge_s = c == max(t[1] for t in tried), s == max(t[0] for t in tried)
+        candidates = []
+        if edge_c:
+            candidates.append((s, 2 * c))
+        if edge_s:
+            candidates.append((2 * s, max(c, 2 * s)))
+        candidates = [(cs, cc) for cs, cc in candidates if (cs, cc) not in tried]
+        if not candidates:
+            return {"extended": extended, "converged": True, "reason": "the best is inside the grid"}
+        fits = [(cs, cc) for cs, cc in candidates
+                if cs <= SEARCH_MAX_STREAMS and cc <= min(SEARCH_MAX_CHUNKS, max_chunks)]
+        if not fits:
+            return {"extended": extended, "converged": False,
+                    "reason": f"stopped at the cap ({SEARCH_MAX_STREAMS} streams, {SEARCH_MAX_CHUNKS} chunks) "
+                              f"with the best on its edge"}
+        new = []
+        for cs, cc in fits:
+            tried.add((cs, cc))
+            row = run(cs, cc)
+            rows.append(row)
+            new.append(row)
+            extended.append((cs, cc))
+        if min(r["iteration_ms"] for r in new) > best["iteration_ms"] * (1 - IMPROVES):
+            return {"extended": extended, "converged": True, "reason": "the time stopped improving"}
 
 
 def timelines(product, result: dict) -> dict[str, dict]:

@@ -38,15 +38,19 @@ def gantt_figure(result: dict, runs: dict[str, dict]):
                 bars = [(s["start_ms"], max(s["end_ms"] - s["start_ms"], 1e-6)) for s in segs
                         if s["row"] == row and s["kind"] == kind]
                 if bars:
-                    ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=colour, edgecolors="black", linewidth=0.3,
+                    ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=colour, linewidth=0.3,
+                                   edgecolors="black" if len(bars) < 100 else "none",
                                    alpha=0.85)
+        ax.axvline(result["floor_ms"], color="black", linestyle="--", linewidth=1)
+        ax.text(result["floor_ms"], -0.5, f" floor {result['floor_ms']:.3f} ms", va="bottom", ha="left",
+                fontsize="small")
         ax.set_yticks(range(len(rows)), rows)
         ax.set_ylim(len(rows) - 0.5, -0.5)
         ax.grid(axis="x", alpha=0.3)
         streams, chunks = run["streams"], run["chunks"]
         ax.set_title(f"{title}: {streams} stream{'s' if streams > 1 else ''}, {chunks} "
                      f"chunk{'s' if chunks > 1 else ''} - iteration {run['iteration_ms']:.3f} ms "
-                     f"(bound {result['bound_ms']:.3f} ms)")
+                     f"({run['iteration_ms'] / result['floor_ms']:.2f}x the floor)", pad=14)
     axes[-1, 0].set_xlabel("time since the iteration's start event (ms)")
     handles = [Rectangle((0, 0), 1, 1, color=c) for c in COLOURS.values()]
     fig.legend(handles, list(COLOURS), loc="upper right", ncol=3, fontsize="small")
@@ -106,7 +110,7 @@ def write_outputs(out: Path, result: dict, runs: dict[str, dict]) -> dict:
 
 
 COLUMNS = [("streams", "streams"), ("chunks", "chunks"), ("iteration_ms", "iteration ms"),
-           ("exposed_copy_ms", "copy exposed ms"), ("vs_bound", "x bound"), ("link_h2d_util", "link H2D"),
+           ("exposed_copy_ms", "copy exposed ms"), ("vs_floor", "x floor"), ("link_h2d_util", "link H2D"),
            ("link_d2h_util", "link D2H"), ("engine_util", "SDMA busy"), ("compute_util", "AI core busy")]
 
 
@@ -122,13 +126,15 @@ def summary(result: dict) -> str:
         f"{result['product']}: H2D {human_bytes(result['h2d_bytes'])} ({result['copy_h2d_ms']:.3f} ms alone), "
         f"D2H {human_bytes(result['d2h_bytes'])} ({result['copy_d2h_ms']:.3f} ms alone), compute "
         f"{result['compute_ms']:.3f} ms, {result['memory']} host memory",
-        f"bound max(copy, compute) = {result['bound_ms']:.3f} ms (copy = H2D + D2H = {result['copy_ms']:.3f} ms); "
-        f"full-duplex floor max(H2D, D2H, compute) = {result['floor_ms']:.3f} ms",
-        f"naive (1 stream, 1 chunk): {n['iteration_ms']:.3f} ms, {n['vs_bound']:.3f} x bound",
+        f"floor {result['floor_ms']:.3f} ms, set by the {result['binding']} (busy time of each resource, all "
+        f"engines at once: " + ", ".join(f"{k} {v:.3f} ms" for k, v in result["resources_ms"].items()) + ")",
+        f"naive (1 stream, 1 chunk): {n['iteration_ms']:.3f} ms, {n['vs_floor']:.3f} x floor",
         f"best: {b['streams']} stream{'s' if b['streams'] > 1 else ''} x {b['chunks']} "
         f"chunk{'s' if b['chunks'] > 1 else ''}: "
-        f"{b['iteration_ms']:.3f} ms, {b['vs_bound']:.3f} x bound ({(b['vs_bound'] - 1) * 100:+.1f}%), "
-        f"{b['vs_floor']:.3f} x floor, {result['speedup']:.2f}x faster than naive",
+        f"{b['iteration_ms']:.3f} ms, {b['vs_floor']:.3f} x floor ({(b['vs_floor'] - 1) * 100:+.1f}%), "
+        f"{result['speedup']:.2f}x faster than naive",
+        _search_line(result["search"]),
+        f"to go faster: {result['advice']}",
     ]
     if (nb["streams"], nb["chunks"]) != (b["streams"], b["chunks"]):
         lines.append(f"within 1% of the best with less to manage: {nb['streams']} streams x {nb['chunks']} "
@@ -141,6 +147,16 @@ def summary(result: dict) -> str:
         lines.append(f"({n} setting{'s' if n > 1 else ''} with more streams than chunks skipped: the extra "
                      f"streams would sit idle)")
     return "\n".join(lines)
+
+
+def _search_line(search: dict) -> str:
+    tried = ", ".join(f"{s}x{c}" for s, c in search["extended"])
+    if search["converged"] is None:
+        return f"search: the grid only ({search.get('reason', 'not extended')})"
+    past = f"past the grid's edge it tried {tried}; " if tried else ""
+    if search["converged"]:
+        return f"search: {past}converged ({search['reason']})"
+    return f"search: {past}NOT converged: {search['reason']}; the optimum may lie beyond"
 
 
 def report(result: dict) -> str:
