@@ -341,6 +341,29 @@ class AddressSpace:
                            f"{r.describe()}")
         return r, off
 
+    def resolve_many(self, addrs: np.ndarray, sizes: np.ndarray) -> tuple[list[Region], np.ndarray, np.ndarray] | None:
+        """`resolve` for many ranges at once: (the distinct regions they fall in, each range's index into that
+        list, each range's offset), for `sizes[i]` bytes at `addrs[i]` (int64 arrays, sizes >= 1). None when
+        any range is not wholly inside one region: `resolve` it alone to learn why."""
+        if not len(addrs):
+            return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        starts = np.array(self._starts, dtype=np.int64)
+        pos = np.searchsorted(starts, addrs, side="right") - 1
+        low = pos.min()
+        if low < 0:
+            return None
+        if low == pos.max():  # (the usual batch: one region)
+            found, index = pos[:1], np.zeros(len(pos), dtype=np.int64)
+        else:
+            found, index = np.unique(pos, return_inverse=True)
+        regions = [self._regions[i] for i in found.tolist()]
+        base = np.array([r.base for r in regions], dtype=np.int64)[index]
+        size = np.array([r.size for r in regions], dtype=np.int64)[index]
+        offsets = addrs - base
+        if not (sizes <= size - offsets).all():  # (this way round, a huge size cannot overflow)
+            return None
+        return regions, index, offsets
+
     def regions(self) -> list[Region]:
         return list(self._regions)
 

@@ -18,8 +18,9 @@ import gc
 import math
 from collections import deque
 from itertools import count
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
+import numpy as np
 import simpy
 
 from .hardware import HOST, Hardware
@@ -52,7 +53,8 @@ class Task:
 
     COPY moves `nbytes` from `src` to `dst` (device ids, None for the host); FILL writes
     `nbytes` of device memory; KERNEL runs for `duration`; MARKER completes when reached
-    (an event record or wait); GROUP runs its `parts` concurrently (a batch); STAGED is a
+    (an event record or wait); GROUP is a batch of copies, its `batch` (a `Batch`; or its `parts`,
+    COPY tasks), run as lanes on its devices' engines (`Machine._lanes`); STAGED is a
     pageable copy through the driver's staging buffers; HOSTFUNC calls `on_start` when reached,
     then holds its stream until the host completes it (`Machine.complete`).
     """
@@ -63,6 +65,7 @@ class Task:
     duration: float | None = None
     waits: tuple = ()
     parts: tuple = ()
+    batch: "Batch | None" = None  # GROUP: its entries
     on_start: Callable[[], None] | None = None
     stream: "Stream | None" = None
     submit = start = end = None
@@ -82,7 +85,8 @@ class Task:
     def __init__(self, kind: str, *, nbytes: int = 0, device: int = 0, src: int | None = HOST,
                  dst: int | None = HOST, rows: int = 0, chunk: int = 0, label: str = "",
                  duration: float | None = None, waits: Iterable["Task"] = (), parts: Iterable["Task"] = (),
-                 on_start: Callable[[], None] | None = None, on_complete: Callable[[], None] | None = None):
+                 on_start: Callable[[], None] | None = None, on_complete: Callable[[], None] | None = None,
+                 batch: "Batch | None" = None):
         self.kind = kind
         self.nbytes = nbytes
         self.device = device
@@ -100,6 +104,8 @@ class Task:
             self.waits = tuple(waits)
         if parts:
             self.parts = tuple(parts)
+        if batch is not None:
+            self.batch = batch
         if on_start is not None:
             self.on_start = on_start
 
@@ -133,7 +139,8 @@ class Task:
         """A new, unsubmitted task doing the same work (graph replay)."""
         t = Task(self.kind, nbytes=self.nbytes, device=self.device, src=self.src, dst=self.dst, rows=self.rows,
                  chunk=self.chunk, label=self.label, duration=self.duration, waits=self.waits,
-                 parts=tuple(p.clone() for p in self.parts), on_start=self.on_start, on_complete=self.on_complete)
+                 parts=tuple(p.clone() for p in self.parts), on_start=self.on_start, on_complete=self.on_complete,
+                 batch=self.batch)
         if self.kind_asked is not None:
             t.kind_asked, t.kind_used = self.kind_asked, self.kind_used
         return t
@@ -143,7 +150,99 @@ class Task:
                 f"submit={self.submit}, start={self.start}, end={self.end})")
 
 
+class Batch:
+    """The entries of a batch copy (a GROUP task), by column (int64 arrays): `nbytes`; `src` and `dst`, the ends
+    (device ids, -1 for the host); `device`, whose engines run each entry; `kind`, the direction code each
+    was asked as and runs as (-1: none). Never changed once made: a captured batch replays as it is."""
+
+    __slots__ = ("nbytes", "src", "dst", "device", "kind")
+
+    def __init__(self, nbytes, src, dst, device, kind=-1):
+        self.nbytes = np.asarray(nbytes, dtype=np.int64)
+        n = len(self.nbytes)
+        self.src, self.dst, self.device, self.kind = (np.full(n, v, dtype=np.int64) if np.ndim(v) == 0 else
+                                                      np.asarray(v, dtype=np.int64) for v in (src, dst, device, kind))
+
+    def __len__(self) -> int:
+        return len(self.nbytes)
+
+    @classmethod
+    def of(cls, parts: Sequence[Task]) -> "Batch":
+        """The batch of COPY tasks: their sizes, ends, devices and the kinds they run as."""
+        def ids(values):
+            return [-1 if v is None else v for v in values]
+
+        return cls([p.nbytes for p in parts], ids(p.src for p in parts), ids(p.dst for p in parts),
+                   [p.device for p in parts], ids(p.kind_used for p in parts))
+
+    def __repr__(self) -> str:
+        return f"<Batch of {len(self)} entries, {int(self.nbytes.sum())} bytes>"
+
+
+class _Lane(Task):
+    """One engine's share of a batch (`Machine._lanes`): `count` entries run back to back, as one COPY task of
+    their bytes. `path` is their route's (`Machine._path`), `wire` their wire bytes, `entries` their places in
+    the batch; `callbacks`, what runs when the lane is done (a GROUP of COPY parts: theirs)."""
+
+    wire = 0.0
+    count = 0
+    path: tuple = ()
+    entries = None
+    callbacks: tuple = ()
+
+    def run_callbacks(self) -> None:
+        """Every callback, in order, even when one raises (the first error is raised once all have run)."""
+        error = None
+        for callback in self.callbacks:
+            try:
+                callback()
+            except Exception as exc:
+                error = error or exc
+        if error is not None:
+            raise error
+
+
+def _cuts(cost: np.ndarray, lanes: int) -> np.ndarray:
+    """Where to cut a run of entries, kept in order, into at most `lanes` runs of about equal total cost: the
+    boundaries, 0 first and len(cost) last. Each cut goes before or after the entry whose cost reaches its
+    share, whichever lands nearer; so equal costs give runs whose lengths differ by at most one, and no more
+    lanes than entries gives one entry a run."""
+    n = len(cost)
+    if lanes >= n:
+        return np.arange(n + 1)
+    cum = np.cumsum(cost)
+    targets = cum[-1] * np.arange(1, lanes) / lanes
+    reach = np.searchsorted(cum, targets)  # the entry whose cost reaches each share
+    before = np.where(reach > 0, cum[reach - 1], 0.0)
+    cuts = np.concatenate(([0], reach + (cum[reach] - targets <= targets - before), [n]))
+    return cuts[np.concatenate(([True], cuts[1:] > cuts[:-1]))]  # (a costly entry may take several shares)
+
+
+def _chunk_for(sizes: np.ndarray) -> int:
+    """The `chunk` that makes a lane's record count its entries as DMA tasks (`tasks` = ceil(bytes / chunk)):
+    the entries' size when they are alike; otherwise the largest chunk that does it, if one does, else the
+    mean entry (its record then counts a few tasks less)."""
+    count, total = len(sizes), int(sizes.sum())
+    if count == 1:
+        return 0
+    if sizes.min() == sizes.max():
+        return int(sizes[0])
+    chunk = (total - 1) // (count - 1)
+    return chunk if chunk and -(-total // chunk) == count else -(-total // count)
+
+
 _serials = count(1)
+
+
+def _routes(batch: Batch) -> list[tuple[tuple[int, int, int, int], np.ndarray]]:
+    """The entries of a batch by route ((engine device, src, dst, kind), their indices in order), the routes in
+    the order of their first entries."""
+    keys = np.stack([batch.device, batch.src, batch.dst, batch.kind])
+    if (keys == keys[:, :1]).all():  # (the usual batch: one route)
+        return [(tuple(keys[:, 0].tolist()), np.arange(len(batch)))]
+    found, first, inverse = np.unique(keys, axis=1, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    return [(tuple(found[:, r].tolist()), np.flatnonzero(inverse == r)) for r in np.argsort(first, kind="stable")]
 
 
 class Stream:
@@ -300,15 +399,94 @@ class Machine:
     def _begin_kernel(self, task: Task) -> None:  # a compute slot for its duration
         self.compute[task.device].acquire(task, self._kernel)
 
-    def _begin_group(self, task: Task) -> None:  # a batch: its parts at once, each on an engine of its device
+    def _begin_group(self, task: Task) -> None:  # a batch: its lanes at once, each on an engine of its device
         task.start = self.env.now
-        task._left = len(task.parts)
-        if not task.parts:
+        batch = task.batch if task.batch is not None else Batch.of(task.parts)
+        lanes = self._lanes(task, batch)
+        if task.batch is None:  # COPY parts: each one's callback runs when its lane is done
+            for lane in lanes:
+                lane.callbacks = tuple(task.parts[i].on_complete for i in lane.entries.tolist()
+                                       if task.parts[i].on_complete is not None)
+                lane.on_complete = lane.run_callbacks if lane.callbacks else None
+        task._left = len(lanes)
+        if not lanes:
             self._finish(task)
-        for part in task.parts:
-            part._parent = task
-            part.stream, part.submit = task.stream, task.submit
-            self.engines[part.device].acquire(part, self._transfer)
+        for lane in lanes:
+            self.engines[lane.device].acquire(lane, self._run_lane)
+
+    def _lanes(self, group: Task, batch: Batch) -> list[_Lane]:
+        """A batch's entries dealt to its devices' DMA engines as lanes, each lane a chain of entries run back to
+        back on one engine: the entries of one route (engine device, ends, kind), kept in order, cut into as
+        many runs of about equal cost as the device has engines (fewer when there are fewer entries). A lane is
+        one flow carrying its entries' wire bytes (a TLP header per MPS of each entry's payload on PCIe), its
+        tail their fixed costs (the route's latency each). The GROUP is done when its lanes are.
+
+        Why this is a fair picture of the driver's batch: the runtime makes one driver call for the whole
+        batch (hicann/runtime src/runtime/api/impl/api_impl.cc ApiImpl::MemcpyBatch calls the driver's
+        batch copy once), which hands the entries to the device's SDMA engines as a descriptor list; each
+        engine works through its share back to back, paying a fixed cost per descriptor, while the link
+        carries the bytes of every engine at once. The link then moves all the batch's bytes at its rate and
+        each engine pays its entries' fixed costs, which is when a lane ends; the picture of one flow and one
+        engine per entry gives the same end, at a cost per entry in the simulation (a flow, an engine hand-over,
+        a record), where a lane costs one of each. Routes of one device queue for its engines in the order of
+        their first entries, as the entries of a batch did."""
+        n = len(batch)
+        if not n:
+            return []
+        lanes: list[_Lane] = []
+        engines = self.hardware.engines_per_device
+        for (device, src, dst, kind), idx in _routes(batch):
+            path = self._path_of((COPY, None if src < 0 else src, None if dst < 0 else dst))
+            sizes = batch.nbytes[idx]
+            wire = self._wire(sizes, path)
+            k = min(engines, len(idx))
+            cuts = _cuts(path[4] + wire * (k / self._rate(path, device, k)), k)
+            for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+                part = sizes[a:b]
+                lane = _Lane.copy(int(part.sum()), device, None if src < 0 else src, None if dst < 0 else dst,
+                                  group.label, None, _chunk_for(part), None if kind < 0 else kind,
+                                  None if kind < 0 else kind)
+                lane.wire, lane.count, lane.path, lane.entries = float(wire[a:b].sum()), b - a, path, idx[a:b]
+                lane.stream, lane.submit, lane._parent = group.stream, group.submit, group
+                lanes.append(lane)
+        return lanes
+
+    def _path_of(self, key: tuple) -> tuple:
+        path = self._paths.get(key)
+        return path if path is not None else self._path(key)
+
+    @staticmethod
+    def _wire(sizes: np.ndarray, path: tuple) -> np.ndarray:
+        """The wire bytes of copies of `sizes` bytes each on a route: on PCIe, a TLP header per MPS of payload."""
+        tlp = path[5]
+        if not tlp:
+            return sizes.astype(np.float64)
+        return sizes + (-(-sizes // tlp[0])) * float(tlp[1])
+
+    def _rate(self, path: tuple, device: int, engines: int) -> float:
+        """Wire bytes per second `engines` lanes of a route get together with the machine to themselves."""
+        route, links, weights = path[0], path[1], path[2]
+        if route == "h2h":
+            return self.hardware.host_memcpy_bandwidth
+        rate = min(link.capacity / w for link, w in zip(links, weights))
+        if self._per_engine and (route == "h2d" or route == "d2h"):
+            rate = min(rate, self._per_engine * engines)
+        return rate
+
+    def _run_lane(self, lane: _Lane, engine: int) -> None:
+        """A lane has its engine: its bytes as one flow, then its entries' latencies (as `_transfer` runs one
+        copy: a host-to-host lane is the driver's memcpy, and an engine's own limit applies on A3)."""
+        lane.engine = engine
+        lane.start = self.env.now
+        route, links, weights, names, latency, _ = lane.path
+        lane.route = route
+        if route == "h2h":
+            self._after(lane.nbytes / self.hardware.host_memcpy_bandwidth, lane)
+            return
+        if self._per_engine and (route == "h2d" or route == "d2h"):
+            links, weights = [*links, self.link(f"dev{lane.device}.dma{engine}", self._per_engine)], [*weights, 1.0]
+        lane.links = names
+        self.network.start(links, lane.wire, self._finish, weights, latency * lane.count, lane)
 
     def _begin_staged(self, task: Task) -> None:  # a pageable copy through the staging buffers
         task.start = self.env.now

@@ -8,19 +8,30 @@ api_impl_david.cc ApiImplDavid::BatchMemcpyAsync on UB hosts).
 
 Each entry is a host-to-device or device-to-host copy whose locations must match the attribute that
 covers it. The emulator promises no order among the entries of one batch, as the runtime does not.
+
+The entries are checked twice over, with one outcome: all at once with numpy (`_checked_at_once`), which
+answers only when every entry passes and none is an awkward case; otherwise one by one (`_entry`), which
+finds the failing entry, its code and its index, and leaves the partial effects the runtime leaves. Either
+way the checked entries run as one GROUP task whose bytes move in one call when it completes (`_mover`).
 """
 from __future__ import annotations
 
-from emu.models import GROUP, Task
+import numpy as np
 
+from emu.models import GROUP, Task
+from emu.models.machine import Batch
+
+from .. import batch_kernels
 from ..constants import SIZE_MAX
 from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, \
     AclError, BatchError
 from ..constants import D2H, H2D, Location
+from ..memory import Region
 from .core import Core, Stream, api, fail
 from . import capture, streams, transfer
 
 MAX_SYNC_BATCH = 4096  # hicann/runtime pkg_inc/driver/ascend_hal_define.h DEVMM_MEMCPY_BATCH_MAX_COUNT
+AT_ONCE_FROM = 16  # entries from which the checks run at once: below it numpy's setup costs more than it saves
 
 
 def _bad(code: int, message: str, index: int = SIZE_MAX):
@@ -51,6 +62,11 @@ def _size_ts(values):
     """A size_t array as C reads it: negative Python ints are the huge unsigned values they are in C."""
     if not isinstance(values, (list, tuple)):
         return values
+    try:
+        if min(values) >= 0:  # (the usual case: nothing to convert)
+            return values
+    except (TypeError, ValueError):
+        pass
     return [v % (1 << 64) if v.__class__ is int and v < 0 else v for v in values]
 
 
@@ -71,14 +87,23 @@ def _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_at
                       ("attrsIndexes", attrs_indexes)):
         if arr is None:
             _bad(ACL_ERROR_INVALID_PARAM, f"{name} is null")
-    for i, (m, s) in enumerate(zip(dest_maxs, sizes)):
-        if m < s:
-            _bad(ACL_ERROR_INVALID_PARAM, f"destMaxs[{i}] = {m} < sizes[{i}] = {s}", i)
+    _dest_max_checks(dest_maxs, sizes)
     for k, a in enumerate(attrs):
         rsv = a.get("rsv", bytes(16)) if isinstance(a, dict) else None
         if rsv is None or any(bytes(rsv)):
             _bad(ACL_ERROR_INVALID_PARAM, f"attrs[{k}].rsv must be 16 zero bytes")
     return True
+
+
+def _dest_max_checks(dest_maxs, sizes) -> None:
+    """ValidateMemcpyBatchParams: destMaxs[i] < sizes[i] fails at the first such i (all checked at once when
+    both are arrays of integers)."""
+    m, n = _ints(dest_maxs), _ints(sizes)
+    if m is not None and n is not None and (m >= n).all():
+        return
+    for i, (m, s) in enumerate(zip(dest_maxs, sizes)):
+        if m < s:
+            _bad(ACL_ERROR_INVALID_PARAM, f"destMaxs[{i}] = {m} < sizes[{i}] = {s}", i)
 
 
 def _attr_checks(count: int, attrs_indexes, num_attrs: int, sync: bool) -> None:
@@ -110,8 +135,194 @@ def _attr_of(attrs, attrs_indexes, num_attrs: int):
         j += 1
 
 
-# -- BatchOps --------------------------------------------------------------------------------------
+# -- the checked entries, by column ------------------------------------------------------------------------
 
+class _Entries:
+    """A batch's checked entries, by column. Each end: the distinct regions it touches (`dst_regions`,
+    `src_regions`), each entry's index into them (`di`, `si`) and offset (`doff`, `soff`). Then `nbytes`,
+    `kind` (H2D or D2H) and the device ids of the ends as `transfer.ends` gives them (`s_dev`, `d_dev`;
+    -1: host memory, a mapped alias included); `pageable`: some end is pageable host memory."""
+
+    __slots__ = ("dst_regions", "di", "doff", "src_regions", "si", "soff", "nbytes", "kind", "s_dev", "d_dev",
+                 "pageable")
+
+    def __init__(self, dst_regions, di, doff, src_regions, si, soff, nbytes, kind, s_dev, d_dev, pageable):
+        self.dst_regions, self.di, self.doff = dst_regions, di, doff
+        self.src_regions, self.si, self.soff = src_regions, si, soff
+        self.nbytes, self.kind, self.s_dev, self.d_dev, self.pageable = nbytes, kind, s_dev, d_dev, pageable
+
+    def __len__(self) -> int:
+        return len(self.nbytes)
+
+    @classmethod
+    def of_plans(cls, plans: list[transfer.CopyPlan]) -> "_Entries":
+        """The entries the per-entry checks planned, in order."""
+        dst_regions, di = _distinct([p.dst for p in plans])
+        src_regions, si = _distinct([p.src for p in plans])
+
+        def column(values):
+            return np.array(values, dtype=np.int64).reshape(-1)
+
+        return cls(dst_regions, di, column([p.doff for p in plans]), src_regions, si,
+                   column([p.soff for p in plans]), column([p.nbytes for p in plans]),
+                   column([p.kind for p in plans]), column([-1 if p.s_dev is None else p.s_dev for p in plans]),
+                   column([-1 if p.d_dev is None else p.d_dev for p in plans]), any(p.pageable for p in plans))
+
+    def with_bytes(self) -> "_Entries":
+        """The entries that move bytes (a synchronous batch skips those of size 0)."""
+        keep = self.nbytes > 0
+        if keep.all():
+            return self
+        return _Entries(self.dst_regions, self.di[keep], self.doff[keep], self.src_regions, self.si[keep],
+                        self.soff[keep], self.nbytes[keep], self.kind[keep], self.s_dev[keep], self.d_dev[keep],
+                        self.pageable)
+
+    def devices(self) -> np.ndarray:
+        """The device whose engines run each entry when no stream says (`CopyPlan.device`: the device end);
+        an entry between host memory and a mapped alias runs on the alias's device."""
+        alias = np.maximum(_region_devices(self.dst_regions)[self.di], _region_devices(self.src_regions)[self.si])
+        return np.where(self.s_dev >= 0, self.s_dev, np.where(self.d_dev >= 0, self.d_dev, alias))
+
+    def check_writable(self) -> None:
+        """A read-only destination is refused before anything is queued (the first in entry order)."""
+        order = [0] if len(self.dst_regions) == 1 else _in_order(self.di)
+        for i in order:
+            self.dst_regions[i].check_writable()
+
+
+def _in_order(index: np.ndarray) -> list[int]:
+    """The distinct values of `index`, in order of first appearance."""
+    _, first = np.unique(index, return_index=True)
+    return index[np.sort(first)].tolist()
+
+
+def _region_devices(regions: list[Region]) -> np.ndarray:
+    """Each region's device (-1: host memory)."""
+    return np.array([r.device if r.is_device else -1 for r in regions], dtype=np.int64)
+
+
+def _distinct(regions: list[Region]) -> tuple[list[Region], np.ndarray]:
+    """(the distinct regions, in order of first use; each one's index into them)."""
+    places: dict[int, int] = {}
+    out: list[Region] = []
+    index = []
+    for r in regions:
+        i = places.get(id(r))
+        if i is None:
+            i = places[id(r)] = len(out)
+            out.append(r)
+        index.append(i)
+    return out, np.array(index, dtype=np.int64).reshape(-1)
+
+
+# -- all entries at once -----------------------------------------------------------------------------------
+
+def _ints(values) -> np.ndarray | None:
+    """`values` (a list or tuple of Python ints, or a 1-D integer array) as an int64 array; None for anything
+    else, or a value int64 cannot hold."""
+    if isinstance(values, (list, tuple)):
+        if not all(issubclass(t, int) for t in set(map(type, values))):
+            return None
+        try:
+            return np.fromiter(values, dtype=np.int64, count=len(values))
+        except OverflowError:
+            return None
+    if not isinstance(values, np.ndarray) or values.ndim != 1 or values.dtype.kind not in "iu":
+        return None
+    if values.dtype.kind == "u" and len(values) and values.max() >= 1 << 63:
+        return None
+    return values.astype(np.int64, copy=False)
+
+
+def _wants(attrs, num_attrs: int) -> np.ndarray | None:
+    """Each attribute's (dst location, dst id, src location, src id), a row each, the locations as an entry
+    compares them (`_wanted`; -1: one no memory has); None if an attribute does not parse (`_loc` says how)."""
+    rows = []
+    try:
+        for k in range(num_attrs):
+            row = []
+            for key in ("dst_loc", "src_loc"):
+                t, i = _loc(attrs[k], key, k)
+                want = _wanted(t)
+                row += [-1 if want is None else int(want), i if 0 <= i < 1 << 62 else -2]  # (-2: no device)
+            rows.append(row)
+    except BatchError:
+        return None
+    return np.array(rows, dtype=np.int64).reshape(-1, 4)
+
+
+def _ends(rt: Core, regions: list[Region], written: bool) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """For each region, (its location as an entry sees it, the visible index of its device, -1 for host
+    memory), and whether any is pageable; None for what the per-entry checks decide: a mapped alias, freed
+    memory, pageable memory with registrations (page-locked in part), a read-only destination, a device not
+    visible."""
+    sides, ids, pageable = [], [], False
+    for r in regions:
+        if r.origin == "alias" or r.freed or (written and r.readonly):
+            return None
+        if r.location is Location.UNREGISTERED:
+            if rt.space.registrations_overlapping(r.base, r.size):
+                return None
+            pageable = True
+        sides.append(int(_side(r.location)))
+        if r.is_device:
+            if r.device not in rt.visible:
+                return None
+            ids.append(rt.visible.index(r.device))
+        else:
+            ids.append(-1)
+    return np.array(sides, dtype=np.int64), np.array(ids, dtype=np.int64), pageable
+
+
+def _matches(side: np.ndarray, vis: np.ndarray, want: np.ndarray, want_id: np.ndarray) -> np.ndarray:
+    """CheckMemCpyAttr for each entry's end: its location is the attribute's, and for device memory so is
+    the device."""
+    return (side == want) & ((side != Location.DEVICE) | (vis == want_id))
+
+
+def _checked_at_once(rt: Core, dsts, dest_maxs, srcs, sizes, count: int, attrs, attrs_indexes, num_attrs: int,
+                     sync: bool) -> _Entries | None:
+    """Every entry checked at once, by the rules `_entry` applies to each (and `_ends`' awkward cases sent
+    back): the entries when all pass, else None, and the per-entry checks find the failing one (and decide
+    a batch of fewer than AT_ONCE_FROM entries)."""
+    if count < AT_ONCE_FROM:
+        return None
+    d, s, n, starts = cols = [_ints(c) for c in (dsts, srcs, sizes, attrs_indexes)]
+    m = n if dest_maxs is sizes else _ints(dest_maxs)
+    if m is None or any(c is None for c in cols):
+        return None
+    if not sync and ((n == 0) | (n > m) | (s == 0) | (d == 0)).any():
+        return None
+    wants = _wants(attrs, num_attrs)
+    if wants is None:
+        return None
+    if rt.caller.gate is not None:
+        rt.runtime_layer()
+    span = np.maximum(n, 1)
+    dres, sres = rt.space.resolve_many(d, span), rt.space.resolve_many(s, span)
+    if dres is None or sres is None:
+        return None
+    dends, sends = _ends(rt, dres[0], written=True), _ends(rt, sres[0], written=False)
+    if dends is None or sends is None:
+        return None
+    want = wants[np.searchsorted(starts[:num_attrs], np.arange(count), side="right") - 1]
+    dside, sside = dends[0][dres[1]], sends[0][sres[1]]
+    ok = (_matches(dside, dends[1][dres[1]], want[:, 0], want[:, 1]) &
+          _matches(sside, sends[1][sres[1]], want[:, 2], want[:, 3]) & (dside != sside))
+    if not ok.all():
+        return None
+    return _Entries(dres[0], dres[1], dres[2], sres[0], sres[1], sres[2], n,
+                    np.where(sside == Location.DEVICE, D2H, H2D), _device_ends(sres), _device_ends(dres),
+                    dends[2] or sends[2])
+
+
+def _device_ends(resolved) -> np.ndarray:
+    """Each entry's device at that end (-1: host memory), as `transfer.ends` gives it."""
+    regions, index, _ = resolved
+    return _region_devices(regions)[index]
+
+
+# -- one entry at a time -----------------------------------------------------------------------------------
 
 def _match(rt: Core, j: int, key: str, addr: int, n: int, attr: dict, k: int):
     """One end of entry j against its attribute (ApiImpl::CheckMemCpyAttr); (region, offset, location)."""
@@ -146,17 +357,109 @@ def _entry(rt: Core, j: int, dst: int, dest_max: int, src: int, n: int, attr: di
     return transfer.CopyPlan(rt, dr, doff, sr, soff, n, H2D if _side(sloc) != Location.DEVICE else D2H)
 
 
-def _part(rt: Core, e: transfer.CopyPlan, what: str, device: int | None = None) -> Task:
-    """Entry e as a task of `device` (by default the device end of the entry)."""
-    return transfer.copy_task(rt, e, what, device)
+# -- running them ------------------------------------------------------------------------------------------
+
+def _address(buf: np.ndarray) -> int:
+    return buf.__array_interface__["data"][0]
 
 
-def _run_batch(rt: Core, entries: list[transfer.CopyPlan], what: str) -> None:
+def _buffers(regions: list[Region], needed: np.ndarray, errors: list) -> tuple[np.ndarray, np.ndarray]:
+    """(the raw address of each needed region's bytes, whether it has them): device memory gets its bytes
+    here if it has none yet; a region that cannot (no RAM left) adds its error to `errors`."""
+    addr, ok = np.zeros(len(regions), dtype=np.int64), np.zeros(len(regions), dtype=bool)
+    for i in np.flatnonzero(needed).tolist():
+        try:
+            addr[i], ok[i] = _address(regions[i].buffer()), True
+        except AclError as e:
+            errors.append(e)
+    return addr, ok
+
+
+def _mover(rt: Core, e: _Entries, what: str):
+    """What moves a batch's bytes when it completes, all entries in one call (`batch_kernels`), each by the
+    rule of `transfer._mover` (`_move_by_rule`); when every region already has its bytes, there is nothing
+    to decide."""
+    def move():
+        if all(map(_ready, e.dst_regions)) and all(map(_ready, e.src_regions)):
+            daddr = np.array([_address(r.buffer()) for r in e.dst_regions], dtype=np.int64)
+            saddr = np.array([_address(r.buffer()) for r in e.src_regions], dtype=np.int64)
+            batch_kernels.copy_many(daddr[e.di] + e.doff, saddr[e.si] + e.soff, e.nbytes)
+        else:
+            _move_by_rule(rt, e, what)
+
+    return move
+
+
+def _ready(r: Region) -> bool:
+    """Live memory whose bytes exist."""
+    return r.materialized and not r.freed and not r.virtual
+
+
+def _move_by_rule(rt: Core, e: _Entries, what: str) -> None:
+    """Each entry by the rule of `transfer._mover`: nothing on freed memory (warned, the destination first) or
+    on timing-only memory; device memory never written reads as zeros (written only where the destination
+    has bytes); a destination without bytes yet gets them (or, with no RAM left, its entries are dropped and
+    the error raised once the others have moved)."""
+    def flags(regions, test):
+        return np.array([test(r) for r in regions], dtype=bool)
+
+    dfreed, sfreed = flags(e.dst_regions, _freed)[e.di], flags(e.src_regions, _freed)[e.si]
+    if dfreed.any() or sfreed.any():
+        for i in _in_order(e.di[dfreed]):
+            rt.space.warn_freed(e.dst_regions[i], what)
+        for i in _in_order(e.si[sfreed & ~dfreed]):
+            rt.space.warn_freed(e.src_regions[i], what)
+    live = ~(dfreed | sfreed | flags(e.dst_regions, _virtual)[e.di] | flags(e.src_regions, _virtual)[e.si])
+    if not live.any():
+        return
+    blank = flags(e.src_regions, _blank)[e.si]  # device memory never written
+    copy, errors = live & ~blank, []
+    daddr, dok = _buffers(e.dst_regions, np.bincount(e.di[copy], minlength=len(e.dst_regions)) > 0, errors)
+    saddr, sok = _buffers(e.src_regions, np.bincount(e.si[copy], minlength=len(e.src_regions)) > 0, errors)
+    copy &= dok[e.di] & sok[e.si]
+    if copy.any():
+        batch_kernels.copy_many(daddr[e.di[copy]] + e.doff[copy], saddr[e.si[copy]] + e.soff[copy], e.nbytes[copy])
+    zero = live & blank & flags(e.dst_regions, _has_bytes)[e.di]
+    if zero.any():
+        zaddr, zok = _buffers(e.dst_regions, np.bincount(e.di[zero], minlength=len(e.dst_regions)) > 0, errors)
+        zero &= zok[e.di]
+        batch_kernels.zero_many(zaddr[e.di[zero]] + e.doff[zero], e.nbytes[zero])
+    if errors:
+        raise errors[0]
+
+
+def _freed(r: Region) -> bool:
+    return r.freed
+
+
+def _virtual(r: Region) -> bool:
+    return r.virtual
+
+
+def _blank(r: Region) -> bool:
+    return r.is_device and not r.materialized
+
+
+def _has_bytes(r: Region) -> bool:
+    """Memory a zero-filled entry writes: host memory, device memory already written."""
+    return r.materialized or not r.is_device
+
+
+def _group(rt: Core, e: _Entries, what: str, device: int, engines) -> Task:
+    """The entries as one GROUP task of `device`, each entry run by the engines of `engines` (a device, or
+    one per entry); their bytes move when it completes."""
+    e.check_writable()
+    return Task(GROUP, device=device, label=what, on_complete=_mover(rt, e, what),
+                batch=Batch(e.nbytes, e.s_dev, e.d_dev, engines, e.kind))
+
+
+def _run_batch(rt: Core, entries: _Entries, what: str) -> None:
     """One driver batch call (NpuDriver::MemcpyBatch): the entries spread over the engines; no context
     and no capture-mode check."""
-    parts = [_part(rt, e, what) for e in entries if e.nbytes]
-    if parts:
-        transfer.run_blocking(rt, Task(GROUP, device=parts[0].device, label=what, parts=parts))
+    entries = entries.with_bytes()
+    if len(entries):
+        engines = entries.devices()
+        transfer.run_blocking(rt, _group(rt, entries, what, int(engines[0]), engines))
 
 
 def _runtime_entry(rt: Core, stream: int | None, what: str) -> None:
@@ -172,9 +475,11 @@ def _runtime_entry(rt: Core, stream: int | None, what: str) -> None:
 
 
 def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, what: str) -> None:
-    entries = []
-    for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs)):
-        entries.append(_entry(rt, j, dsts[j], sizes[j], srcs[j], sizes[j], a, k, sync=True))
+    entries = _checked_at_once(rt, dsts, sizes, srcs, sizes, count, attrs, attrs_indexes, num_attrs, sync=True)
+    if entries is None:
+        plans = [_entry(rt, j, dsts[j], sizes[j], srcs[j], sizes[j], a, k, sync=True)
+                 for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs))]
+        entries = _Entries.of_plans(plans)
     _run_batch(rt, entries, what)
 
 
@@ -184,46 +489,55 @@ def _batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_ind
         rt.current_context(implicit=False)  # ApiImpl::MemcpyBatchAsync
     except AclError as e:
         _bad(e.code, e.message)
+    ub = rt.product.host_link == "ub"
+    s = rt.stream_of(stream) if ub else None  # ApiImplDavid::BatchMemcpyAsync: the stream first
+    at_once = _checked_at_once(rt, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
+                               sync=False)
+    if at_once is not None and not (at_once.pageable and not ub):
+        if ub:
+            _batch_async_ub(rt, s, at_once, what)
+        else:
+            s = rt.stream_of(stream)  # ApiImpl::MemcpyAsync: 107003 for another context's stream
+            rt.submit(s, _group(rt, at_once, what, s.device, s.device))
+        return
     checked = ((j, k, a) for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs)))
 
     def entry(j, k, a):
         return _entry(rt, j, dsts[j], dest_maxs[j], srcs[j], sizes[j], a, k, sync=False)
 
-    entries = (entry(*c) for c in checked)  # checked one by one, as they are consumed
-    if rt.product.host_link == "ub":
-        _batch_async_ub(rt, stream, entries, what)
+    plans = (entry(*c) for c in checked)  # checked one by one, as they are consumed
+    if ub:
+        _batch_async_ub(rt, s, _Entries.of_plans(list(plans)), what)
     else:
-        _batch_async_loop(rt, stream, entries, what)
+        _batch_async_loop(rt, stream, plans, what)
 
 
-def _batch_async_ub(rt: Core, stream: int, entries, what: str) -> None:
+def _batch_async_ub(rt: Core, s: Stream, entries: _Entries, what: str) -> None:
     """ApiImplDavid::BatchMemcpyAsync (UB hosts): the stream (107003), every entry, then one batch; with
     pageable memory, a stream synchronize and a synchronous batch."""
-    s = rt.stream_of(stream)
-    entries = list(entries)
-    if any(e.pageable for e in entries):
+    if entries.pageable:
         if s.capturing:
             fail(ACL_ERROR_RT_PARAM_INVALID, "a batch with pageable memory cannot be captured: use "
                                              "aclrtMallocHost or aclrtHostRegister memory")
         streams._drain(rt, s)
         _run_batch(rt, entries, what)
         return
-    rt.submit(s, Task(GROUP, device=s.device, label=what, parts=[_part(rt, e, what, s.device) for e in entries]))
+    rt.submit(s, _group(rt, entries, what, s.device, s.device))
 
 
-def _batch_async_loop(rt: Core, stream: int, entries, what: str) -> None:
+def _batch_async_loop(rt: Core, stream: int, plans, what: str) -> None:
     """ApiImpl::LoopMemcpyAsync: each entry is checked, then done or enqueued, before the next one is
     checked; so a failing entry leaves the earlier ones done or enqueued."""
-    parts: list[Task] = []
+    queued: list[transfer.CopyPlan] = []
     s: Stream | None = None
 
     def flush():
-        if parts:
-            rt.submit(s, Task(GROUP, device=s.device, label=what, parts=list(parts)))
-            parts.clear()
+        if queued:
+            rt.submit(s, _group(rt, _Entries.of_plans(queued), what, s.device, s.device))
+            queued.clear()
 
     try:
-        for e in entries:
+        for e in plans:
             if e.pageable:  # stream synchronize, then ApiImpl::MemCopySync (107030, not 107041)
                 flush()
                 streams._drain(rt, rt.stream_of(stream, check_context=False))
@@ -232,7 +546,8 @@ def _batch_async_loop(rt: Core, stream: int, entries, what: str) -> None:
                 continue
             if s is None:
                 s = rt.stream_of(stream)  # ApiImpl::MemcpyAsync: 107003 for another context's stream
-            parts.append(_part(rt, e, what, s.device))
+            e.dst.check_writable()  # refused before it is queued
+            queued.append(e)
     finally:
         flush()
 
