@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 
+from . import chrome
+
 if TYPE_CHECKING:
     from .machine import Task
 
@@ -635,55 +637,16 @@ def to_array(tasks) -> np.ndarray:
 
 
 def chrome_trace(records, host_calls: Iterable[tuple] | np.ndarray = ()) -> dict:
-    """A Chrome trace (chrome://tracing, ui.perfetto.dev): one track per host thread, stream, engine and link.
+    """A Chrome trace (ui.perfetto.dev, chrome://tracing) of the run: host threads, then a process per device
+    (streams, DMA engines, AI core, its links), lanes so that no two slices of a track overlap, counters
+    (link GB/s, busy engines) and arrows from each host call to the task it enqueued (`models.chrome`).
 
     records: a RECORD array (or a TaskLog, or Tasks). host_calls: a CALL array, or (name, thread, start, end)
     tuples of the host's API calls, in simulated seconds.
     """
     if not isinstance(records, np.ndarray):
         records = to_array(records)
-    if isinstance(host_calls, np.ndarray):
-        host_calls = host_calls.tolist()
-    events: list[dict] = []
-    tracks: dict[tuple[str, str], tuple[int, int]] = {}
-    counts = dict.fromkeys(("host", "streams", "engines", "links"), 0)
-    groups = {"host": 1, "streams": 2, "engines": 3, "links": 4}
-
-    def track(group: str, name: str) -> tuple[int, int]:
-        key = (group, name)
-        if key not in tracks:
-            counts[group] += 1
-            pid, tid = groups[group], counts[group]
-            tracks[key] = (pid, tid)
-            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}})
-        return tracks[key]
-
-    def span(group: str, name: str, label: str, start: float, end: float, args: dict) -> None:
-        pid, tid = track(group, name)
-        events.append({"ph": "X", "name": label, "pid": pid, "tid": tid, "ts": start * 1e6,
-                       "dur": max(end - start, 0.0) * 1e6, "args": args})
-
-    for name, thread, start, end in host_calls:
-        span("host", f"host thread {thread}", name, start, end, {})
-    for (label, kind, stream, device, engine, route, links, nbytes, tasks, submit, start, end, asked, used) in \
-            records.tolist():
-        if math.isnan(start) or math.isnan(end):
-            continue
-        args = {"bytes": nbytes, "route": route or kind, "tasks": tasks,
-                "submit_us": (0.0 if math.isnan(submit) else submit) * 1e6}
-        if asked >= 0:  # a copy: the kind its caller gave and the one it ran as
-            args["kind_asked"], args["kind_used"] = asked, used
-        if stream:
-            span("streams", stream, label, start, end, args)
-        if engine >= 0 and kind in ("copy", "fill"):
-            span("engines", f"dev{device}.sdma{engine}", label, start, end, args)
-        elif engine >= 0 and kind == "kernel":
-            span("engines", f"dev{device}.aicore{engine}", label, start, end, args)
-        for link in links.split(",") if links else ():
-            span("links", link, label, start, end, args)
-    for group, pid in groups.items():
-        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": group}})
-    return {"traceEvents": events, "displayTimeUnit": "ns"}
+    return chrome.build(records, host_calls)
 
 
 def write_chrome_trace(path, records, host_calls: Iterable[tuple] | np.ndarray = ()) -> None:

@@ -73,8 +73,8 @@ def test_run_prints_calls_bytes_by_route_time_and_writes_a_trace(tmp_path):
     trace = json.loads((tmp_path / "out" / "trace.json").read_text())
     names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
     assert any(n.startswith("host thread") for n in names)
-    assert any(n.startswith("dev0/stream") for n in names)
-    assert "dev0.sdma0" in names and "pcie0.down" in names and "pcie0.up" in names
+    assert any(n.startswith("stream ") for n in names)
+    assert "SDMA 0" in names and "pcie down" in names and "pcie up" in names
     spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in spans)
 

@@ -211,12 +211,12 @@ def test_command_writes_table_files_gantt_and_traces(tmp_path, capsys):
     for name in ("trace-naive.json", "trace-best.json"):
         trace = json.loads((out / name).read_text())
         tracks = [e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"]
-        assert any("/stream" in t for t in tracks), tracks
-        assert any(".sdma" in t for t in tracks) and any(".aicore" in t for t in tracks), tracks
-        assert any(t.startswith("pcie0.down") for t in tracks) and any(t.startswith("pcie0.up") for t in tracks)
+        assert "stream 1" in tracks and "host thread 1" in tracks, tracks
+        assert "SDMA 0" in tracks and "AI core 0" in tracks, tracks
+        assert any(t.startswith("pcie down") for t in tracks) and any(t.startswith("pcie up") for t in tracks)
     best = json.loads((out / "trace-best.json").read_text())
     streams = {t for e in best["traceEvents"] if e.get("name") == "thread_name" for t in [e["args"]["name"]]
-               if "/stream" in t}
+               if t.startswith("stream ")}
     assert len(streams) == data["best"]["streams"]
 
 

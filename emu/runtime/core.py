@@ -437,7 +437,8 @@ class Core:
                 sink.flush()
 
     def write_trace(self, path) -> None:
-        """A Chrome / Perfetto trace of the kept records: host threads, streams, engines and links."""
+        """A Chrome / Perfetto trace of the kept records (models.chrome): host threads, a process per device (streams,
+        DMA engines, AI core, its links), lanes so no two slices of a track overlap, counters and call-to-task arrows."""
         with self.lock:
             tasks, calls = self.machine.records.array(), self.call_log.array()
         trace.write_chrome_trace(path, tasks, calls)

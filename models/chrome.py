@@ -1,0 +1,198 @@
+"""A run as a Chrome trace JSON that Perfetto (ui.perfetto.dev) and chrome://tracing show as it happened.
+
+Layout: a "host" process with one track per host thread (numbered in order of appearance), one process per
+device with its streams ("stream 1", "default stream", "sync copies"), its DMA engines ("SDMA 0"...), its
+AI core slots and its own links ("pcie down", "HBM"...), and an "interconnect" process for the links between
+devices and the host's CPU ports. Perfetto's JSON importer does not show overlapping complete events on
+one track, so a span that would overlap the track's last one goes on the track's next lane ("pcie down #2");
+no two slices of a track overlap. Counter tracks: each link's throughput (its flows in flight, each counted
+at its average rate) and each device's busy DMA engines. Flow arrows join each host API call to the device
+task it enqueued (the task whose label is the call's API and whose submit time falls within the call).
+
+`build(records, calls)` takes a models.trace RECORD array and a CALL array; times are simulated seconds.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+import re
+
+import numpy as np
+
+HOST_PID, LINKS_PID, DEVICE_PID = 1, 2, 10  # device d is process DEVICE_PID + d
+_DEVICE_LINK = re.compile(r"^(dev|pcie|hccs|ub|soc)(\d+)\.(\w+)$")  # a device's own port or memory
+_EPS = 1e-15  # seconds: a span may start this much before the previous one on its lane ends
+
+
+class _Tracks:
+    """Named tracks in processes, each split into lanes so that no two spans of a lane overlap."""
+
+    def __init__(self):
+        self.events: list[dict] = []
+        self.processes: dict[int, str] = {}
+        self.lanes: dict[tuple[int, str], list[float]] = {}  # (pid, track) -> each lane's last end
+        self.tids: dict[tuple[int, str, int], int] = {}
+        self.next_tid: dict[int, int] = {}
+
+    def process(self, pid: int, name: str) -> None:
+        if pid not in self.processes:
+            self.processes[pid] = name
+            self.events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}})
+            self.events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0,
+                                "args": {"sort_index": pid}})
+
+    def _tid(self, pid: int, track: str, lane: int) -> int:
+        key = (pid, track, lane)
+        tid = self.tids.get(key)
+        if tid is None:
+            tid = self.tids[key] = self.next_tid[pid] = self.next_tid.get(pid, 0) + 1
+            name = track if lane == 0 else f"{track} #{lane + 1}"
+            self.events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}})
+        return tid
+
+    def span(self, pid: int, track: str, label: str, start: float, end: float, args: dict) -> tuple[int, int]:
+        """A complete event on the first lane of `track` free at `start`; returns its (pid, tid)."""
+        lanes = self.lanes.setdefault((pid, track), [])
+        lane = next((i for i, last in enumerate(lanes) if last <= start + _EPS), len(lanes))
+        if lane == len(lanes):
+            lanes.append(end)
+        else:
+            lanes[lane] = end
+        tid = self._tid(pid, track, lane)
+        self.events.append({"ph": "X", "name": label, "pid": pid, "tid": tid, "ts": start * 1e6,
+                            "dur": max(end - start, 0.0) * 1e6, "args": args})
+        return pid, tid
+
+    def counter(self, pid: int, name: str, steps: list[tuple[float, float]], unit: str) -> None:
+        """A counter track from (time, change) steps: the running sum after each distinct time."""
+        level, out = 0.0, []
+        for t, delta in sorted(steps):
+            level += delta
+            if out and out[-1][0] == t:
+                out[-1] = (t, level)
+            else:
+                out.append((t, level))
+        for t, value in out:
+            self.events.append({"ph": "C", "name": name, "pid": pid, "tid": 0, "ts": t * 1e6,
+                                "args": {unit: round(max(value, 0.0), 6)}})
+
+
+def _link_place(name: str) -> tuple[int, str]:
+    """(pid, track name) of a link: a device's own port or memory goes in its device's process."""
+    m = _DEVICE_LINK.match(name)
+    if m is None:
+        return LINKS_PID, name
+    kind, dev, side = m.groups()
+    track = "HBM" if kind == "dev" and side == "hbm" else f"{kind} {side}" if kind != "dev" else side
+    return DEVICE_PID + int(dev), track
+
+
+class _StreamNames:
+    """'stream 1', 'stream 2'... per device in order of appearance; 'default stream' and 'sync copies'."""
+
+    def __init__(self):
+        self.names: dict[str, str] = {}
+        self.count: dict[int, int] = {}
+
+    def __call__(self, stream: str, device: int) -> str:
+        name = self.names.get(stream)
+        if name is None:
+            if stream.endswith("/default"):
+                name = "default stream"
+            elif stream.endswith("/sync"):
+                name = "sync copies"
+            else:
+                self.count[device] = self.count.get(device, 0) + 1
+                name = f"stream {self.count[device]}"
+            self.names[stream] = name
+        return name
+
+
+class _Calls:
+    """The host calls, by API name and all together, to find the one that enqueued a task (flow arrows)."""
+
+    ANY = ""
+
+    def __init__(self):
+        self.by_api: dict[str, tuple[list[float], list[tuple]]] = {}
+
+    def add(self, api: str, start: float, end: float, where: tuple[int, int]) -> None:
+        for key in (api, self.ANY):
+            starts, calls = self.by_api.setdefault(key, ([], []))
+            starts.append(start)
+            calls.append((start, end, where))
+
+    def sort(self) -> None:
+        for api, (starts, calls) in self.by_api.items():
+            calls.sort(key=lambda c: c[0])
+            self.by_api[api] = ([c[0] for c in calls], calls)
+
+    def find(self, api: str, at: float):
+        """The latest `api` call (any call, if none of `api` fits: a kernel's label is its own name) started
+        by `at` that had not returned before it: (start, end, (pid, tid)); None if no call was under way."""
+        if math.isnan(at):
+            return None
+        for key in (api, self.ANY):
+            entry = self.by_api.get(key)
+            if entry is None:
+                continue
+            starts, calls = entry
+            i = bisect.bisect_right(starts, at) - 1
+            if i >= 0 and calls[i][1] >= at:
+                return calls[i]
+        return None
+
+
+def build(records: np.ndarray, calls: np.ndarray | list) -> dict:
+    """The trace dict of a RECORD array and a CALL array (or (api, thread, start, end) tuples)."""
+    t = _Tracks()
+    t.process(HOST_PID, "host")
+    callers = _Calls()
+    threads: dict[int, int] = {}
+    for api, thread, start, end in (calls.tolist() if isinstance(calls, np.ndarray) else calls):
+        no = threads.setdefault(thread, len(threads) + 1)
+        where = t.span(HOST_PID, f"host thread {no}", api, start, end, {"thread": thread})
+        callers.add(api, start, end, where)
+    callers.sort()
+    streams = _StreamNames()
+    link_steps: dict[tuple[int, str], list] = {}
+    engine_steps: dict[int, list] = {}
+    flow_id = 0
+    rows = [r for r in records.tolist() if not (math.isnan(r[10]) or math.isnan(r[11]))]
+    rows.sort(key=lambda r: (r[10], r[11]))  # by start: lanes are filled greedily in time order
+    for (label, kind, stream, device, engine, route, links, nbytes, tasks, submit, start, end, asked, used) in rows:
+        pid = DEVICE_PID + device
+        t.process(pid, f"device {device}")
+        args = {"bytes": nbytes, "route": route or kind, "tasks": tasks,
+                "submit_us": (0.0 if math.isnan(submit) else submit) * 1e6}
+        if asked >= 0:  # a copy: the kind its caller gave and the one it ran as
+            args["kind_asked"], args["kind_used"] = asked, used
+        if stream:
+            args["stream"] = stream
+            where = t.span(pid, streams(stream, device), label, start, end, args)
+            caller = callers.find(label, submit)
+            if caller is not None:
+                flow_id += 1
+                _, _, (cpid, ctid) = caller
+                t.events.append({"ph": "s", "id": flow_id, "name": "enqueue", "cat": "enqueue", "pid": cpid,
+                                 "tid": ctid, "ts": submit * 1e6})  # the instant the call queued the task
+                t.events.append({"ph": "f", "bp": "e", "id": flow_id, "name": "enqueue", "cat": "enqueue",
+                                 "pid": where[0], "tid": where[1], "ts": (start + (end - start) / 2) * 1e6})
+        if engine >= 0 and kind in ("copy", "fill"):
+            t.span(pid, f"SDMA {engine}", label, start, end, args)
+            engine_steps.setdefault(device, []).extend(((start, 1.0), (end, -1.0)))
+        elif engine >= 0 and kind == "kernel":
+            t.span(pid, f"AI core {engine}", label, start, end, args)
+        rate = nbytes / (end - start) / 1e9 if end > start else 0.0
+        for link in links.split(",") if links else ():
+            lpid, track = _link_place(link)
+            t.process(lpid, "interconnect" if lpid == LINKS_PID else f"device {lpid - DEVICE_PID}")
+            t.span(lpid, track, label, start, end, {**args, "link": link})
+            link_steps.setdefault((lpid, track), []).extend(((start, rate), (end, -rate)))
+    for (pid, track), steps in link_steps.items():
+        t.counter(pid, f"{track} GB/s", steps, "GB/s")
+    for device, steps in engine_steps.items():
+        t.counter(DEVICE_PID + device, "busy SDMA engines", steps, "engines")
+    return {"traceEvents": t.events, "displayTimeUnit": "ns",
+            "otherData": {"counters": "link GB/s counts each flow in flight at its average rate (bytes over its "
+                                      "span, latency included)"}}
