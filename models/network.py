@@ -4,22 +4,23 @@ A flow crosses one or more links, using `weight` units of each link's capacity p
 (an on-chip copy reads and writes HBM: weight 2). Rates are max-min fair: those progressive filling gives,
 raising every rate together and fixing a flow's rate at the level where one of its links fills.
 
-Re-rating is incremental. Progressive filling fills the links in the order of their levels (the rate at
-which each fills and fixes its flows' rates); a change (a flow starting or ending) alters the run only where a
-link's flows change: a link whose flows all keep their rates fills at the level it filled at before and fixes
-the same flows. So `_rerate` replays the run over the links touched by a change only, in the order of their
-levels, taking each flow it does not touch at its old rate; a link is touched when a flow on it changes rate,
-or when its neck (the link that fixed it) no longer fixes it at the old level. Only a flow whose rate changed is
-brought up to date and gets a new due time in the heap. The changes made at one instant (the flows that end
-then, those their completions start, those started at that instant) are re-rated once, together, before
-simulated time moves on.
+Re-rating is incremental. Progressive filling fills links in the order of their levels (the rate at which
+a link fills, fixing the rates of the flows on it not fixed yet); each link keeps the level it filled at and
+each flow its neck (the link that fixed it). A change (flows starting or ending) alters the filling only where
+a link's flows change, so `_rerate` replays it over those links alone, in the order of their levels, taking
+every flow it has not touched at its old rate: a link is filled again when one of its flows came, went or
+changed rate, or when its neck lets it go (the neck no longer fills at its old level). A link on which no flow
+has its neck cannot use what a flow that slows down or leaves gives up, so it is left alone. Only a flow
+whose rate changed is brought up to date and gets a new due time in the heap. The changes made at one
+instant (the flows that end then, those their completions start, those started at that instant) are
+re-rated once, together, before simulated time moves on.
 
 One simpy timer stays armed for the next thing due. A flow may end with a `tail` (a fixed latency after its
 last byte) that uses no bandwidth: it leaves its links when its data is done and reports done `tail` seconds
 later. A flow alone on its links (the common case: a copy on an idle link) is "lone": its end is known when it
 starts, so it costs one event, and it stays on its links until another flow needs them or it ends. Flows
 alone together on one link move on the link's service clock (see Link.service). No per-byte events, and no
-scan of the flows that did not change.
+scan beyond the links a change reaches.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from simpy.events import NORMAL
 EPS = 1e-12  # seconds: things due within this of each other happen together
 INF = float("inf")
 TIE = 1e-12  # rates within this (relative) of each other are the same rate
+_uids = count()
 
 # What a re-rating's queue holds for a link, in this order at one level
 FILL = 0  # fill at this level (if the entry is still the link's latest)
@@ -50,24 +52,26 @@ SERVICE_FROM = 4  # flows alone together on one link before it keeps a service c
 class Link:
     """One direction of a link (full duplex links are two of these), or a shared resource like HBM."""
 
-    __slots__ = ("name", "capacity", "flows", "busy_since", "busy_time", "bytes", "multi", "level", "mark", "filled",
-                 "stamp", "service", "served_at", "weight", "tags", "version")
+    __slots__ = ("name", "uid", "capacity", "flows", "busy_since", "busy_time", "bytes", "multi", "level", "mark",
+                 "filled", "stamp", "service", "served_at", "weight", "tags", "version")
 
     def __init__(self, name: str, capacity: float):
         if not capacity > 0:
             raise ValueError(f"link {name}: capacity must be > 0")
         self.name = name
+        self.uid = next(_uids)  # orders the entries of links at one level in a re-rating's queue
         self.capacity = capacity  # wire bytes per second
         self.flows: dict[Flow, float] = {}  # the flows on it, in arrival order, and the weight each has on it
         self.busy_since: float | None = None
         self.busy_time = 0.0  # seconds with at least one flow
         self.bytes = 0.0  # wire bytes carried (a flow's are counted when it leaves; a service clock's as it runs)
         self.multi = 0  # how many of its flows cross other links too
-        self.level = INF  # the rate at which it filled and fixed the rates of the flows it is the neck of
-        # (INF: it is the neck of none; a finite level it is the neck of none is harmless)
+        # The rate at which it last filled, fixing the rates of the flows it is the neck of. INF: it is the neck
+        # of no flow (a finite level where it is the neck of none left is harmless: its check finds none).
+        self.level = INF
         self.mark = 0  # the last re-rating that touched it
         self.filled = 0  # the last re-rating in which it filled
-        self.stamp = 0  # its latest FILL entry in the re-rating's queue
+        self.stamp = 0  # its FILL entry in the re-rating's queue stands while it carries this
         # When its flows cross no other link (and there are several), they all move at one level,
         # capacity / their summed weights, so they end in the order of their tags (the service at which
         # each has its last byte), whatever comes and goes: a start or an end costs O(log N), not O(N).
@@ -105,8 +109,8 @@ class Flow:
         self.tail = tail
         self.on_done = on_done
         self.owner = owner
-        self.speed = INF  # its rate; INF until it is first rated (so nothing but a filling link holds it back)
-        self.neck: Link | None = None  # the link that fixed its rate (at the link's level)
+        self.speed = INF  # its rate (`rate` counts the changes not re-rated yet)
+        self.neck: Link | None = None  # the link that fixed its rate, at the link's level (None until rated)
         self.share = 0.0  # in the re-rating that touched it (`mark`): its new rate, < 0 until it is fixed
         self.finish = INF  # when its last byte arrives, at the current rates
         self.state = MOVING
@@ -116,7 +120,8 @@ class Flow:
 
     @property
     def rate(self) -> float:
-        """Its max-min fair rate, in wire bytes per second, counting every change made so far."""
+        """Its max-min fair rate, in wire bytes per second, counting every change made so far (the changes of
+        this instant are re-rated now, if they were waiting)."""
         net = self.net
         if net._dirty:
             net._flush(net.env.now)
@@ -169,6 +174,7 @@ class Network:
         self._firing = False  # the timer is at work: it re-rates what changed when it is done
         self._flush_due = False  # a zero-delay event will re-rate what changed
         self._dirty: dict[Link, None] = {}  # links whose flows are re-rated by the next flush
+        self._added: list[Flow] = []  # flows started since the last flush
         self._mark = 0
 
     def start(self, links: list[Link], size: float, on_done: Callable,
@@ -205,10 +211,14 @@ class Network:
     def _start_lone(self, flow: Flow, now: float) -> None:
         """Alone on its links: its end is known now."""
         links, weights = flow.links, flow.weights
-        if len(links) == 1:
-            flow.speed = rate = links[0].capacity / weights[0]
-        else:
-            flow.speed = rate = min(link.capacity / w for link, w in zip(links, weights))
+        neck = links[0]
+        rate = neck.capacity / weights[0]
+        if len(links) > 1:  # the link that holds it back most: its neck
+            for link, w in zip(links, weights):
+                if link.capacity / w < rate:
+                    neck, rate = link, link.capacity / w
+        flow.speed = neck.level = rate
+        flow.neck = neck
         flow.finish = finish = now + flow.size / rate
         flow.state = LONE
         multi = len(links) > 1
@@ -249,9 +259,10 @@ class Network:
             link.flows[flow] = w
             link.multi += multi
         self.flows[flow] = None
+        self._added.append(flow)
         self._changed(links)
 
-    def _changed(self, links: list[Link]) -> None:
+    def _changed(self, links) -> None:
         """The flows on `links` are re-rated at the next flush: the timer's, when it is at work, else a
         zero-delay event's (so the changes of this instant are re-rated together)."""
         self._dirty.update(dict.fromkeys(links))
@@ -289,7 +300,7 @@ class Network:
         re-rated at the next flush) and waits out its tail."""
         del self.flows[f]
         self._leave(f, now)
-        self._changed(f.links)
+        self._changed([link for link in f.links if link.level < INF])  # (a link no flow's neck: none gains)
         f.state = DRAINED
         self._push(f.finish + f.tail, f)
 
@@ -310,12 +321,6 @@ class Network:
         f.remaining = f.speed * (f.finish - now) if f.finish > now else 0.0
         f.updated = now
         f.state = MOVING
-        neck, best = None, INF  # the link that holds it back: its rate is that link's level
-        for link, w in zip(f.links, f.weights):
-            if link.capacity / w < best:
-                neck, best = link, link.capacity / w
-        f.neck = neck
-        neck.level = f.speed
         self.flows[f] = None
         self._push(f.finish, f)  # its data end; its report at finish + tail no longer stands
 
@@ -402,20 +407,24 @@ class Network:
 
     def _flush(self, now: float) -> None:
         """Re-rate the pending changes together."""
-        dirty, self._dirty = self._dirty, {}
-        self._rerate(dirty, now)
+        dirty, added = self._dirty, self._added
+        self._dirty, self._added = {}, []
+        self._rerate(dirty, added, now)
 
-    def _rerate(self, seeds, now: float) -> None:
+    def _rerate(self, seeds, added: list[Flow], now: float) -> None:
         """Progressive filling again, over the links it can change only: the `seeds` (where flows came or
         went) and the links their changes reach. Each flow it fixes at a new rate moves on at that rate from
         now."""
         self._mark += 1
         run = self._mark
         queue, changed = [], []
+        for f in added:  # not fixed yet
+            f.mark = run
+            f.share = -1.0
         for link in seeds:
             self._touch(link, run, queue, 0.0)
         while queue:
-            level, kind, _, link, stamp = heappop(queue)
+            level, kind, _, stamp, link = heappop(queue)
             if link.filled == run:
                 continue
             if kind == FILL:
@@ -449,17 +458,17 @@ class Network:
         """A flow on `link` came, went, moved or will move: (re)place it in the queue at the level it fills
         at as far as the run knows (never below `floor`, the run's level now); the first time, also at its old
         level, to let go of the flows it fixed there if it has not filled by then. (No link here keeps a
-        service clock, and no flow on it is lone: `start` stopped the one and activated the other.)"""
+        service clock: `start` stopped it. A lone flow here keeps its rate: it is alone on its links.)"""
         if link.filled == run:
             return
         if link.mark != run:
             link.mark = run
             if link.level < INF:
-                heappush(queue, (link.level * (1.0 + TIE), CHECK, next(self._seq), link, 0))
+                heappush(queue, (link.level * (1.0 + TIE), CHECK, link.uid, 0, link))
         level = _water(link, run)
         link.stamp += 1
         if level < INF:
-            heappush(queue, (level if level > floor else floor, FILL, next(self._seq), link, link.stamp))
+            heappush(queue, (level if level > floor else floor, FILL, link.uid, link.stamp, link))
 
     def _fill(self, link: Link, level: float, run: int, queue: list, changed: list) -> None:
         """`link` fills at `level`: it fixes the rates of its flows not fixed yet (a flow the run has not touched
@@ -474,9 +483,9 @@ class Network:
                 loose = f.links  # (the run's links count it as not fixed)
             else:
                 neck = f.neck
-                if neck is not link and neck is not None and neck.level * (1.0 + TIE) < level:
+                if neck is not link and neck.level * (1.0 + TIE) < level:
                     continue  # past its neck's check: fixed there, at its old rate (as the queue's order has it)
-                loose = (neck,) if neck is not None else ()  # (its neck counts it as not fixed)
+                loose = (neck,)  # (its neck counts it as not fixed)
                 f.mark = run
             f.share = level
             f.neck = link
@@ -488,8 +497,9 @@ class Network:
                         self._touch(other, run, queue, level)
             else:
                 changed.append(f)
-                for other in f.links:
-                    if other is not link:
+                slower = level < f.speed
+                for other in f.links:  # (a link that is no flow's neck cannot use what a slower flow leaves)
+                    if other is not link and (other.mark == run or other.level < INF or not slower):
                         self._touch(other, run, queue, level)
 
     def _check(self, link: Link, level: float, run: int, queue: list) -> None:
@@ -556,24 +566,27 @@ def _water(link: Link, run: int) -> float:
     """The level at which `link` fills as the re-rating `run` knows its flows: one it fixed takes its new rate,
     one not fixed yet (or one this link is the neck of) the level, one it has not touched its old rate if that
     is lower (its neck fixes it first). INF if it never fills."""
-    room, free, held = link.capacity, 0.0, []
+    room, free, top = link.capacity, 0.0, 0.0
     for f, w in link.flows.items():
         if f.mark == run:
-            if f.share < 0.0:
+            share = f.share
+            if share < 0.0:
                 free += w
             else:
-                room -= f.share * w
+                room -= share * w
         elif f.neck is link:
             free += w
-        else:
-            held.append((f.speed, w))
-    if held:
-        held.sort()
-        for _, w in held:
-            free += w
-        for rate, w in held:  # the level, given the held flows below it
-            if rate * free >= room:
+        else:  # held below the level, as it most often is (checked below)
+            speed = f.speed
+            room -= speed * w
+            if speed > top:
+                top = speed
+    if top * free >= room and top > 0.0:  # some are held at or above the level: those take the level instead
+        held = sorted([(f.speed, w) for f, w in link.flows.items() if f.mark != run and f.neck is not link],
+                      reverse=True)
+        for speed, w in held:
+            if speed * free < room:
                 break
-            room -= rate * w
-            free -= w
+            room += speed * w
+            free += w
     return room / free if free > 0.0 else INF
