@@ -15,6 +15,7 @@ a few events, whatever its size. Nothing here knows about ACL.
 from __future__ import annotations
 
 import gc
+import heapq
 import math
 from collections import deque
 from itertools import count
@@ -180,13 +181,15 @@ class Batch:
 
 
 class _Lane(Task):
-    """One engine's share of a batch (`Machine._lanes`): `count` entries run back to back, as one COPY task of
-    their bytes. `path` is their route's (`Machine._path`), `wire` their wire bytes, `entries` their places in
-    the batch; `callbacks`, what runs when the lane is done (a GROUP of COPY parts: theirs)."""
+    """One engine's share of a batch (`Machine._lanes`): its entries run back to back, as one COPY task of their
+    bytes. `path` is their route's (`Machine._path`), `runs` their (wire bytes, entries) run by run (`_runs`),
+    `entries` their places in the batch; `callbacks`, what runs when the lane is done (a GROUP of COPY parts:
+    theirs)."""
 
-    wire = 0.0
-    count = 0
     path: tuple = ()
+    runs: list = []
+    step = 0  # the next run
+    flow: tuple = ()  # (links, weights) its runs cross, from when it has its engine
     entries = None
     callbacks: tuple = ()
 
@@ -200,6 +203,28 @@ class _Lane(Task):
                 error = error or exc
         if error is not None:
             raise error
+
+
+GREEDY_UP_TO = 256  # unequal entries: up to this many are dealt one by one, more in runs of equal cost
+RUNS = 32  # a lane of unequal entries moves in at most this many runs ...
+RUN_SHARE = 0.01  # ... each of whose bytes or fixed costs, the less, is about this share of the lane's time
+
+
+def _deal(cost: np.ndarray, lanes: int) -> list[np.ndarray]:
+    """A route's entries (their estimated costs, in order) dealt to at most `lanes` lanes: each lane's entries,
+    in order. Alike entries, and many entries, go in runs of about equal cost (`_cuts`); a few unequal ones
+    each to the lane that frees first, as the engines take a batch's entries."""
+    n = len(cost)
+    if lanes < n <= GREEDY_UP_TO and cost.min() != cost.max():
+        free = [(0.0, lane) for lane in range(lanes)]
+        owner = np.empty(n, dtype=np.int64)
+        for j, c in enumerate(cost.tolist()):
+            t, lane = heapq.heappop(free)
+            owner[j] = lane
+            heapq.heappush(free, (t + c, lane))
+        return [np.flatnonzero(owner == lane) for lane in range(lanes)]
+    cuts = _cuts(cost, lanes).tolist()
+    return [np.arange(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
 def _cuts(cost: np.ndarray, lanes: int) -> np.ndarray:
@@ -216,6 +241,26 @@ def _cuts(cost: np.ndarray, lanes: int) -> np.ndarray:
     before = np.where(reach > 0, cum[reach - 1], 0.0)
     cuts = np.concatenate(([0], reach + (cum[reach] - targets <= targets - before), [n]))
     return cuts[np.concatenate(([True], cuts[1:] > cuts[:-1]))]  # (a costly entry may take several shares)
+
+
+def _runs(wire: np.ndarray, byte_time: float, latency: float, phase: float = 0.0) -> list[tuple[float, int]]:
+    """A lane's entries (their wire bytes, in order; a wire byte's time at the lane's share of the link, each
+    entry's fixed cost) as runs of about as many entries each, (wire bytes, entries) a run.
+
+    Unequal entries drift apart on the engines, one engine's fixed costs falling while the others move bytes.
+    A run moves its bytes, then pays its fixed costs; the lanes' runs end at different points (`phase`, a
+    share of a run: the first run is that much shorter), so one lane pays while the others move, and what
+    runs cannot overlap is about the lesser of a run's bytes and fixed costs: there are enough runs (at most
+    RUNS) for that to be RUN_SHARE of the lane's time. Alike entries move in step, paying their fixed costs
+    together: one run."""
+    n = len(wire)
+    data, fixed = float(wire.sum()) * byte_time, latency * n
+    k = 1 if wire.min() == wire.max() else min(RUNS, n, math.ceil(min(data, fixed) / (data + fixed) / RUN_SHARE))
+    if k == 1:
+        return [(float(wire.sum()), n)]
+    cuts = np.ceil((np.arange(1, k) - phase) * n / k).astype(np.int64)
+    bounds = np.unique(np.concatenate(([0], cuts, [n])))
+    return list(zip(np.add.reduceat(wire, bounds[:-1]).tolist(), np.diff(bounds).tolist()))
 
 
 def _chunk_for(sizes: np.ndarray) -> int:
@@ -416,20 +461,23 @@ class Machine:
 
     def _lanes(self, group: Task, batch: Batch) -> list[_Lane]:
         """A batch's entries dealt to its devices' DMA engines as lanes, each lane a chain of entries run back to
-        back on one engine: the entries of one route (engine device, ends, kind), kept in order, cut into as
-        many runs of about equal cost as the device has engines (fewer when there are fewer entries). A lane is
-        one flow carrying its entries' wire bytes (a TLP header per MPS of each entry's payload on PCIe), its
-        tail their fixed costs (the route's latency each). The GROUP is done when its lanes are.
+        back on one engine. The entries of one route (engine device, ends, kind) go to as many lanes as the
+        device has engines (fewer when there are fewer entries), of about equal cost (`_deal`). A lane moves
+        in runs (`_runs`: one run when its entries are alike): a run is one flow carrying its entries' wire
+        bytes (a TLP header per MPS of each entry's payload on PCIe), its tail their fixed costs (the route's
+        latency each). The GROUP is done when its lanes are.
 
         Why this is a fair picture of the driver's batch: the runtime makes one driver call for the whole
         batch (hicann/runtime src/runtime/api/impl/api_impl.cc ApiImpl::MemcpyBatch calls the driver's
         batch copy once), which hands the entries to the device's SDMA engines as a descriptor list; each
         engine works through its share back to back, paying a fixed cost per descriptor, while the link
-        carries the bytes of every engine at once. The link then moves all the batch's bytes at its rate and
-        each engine pays its entries' fixed costs, which is when a lane ends; the picture of one flow and one
-        engine per entry gives the same end, at a cost per entry in the simulation (a flow, an engine hand-over,
-        a record), where a lane costs one of each. Routes of one device queue for its engines in the order of
-        their first entries, as the entries of a batch did."""
+        carries the bytes of every engine at once. Alike entries keep the engines in step: each round of
+        entries shares the link, then pays its fixed cost, so a lane of them (its bytes at the shared rate,
+        then its fixed costs) ends when its last entry would, one flow and one engine per entry. Unequal
+        entries drift apart, one engine's fixed cost falling while the others move bytes; runs keep that up to
+        the size of a run. Either way the simulation pays a few flows and a record a lane, where one flow and
+        one engine per entry paid a flow, an engine hand-over and a record for every entry. Routes of one
+        device queue for its engines in the order of their first entries, as the entries of a batch did."""
         n = len(batch)
         if not n:
             return []
@@ -440,13 +488,13 @@ class Machine:
             sizes = batch.nbytes[idx]
             wire = self._wire(sizes, path)
             k = min(engines, len(idx))
-            cuts = _cuts(path[4] + wire * (k / self._rate(path, device, k)), k)
-            for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-                part = sizes[a:b]
+            byte_time = k / self._rate(path, device, k)  # a wire byte's time, the lanes sharing the link
+            for i, mine in enumerate(_deal(path[4] + wire * byte_time, k)):
+                part = sizes[mine]
                 lane = _Lane.copy(int(part.sum()), device, None if src < 0 else src, None if dst < 0 else dst,
                                   group.label, None, _chunk_for(part), None if kind < 0 else kind,
                                   None if kind < 0 else kind)
-                lane.wire, lane.count, lane.path, lane.entries = float(wire[a:b].sum()), b - a, path, idx[a:b]
+                lane.path, lane.runs, lane.entries = path, _runs(wire[mine], byte_time, path[4], i / k), idx[mine]
                 lane.stream, lane.submit, lane._parent = group.stream, group.submit, group
                 lanes.append(lane)
         return lanes
@@ -474,11 +522,11 @@ class Machine:
         return rate
 
     def _run_lane(self, lane: _Lane, engine: int) -> None:
-        """A lane has its engine: its bytes as one flow, then its entries' latencies (as `_transfer` runs one
-        copy: a host-to-host lane is the driver's memcpy, and an engine's own limit applies on A3)."""
+        """A lane has its engine: its runs one after the other (`_lane_step`), on the links `_transfer` gives one
+        copy (a host-to-host lane is the driver's memcpy; an engine's own limit applies on A3)."""
         lane.engine = engine
         lane.start = self.env.now
-        route, links, weights, names, latency, _ = lane.path
+        route, links, weights, names, _, _ = lane.path
         lane.route = route
         if route == "h2h":
             self._after(lane.nbytes / self.hardware.host_memcpy_bandwidth, lane)
@@ -486,7 +534,18 @@ class Machine:
         if self._per_engine and (route == "h2d" or route == "d2h"):
             links, weights = [*links, self.link(f"dev{lane.device}.dma{engine}", self._per_engine)], [*weights, 1.0]
         lane.links = names
-        self.network.start(links, lane.wire, self._finish, weights, latency * lane.count, lane)
+        lane.flow = (links, weights)
+        self._lane_step(lane)
+
+    def _lane_step(self, lane: _Lane) -> None:
+        """A lane's next run: its bytes as one flow, then its entries' latencies; after the last, it is done."""
+        if lane.step == len(lane.runs):
+            self._finish(lane)
+            return
+        wire, entries = lane.runs[lane.step]
+        lane.step += 1
+        links, weights = lane.flow
+        self.network.start(links, wire, self._lane_step, weights, lane.path[4] * entries, lane)
 
     def _begin_staged(self, task: Task) -> None:  # a pageable copy through the staging buffers
         task.start = self.env.now

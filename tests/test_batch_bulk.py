@@ -21,6 +21,7 @@ import emu
 from emu import AclError
 from emu.errors import BatchError
 from emu.models import COPY, GROUP, Machine, Task
+from emu.models import machine as model
 from emu.models.machine import Batch
 from emu.runtime import batch as batch_module
 from helpers import peek
@@ -495,3 +496,41 @@ def test_lanes_of_alike_entries_are_even_and_count_their_entries():
     lanes = sorted((r for r in m.records if r.kind == COPY), key=lambda r: r.engine)
     assert sorted(r.chunks for r in lanes) == [1024, 1025, 1025, 1025]
     assert all(r.nbytes == 64 * r.chunks for r in lanes)
+
+
+def test_a_few_unequal_entries_go_to_the_engine_that_frees_first():
+    """1 MiB then four 64-byte entries on 4 engines: the fifth entry joins a 64-byte one (its engine frees
+    first), not the 1 MiB one, as the engines take a batch's entries."""
+    m = _lane_machine()
+    sizes = [1 << 20, 64, 64, 64, 64]
+    g = m.submit(m.stream("s", 0), Task(GROUP, device=0, batch=Batch(sizes, -1, 0, 0)), 0.0)
+    m.wait(g)
+    lanes = [r for r in m.records if r.kind == COPY]
+    assert sorted((r.nbytes, r.chunks) for r in lanes) == [(64, 1), (64, 1), (128, 2), (1 << 20, 1)]
+
+
+def test_runs_keep_every_byte_and_entry():
+    """A lane's runs: one for alike entries; for unequal ones as many as the lesser of bytes and fixed costs
+    asks (at most RUNS), their wire bytes and entries adding up to the lane's, the first one shorter by the
+    lane's phase."""
+    alike = np.full(100, 64.0)
+    assert model._runs(alike, 1e-9, 2e-6) == [(6400.0, 100)]
+    wire = np.random.default_rng(3).integers(1, 1 << 16, 1000).astype(float)
+    for phase in (0.0, 0.25, 0.75):
+        runs = model._runs(wire, 4e-11, 2e-6, phase)
+        assert 1 < len(runs) <= model.RUNS
+        assert sum(w for w, _ in runs) == pytest.approx(wire.sum()) and sum(n for _, n in runs) == 1000
+    assert model._runs(wire, 4e-11, 2e-6, 0.5)[0][1] < model._runs(wire, 4e-11, 2e-6, 0.0)[0][1]
+    assert len(model._runs(wire, 1e-15, 2e-6)) == 1  # (the bytes take no time: nothing to overlap)
+
+
+@pytest.mark.parametrize("n,lanes", [(1, 4), (4, 4), (5, 4), (4099, 4), (300, 4)])
+def test_cuts_and_deals_cover_every_entry_once(n, lanes):
+    """Every entry in exactly one lane, in order within it; at most `lanes` lanes; alike entries evenly."""
+    for cost in (np.ones(n), np.random.default_rng(n).random(n)):
+        dealt = model._deal(cost, lanes)
+        assert len(dealt) <= lanes and all(len(d) for d in dealt)
+        assert sorted(np.concatenate(dealt).tolist()) == list(range(n))
+        assert all((np.diff(d) > 0).all() for d in dealt)
+    counts = [len(d) for d in model._deal(np.ones(n), lanes)]
+    assert max(counts) - min(counts) <= 1

@@ -180,8 +180,11 @@ class _Entries:
     def devices(self) -> np.ndarray:
         """The device whose engines run each entry when no stream says (`CopyPlan.device`: the device end);
         an entry between host memory and a mapped alias runs on the alias's device."""
-        alias = np.maximum(_region_devices(self.dst_regions)[self.di], _region_devices(self.src_regions)[self.si])
-        return np.where(self.s_dev >= 0, self.s_dev, np.where(self.d_dev >= 0, self.d_dev, alias))
+        device = np.where(self.s_dev >= 0, self.s_dev, self.d_dev)
+        if device.min() < 0:
+            alias = np.maximum(_region_devices(self.dst_regions)[self.di], _region_devices(self.src_regions)[self.si])
+            device = np.where(device >= 0, device, alias)
+        return device
 
     def check_writable(self) -> None:
         """A read-only destination is refused before anything is queued (the first in entry order)."""
