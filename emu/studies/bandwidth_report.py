@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from .bandwidth import MEMORY_KINDS
-from .common import Landing, figure, format_table, human_bytes, save_figure, write_csv, write_json
+from .common import (Landing, figure, format_table, human_bytes, peak_text, same_curves, save_figure, size_axis,
+                     write_csv, write_json)
 
 KIND_TITLES = {
     "pinned": "page-locked host memory (aclrtMallocHost)",
@@ -93,20 +94,25 @@ def tables(result: dict) -> list[tuple[str, str]]:
 
 
 # -- plots ----------------------------------------------------------------------------------------------------
-_STYLES = {"pinned": dict(color="tab:blue", marker="o", lw=3.5, alpha=0.55),  # wide: registered lies on it
+SAME = 1e-3  # curves within 0.1% of each other at every size are drawn as one, named for all of them
+_STYLES = {"pinned": dict(color="tab:blue", marker="o", lw=1.8),
            "registered": dict(color="tab:green", marker="x", lw=1.2),
            "pageable": dict(color="tab:orange", marker="o", lw=1.5)}
 
 
 def _size_axis(ax) -> None:
-    from matplotlib.ticker import FuncFormatter, LogLocator
-
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_locator(LogLocator(base=4))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: human_bytes(x).replace(" ", "").replace("iB", "")))
-    ax.set_xlabel("message size (bytes)")
+    size_axis(ax)
     ax.set_ylabel("bandwidth (GB/s)")
     ax.grid(True, which="major", alpha=0.3)
+
+
+def _group_label(names: list[tuple[str, str]]) -> str:
+    """'H2D = D2H, pinned = registered' for curves that coincide (each (test, memory))."""
+    tests = list(dict.fromkeys(t for t, _ in names))
+    memories = list(dict.fromkeys(m for _, m in names))
+    if len(names) == len(tests) * len(memories):
+        return f"{' = '.join(t.upper() for t in tests)} {' = '.join(memories)}"
+    return " = ".join(f"{t.upper()} {m}" for t, m in names)
 
 
 def bandwidth_figure(result: dict):
@@ -116,21 +122,24 @@ def bandwidth_figure(result: dict):
 
     fig = figure(figsize=(13, 5))
     left, right = fig.subplots(1, 2)
-    for memory, view in result["host"].items():
-        for test, style in (("h2d", "-"), ("d2h", "--")):
-            pts = view.get(test, [])
-            x = [pt["bytes"] for pt in pts]
-            left.plot(x, [pt["gbps"] for pt in pts], style, ms=4, label=f"{test.upper()} {memory}", **_STYLES[memory])
-            if not _ceiling(pts):
-                left.plot(x, [pt["model_gbps"] for pt in pts], ":", color="black", lw=0.8, alpha=0.6)
-    left.plot([], [], ":", color="black", lw=0.8, label="model closed form")
+    curves = {(test, memory): [(pt["bytes"], pt["gbps"]) for pt in view.get(test, [])]
+              for test in ("h2d", "d2h") for memory, view in result["host"].items()}
+    for names, pts in same_curves(curves, rel=SAME):  # curves that coincide (pinned, registered) drawn once
+        test, memory = names[0]
+        x = [b for b, _ in pts]
+        label = f"{_group_label(names)}, {peak_text(pts)}"
+        left.plot(x, [g for _, g in pts], "-" if test == "h2d" else "--", ms=4, label=label, **_STYLES[memory])
+        full = result["host"][memory].get(test, [])
+        if not _ceiling(full):
+            left.plot(x, [pt["model_gbps"] for pt in full], ":", color="black", lw=0.8, alpha=0.6)
+    left.plot([], [], ":", color="black", lw=0.8, label="model closed form (a = b: curves within 0.1%)")
     left.set_title(f"{result['product']}: host <-> device 0 ({result['host_link']})")
     _size_axis(left)
-    left.legend(fontsize=8)
+    left.legend(fontsize=8, loc="upper left")
     if result["d2d"]:
         x = [pt["bytes"] for pt in result["d2d"]]
         right.plot(x, [pt["gbps"] for pt in result["d2d"]], "-", marker="o", ms=3, color="tab:red",
-                   label="D2D on device 0")
+                   label=f"D2D on device 0, {peak_text([(p['bytes'], p['gbps']) for p in result['d2d']])}")
         right.plot(x, [pt["model_gbps"] for pt in result["d2d"]], ":", color="black", lw=0.8, alpha=0.6)
     for k, c in enumerate(result["p2p"]["curves"]):
         color = colormaps["tab10"]((k + 4) % 10)
@@ -139,7 +148,8 @@ def bandwidth_figure(result: dict):
             pts = c[key]
             if pts:
                 right.plot([pt["bytes"] for pt in pts], [pt["gbps"] for pt in pts], style, marker="s", ms=3,
-                           color=color, label=name + what)
+                           color=color,
+                           label=f"{name}{what}, {peak_text([(p['bytes'], p['gbps']) for p in pts])}")
     right.plot([], [], ":", color="black", lw=0.8, label="model closed form")
     right.set_title(f"{result['product']}: device memory and peers")
     _size_axis(right)
@@ -175,7 +185,7 @@ def p2p_figure(result: dict):
         for i in range(n):
             for j in range(n):
                 v = m[i, j]
-                text = "-" if i == j else ("n/a" if not np.isfinite(v) else f"{v:.0f}" if v >= 10 else f"{v:.1f}")
+                text = "self" if i == j else ("n/a" if not np.isfinite(v) else f"{v:.0f}" if v >= 10 else f"{v:.1f}")
                 light = np.isfinite(v) and finite.size and v < 0.6 * finite.max()
                 ax.text(j, i, text, ha="center", va="center", fontsize=size, color="white" if light else "black")
         ax.set_xticks(range(n))
@@ -185,8 +195,8 @@ def p2p_figure(result: dict):
         ax.set_ylabel("source device" if which == "unidirectional" else "device i")
         ax.set_title(what, fontsize=10)
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="GB/s")
-    fig.suptitle(f"{result['product']}: device-to-device bandwidth at {human_bytes(p2p['bytes'])} (GB/s; grey: "
-                 f"no peer access)", fontsize=11)
+    fig.suptitle(f"{result['product']}: device-to-device bandwidth at {human_bytes(p2p['bytes'])} (GB/s; n/a: "
+                 f"no peer access; self: a device with itself, see D2D)", fontsize=11)
     fig.tight_layout()
     return fig
 

@@ -6,6 +6,7 @@ import csv
 import functools
 import io
 import json
+import math
 import os
 import re
 import sys
@@ -52,6 +53,52 @@ def human_bytes(n: float) -> str:
             return f"{n:g} {unit}" if unit == "B" else f"{n:.4g} {unit}"
         n /= 1024
     return f"{n} B"
+
+
+def size_label(n: float) -> str:
+    """A size as every plot's axis writes it: 4KiB, 1MiB, 1.5GiB (binary units, no space)."""
+    return human_bytes(n).replace(" ", "")
+
+
+def size_axis(ax, sizes=None) -> None:
+    """A log2 message-size x axis labelled in `size_label` style (ticks at `sizes`, at most about 8 of them,
+    or every power of 4)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    ax.set_xscale("log", base=2)
+    if sizes:
+        step = max(1, -(-len(sizes) // 8))
+        ax.set_xticks(sizes[::step], [size_label(s) for s in sizes[::step]])
+        ax.minorticks_off()
+    else:
+        ax.xaxis.set_major_locator(LogLocator(base=4))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: size_label(x)))
+    ax.set_xlabel("message size")
+
+
+def same_curves(curves: dict[str, list], rel: float = 1e-9) -> list[tuple[list[str], list]]:
+    """Curves (name -> [(x, y)...]) grouped where they coincide (every y within `rel`): ([names], points), so a
+    plot draws each shape once and names every curve it stands for."""
+    groups: list[tuple[list[str], list]] = []
+    for name, pts in curves.items():
+        for names, ref in groups:
+            if len(ref) == len(pts) and all(xa == xb and (ya == yb or (ya is not None and yb is not None and
+                                            abs(ya - yb) <= rel * max(abs(ya), abs(yb))))
+                                            for (xa, ya), (xb, yb) in zip(ref, pts)):
+                names.append(name)
+                break
+        else:
+            groups.append(([name], pts))
+    return groups
+
+
+def peak_text(points) -> str:
+    """ "peak 25.1 GB/s at 64MiB" for [(bytes, gbps)...] points ("" when none has a value)."""
+    pts = [(b, g) for b, g in points if g is not None and math.isfinite(g)]
+    if not pts:
+        return ""
+    b, g = max(pts, key=lambda p: p[1])
+    return f"peak {g:.3g} GB/s at {size_label(b)}"
 
 
 def format_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] | None = None) -> str:

@@ -58,9 +58,24 @@ def bandwidth_headline(result: dict) -> dict:
     }
 
 
+def _curves(result: dict) -> dict:
+    """A product's curves for the figure, each [(bytes, GB/s)...]: h2d_/d2h_ pinned and pageable, d2d (device
+    0), and peer: the fastest device pair's one-way curve (peer_route names its route and pair)."""
+    host = result.get("host", {})
+    out = {f"{t}_{m}": [(p["bytes"], p["gbps"]) for p in host.get(m, {}).get(t, [])]
+           for t in ("h2d", "d2h") for m in ("pinned", "pageable")}
+    out["d2d"] = [(p["bytes"], p["gbps"]) for p in result.get("d2d") or ()]
+    peers = [c for c in (result.get("p2p") or {}).get("curves", []) if c.get("unidirectional")]
+    best = max(peers, key=lambda c: _peak(c["unidirectional"]) or 0.0, default=None)
+    out["peer"] = [(p["bytes"], p["gbps"]) for p in best["unidirectional"]] if best else []
+    out["peer_route"] = f"{best['route'].upper()} {best['src']}->{best['dst']}" if best else None
+    return out
+
+
 def compare_bandwidth(products: list[str], sizes: list[int], *, peer_sizes: list[int] | None = None,
                       repetitions: int | None = None, progress=None) -> dict:
-    """`bandwidth.measure` on each product; rows of headline numbers and the H2D curves for the figure."""
+    """`bandwidth.measure` on each product; rows of headline numbers and the curves for the figure (H2D and
+    D2H page-locked and pageable, D2D, the fastest peer pair)."""
     from . import bandwidth
 
     kwargs = {} if repetitions is None else {"repetitions": repetitions,
@@ -69,11 +84,7 @@ def compare_bandwidth(products: list[str], sizes: list[int], *, peer_sizes: list
     for name in products:
         r = bandwidth.measure(name, sizes, peer_sizes=peer_sizes, progress=progress, **kwargs)
         results[r["product"]] = r
-    curves = {}
-    for name, r in results.items():
-        host = r.get("host", {})
-        curves[name] = {f"h2d_{m}": [(p["bytes"], p["gbps"]) for p in host.get(m, {}).get("h2d", [])]
-                        for m in ("pinned", "pageable")}
+    curves = {name: _curves(r) for name, r in results.items()}
     return {"study": "bandwidth", "products": list(results), "sizes": sizes,
             "rows": [bandwidth_headline(r) for r in results.values()], "curves": curves, "results": results}
 

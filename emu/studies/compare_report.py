@@ -10,10 +10,10 @@ Everything here reads a `compare.compare_bandwidth` or `compare.compare_overlap`
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
-from .common import Landing, figure, format_table, human_bytes, save_figure, write_csv, write_json
+from .common import (Landing, figure, format_table, human_bytes, peak_text, same_curves, save_figure, size_axis,
+                     write_csv, write_json)
 
 # -- the table ---------------------------------------------------------------------------------------
 
@@ -35,33 +35,45 @@ def table(result: dict) -> str:
 
 # -- figures -----------------------------------------------------------------------------------------
 
+PANELS = (("H2D", (("h2d_pinned", "-o", "page-locked"), ("h2d_pageable", "--", "pageable"))),
+          ("D2H", (("d2h_pinned", "-o", "page-locked"), ("d2h_pageable", "--", "pageable"))),
+          ("D2D on device 0", (("d2d", "-o", ""),)),
+          ("peer: the fastest device pair, one way", (("peer", "-o", ""),)))
+
+
 def bandwidth_figure(result: dict):
-    """H2D bandwidth against message size, a colour per product: page-locked solid, pageable dashed.
-    Returns a matplotlib Figure (see `common.figure`)."""
+    """Bandwidth against message size in four panels (H2D, D2H, D2D, peer), a colour per product, page-locked
+    solid and pageable dashed, each curve labelled with its peak. Returns a matplotlib Figure (see
+    `common.figure`)."""
     from matplotlib import rcParams
 
-    fig = figure(figsize=(9, 5.5))
-    ax = fig.subplots()
+    fig = figure(figsize=(13, 9))
+    axes = fig.subplots(2, 2).ravel()
     colours = rcParams["axes.prop_cycle"].by_key()["color"]
-    for k, (name, c) in enumerate(result["curves"].items()):
-        colour = colours[k % len(colours)]
-        for memory, style, label in (("h2d_pinned", "-o", "page-locked"), ("h2d_pageable", "--", "pageable")):
-            pts = [(b, g) for b, g in c.get(memory, []) if g is not None]
-            if pts:
-                ax.plot([b for b, _ in pts], [g for _, g in pts], style, color=colour, markersize=4,
-                        label=f"{name} {label}", lw=1.8 if memory == "h2d_pinned" else 1.2)
-    ax.set_xscale("log", base=2)
-    sizes = result["sizes"]
-    step = max(1, math.ceil(len(sizes) / 8))
-    ax.set_xticks(sizes[::step], [human_bytes(s).replace(" ", "") for s in sizes[::step]])
-    ax.minorticks_off()
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("bandwidth (GB/s)")
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.set_title("H2D bandwidth by product: aclrtMemcpyAsync timed with events\n(solid: page-locked host memory; "
-                 "dashed: pageable)", fontsize=11)
-    ax.legend(fontsize="small", ncol=2)
+    for ax, (title, series) in zip(axes, PANELS):
+        drawn = 0
+        colour_of = {name: colours[k % len(colours)] for k, name in enumerate(result["curves"])}
+        for key, style, what in series:
+            curves = {name: [(b, g) for b, g in c.get(key, []) if g is not None]
+                      for name, c in result["curves"].items()}
+            for names, pts in same_curves({n: p for n, p in curves.items() if p}):  # equal curves drawn once
+                c = result["curves"][names[0]]
+                route = f" {c['peer_route']}" if key == "peer" and c.get("peer_route") else ""
+                ax.plot([b for b, _ in pts], [g for _, g in pts], style, color=colour_of[names[0]],
+                        markersize=3.5, lw=1.8 if style.startswith("-o") else 1.2,
+                        label=f"{' = '.join(names)}{route}{' ' + what if what else ''}, {peak_text(pts)}")
+                drawn += 1
+        size_axis(ax, result["sizes"])
+        ax.set_ylabel("bandwidth (GB/s)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.set_title(title, fontsize=11)
+        if drawn:
+            ax.legend(fontsize=7.5, loc="upper left")
+        else:
+            ax.text(0.5, 0.5, "not measured on these products", ha="center", va="center", transform=ax.transAxes)
+    fig.suptitle("Bandwidth by product: aclrtMemcpyAsync timed with events (solid: page-locked host memory; "
+                 "dashed: pageable; a = b: identical curves drawn once)", fontsize=11)
     fig.tight_layout()
     return fig
 
