@@ -7,6 +7,7 @@
     acl-emu bandwidth                 H2D / D2H / D2D / peer bandwidth across message sizes
     acl-emu overlap                   plan copy/compute overlap: streams x chunks
     acl-emu compare                   one study side by side across products
+    acl-emu sweep                     the overlap pipeline over a grid, one tidy table (parallel on Dask)
     acl-emu validate                  the model against public hardware measurements
     acl-emu calibrate FILE -o X.toml  a config fitted to your own server's measurements
 
@@ -32,7 +33,7 @@ from pathlib import Path
 from . import config
 from .config import ConfigError, load
 from .studies import (bandwidth, bandwidth_report, calibrate, calibrate_report, compare, compare_report, overlap,
-                      overlap_report, products, products_report, validate, validate_report)
+                      overlap_report, products, products_report, sweep, validate, validate_report)
 from .studies.args import (microseconds, names_arg, parse_ints, parse_sizes_arg, positive_int, positive_ints,
                            product_arg, product_error, product_list, typed)
 from .studies.common import Progress, parse_size, parse_sizes
@@ -525,6 +526,104 @@ def compare_command(args) -> int:
     return 0
 
 
+def add_sweep(sub) -> None:
+    p = sub.add_parser("sweep", help="the overlap pipeline over a grid of products, sizes, streams, chunks and "
+                                     "compute times; one table, serial or on Dask",
+                       description="Run the overlap pipeline (acl-emu overlap's H2D / kernel / D2H chunks on N "
+                                   "streams) for every combination of the given products, sizes, compute times, "
+                                   "streams and chunks (streams <= chunks), from the command line or a TOML "
+                                   "file, and write one tidy table: sweep.csv and sweep.parquet, one row per "
+                                   "run with every swept parameter and every metric (units in the column "
+                                   "names). --workers N runs on a local Dask cluster of N processes; "
+                                   "--scheduler ADDRESS on an existing Dask cluster.")
+    p.add_argument("--config", metavar="FILE", help="a TOML file with a [sweep] table setting any of products, "
+                                                      "h2d, d2h, compute_us, streams, chunks, pageable; "
+                                                      "command-line options override it")
+    p.add_argument("--products", type=typed(product_list, "products"), default=None, metavar="P1,P2",
+                   help="products (default: $ACL_EMU_PRODUCT or 910B)")
+    p.add_argument("--h2d", type=typed(parse_sizes_arg, "sizes"), default=None, metavar="BYTES,...",
+                   help="H2D bytes per iteration (64M,256M; default 64M)")
+    p.add_argument("--d2h", type=typed(parse_sizes_arg, "sizes"), default=None, metavar="BYTES,...",
+                   help="D2H bytes per iteration (default 16M)")
+    p.add_argument("--compute-us", type=typed(_microseconds_list, "microseconds"), default=None, metavar="US,...",
+                   help="compute time per iteration in microseconds (default 1500)")
+    p.add_argument("--streams", type=typed(positive_ints(overlap.MAX_STREAMS, "streams"), "ints"), default=None,
+                   metavar="N", help="stream counts (1..8 or 1,2,4; default 1,2,4)")
+    p.add_argument("--chunks", type=typed(positive_ints(overlap.MAX_CHUNKS, "chunks"), "ints"), default=None,
+                   metavar="N", help="chunk counts (default 1,4,16)")
+    p.add_argument("--pageable", choices=("no", "yes", "both"), default=None,
+                   help="host memory: page-locked (no, the default), pageable (yes) or both")
+    p.add_argument("--workers", type=typed(_workers, "workers"), default=0, metavar="N",
+                   help="run on a local Dask cluster of N worker processes (default 0: in this process)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="run on an existing Dask cluster (tcp://host:8786); overrides --workers")
+    p.add_argument("--format", type=typed(_formats, "formats"), default=("csv", "parquet"), metavar="F1,F2",
+                   help="output formats: csv, parquet (default both)")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: acl-emu-out/sweep)")
+    p.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.set_defaults(func=sweep_command)
+
+
+def _microseconds_list(text: str) -> list[float]:
+    return [microseconds(t) for t in text.split(",") if t.strip()] or [microseconds(text)]
+
+
+def _workers(text: str) -> int:
+    n = int(text)
+    if not 0 <= n <= 1024:
+        raise ValueError(f"{text}: expected 0..1024 workers")
+    return n
+
+
+def _formats(text: str) -> tuple[str, ...]:
+    formats = tuple(dict.fromkeys(t.strip().lower() for t in text.split(",") if t.strip()))
+    bad = [f for f in formats if f not in ("csv", "parquet")]
+    if bad or not formats:
+        raise ValueError(f"{text!r}: expected csv, parquet or both")
+    return formats
+
+
+def _sweep_grid(args) -> sweep.Grid:
+    base = sweep.Grid.from_toml(args.config) if args.config else None
+    given = {"products": args.products, "h2d": args.h2d, "d2h": args.d2h, "compute_us": args.compute_us,
+             "streams": args.streams, "chunks": args.chunks,
+             "pageable": None if args.pageable is None else {"no": [False], "yes": [True], "both": [False, True]}[
+                 args.pageable]}
+    if base is None and args.products is None:
+        given["products"] = [_env_or_default_product()]
+    kwargs = {k: v for k, v in given.items() if v is not None}
+    return sweep.Grid(**{**(sweep.grid_dict(base) if base else {}), **kwargs})
+
+
+def sweep_command(args) -> int:
+    try:
+        grid = _sweep_grid(args)
+    except (ValueError, OSError) as e:
+        return _argument_error("sweep", str(e))
+    out = Path(args.out) if args.out else Path("acl-emu-out") / "sweep"
+    where = (f"on the Dask cluster at {args.scheduler}" if args.scheduler else
+             f"on a local Dask cluster of {args.workers} workers" if args.workers > 1 else "in this process")
+    with Progress(len(grid), "sweep") as bar:
+        try:
+            rows = sweep.run(grid, workers=args.workers, scheduler=args.scheduler, progress=bar)
+        except RuntimeError as e:
+            if "Dask" in str(e):
+                return _argument_error("sweep", str(e))
+            raise
+    try:
+        files = sweep.write(rows, out, args.format)
+    except RuntimeError as e:
+        return _argument_error("sweep", str(e))
+    if args.json:
+        print(json.dumps({"rows": rows, "files": files}, indent=2))
+        return 0
+    best = min(rows, key=lambda r: r["iteration_ms"])
+    print(f"{len(rows)} runs {where}; fastest: {best['product']} {best['streams']} streams x {best['chunks']} "
+          f"chunks, {best['iteration_ms']:.3f} ms ({best['vs_floor']:.3f} x its floor)")
+    print("files: " + ", ".join(files.values()))
+    return 0
+
+
 def add_validate(sub) -> None:
     p = sub.add_parser("validate", help="replay the public hardware measurements on the model and show the error")
     p.add_argument("--measurements", help="a measurements TOML (default: the bundled validation/measurements.toml)")
@@ -640,7 +739,7 @@ def build_parser() -> Parser:
     run.add_argument("script", nargs="?", default=None, help="the script (default: the bundled example)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     run.set_defaults(func=_run)
-    for add in (add_products, add_bandwidth, add_overlap, add_compare, add_validate, add_calibrate):
+    for add in (add_products, add_bandwidth, add_overlap, add_compare, add_sweep, add_validate, add_calibrate):
         add(sub)
     return parser
 
@@ -651,6 +750,7 @@ _OUTPUT_DIRS = {
     "overlap": [("--out", "out", "acl-emu-out")],
     "compare": [("--out", "out", "acl-emu-out"), ("--out", "compare_out", None)],
     "validate": [("--out", "out", None)],
+    "sweep": [("--out", "out", "acl-emu-out")],
 }
 
 

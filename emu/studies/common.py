@@ -188,15 +188,24 @@ def _jsonable(o):
     raise TypeError(f"{type(o).__name__} is not JSON serialisable")
 
 
+def _in_jupyter() -> bool:
+    """Whether this process is a Jupyter kernel (its stderr is no TTY, but a carriage return redraws the line)."""
+    shell = sys.modules.get("IPython")
+    ip = getattr(shell, "get_ipython", lambda: None)() if shell else None
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
 class Progress:
-    """A one-line progress bar on a terminal; silent when the output is not a TTY."""
+    """A one-line progress bar with the elapsed time and an estimate of the time left, on a terminal or in a
+    Jupyter notebook; silent when the output is neither (a pipe, a file, CI logs)."""
 
     def __init__(self, total: int, label: str = "", stream=None):
         self.total = max(total, 1)
         self.label = label
         self.done = 0
         self.stream = stream or sys.stderr
-        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.enabled = (hasattr(self.stream, "isatty") and self.stream.isatty()) or \
+            (stream is None and _in_jupyter())
         self._t0 = time.perf_counter()
 
     def advance(self, n: int = 1, note: str = "") -> None:
@@ -205,7 +214,9 @@ class Progress:
             frac = min(self.done / self.total, 1.0)
             bar = "#" * int(frac * 30)
             elapsed = time.perf_counter() - self._t0
-            self.stream.write(f"\r{self.label} [{bar:<30}] {self.done}/{self.total} {elapsed:5.1f}s {note[:40]:<40}")
+            left = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+            self.stream.write(f"\r{self.label} [{bar:<30}] {self.done}/{self.total} {elapsed:5.1f}s, "
+                              f"ETA {left:5.1f}s {note[:40]:<40}")
             self.stream.flush()
 
     def close(self) -> None:

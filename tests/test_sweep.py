@@ -1,0 +1,96 @@
+"""`acl-emu sweep`: the overlap pipeline over a grid, one tidy table, serial or on Dask."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from emu.cli import main
+from emu.studies import overlap, sweep
+from emu.studies.common import Progress
+
+MIB = 1 << 20
+SMALL = dict(products=("910B", "A3"), h2d=(4 * MIB,), d2h=(MIB,), compute_us=(100.0, 400.0), streams=(1, 2),
+             chunks=(1, 2, 4))
+
+
+def test_the_grid_runs_every_combination_with_streams_at_most_chunks_in_order():
+    grid = sweep.Grid(**SMALL)
+    runs = grid.runs()
+    assert len(runs) == len(grid) == 2 * 2 * 5  # chunks 1: s1; 2: s1,2; 4: s1,2
+    assert runs[0] == {"product": "910B", "h2d_bytes": 4 * MIB, "d2h_bytes": MIB, "compute_us": 100.0,
+                       "streams": 1, "chunks": 1, "pageable": False}
+    assert all(r["streams"] <= r["chunks"] for r in runs)
+    assert [r["product"] for r in runs] == ["910B"] * 10 + ["A3"] * 10
+
+
+def test_a_row_carries_every_swept_parameter_and_metric_with_units():
+    rows = sweep.run(sweep.Grid(products=("910B",), h2d=(4 * MIB,), d2h=(MIB,), compute_us=(100.0,),
+                                streams=(2,), chunks=(4,)))
+    (row,) = rows
+    assert tuple(row) == sweep.COLUMNS
+    ref = overlap.simulate("910B", 4 * MIB, MIB, 100.0, 2, 4)
+    assert row["iteration_ms"] == ref["iteration_ms"] and row["vs_floor"] == ref["vs_floor"]
+    assert row["floor_ms"] == overlap.limits("910B", 4 * MIB, MIB, 100.0)["floor_ms"]
+    assert row["binding"] in overlap.limits("910B", 4 * MIB, MIB, 100.0)["resources_ms"]
+
+
+def test_a_parallel_sweep_gives_exactly_the_serial_table():
+    grid = sweep.Grid(**SMALL)
+    serial = sweep.run(grid)
+    parallel = sweep.run(grid, workers=2)
+    assert parallel == serial
+
+
+def test_the_tables_are_csv_and_parquet_with_the_same_rows(tmp_path):
+    import pyarrow.parquet as pq
+
+    rows = sweep.run(sweep.Grid(products=("910B",), h2d=(2 * MIB,), d2h=(MIB,), compute_us=(50.0,),
+                                streams=(1, 2), chunks=(2,)))
+    files = sweep.write(rows, tmp_path / "out")
+    with open(files["csv"]) as f:
+        back = list(csv.DictReader(f))
+    assert [r["streams"] for r in back] == ["1", "2"] and list(back[0]) == list(sweep.COLUMNS)
+    table = pq.read_table(files["parquet"]).to_pylist()
+    assert table == rows
+
+
+def test_a_toml_grid_and_the_command_line_over_it(tmp_path, capsys):
+    cfg = tmp_path / "grid.toml"
+    cfg.write_text('[sweep]\nproducts = ["910B"]\nh2d = ["2M", "4M"]\nd2h = "1M"\ncompute_us = [100]\n'
+                   'streams = [1, 2]\nchunks = [2]\n')
+    grid = sweep.Grid.from_toml(cfg)
+    assert grid.h2d == (2 * MIB, 4 * MIB) and grid.d2h == (MIB,) and len(grid) == 4
+    out = tmp_path / "out"
+    assert main(["sweep", "--config", str(cfg), "--streams", "1", "--out", str(out), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["streams"] for r in data["rows"]] == [1, 1]  # the command line overrides the file
+    assert (out / "sweep.csv").exists() and (out / "sweep.parquet").exists()
+
+
+def test_unknown_keys_and_impossible_grids_are_one_line_errors(tmp_path, capsys):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("[sweep]\nproduct = ['910B']\n")
+    assert main(["sweep", "--config", str(cfg), "--out", str(tmp_path / "o")]) == 2
+    assert "unknown sweep keys ['product']" in capsys.readouterr().err
+    assert main(["sweep", "--h2d", "1M", "--d2h", "4", "--chunks", "8", "--out", str(tmp_path / "o")]) == 2
+    assert "more chunks than bytes" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="no combination"):
+        sweep.Grid(streams=(4,), chunks=(2,))
+
+
+def test_the_progress_bar_shows_the_time_left():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Tty()
+    bar = Progress(4, "sweep", stream=out)
+    bar.advance(1, "a")
+    bar.advance(1, "b")
+    assert "2/4" in out.getvalue() and "ETA" in out.getvalue()
+    quiet = io.StringIO()
+    Progress(4, "sweep", stream=quiet).advance(1)
+    assert quiet.getvalue() == ""  # not a terminal: silent
