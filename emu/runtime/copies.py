@@ -50,7 +50,8 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
                   what: str) -> None:
     if count == 0:
         return
-    _check_copy_args(rt, dst, src, kind)
+    if dst == 0 or src == 0 or not 0 <= kind <= 5:  # (the checks of `_check_copy_args`, without a call)
+        _check_copy_args(rt, dst, src, kind)
     handle = rt.lookup(stream, Stream, "stream") if stream else None  # G6 at the runtime's entry
     if count > dest_max:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
@@ -70,7 +71,8 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode")
     if dst == src:
         return
-    peer.check_peer_copy(rt, plan.src, plan.dst)
+    if plan.s_dev is not None and plan.d_dev is not None and plan.s_dev != plan.d_dev:  # between devices
+        peer.check_peer_copy(rt, plan.src, plan.dst)
     if pageable:  # pageable memory: synchronize the stream, then copy synchronously
         s = rt.stream_of(stream, check_context=False)
         transfer.sync_for_pageable(rt, s)

@@ -246,6 +246,10 @@ def enqueue_copy(rt: Core, s: Stream, plan: CopyPlan, what: str) -> None:
     task stands for them all."""
     s_dev, d_dev, src, dst = plan.s_dev, plan.d_dev, plan.src, plan.dst
     unit = rt.copy_units.get((s_dev, d_dev)) or copy_unit(rt, s_dev, d_dev)
-    rt.submit(s, Task.copy(plan.nbytes, s.device, s_dev, d_dev, what,
-                           None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
-                           _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit, plan.kind, plan.used))
+    task = Task.copy(plan.nbytes, s.device, s_dev, d_dev, what,
+                     None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
+                     _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit, plan.kind, plan.used)
+    if s.capture is not None:  # (Core.submit, without a call: the copy goes into the capture's graph)
+        s.capture.tasks.append(task)
+    else:
+        rt.machine.submit(s.m, task, rt.caller.clock)
