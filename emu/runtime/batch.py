@@ -96,11 +96,12 @@ def _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_at
 
 
 def _dest_max_checks(dest_maxs, sizes) -> None:
-    """ValidateMemcpyBatchParams: destMaxs[i] < sizes[i] fails at the first such i (all checked at once when
-    both are arrays of integers)."""
-    m, n = _ints(dest_maxs), _ints(sizes)
-    if m is not None and n is not None and (m >= n).all():
-        return
+    """ValidateMemcpyBatchParams: destMaxs[i] < sizes[i] fails at the first such i (checked at once when
+    both are arrays of integers, and long: AT_ONCE_FROM)."""
+    if len(sizes) >= AT_ONCE_FROM:
+        m, n = _ints(dest_maxs), _ints(sizes)
+        if m is not None and n is not None and (m >= n).all():
+            return
     for i, (m, s) in enumerate(zip(dest_maxs, sizes)):
         if m < s:
             _bad(ACL_ERROR_INVALID_PARAM, f"destMaxs[{i}] = {m} < sizes[{i}] = {s}", i)
