@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -27,9 +28,10 @@ def _executor():
 
 
 def _draws(cell) -> bool:
-    """A code cell that makes a figure (the notebooks draw with pyplot or a study's *_figure function)."""
+    """A code cell that makes a figure (the notebooks draw with pyplot, a study's *_figure function or
+    emu.studies.common.figure)."""
     source = "".join(cell["source"])
-    return "plt.subplots" in source or "_figure(" in source
+    return "plt.subplots" in source or re.search(r"\bfigure\(|_figure\(", source) is not None
 
 
 def _texts(cell) -> list[str]:

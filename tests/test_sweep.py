@@ -94,3 +94,29 @@ def test_the_progress_bar_shows_the_time_left():
     quiet = io.StringIO()
     Progress(4, "sweep", stream=quiet).advance(1)
     assert quiet.getvalue() == ""  # not a terminal: silent
+
+
+def test_a_traffic_grid_runs_through_the_same_executor_serial_or_parallel():
+    """The multi-device traffic study's runs go through `sweep.execute` like the overlap grid's: the table is
+    the same serially and on two Dask workers."""
+    from emu.studies import traffic
+
+    runs = [dict(product="910B", devices=n, block_bytes=MIB, blocks=4, peer_bytes=8 * MIB, streams=s)
+            for n in (2, 4) for s in (1, 2)]
+    serial = sweep.execute(traffic.run_one, runs)
+    assert sweep.execute(traffic.run_one, runs, workers=2) == serial
+    for row, params in zip(serial, runs):
+        assert {k: row[k] for k in params} == params
+        assert row["step_ms"] >= row["issue_ms"] > 0 and 0 < row["busiest_util"] <= 1 + 1e-9
+
+
+def test_small_blocks_make_the_host_the_bottleneck():
+    """Many small copies: the one host thread issuing them takes most of the step (each call costs the
+    product's call overhead), so the step is at least the issue time."""
+    from emu import config
+    from emu.studies import traffic
+
+    r = traffic.run_one(dict(product="A3", devices=16, block_bytes=256 << 10, blocks=64, peer_bytes=0, streams=4))
+    calls = 16 * 64 * 2
+    assert r["issue_ms"] >= calls * config.load("A3").hardware.call_overhead * 1e3 * 0.99
+    assert r["step_ms"] >= r["issue_ms"]

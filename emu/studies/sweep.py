@@ -114,22 +114,27 @@ def run_one(params: dict) -> dict:
 
 
 def run(grid: Grid, workers: int = 0, scheduler: str | None = None, progress=None) -> list[dict]:
-    """Every run of `grid`, as rows in grid order. workers 0 (or 1) and no scheduler: in this process;
-    workers N > 1: a local Dask cluster of N worker processes; scheduler: an existing Dask cluster's
-    address (tcp://host:8786). progress: a `common.Progress`-like object advanced once per run."""
-    runs = grid.runs()
+    """Every run of `grid` (the overlap pipeline), as rows in grid order (see `execute`)."""
+    return execute(run_one, grid.runs(), workers, scheduler, progress)
+
+
+def execute(fn, runs: list[dict], workers: int = 0, scheduler: str | None = None, progress=None) -> list[dict]:
+    """[fn(params) for params in runs], in order, whatever runs them. workers 0 (or 1) and no scheduler: in
+    this process; workers N > 1: a local Dask cluster of N worker processes; scheduler: an existing Dask
+    cluster's address (tcp://host:8786). `fn` must be importable by the workers (a module-level function)
+    and deterministic. progress: a `common.Progress`-like object advanced once per run."""
     if scheduler is None and workers <= 1:
         rows = []
         for params in runs:
-            rows.append(run_one(params))
+            rows.append(fn(params))
             if progress is not None:
                 progress.advance(1, _note(params))
         return rows
-    return _run_dask(runs, workers, scheduler, progress)
+    return _run_dask(fn, runs, workers, scheduler, progress)
 
 
 def _note(params: dict) -> str:
-    return f"{params['product']} {params['streams']}x{params['chunks']}"
+    return " ".join(str(v) for v in list(params.values())[:3])
 
 
 def _dask():
@@ -141,7 +146,7 @@ def _dask():
     return distributed
 
 
-def _run_dask(runs: list[dict], workers: int, scheduler: str | None, progress) -> list[dict]:
+def _run_dask(fn, runs: list[dict], workers: int, scheduler: str | None, progress) -> list[dict]:
     distributed = _dask()
     if scheduler is not None:
         client, cluster = distributed.Client(scheduler), None
@@ -150,7 +155,7 @@ def _run_dask(runs: list[dict], workers: int, scheduler: str | None, progress) -
                                            dashboard_address=None)
         client = distributed.Client(cluster)
     try:
-        futures = client.map(run_one, runs, pure=False)
+        futures = client.map(fn, runs, pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         rows: list = [None] * len(runs)
         for future in distributed.as_completed(futures):
