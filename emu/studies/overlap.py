@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
+from ..constants import D2H, H2D
 from ..runtime import queries
 
-H2D_KIND, D2H_KIND = 1, 2  # ACL_MEMCPY_HOST_TO_DEVICE, ACL_MEMCPY_DEVICE_TO_HOST
 MAX_STREAMS = 64  # beyond this a sweep is more streams than any pipeline uses
 MAX_CHUNKS = 4096
 DEFAULT_STREAMS = "1..8"
@@ -119,10 +119,10 @@ class _Schedule:
         for i, ((ioff, isz), (ooff, osz)) in enumerate(zip(ins, outs)):
             h = handles[i % streams]
             # stream order carries chunk i's dependencies: its H2D, then its kernel, then its D2H
-            rt.memcpy_async(dev_in + ioff, isz, host_in + ioff, isz, H2D_KIND, h)
+            rt.memcpy_async(dev_in + ioff, isz, host_in + ioff, isz, H2D, h)
             rt.launch_kernel(_compute, [(dev_in + ioff, isz), (dev_out + ooff, osz)], h, duration_us=share,
                              name=f"compute[{i}]")
-            rt.memcpy_async(host_out + ooff, osz, dev_out + ooff, osz, D2H_KIND, h)
+            rt.memcpy_async(host_out + ooff, osz, dev_out + ooff, osz, D2H, h)
         for h in handles[1:]:  # join: the stop event follows every stream's last chunk
             done = rt.create_event()
             rt.record_event(done, h)

@@ -18,9 +18,9 @@ link and its share of the step (`busiest_link`, `busiest_util`).
 from __future__ import annotations
 
 from .. import config
+from ..constants import D2D, D2H, H2D
 from ..runtime import queries
 
-H2D, D2H, D2D = 1, 2, 3  # aclrtMemcpyKind
 PARAMETERS = ("product", "devices", "block_bytes", "blocks", "peer_bytes", "streams")
 
 
