@@ -8,7 +8,11 @@ Run from the repository root:  python benchmarks/model.py [--copies N]
 2. Scaling: 10x the copies costs at most 12x the wall time.
 3. Size independence: 1,000 copies of 1 GiB vs 1,000 copies of 4 KiB on one stream, within 20%
    (and, for information, on 4 streams, where the large copies also share the link).
-4. Memory: bytes of resident memory per recorded copy (RSS growth over --memory-copies timing-only
+4. Sharing: per copy, against the same simpy loop (interleaved, best of max(5, --reps)), for information:
+   --shared-copies async 4 MiB H2D copies on 16 streams, all on the one host link (the flows share it), and
+   the Atlas A3 all-to-all of benchmarks/network.py (case c: 16 devices, each copying 16 MiB to each other,
+   240 copies at once over the devices' links).
+5. Memory: bytes of resident memory per recorded copy (RSS growth over --memory-copies timing-only
    async copies, each run in a fresh process) under records="all", the last 1000, and None.
    Each copy is one device task and one host API call; "all" keeps both as compact rows.
 """
@@ -30,6 +34,9 @@ if REPO not in sys.path:
 import simpy  # noqa: E402
 
 import emu  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from network import all_to_all  # noqa: E402  (benchmarks/network.py, case c)
 
 H2D = 1
 STREAMS = 4
@@ -70,6 +77,16 @@ def emulator(n: int, size: int, nstreams: int = STREAMS) -> float:
     wall = time.perf_counter() - t
     assert len(rt.machine.records) >= n
     return wall
+
+
+def a2a(_=None) -> float:
+    """The A3 all-to-all (benchmarks/network.py, case c): wall seconds per copy."""
+    return all_to_all(clock=time.perf_counter)[0] / 1e6
+
+
+def per_copy(fn, n: int, *args) -> float:
+    """fn(n, *args) (wall seconds for n copies), per copy."""
+    return fn(n, *args) / n
 
 
 def _rss() -> int:
@@ -124,6 +141,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=100_000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--shared-copies", type=int, default=10_000)
     ap.add_argument("--memory-copies", type=int, default=100_000)
     ap.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -134,6 +152,9 @@ def main() -> int:
     base, emu_t, small = best_of(args.reps, (simpy_loop, n), (emulator, n, 4096), (emulator, n // 10, 4096))
     t4k, t1g, c4k, c1g = best_of(5 * args.reps, (emulator, k, 4096, 1), (emulator, k, 1 << 30, 1),
                                  (emulator, k, 4096), (emulator, k, 1 << 30))
+    s = args.shared_copies
+    base_s, shared, base_a, all2all = best_of(max(5, args.reps), (per_copy, simpy_loop, s),
+                                              (per_copy, emulator, s, 4 << 20, 16), (per_copy, simpy_loop, s), (a2a,))
     rows = [
         (f"{n} async 4 KiB H2D, 4 streams", emu_t / n * 1e6, base / n * 1e6, emu_t / base, "<= 2.0"),
         (f"scaling {n // 10} -> {n} copies", small / (n // 10) * 1e6, emu_t / n * 1e6, emu_t / small, "<= 12.0"),
@@ -141,13 +162,16 @@ def main() -> int:
         # on 4 streams the 1 GiB copies also share the link (4 kilobyte ones never overlap): the extra cost is
         # the rate recomputation at each start and end, not the size
         (f"{k} copies of 1 GiB vs 4 KiB, 4 streams", c1g / k * 1e6, c4k / k * 1e6, c1g / c4k, "-"),
+        # many flows at once on links they share: a start or an end re-rates the flows it reaches
+        (f"{s} async 4 MiB H2D, 16 streams, one link", shared * 1e6, base_s * 1e6, shared / base_s, "-"),
+        ("A3 all-to-all, 240 x 16 MiB, 16 devices", all2all * 1e6, base_a * 1e6, all2all / base_a, "-"),
     ]
     print(f"{'case':42} {'us/copy':>10} {'baseline':>10} {'ratio':>7} {'target':>8}")
     print("-" * 82)
     for name, a, b, r, target in rows:
         verdict = "" if target == "-" else ("PASS" if r <= float(target.split()[-1]) else "ABOVE")
         print(f"{name:42} {a:10.2f} {b:10.2f} {r:7.2f} {target:>8}  {verdict}")
-    print("baseline of row 1: a simpy loop with one resource request and one timeout per copy, same run")
+    print("baseline of rows 1, 5 and 6: a simpy loop with one resource request and one timeout per copy, same run")
     m = args.memory_copies
     print()
     print(f"{f'records policy ({m} copies)':42} {'B/copy':>10} {'traced':>10} {'kept':>10}")

@@ -1,6 +1,6 @@
 """Wall-time cost of the flow model's bandwidth sharing, against a naive reference measured in the same run.
 
-Run from the repository root:  python benchmarks/network.py [--reps 5] [--sizes 10,100,1000]
+Run from the repository root:  python benchmarks/network.py [--reps 5] [--sizes 10,100,1000] [--against TREE]
 
 The reference (`naive`, below) is the textbook algorithm: at every flow start or end, advance every flow
 in flight and recompute every rate by progressive filling, then find the next end by scanning them all.
@@ -11,11 +11,21 @@ completion (as a stream's next copy starts when the last ends):
   (b) disjoint: N/2 links with two flows each (an event changes two rates; the cost per event must not
                 grow with N).
 Reported: microseconds per flow event (a start or an end), best of --reps, interleaved, and the ratio.
+
+  (c) all-to-all: the emulator on an Atlas A3 (16 devices, timing-only, peer access on), every device
+      copying 16 MiB to every other at once, one stream per pair; the 240 copies share the devices' links.
+      Reported: host CPU microseconds per copy (time.process_time, best of --reps). With --against TREE (a
+      source tree of another version, e.g. `git archive <commit>` unpacked, its emu/models, emu/configs and
+      emu/validation linked to the tree's models, configs and validation), the same run on that tree in
+      subprocesses, interleaved with this one's, checked first to give the same copy end times, and the ratio.
 """
 from __future__ import annotations
 
 import argparse
+import gc
+import json
 import os
+import subprocess
 import sys
 import time
 
@@ -95,6 +105,85 @@ def workload(case: str, n: int):
     return links, [(f"f{i}", [f"l{i // 2}"], sizes[i]) for i in range(n)]
 
 
+def all_to_all(rounds: int = 1, nbytes: int = 16 << 20, clock=time.process_time) -> tuple[float, list[float]]:
+    """Case (c) on the emu package importable now: (microseconds per copy by `clock`, host CPU time by
+    default; every copy's end time)."""
+    import emu
+
+    rt = emu.configure(product="A3", functional=False)
+    n = rt.get_device_count()
+    bufs, streams = {}, {}
+    for d in range(n):
+        rt.set_device(d)
+        for p in range(n):
+            if p != d:
+                try:
+                    rt.device_enable_peer_access(p, 0)
+                except Exception:  # (a pair a product does not connect)
+                    pass
+        bufs[d] = (rt.malloc(nbytes * n), rt.malloc(nbytes * n))
+        streams[d] = [rt.create_stream() for _ in range(n)]
+    gc.collect()
+    t, copies = clock(), 0
+    for _ in range(rounds):
+        for d in range(n):
+            rt.set_device(d)
+            for p in range(n):
+                if p != d:
+                    rt.memcpy_async(bufs[p][1] + d * nbytes, nbytes, bufs[d][0] + p * nbytes, nbytes, 3, streams[d][p])
+                    copies += 1
+        for d in range(n):
+            rt.set_device(d)
+            rt.synchronize_device()
+    per_copy = (clock() - t) / copies * 1e6
+    return per_copy, sorted(r.end for r in rt.machine.records)
+
+
+def all_to_all_child(tree: str | None, reps: int) -> dict:
+    """In a fresh process (with `tree`, if given, first on sys.path): case (c), best of `reps`."""
+    if tree:
+        sys.path.insert(0, os.path.abspath(tree))
+    import emu
+
+    if tree and not emu.models.__file__.startswith(os.path.abspath(tree)):
+        raise SystemExit(f"{tree}: its emu.models is {emu.models.__file__}, not the tree's")
+    best, ends = float("inf"), []
+    for _ in range(reps):
+        cpu, ends = all_to_all()
+        best = min(best, cpu)
+    return {"us": best, "ends": ends}
+
+
+def all_to_all_run(tree: str | None, reps: int) -> dict:
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", json.dumps([tree, reps])]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd="/")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def all_to_all_case(reps: int, against: str | None) -> None:
+    """Case (c): this tree against `against`, each in subprocesses, interleaved; best of `reps` of each."""
+    here = there = float("inf")
+    for _ in range(reps):  # each subprocess: the best of 2 (the first of a process pays for cold paths)
+        mine = all_to_all_run(None, 2)
+        here = min(here, mine["us"])
+        if against:
+            other = all_to_all_run(against, 2)
+            worst = max(abs(a - b) / b for a, b in zip(mine["ends"], other["ends"]))
+            if len(mine["ends"]) != len(other["ends"]) or worst > 1e-9:
+                raise SystemExit(f"all-to-all: copy end times differ from {against}'s by {worst:.2e}")
+            there = min(there, other["us"])
+    copies = len(mine["ends"])
+    print()
+    print(f"{'case':10} {'copies':>6} {'us/copy':>12} {'against':>12} {'against/us':>12}")
+    if against:
+        print(f"{'all2all':10} {copies:6d} {here:12.1f} {there:12.1f} {there / here:12.2f}")
+        print(f"against: {against} (copy end times the same to 1e-9; host CPU time per copy, best of {reps} "
+              f"processes x 2 runs each, interleaved)")
+    else:
+        print(f"{'all2all':10} {copies:6d} {here:12.1f} {'-':>12} {'-':>12}")
+        print(f"host CPU time per copy, best of {reps} processes x 2 runs each")
+
+
 def best_of(fn, reps: int) -> float:
     best = float("inf")
     for _ in range(reps):
@@ -108,9 +197,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--sizes", default="10,100,1000")
+    ap.add_argument("--against", metavar="TREE", help="case (c) on this source tree too, for the ratio")
+    ap.add_argument("--cases", default="shared,disjoint,all2all", help="which cases to run")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child:
+        print(json.dumps(all_to_all_child(*json.loads(args.child))))
+        return 0
+    cases = args.cases.split(",")
     print(f"{'case':10} {'N':>5} {'events':>7} {'model us/ev':>12} {'naive us/ev':>12} {'naive/model':>12}")
-    for case in ("shared", "disjoint"):
+    for case in [c for c in ("shared", "disjoint") if c in cases]:
         for n in (int(x) for x in args.sizes.split(",")):
             links, flows = workload(case, n)
             got, want = model(links, flows, ROUNDS), naive(links, flows, ROUNDS)
@@ -124,6 +220,8 @@ def main() -> int:
                 m = min(m, best_of(lambda: model(links, flows, ROUNDS), 1))
                 n_ = min(n_, best_of(lambda: naive(links, flows, ROUNDS), 1))
             print(f"{case:10} {n:5d} {events:7d} {m / events * 1e6:12.2f} {n_ / events * 1e6:12.2f} {n_ / m:12.2f}")
+    if "all2all" in cases:
+        all_to_all_case(args.reps, args.against)
     return 0
 
 

@@ -192,44 +192,46 @@ class Network:
                 self._arm(now)
             return flow
         crowded = False
+        limit = now + EPS
         for link in links:  # flows whose data is done by now leave first: the new flow does not share with them
             if link.flows:
                 if link.service is not None:
                     self._serve(link, now)
                 else:
-                    self._drain_due(link, now)
+                    for g in list(link.flows):
+                        if g.finish <= limit:
+                            self._drain_due(g, now)
                 crowded = crowded or bool(link.flows)
-        if not crowded:
-            self._start_lone(flow, now)
-        elif len(links) == 1 and links[0].service is not None:
-            self._start_sharing(flow, links[0], now)
-        else:
-            self._start_moving(flow, now)
-        return flow
-
-    # -- a flow's life ------------------------------------------------------------------------------
-    def _start_lone(self, flow: Flow, now: float) -> None:
-        """Alone on its links: its end is known now."""
-        links, weights = flow.links, flow.weights
+        if crowded:
+            if len(links) == 1 and links[0].service is not None:
+                self._start_sharing(flow, links[0], now)
+            else:
+                self._start_moving(flow, now)
+            return flow
+        # alone on its links (lone): its end is known now; its neck is the link that holds it back most
+        weights = flow.weights
         neck = links[0]
         rate = neck.capacity / weights[0]
-        if len(links) > 1:  # the link that holds it back most: its neck
+        multi = len(links) > 1
+        if multi:
             for link, w in zip(links, weights):
                 if link.capacity / w < rate:
                     neck, rate = link, link.capacity / w
         flow.speed = neck.level = rate
         flow.neck = neck
-        flow.finish = finish = now + flow.size / rate
+        flow.finish = finish = now + size / rate
         flow.state = LONE
-        multi = len(links) > 1
         for link, w in zip(links, weights):
             link.busy_since = now
             link.flows[flow] = w
             link.multi += multi
         flow.version = 1
-        heappush(self._heap, (finish + flow.tail, next(self._seq), 1, flow))
+        heappush(self._heap, (finish + tail, next(self._seq), 1, flow))
         if not self._firing:
             self._arm(now)
+        return flow
+
+    # -- a flow's life ------------------------------------------------------------------------------
 
     def _start_sharing(self, flow: Flow, link: Link, now: float) -> None:
         """One more on a link with a service clock."""
@@ -284,14 +286,17 @@ class Network:
     def _leave(self, f: Flow, now: float) -> None:
         """A flow's last byte has arrived: it leaves its links, with all its bytes counted."""
         rest = f.size - f.counted
-        multi = len(f.links) > 1
-        for link, w in zip(f.links, f.weights):
+        links = f.links
+        for link, w in zip(links, f.weights):
             link.bytes += rest * w
-            del link.flows[f]
-            link.multi -= multi
-            if not link.flows:
+            flows = link.flows
+            del flows[f]
+            if not flows:
                 link.busy_time += min(f.finish, now) - link.busy_since
                 link.busy_since = None
+        if len(links) > 1:
+            for link in links:
+                link.multi -= 1
         f.remaining = 0.0
         f.counted = f.size
 
@@ -304,16 +309,13 @@ class Network:
         f.state = DRAINED
         self._push(f.finish + f.tail, f)
 
-    def _drain_due(self, link: Link, now: float) -> None:
-        """The flows on `link` whose data is done by now leave it (a lone one's report, at finish + tail,
-        stands)."""
-        limit = now + EPS
-        for g in [g for g in link.flows if g.finish <= limit]:
-            if g.state == MOVING:
-                self._drain(g, now)
-            else:
-                self._leave(g, now)
-                g.state = DRAINED
+    def _drain_due(self, f: Flow, now: float) -> None:
+        """A flow whose data is done by now leaves its links (a lone one's report, at finish + tail, stands)."""
+        if f.state == MOVING:
+            self._drain(f, now)
+        else:
+            self._leave(f, now)
+            f.state = DRAINED
 
     def _activate(self, f: Flow, now: float) -> None:
         """A lone flow still moving data meets another flow: from now on it shares like any other (at its
