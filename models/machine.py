@@ -416,9 +416,10 @@ class Machine:
         """Start the stream's next tasks while it can."""
         env = self.env
         pending = stream.pending
+        due = env.now + _SLACK  # (simulated time does not move while the stream starts its tasks)
         while pending and stream.running is None:
             task = pending[0]
-            if task.submit > env.now + _SLACK:
+            if task.submit > due:
                 stream.waking = True
                 at(env, task.submit, self._wake, stream)
                 return
