@@ -557,8 +557,8 @@ def add_sweep(sub) -> None:
                    help="run on a local Dask cluster of N worker processes (default 0: in this process)")
     p.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run on an existing Dask cluster (tcp://host:8786); overrides --workers")
-    p.add_argument("--format", type=typed(_formats, "formats"), default=("csv", "parquet"), metavar="F1,F2",
-                   help="output formats: csv, parquet (default both)")
+    p.add_argument("--format", type=typed(_formats, "formats"), default=None, metavar="F1,F2",
+                   help="output formats: csv, parquet (default: both when pyarrow is installed, else csv)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: acl-emu-out/sweep)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.set_defaults(func=sweep_command)
@@ -600,6 +600,15 @@ def sweep_command(args) -> int:
         grid = _sweep_grid(args)
     except (ValueError, OSError) as e:
         return _argument_error("sweep", str(e))
+    parquet = sweep.can_write_parquet()
+    formats = args.format or (("csv", "parquet") if parquet else ("csv",))
+    if "parquet" in formats and not parquet:  # said before the runs, not after
+        return _argument_error("sweep", "argument --format: Parquet needs pyarrow: pip install 'acl-emu[sweep]'")
+    if args.workers > 1 or args.scheduler:
+        try:
+            sweep._dask()
+        except RuntimeError as e:
+            return _argument_error("sweep", str(e))
     out = Path(args.out) if args.out else Path("acl-emu-out") / "sweep"
     where = (f"on the Dask cluster at {args.scheduler}" if args.scheduler else
              f"on a local Dask cluster of {args.workers} workers" if args.workers > 1 else "in this process")
@@ -610,17 +619,15 @@ def sweep_command(args) -> int:
             if "Dask" in str(e):
                 return _argument_error("sweep", str(e))
             raise
-    try:
-        files = sweep.write(rows, out, args.format)
-    except RuntimeError as e:
-        return _argument_error("sweep", str(e))
+    files = sweep.write(rows, out, formats)
     if args.json:
         print(json.dumps({"rows": rows, "files": files}, indent=2))
         return 0
     best = min(rows, key=lambda r: r["iteration_ms"])
     print(f"{len(rows)} runs {where}; fastest: {best['product']} {best['streams']} streams x {best['chunks']} "
           f"chunks, {best['iteration_ms']:.3f} ms ({best['vs_floor']:.3f} x its floor)")
-    print("files: " + ", ".join(files.values()))
+    more = "" if parquet else "  (Parquet too: pip install 'acl-emu[sweep]')"
+    print("files: " + ", ".join(files.values()) + more)
     return 0
 
 

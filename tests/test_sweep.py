@@ -120,3 +120,19 @@ def test_small_blocks_make_the_host_the_bottleneck():
     calls = 16 * 64 * 2
     assert r["issue_ms"] >= calls * config.load("A3").hardware.call_overhead * 1e3 * 0.99
     assert r["step_ms"] >= r["issue_ms"]
+
+
+def test_without_pyarrow_the_table_is_csv_and_asking_for_parquet_fails_before_any_run(tmp_path, capsys,
+                                                                                        monkeypatch):
+    monkeypatch.setattr(sweep, "can_write_parquet", lambda: False)
+    ran = []
+    monkeypatch.setattr(sweep, "run_one", lambda params: ran.append(params) or {})
+    args = ["sweep", "--h2d", "2M", "--d2h", "1M", "--streams", "1", "--chunks", "1", "--out", str(tmp_path / "o")]
+    assert main([*args, "--format", "parquet"]) == 2
+    assert "Parquet needs pyarrow" in capsys.readouterr().err and not ran
+    monkeypatch.undo()
+    monkeypatch.setattr(sweep, "can_write_parquet", lambda: False)
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "pip install 'acl-emu[sweep]'" in out
+    assert (tmp_path / "o" / "sweep.csv").exists() and not (tmp_path / "o" / "sweep.parquet").exists()

@@ -184,6 +184,13 @@ def write(rows: list[dict], out, formats=("csv", "parquet")) -> dict:
         return {k: str(land.dir / v) for k, v in names.items()}
 
 
+def can_write_parquet() -> bool:
+    """Whether pyarrow is installed (Parquet tables)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pyarrow") is not None
+
+
 def _write_parquet(path, rows: list[dict]) -> None:
     try:
         import pyarrow as pa
