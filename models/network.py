@@ -193,15 +193,18 @@ class Network:
             return flow
         crowded = False
         limit = now + EPS
+        heap = self._heap
+        due = heap and heap[0][0] <= limit  # else no moving flow's data is done by now (a lone one may be)
         for link in links:  # flows whose data is done by now leave first: the new flow does not share with them
-            if link.flows:
+            flows = link.flows
+            if flows:
                 if link.service is not None:
                     self._serve(link, now)
-                else:
-                    for g in list(link.flows):
+                elif due or len(flows) == 1:
+                    for g in list(flows):
                         if g.finish <= limit:
                             self._drain_due(g, now)
-                crowded = crowded or bool(link.flows)
+                crowded = crowded or bool(flows)
         if crowded:
             if len(links) == 1 and links[0].service is not None:
                 self._start_sharing(flow, links[0], now)
@@ -328,12 +331,14 @@ class Network:
 
     # -- links with a service clock -------------------------------------------------------------------
     def _start_clock(self, link: Link, now: float) -> None:
-        """The flows alone together on `link` move on its service clock from now on."""
+        """The flows alone together on `link` (moving: their bytes left are at their rate until now, a new
+        one's all left) move on its service clock from now on."""
         link.service, link.served_at = 0.0, now
         link.weight = 0.0
         tags = []
         for f, w in link.flows.items():
-            self._settle(f, now)
+            if f.updated < now:
+                self._settle(f, now)
             link.bytes += (f.size - f.remaining - f.counted) * w  # from now on the clock counts its bytes
             f.counted = f.size - f.remaining
             del self.flows[f]
@@ -424,7 +429,12 @@ class Network:
             f.mark = run
             f.share = -1.0
         for link in seeds:
-            self._touch(link, run, queue, 0.0)
+            if link.multi:  # (flows on it cross other links)
+                self._touch(link, run, queue, 0.0)
+            elif len(link.flows) >= SERVICE_FROM:
+                self._start_clock(link, now)
+            elif link.flows:
+                self._fill_alone(link, run, changed)
         while queue:
             level, kind, _, stamp, link = heappop(queue)
             if link.filled == run:
@@ -452,9 +462,21 @@ class Network:
                 del self.flows[f]
                 f.state = LONE
                 heappush(heap, (finish + f.tail, next(seq), f.version, f))
-        for link in seeds:
-            if link.multi == 0 and len(link.flows) >= SERVICE_FROM and link.service is None:
-                self._start_clock(link, now)
+
+    @staticmethod
+    def _fill_alone(link: Link, run: int, changed: list) -> None:
+        """The flows on `link` cross no other link: they all move at its capacity / their summed weights."""
+        level = link.capacity / sum(link.flows.values())
+        link.filled = run
+        link.level = level
+        for f in link.flows:
+            f.mark = run
+            f.neck = link
+            if -TIE * level <= f.speed - level <= TIE * level:  # its old rate: it keeps it exactly
+                f.share = f.speed
+            else:
+                f.share = level
+                changed.append(f)
 
     def _touch(self, link: Link, run: int, queue: list, floor: float) -> None:
         """A flow on `link` came, went, moved or will move: (re)place it in the queue at the level it fills
