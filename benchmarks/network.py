@@ -10,7 +10,8 @@ completion (as a stream's next copy starts when the last ends):
   (a) shared:   N flows on one link (every event changes every rate);
   (b) disjoint: N/2 links with two flows each (an event changes two rates; the cost per event must not
                 grow with N).
-Reported: microseconds per flow event (a start or an end), best of --reps, interleaved, and the ratio.
+Reported: microseconds per flow event (a start or an end), best of --reps, interleaved, and the ratio; with
+--against TREE, also the model of TREE/models/network.py (loaded as a module of its own), interleaved too.
 
   (c) all-to-all: the emulator on an Atlas A3 (16 devices, timing-only, peer access on), every device
       copying 16 MiB to every other at once, one stream per pair; the 240 copies share the devices' links.
@@ -76,11 +77,11 @@ def naive(links: dict[str, float], flows: list[tuple[str, list[str], float]], ro
     return out
 
 
-def model(links: dict[str, float], flows: list[tuple[str, list[str], float]], rounds: int) -> dict:
-    """The same workload on models.network."""
+def model(links: dict[str, float], flows: list[tuple[str, list[str], float]], rounds: int, network=None) -> dict:
+    """The same workload on models.network (or on `network`, another version of that module)."""
     env = simpy.Environment()
-    net = Network(env)
-    objs = {name: Link(name, cap) for name, cap in links.items()}
+    net = network.Network(env) if network else Network(env)
+    objs = {name: (network.Link if network else Link)(name, cap) for name, cap in links.items()}
     out = {}
 
     def begin(name, path, size, left):
@@ -184,6 +185,17 @@ def all_to_all_case(reps: int, against: str | None) -> None:
         print(f"host CPU time per copy, best of {reps} processes x 2 runs each")
 
 
+def load_network(tree: str):
+    """TREE/models/network.py as a module of its own (another version of the flow model)."""
+    import importlib.util
+
+    path = os.path.join(os.path.abspath(tree), "models", "network.py")
+    spec = importlib.util.spec_from_file_location("against_network", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def best_of(fn, reps: int) -> float:
     best = float("inf")
     for _ in range(reps):
@@ -197,7 +209,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--sizes", default="10,100,1000")
-    ap.add_argument("--against", metavar="TREE", help="case (c) on this source tree too, for the ratio")
+    ap.add_argument("--against", metavar="TREE", help="the cases on this source tree too, for the ratio")
     ap.add_argument("--cases", default="shared,disjoint,all2all", help="which cases to run")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -205,7 +217,9 @@ def main() -> int:
         print(json.dumps(all_to_all_child(*json.loads(args.child))))
         return 0
     cases = args.cases.split(",")
-    print(f"{'case':10} {'N':>5} {'events':>7} {'model us/ev':>12} {'naive us/ev':>12} {'naive/model':>12}")
+    other = load_network(args.against) if args.against else None
+    head = f"{'case':10} {'N':>5} {'events':>7} {'model us/ev':>12} {'naive us/ev':>12} {'naive/model':>12}"
+    print(head + (f" {'against us/ev':>14} {'against/model':>14}" if other else ""))
     for case in [c for c in ("shared", "disjoint") if c in cases]:
         for n in (int(x) for x in args.sizes.split(",")):
             links, flows = workload(case, n)
@@ -215,11 +229,14 @@ def main() -> int:
                 raise SystemExit(f"{case} N={n}: completion times differ from the reference by {worst:.2e}")
             events = 2 * n * ROUNDS
             reps = args.reps if n <= 100 or case == "disjoint" else max(1, args.reps // 2)
-            m = n_ = float("inf")
+            m = n_ = a = float("inf")
             for _ in range(reps):  # interleaved
                 m = min(m, best_of(lambda: model(links, flows, ROUNDS), 1))
                 n_ = min(n_, best_of(lambda: naive(links, flows, ROUNDS), 1))
-            print(f"{case:10} {n:5d} {events:7d} {m / events * 1e6:12.2f} {n_ / events * 1e6:12.2f} {n_ / m:12.2f}")
+                if other:
+                    a = min(a, best_of(lambda: model(links, flows, ROUNDS, other), 1))
+            row = f"{case:10} {n:5d} {events:7d} {m / events * 1e6:12.2f} {n_ / events * 1e6:12.2f} {n_ / m:12.2f}"
+            print(row + (f" {a / events * 1e6:14.2f} {a / m:14.2f}" if other else ""))
     if "all2all" in cases:
         all_to_all_case(args.reps, args.against)
     return 0
