@@ -34,7 +34,7 @@ from . import config
 from .config import ConfigError, load
 from .studies import (bandwidth, bandwidth_report, calibrate, calibrate_report, compare, compare_report, overlap,
                       overlap_report, products, products_report, sweep, validate, validate_report)
-from .studies.args import (microseconds, names_arg, parse_ints, parse_sizes_arg, positive_int, positive_ints,
+from .studies.args import (microseconds, microseconds_list, names_arg, parse_ints, parse_sizes_arg, positive_int, positive_ints,
                            product_arg, product_error, product_list, typed)
 from .studies.common import Progress, parse_size, parse_sizes
 
@@ -545,7 +545,7 @@ def add_sweep(sub) -> None:
                    help="H2D bytes per iteration (64M,256M; default 64M)")
     p.add_argument("--d2h", type=typed(parse_sizes_arg, "sizes"), default=None, metavar="BYTES,...",
                    help="D2H bytes per iteration (default 16M)")
-    p.add_argument("--compute-us", type=typed(_microseconds_list, "microseconds"), default=None, metavar="US,...",
+    p.add_argument("--compute-us", type=typed(microseconds_list, "microseconds"), default=None, metavar="US,...",
                    help="compute time per iteration in microseconds (default 1500)")
     p.add_argument("--streams", type=typed(positive_ints(overlap.MAX_STREAMS, "streams"), "ints"), default=None,
                    metavar="N", help="stream counts (1..8 or 1,2,4; default 1,2,4)")
@@ -562,10 +562,6 @@ def add_sweep(sub) -> None:
     p.add_argument("--out", metavar="DIR", help="output directory (default: acl-emu-out/sweep)")
     p.add_argument("--json", action="store_true", help="print the rows as JSON")
     p.set_defaults(func=sweep_command)
-
-
-def _microseconds_list(text: str) -> list[float]:
-    return [microseconds(t) for t in text.split(",") if t.strip()] or [microseconds(text)]
 
 
 def _workers(text: str) -> int:

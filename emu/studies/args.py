@@ -111,3 +111,8 @@ def microseconds(text: str) -> float:
     if not v >= 0 or v == float("inf"):
         raise ValueError(f"{text!r}: compute time must be a finite number of microseconds >= 0")
     return v
+
+
+def microseconds_list(text: str) -> list[float]:
+    """Comma-separated `microseconds` ("1500,5000"); an empty list is refused as `microseconds` refuses it."""
+    return [microseconds(t) for t in text.split(",") if t.strip()] or [microseconds(text)]
