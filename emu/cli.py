@@ -34,8 +34,8 @@ from . import config
 from .config import ConfigError, load
 from .studies import (bandwidth, bandwidth_report, calibrate, calibrate_report, compare, compare_report, overlap,
                       overlap_report, products, products_report, sweep, validate, validate_report)
-from .studies.args import (microseconds, microseconds_list, names_arg, parse_ints, parse_sizes_arg, positive_int, positive_ints,
-                           product_arg, product_error, product_list, typed)
+from .studies.args import (microseconds, microseconds_list, names_arg, parse_ints, parse_sizes_arg, positive_int,
+                           positive_ints, product_arg, product_error, product_list, typed)
 from .studies.common import Progress, parse_size, parse_sizes
 
 EXAMPLE = Path(__file__).parent / "examples" / "copy_pipeline.py"
