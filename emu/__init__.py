@@ -38,6 +38,14 @@ def write_trace(path) -> None:
     current().write_trace(path)
 
 
+def replay(profile, products=None, measured_on=None, host_memory: str = "as-profiled", **kwargs) -> dict:
+    """A profiled step (an msprof timeline, a task_time CSV or MSPTI records) re-timed on each product and compared
+    with what was measured (`emu.studies.replay.replay`; `emu.studies.replay_report` draws the result)."""
+    from .studies import replay as _replay
+
+    return _replay.replay(profile, products, measured_on, host_memory, **kwargs)
+
+
 def install() -> None:
     """Make `import acl` (and acl.rt, acl.util, ...) import the emulator's facade."""
     from . import acl
@@ -47,4 +55,5 @@ def install() -> None:
         sys.modules[f"acl.{name}"] = getattr(acl, name)
 
 
-__all__ = ["AclError", "MemcpyKind", "NotEmulated", "configure", "current", "install", "records", "write_trace", "__version__"]
+__all__ = ["AclError", "MemcpyKind", "NotEmulated", "configure", "current", "install", "records", "replay", "write_trace",
+           "__version__"]

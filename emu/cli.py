@@ -10,6 +10,7 @@
     acl-emu sweep                     the overlap pipeline over a grid, one tidy table (parallel on Dask)
     acl-emu validate                  the model against public hardware measurements
     acl-emu calibrate FILE -o X.toml  a config fitted to your own server's measurements
+    acl-emu replay PROFILE            a profiled step (msprof, task_time, MSPTI) re-timed on other products
 
 Every subcommand takes --json. Exit codes: 0 success, 1 failure, 2 bad arguments.
 """
@@ -33,7 +34,8 @@ from pathlib import Path
 from . import config
 from .config import ConfigError, load
 from .studies import (bandwidth, bandwidth_report, calibrate, calibrate_report, compare, compare_report, overlap,
-                      overlap_report, products, products_report, sweep, validate, validate_report)
+                      overlap_report, products, products_report, replay, replay_report, sweep, validate,
+                      validate_report)
 from .studies.args import (microseconds, microseconds_list, names_arg, parse_ints, parse_sizes_arg, positive_int,
                            positive_ints, product_arg, product_error, product_list, typed)
 from .studies.common import Progress, parse_size, parse_sizes
@@ -111,7 +113,7 @@ def host_time_scale_arg(text: str) -> float:
 
 def run_script(script: str, args: list[str], product: str | None = None, out: str | None = None,
                as_json: bool = False, host_time: str | None = None, host_time_scale: float | None = None,
-               module: bool = False) -> int:
+               module: bool = False, msprof: str | None = None) -> int:
     """Run an unchanged pyACL script with the emulator installed as `acl`, then summarise what it did.
 
     The script runs as `python script.py args` would run it (or `python -m module args` with
@@ -150,7 +152,12 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
     sys.stdout.flush()
     result = summary(emu.current(), Path(out) if out else None,
                      script=f"-m {script}" if module else script, exit_code=code, error=error)
+    if msprof:  # the run in the msprof timeline layout too (MindStudio Insight)
+        result["msprof"] = str(replay.write_msprof_runtime(emu.current(), msprof))
     print_summary(result, as_json)
+    if msprof and not as_json:
+        print(f"msprof timeline: {result['msprof']} (MindStudio Insight, Perfetto; acl-emu replay reads it)",
+              file=sys.stderr)
     return code
 
 
@@ -288,8 +295,9 @@ def _run(args) -> int:
     if args.product is None and emu.runtime.configured() is None:
         env_product()  # the product run_script would take from the environment loads
     out = writable_dir(args.out, "argument --out")  # absolute: the script may change directory
+    msprof = str(writable_file(args.msprof, "argument --msprof")) if args.msprof else None
     return run_script(target, script_args, args.product, str(out), args.json, args.host_time,
-                      args.host_time_scale, module=args.module is not None)
+                      args.host_time_scale, module=args.module is not None, msprof=msprof)
 
 
 def _module_exists(name: str) -> bool:
@@ -417,6 +425,8 @@ def add_overlap(sub) -> None:
                                                        "or 910B)")
     add_overlap_arguments(p)
     p.add_argument("--out", metavar="DIR", help="output directory (default: acl-emu-out/overlap-<product>)")
+    p.add_argument("--msprof", metavar="PATH", help="also write the best schedule in the msprof timeline layout "
+                                                     "(opens in MindStudio Insight and Perfetto)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=overlap_command)
 
@@ -446,11 +456,14 @@ def overlap_command(args) -> int:
     mistake = _overlap_mistake(args, [product], "--product")
     if mistake:
         return _argument_error("overlap", mistake)
+    msprof = writable_file(args.msprof, "argument --msprof") if args.msprof else None
     with Progress(_overlap_settings(args), "overlap") as progress:
         result = overlap.plan(product, args.h2d, args.d2h, args.compute_us, args.streams, args.chunks,
                               args.pageable, progress, extend=not args.grid_only)
     out = Path(args.out) if args.out else Path("acl-emu-out") / f"overlap-{product.name}"
     overlap_report.write_outputs(out, result, overlap.timelines(product, result))
+    if msprof is not None:
+        result["files"]["msprof"] = str(replay.write_msprof_overlap(product, result, msprof))
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return 0
@@ -703,6 +716,55 @@ def calibrate_command(args) -> int:
     return 0
 
 
+def add_replay(sub) -> None:
+    p = sub.add_parser("replay", help="a profiled step (msprof, task_time CSV, MSPTI) re-timed on other products",
+                       description="Read a profile (an msprof timeline msprof_*.json, a PROF_* directory, a "
+                                   "task_time_*.csv, or MSPTI activity records), rebuild its task graph (stream "
+                                   "order, copies with their bytes, kernels and other tasks with their measured "
+                                   "durations, host calls with their gaps, event dependencies, or dependencies "
+                                   "inferred from the timeline, each listed) and re-time it on each product: the "
+                                   "measured and replayed step side by side, per resource, which copies got "
+                                   "faster or slower and why, and the model's residuals on the measured product.")
+    p.add_argument("profile", help="msprof_*.json, a PROF_* directory, task_time_*.csv, or MSPTI records (the "
+                                   "samples' printed lines, JSON, JSON lines or CSV)")
+    p.add_argument("--product", type=typed(product_list, "products"), default=None, metavar="P1,P2",
+                   help="products or what-if configs (TOML paths) to replay on, comma separated (default: "
+                        "$ACL_EMU_PRODUCT or 910B)")
+    p.add_argument("--measured-on", type=product_arg, default=config.DEFAULT_PRODUCT, metavar="PRODUCT",
+                   help=f"the product the profile was measured on: the model's copy times there are shown next "
+                        f"to the measured ones (default: {config.DEFAULT_PRODUCT})")
+    p.add_argument("--host-memory", choices=replay.HOST_MEMORY, default="as-profiled",
+                   help="host buffers of the H2D and D2H copies: as the profile says (page-locked unless it marks "
+                        "a copy pageable), pinned or pageable")
+    p.add_argument("--tolerance-us", type=typed(microseconds, "microseconds"), default=replay.TOLERANCE * 1e6,
+                   metavar="US", help=f"times this close count as at once when inferring dependencies from the "
+                                      f"timeline (default {replay.TOLERANCE * 1e6:g})")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: acl-emu-out/replay)")
+    p.add_argument("--msprof", metavar="PATH", help="also write the replay on the first product in the msprof "
+                                                     "timeline layout")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=replay_command)
+
+
+def replay_command(args) -> int:
+    names = args.product or [_env_or_default_product()]
+    msprof = writable_file(args.msprof, "argument --msprof") if args.msprof else None
+    try:
+        result = replay.replay(args.profile, names, args.measured_on, args.host_memory, args.tolerance_us * 1e-6)
+        if msprof is not None:
+            replay.write_msprof_replay(args.profile, names[0], msprof, args.host_memory, args.tolerance_us * 1e-6)
+    except (replay.ProfileError, replay.ReplayError) as e:
+        return _argument_error("replay", str(e))
+    files = replay_report.write_outputs(Path(args.out) if args.out else Path("acl-emu-out") / "replay", result)
+    if msprof is not None:
+        files["msprof"] = str(msprof)
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+        return 0
+    print(replay_report.report(result))
+    return 0
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="acl-emu", description="The CANN ACL runtime's memory APIs, emulated, with a timing "
                                                 "model of each product.")
@@ -732,6 +794,8 @@ def build_parser() -> Parser:
                           "work 2x faster; 0 counts none (default: 1, or the scale in $ACL_EMU_HOST_TIME "
                           "as wall:X)")
     run.add_argument("--out", help="directory for the trace file (default: acl-emu-out)", default="acl-emu-out")
+    run.add_argument("--msprof", metavar="PATH", help="also write the run in the msprof timeline layout (opens in "
+                                                       "MindStudio Insight and Perfetto; acl-emu replay reads it)")
     run.add_argument("--json", action="store_true",
                      help="print the summary as JSON, and only it, on stdout: the script's own output "
                           "(print, sys.stdout, file descriptor 1) goes to stderr, so `acl-emu run --json "
@@ -742,7 +806,8 @@ def build_parser() -> Parser:
     run.add_argument("script", nargs="?", default=None, help="the script (default: the bundled example)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     run.set_defaults(func=_run)
-    for add in (add_products, add_bandwidth, add_overlap, add_compare, add_sweep, add_validate, add_calibrate):
+    for add in (add_products, add_bandwidth, add_overlap, add_compare, add_sweep, add_validate, add_calibrate,
+                add_replay):
         add(sub)
     return parser
 
@@ -754,6 +819,7 @@ _OUTPUT_DIRS = {
     "compare": [("--out", "out", "acl-emu-out"), ("--out", "compare_out", None)],
     "validate": [("--out", "out", None)],
     "sweep": [("--out", "out", "acl-emu-out")],
+    "replay": [("--out", "out", "acl-emu-out")],
 }
 
 

@@ -1,0 +1,631 @@
+"""Profiles of real runs, read into one neutral form: the device tasks (stream, kind, bytes, direction,
+measured start and end) and the host's API calls.
+
+    from emu.studies import profiles
+    p = profiles.load("PROF_000001/mindstudio_profiler_output/msprof_20250101000000.json")
+    p.tasks[0].kind, p.tasks[0].nbytes, p.calls[0].api
+
+Three formats, each read as its public sources document it (the test data's README, tests/data/README.md,
+gives the same list):
+
+msprof timeline, `msprof_*.json` (a JSON array of Chrome trace events, or an object with "traceEvents"):
+  documented in Ascend/msprof docs/en/user_guide/profile_data_file_references.md ("msprof_*.json (Timeline
+  Report)", "api_statistic", "task_time"), https://gitcode.com/Ascend/msprof, and on
+  https://www.hiascend.com/document/detail/en/canncommercial/850/devaids/profiling/atlasprofiling_16_0059.html;
+  the writer is Ascend/msprof analysis/csrc/application/timeline (ascend_hardware_assembler.cpp,
+  cann_assembler.cpp/.h, json_assembler.cpp, json_constant.h; commit 9ba1ac7be913da2944126672b6808db3860d40a3).
+  Device tasks are the complete ("X") events of the "Ascend Hardware" process (or any event whose args carry
+  "Task Type" and a stream id): `ts` in microseconds (a number or, as msprof writes it, a string), `dur` in
+  microseconds, args "Task Type", "Physic Stream Id" (older exports: "Stream Id"; else the event's tid, which
+  msprof sets to the physical stream id), "Task Id", "connection_id"; a copy adds "size(B)" and "operation"
+  ("host to device", "device to host", "device to device", "host to host", "addr device to device", "host to
+  device ex", "device to host ex", "managed memory", or "other": the MEMCPY_OPERATIONS of
+  ascend_hardware_assembler.cpp). The device is the number in the process's "process_labels" ("NPU 3"), else the
+  low five bits of a formatted pid (json_assembler.cpp GetFormatPid: (pid << 10) | (index << 5) | device).
+  Host calls are the complete events named "AscendCL@<api>" (or "Runtime@<api>" when a file has no AscendCL
+  rows) of the "CANN" process, args "Thread Id" and "connection_id"; a call owns the connection ids of the
+  lower-level rows nested in it on its thread. Args whose names start with "acl-emu " are acl-emu's own
+  (models/msprof.py writes them): a peer copy's ends, a record or wait task's event, a pageable copy.
+
+task_time CSV, `task_time_*.csv`: the columns Device_id, kernel_name, kernel_type, stream_id, task_id,
+  task_time(us), task_start(us), task_stop(us) (the same reference page, "task_time"; the header list of
+  Ascend/msprof analysis/viewer/training/task_op_viewer.py). It has no copy sizes: a copy there is replayed
+  with its measured duration, and listed as such.
+
+MSPTI activity records: MSPTI_ACTIVITY_KIND_MEMCPY (msptiActivityMemcpy: copyKind, bytes, start and end in
+  ns, deviceId, streamId, correlationId, isAsync), KERNEL (start, end, ds.deviceId, ds.streamId, correlationId,
+  type, name), MEMSET (value, bytes, start, end, deviceId, streamId, correlationId, isAsync) and the API kinds
+  (API, ACL_API, RUNTIME_API, NODE_API: name, start, end, pt.threadId, correlationId); the kind and copyKind
+  enums of Ascend/mspti csrc/include/mspti_activity.h (https://gitcode.com/Ascend/mspti; also
+  docs/en/c_api/context/msptiActivityMemcpy.md). MSPTI hands records to the program through a callback and
+  writes no file of its own, so two forms are read: the lines its samples print
+  (samples/common/helper_mspti.h, e.g. "[MEMCPY] copyKind: HTOD, bytes: 4096, start: ..., end: ..., deviceId:
+  0, streamId: 3, correlationId: 12, isAsync: 1"), and JSON (an array, or one object per line) or CSV of
+  records whose keys are the struct's field names ("ds"/"pt" nested or flat), kinds and copyKinds given by
+  name or number.
+
+A profile directory (PROF_*) is searched for its newest msprof_*.json, else task_time_*.csv.
+
+Every mistake in a file is one line naming the file, the row (an event's index in the JSON array, a CSV or log
+file's line) and the field: `ProfileError`. A task type this module does not know is kept, replayed with its
+measured duration, and counted in `Profile.unknown`.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# -- task types ------------------------------------------------------------------------------------------------
+# The task types msprof names (hicann/runtime src/runtime/core/src/common/profiling_agent.cc:111-148, the
+# runtime's RegisterProfTypeInfo table; the accelerator types of op_summary and of the "Task Type" arg of the
+# reference page) and the STARS SQE names device rows may carry instead (SDMA_SQE, PCIE_DMA_SQE, ...), by what a
+# replay does with them.
+COPY_TYPES = frozenset({"MEMCPY_ASYNC", "MEMCPY", "SDMA", "SDMA_SQE", "PCIE_DMA_SQE", "PCIE_DMA", "ASYNC_MEMCPY",
+                        "MEMCPY_ASYNC_WITHOUT_SDMA", "MEMCPY2D", "MEMCPY_2D"})
+FILL_TYPES = frozenset({"MEMSET_ASYNC", "MEMSET"})
+KERNEL_TYPES = frozenset({"KERNEL_AICORE", "KERNEL_AIVEC", "KERNEL_AICPU", "KERNEL_MIX_AIC", "KERNEL_MIX_AIV",
+                          "KERNEL_FUSION", "KERNEL_SIMT", "AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "MIX_AIC", "MIX_AIV",
+                          "AIV_SQE", "AIC_SQE", "AICPU_SQE", "FFTS_PLUS", "FFTS_PLUS_SQE", "FUSION_KERNEL"})
+RECORD_TYPES = frozenset({"EVENT_RECORD", "EVENT_RECORD_SQE", "DAVID_EVENT_RECORD", "IPC_EVENT_RECORD",
+                          "CAPTURE_RECORD"})
+WAIT_TYPES = frozenset({"EVENT_WAIT", "EVENT_WAIT_SQE", "DAVID_EVENT_WAIT", "STREAM_WAIT_EVENT", "IPC_EVENT_WAIT",
+                        "CAPTURE_WAIT"})
+# other device tasks msprof names: replayed with their measured duration, not listed as unknown
+OTHER_TYPES = frozenset({"EVENT_RESET", "DAVID_EVENT_RESET", "NOTIFY_WAIT", "NOTIFY_RECORD", "NOTIFY_WAIT_SQE",
+                         "NOTIFY_RECORD_SQE", "MAINTENANCE", "CREATE_STREAM", "PROFILER_TRACE", "PROFILER_TRACE_EX",
+                         "STREAM_SWITCH", "STREAM_ACTIVE", "LABEL_SET", "LABEL_SWITCH", "LABEL_GOTO",
+                         "MODEL_EXECUTE", "MODEL_MAINTAINCE", "MODEL_END_GRAPH", "HOSTFUNC_CALLBACK", "BARRIER",
+                         "WriteValueTask", "WRITE_VALUE", "WRITE_VALUE_SQE", "CMO", "STARS_COMMON", "PLACE_HOLDER",
+                         "PLACE_HOLDER_SQE", "MEM_WRITE_VALUE", "MEM_WAIT_VALUE", "NOP", "REMOTE_EVENT_WAIT",
+                         "RDMA_SEND", "RDMA_DB_SEND", "PROFILING_ENABLE", "PROFILING_DISABLE", "COND_SQE",
+                         "MODEL_WAIT_COMPLETE"})
+
+# "operation" of a MEMCPY_ASYNC row (ascend_hardware_assembler.cpp MEMCPY_OPERATIONS) and MSPTI copyKinds
+# (mspti_activity.h msptiActivityMemcpyKind) -> direction; None: the profile does not say
+OPERATION_DIRECTIONS = {"host to host": "h2h", "host to device": "h2d", "device to host": "d2h",
+                        "device to device": "d2d", "addr device to device": "d2d", "host to device ex": "h2d",
+                        "device to host ex": "d2h", "managed memory": None, "other": None}
+COPY_KINDS = {0: None, 1: "h2h", 2: "h2d", 3: "d2h", 4: "d2d", 5: None}
+COPY_KIND_NAMES = {"UNKNOWN": 0, "HTOH": 1, "HTOD": 2, "DTOH": 3, "DTOD": 4, "DEFAULT": 5}
+# msptiActivityKind values (mspti_activity.h)
+ACTIVITY_KINDS = {"MARKER": 1, "KERNEL": 2, "API": 3, "HCCL": 4, "MEMORY": 5, "MEMSET": 6, "MEMCPY": 7,
+                  "EXTERNAL_CORRELATION": 8, "CORRELATION": 8, "COMMUNICATION": 9, "ACL_API": 10, "NODE_API": 11,
+                  "RUNTIME_API": 12, "OVERHEAD": 13}
+API_KINDS = frozenset({3, 10, 11, 12})
+INVALID_STREAM = 0xFFFFFFFF  # MSPTI_INVALID_STREAM_ID: a copy made through a synchronous API
+EXTENSION = "acl-emu "
+
+
+def kind_of(task_type: str, name: str = "") -> tuple[str, bool]:
+    """(what a replay does with a task: "copy", "fill", "kernel", "record", "wait" or "other"; whether the type is
+    one this module knows). The "Task Type" decides; the event's name (msprof names a non-kernel task by its host
+    type, MEMCPY_ASYNC, EVENT_RECORD...) when the type says nothing."""
+    for t in (task_type, name):
+        t = (t or "").strip()
+        if not t:
+            continue
+        if t in COPY_TYPES:
+            return "copy", True
+        if t in FILL_TYPES:
+            return "fill", True
+        if t in KERNEL_TYPES:
+            return "kernel", True
+        if t in RECORD_TYPES:
+            return "record", True
+        if t in WAIT_TYPES:
+            return "wait", True
+        if t in OTHER_TYPES:
+            return "other", True
+    return "other", False
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be read: one line naming the file, the row and the field."""
+
+    def __init__(self, path, row, field_name: str | None, why: str):
+        where = f"{path}"
+        if row is not None:
+            where += f": row {row}"
+        if field_name is not None:
+            where += f": field '{field_name}'"
+        super().__init__(f"{where}: {why}")
+        self.path, self.row, self.field = str(path), row, field_name
+
+
+@dataclass
+class DeviceTask:
+    """One device task as the profile measured it. Times in seconds on the profile's clock."""
+
+    row: int  # where in the file (an event's index in the JSON array; a CSV or log line)
+    name: str
+    type: str  # the profile's task type
+    kind: str  # "copy", "fill", "kernel", "record", "wait" or "other" (`kind_of`)
+    device: int
+    stream: int
+    start: float
+    end: float
+    known: bool = True
+    task_id: int | None = None
+    nbytes: int | None = None  # copies and fills, when the profile says
+    direction: str | None = None  # copies: "h2d", "d2h", "d2d" or "h2h", when the profile says
+    src: int | None = None  # a copy between two devices: its ends, when the profile says
+    dst: int | None = None
+    connection: int | None = None  # joins it to the host call that queued it
+    event: str | None = None  # record and wait tasks: the event, when the profile says
+    memory: str | None = None  # "pageable" when the profile says the copy was
+    tasks: int = 1  # DMA tasks a copy stands for (the runtime splits large copies)
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass
+class HostCall:
+    """One host API call: its name, host thread and measured start and end (seconds), and the connection ids
+    of the device tasks it queued."""
+
+    row: int
+    api: str
+    thread: int
+    start: float
+    end: float
+    connections: list = field(default_factory=list)
+    event: str | None = None
+
+
+@dataclass
+class Profile:
+    """A profile read: its device tasks (file order), host calls (file order), what the reader had to
+    assume (`notes`) and the task types it did not know (type -> count)."""
+
+    path: str
+    format: str  # "msprof-json", "task-time-csv", "mspti"
+    tasks: list
+    calls: list
+    notes: list = field(default_factory=list)
+    unknown: dict = field(default_factory=dict)
+
+    @property
+    def devices(self) -> list[int]:
+        return sorted({t.device for t in self.tasks})
+
+    @property
+    def streams(self) -> list[tuple[int, int]]:
+        return sorted({(t.device, t.stream) for t in self.tasks})
+
+
+# -- helpers -----------------------------------------------------------------------------------------------------
+def _number(path, row, name: str, value, *, integer: bool = False, minimum: float | None = 0.0):
+    """A number from a JSON value or a CSV cell (msprof writes times as strings; its CSVs end some cells with
+    a tab)."""
+    if isinstance(value, bool) or value is None:
+        raise ProfileError(path, row, name, f"expected a number, got {value!r}")
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise ProfileError(path, row, name, "empty")
+        try:
+            value = int(text) if integer and re.fullmatch(r"[+-]?\d+", text) else float(text)
+        except ValueError:
+            raise ProfileError(path, row, name, f"expected a number, got {text!r}") from None
+    if not isinstance(value, (int, float)):
+        raise ProfileError(path, row, name, f"expected a number, got {type(value).__name__} {value!r}")
+    if not math.isfinite(value):
+        raise ProfileError(path, row, name, f"expected a finite number, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ProfileError(path, row, name, f"expected a number >= {minimum:g}, got {value!r}")
+    if integer:
+        if value != int(value):
+            raise ProfileError(path, row, name, f"expected a whole number, got {value!r}")
+        return int(value)
+    return float(value)
+
+
+def _optional_int(path, row, name: str, value):
+    if value is None or (isinstance(value, str) and value.strip() in ("", "N/A")):
+        return None
+    return _number(path, row, name, value, integer=True)
+
+
+def _count_unknown(profile: Profile) -> None:
+    for t in profile.tasks:
+        if not t.known:
+            profile.unknown[t.type or t.name] = profile.unknown.get(t.type or t.name, 0) + 1
+
+
+# -- msprof timeline ---------------------------------------------------------------------------------------------
+_NPU = re.compile(r"(?:NPU|Device|device)\s*(\d+)")
+_STREAM_KEYS = ("Physic Stream Id", "Stream Id", "stream id", "Stream ID")
+
+
+def read_msprof_json(path, data) -> Profile:
+    """The device tasks and host calls of an msprof timeline (already parsed JSON)."""
+    if isinstance(data, dict):
+        if "traceEvents" not in data:
+            raise ProfileError(path, None, "traceEvents", "a JSON object without a traceEvents array is not a "
+                                                         "timeline")
+        data = data["traceEvents"]
+    if not isinstance(data, list):
+        raise ProfileError(path, None, "traceEvents", f"expected an array of trace events, got "
+                                                      f"{type(data).__name__}")
+    processes: dict = {}
+    labels: dict = {}
+    for i, ev in enumerate(data):
+        if not isinstance(ev, dict):
+            raise ProfileError(path, i, None, f"expected a trace event (an object), got {type(ev).__name__}")
+        if ev.get("ph") == "M":
+            args = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+            if ev.get("name") == "process_name":
+                processes[ev.get("pid")] = str(args.get("name", ""))
+            elif ev.get("name") == "process_labels":
+                labels[ev.get("pid")] = str(args.get("labels", ""))
+    profile = Profile(str(path), "msprof-json", [], [])
+    assumed_device = False
+    api_rows: list[tuple] = []
+    for i, ev in enumerate(data):
+        if ev.get("ph") != "X":
+            continue
+        name = ev.get("name")
+        args = ev.get("args", {})
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise ProfileError(path, i, "args", f"expected an object, got {type(args).__name__}")
+        process = processes.get(ev.get("pid"), "")
+        is_task = process == "Ascend Hardware" or ("Task Type" in args and any(k in args for k in _STREAM_KEYS))
+        if isinstance(name, str) and "@" in name and not is_task:
+            level, api = name.split("@", 1)
+            if level in ("AscendCL", "Runtime", "Api") or process == "CANN":
+                api_rows.append((i, level, api, ev, args))
+            continue
+        if not is_task:
+            continue
+        if not isinstance(name, str):
+            raise ProfileError(path, i, "name", f"expected a task name, got {name!r}")
+        if "ts" not in ev:
+            raise ProfileError(path, i, "ts", "missing")
+        if "dur" not in ev:
+            raise ProfileError(path, i, "dur", "missing")
+        start = _number(path, i, "ts", ev["ts"], minimum=None) * 1e-6
+        dur = _number(path, i, "dur", ev["dur"]) * 1e-6
+        stream_key = next((k for k in _STREAM_KEYS if k in args), None)
+        if stream_key is not None:
+            stream = _number(path, i, f"args.{stream_key}", args[stream_key], integer=True)
+        elif "tid" in ev:
+            stream = _number(path, i, "tid", ev["tid"], integer=True)
+        else:
+            raise ProfileError(path, i, "args.Physic Stream Id", "missing (and no tid)")
+        if "Device Id" in args or "device_id" in args:
+            key = "Device Id" if "Device Id" in args else "device_id"
+            device = _number(path, i, f"args.{key}", args[key], integer=True)
+        else:
+            m = _NPU.search(labels.get(ev.get("pid"), ""))
+            pid = ev.get("pid")
+            if m:
+                device = int(m.group(1))
+            elif isinstance(pid, int) and pid >= 1 << 10:
+                device = pid & 0x1F
+            else:
+                device, assumed_device = 0, True
+        task_type = args.get("Task Type", "")
+        if not isinstance(task_type, str):
+            raise ProfileError(path, i, "args.Task Type", f"expected a string, got {task_type!r}")
+        kind, known = kind_of(task_type, name)
+        task = DeviceTask(row=i, name=name, type=task_type or name, kind=kind, device=device, stream=stream,
+                          start=start, end=start + dur, known=known,
+                          task_id=_optional_int(path, i, "args.Task Id", args.get("Task Id")),
+                          connection=_optional_int(path, i, "args.connection_id", args.get("connection_id")) or None)
+        if "size(B)" in args:
+            task.nbytes = _number(path, i, "args.size(B)", args["size(B)"], integer=True)
+        if kind == "copy":
+            op = args.get("operation")
+            if op is not None:
+                if not isinstance(op, str) or op.strip().lower() not in OPERATION_DIRECTIONS:
+                    raise ProfileError(path, i, "args.operation", f"{op!r} is not one of "
+                                                                  f"{sorted(OPERATION_DIRECTIONS)}")
+                task.direction = OPERATION_DIRECTIONS[op.strip().lower()]
+            if EXTENSION + "src device" in args:
+                task.src = _number(path, i, "args.acl-emu src device", args[EXTENSION + "src device"], integer=True)
+            if EXTENSION + "dst device" in args:
+                task.dst = _number(path, i, "args.acl-emu dst device", args[EXTENSION + "dst device"], integer=True)
+            if args.get(EXTENSION + "memory") == "pageable":
+                task.memory = "pageable"
+            if EXTENSION + "tasks" in args:
+                task.tasks = max(1, _number(path, i, "args.acl-emu tasks", args[EXTENSION + "tasks"], integer=True))
+        for key in (EXTENSION + "event", "event_id", "Event Id"):
+            if key in args:
+                task.event = str(args[key])
+                break
+        profile.tasks.append(task)
+    profile.calls = _host_calls(path, api_rows)
+    if assumed_device:
+        profile.notes.append("some Ascend Hardware rows name no device (no 'NPU <n>' process label, no formatted "
+                             "pid): taken as device 0")
+    if not profile.tasks:
+        raise ProfileError(path, None, None, "no device tasks: no complete event of an 'Ascend Hardware' process "
+                                             "and none with 'Task Type' and a stream id")
+    _count_unknown(profile)
+    return profile
+
+
+def _host_calls(path, rows: list[tuple]) -> list[HostCall]:
+    """The host calls of the CANN rows: AscendCL rows when there are any (else Runtime rows, else the rest); a
+    lower-level row nested in a call on its thread gives the call its connection id."""
+    if not rows:
+        return []
+    levels = {level for _, level, _, _, _ in rows}
+    top = "AscendCL" if "AscendCL" in levels else "Runtime" if "Runtime" in levels else None
+    calls: list[HostCall] = []
+    nested: list[tuple] = []
+    for i, level, api, ev, args in rows:
+        if "ts" not in ev:
+            raise ProfileError(path, i, "ts", "missing")
+        if "dur" not in ev:
+            raise ProfileError(path, i, "dur", "missing")
+        start = _number(path, i, "ts", ev["ts"], minimum=None) * 1e-6
+        end = start + _number(path, i, "dur", ev["dur"]) * 1e-6
+        thread = args.get("Thread Id", ev.get("tid", 0))
+        thread = _number(path, i, "args.Thread Id", thread, integer=True)
+        conn = _optional_int(path, i, "args.connection_id", args.get("connection_id"))
+        event = next((str(args[k]) for k in ("event_id", EXTENSION + "event") if k in args), None)
+        if top is None or level == top:
+            calls.append(HostCall(i, api, thread, start, end, [conn] if conn else [], event))
+        elif conn:
+            nested.append((thread, start, end, conn))
+    by_thread: dict[int, list[HostCall]] = {}
+    for c in calls:
+        by_thread.setdefault(c.thread, []).append(c)
+    for cs in by_thread.values():
+        cs.sort(key=lambda c: c.start)
+    import bisect
+
+    for thread, start, end, conn in nested:
+        cs = by_thread.get(thread, [])
+        j = bisect.bisect_right([c.start for c in cs], start) - 1
+        if j >= 0 and cs[j].end >= end - 1e-12 and conn not in cs[j].connections:
+            cs[j].connections.append(conn)
+    return calls
+
+
+# -- task_time CSV -----------------------------------------------------------------------------------------------
+TASK_TIME_COLUMNS = ("Device_id", "kernel_name", "kernel_type", "stream_id", "task_id", "task_time(us)",
+                     "task_start(us)", "task_stop(us)")
+
+
+def read_task_time(path, text: str) -> Profile:
+    reader = csv.DictReader(io.StringIO(text))
+    header = {(h or "").strip().lower(): h for h in reader.fieldnames or []}
+    for need in ("kernel_type", "stream_id", "task_start(us)"):
+        if need not in header:
+            raise ProfileError(path, 1, need, f"missing column (a task_time CSV has {', '.join(TASK_TIME_COLUMNS)})")
+    if "task_stop(us)" not in header and "task_time(us)" not in header:
+        raise ProfileError(path, 1, "task_stop(us)", "missing column (and no task_time(us))")
+    profile = Profile(str(path), "task-time-csv", [], [])
+    no_size = 0
+    for line, rec in enumerate(reader, start=2):
+        def cell(name):
+            key = header.get(name.lower())
+            return None if key is None else rec.get(key)
+
+        ktype = (cell("kernel_type") or "").strip()
+        name = (cell("kernel_name") or "").strip()
+        start = _number(path, line, "task_start(us)", cell("task_start(us)"), minimum=None) * 1e-6
+        if cell("task_stop(us)") not in (None, ""):
+            end = _number(path, line, "task_stop(us)", cell("task_stop(us)"), minimum=None) * 1e-6
+        else:
+            end = start + _number(path, line, "task_time(us)", cell("task_time(us)")) * 1e-6
+        if end < start:
+            raise ProfileError(path, line, "task_stop(us)", "ends before task_start(us)")
+        device = _optional_int(path, line, "Device_id", cell("Device_id")) or 0
+        kind, known = kind_of(ktype, name)
+        t = DeviceTask(row=line, name=name if name and name != "N/A" else ktype, type=ktype, kind=kind, device=device,
+                       stream=_number(path, line, "stream_id", cell("stream_id"), integer=True), start=start, end=end,
+                       known=known, task_id=_optional_int(path, line, "task_id", cell("task_id")))
+        if kind == "copy":
+            no_size += 1
+        profile.tasks.append(t)
+    if not profile.tasks:
+        raise ProfileError(path, None, None, "no task rows")
+    if no_size:
+        profile.notes.append(f"{no_size} copies have no size (a task_time CSV has no size column): replayed with "
+                             f"their measured duration")
+    _count_unknown(profile)
+    return profile
+
+
+# -- MSPTI -------------------------------------------------------------------------------------------------------
+_LOG_LINE = re.compile(r"^\s*\[(\w+)\]\s*(.*)$")
+_LOG_FIELD = re.compile(r"(?:^|,\s*)([A-Za-z]+):\s*")
+
+
+def _log_fields(body: str) -> dict:
+    """'copyKind: HTOD, bytes: 4096, ...' -> {"copyKind": "HTOD", "bytes": "4096", ...}."""
+    marks = list(_LOG_FIELD.finditer(body))
+    out = {}
+    for j, m in enumerate(marks):
+        end = marks[j + 1].start() if j + 1 < len(marks) else len(body)
+        out[m.group(1)] = body[m.end():end].strip()
+    return out
+
+
+def _activity_kind(path, row, value) -> int | None:
+    if isinstance(value, str):
+        v = value.strip().upper()
+        v = v[len("MSPTI_ACTIVITY_KIND_"):] if v.startswith("MSPTI_ACTIVITY_KIND_") else v
+        if re.fullmatch(r"\d+", v):
+            return int(v)
+        if v not in ACTIVITY_KINDS:
+            return None
+        return ACTIVITY_KINDS[v]
+    return _number(path, row, "kind", value, integer=True)
+
+
+def _copy_kind(path, row, value) -> str | None:
+    if isinstance(value, str):
+        v = value.strip().upper()
+        v = v[len("MSPTI_ACTIVITY_MEMCPY_KIND_"):] if v.startswith("MSPTI_ACTIVITY_MEMCPY_KIND_") else v
+        if re.fullmatch(r"\d+", v):
+            value = int(v)
+        elif v in COPY_KIND_NAMES:
+            value = COPY_KIND_NAMES[v]
+        else:
+            raise ProfileError(path, row, "copyKind", f"{value!r} is not one of {sorted(COPY_KIND_NAMES)}")
+    value = _number(path, row, "copyKind", value, integer=True)
+    if value not in COPY_KINDS:
+        raise ProfileError(path, row, "copyKind", f"{value} is not a msptiActivityMemcpyKind (0..5)")
+    return COPY_KINDS[value]
+
+
+def _flat(record: dict) -> dict:
+    """A record with its nested "ds" / "pt" / "objectId" ids flattened."""
+    out = dict(record)
+    for key in ("ds", "pt"):
+        if isinstance(record.get(key), dict):
+            out.update(record[key])
+    return out
+
+
+def _mspti_records(path, records: list[tuple[int, dict]]) -> Profile:
+    profile = Profile(str(path), "mspti", [], [])
+    for row, rec in records:
+        rec = _flat(rec)
+        if "kind" not in rec:
+            raise ProfileError(path, row, "kind", "missing (the msptiActivityKind of the record)")
+        kind = _activity_kind(path, row, rec["kind"])
+        if kind not in (2, 6, 7) and kind not in API_KINDS:
+            continue  # markers, HCCL, memory, correlation, overhead: nothing a replay uses
+
+        def need(name, **kw):
+            if name not in rec:
+                raise ProfileError(path, row, name, "missing")
+            return _number(path, row, name, rec[name], **kw)
+
+        start, end = need("start") * 1e-9, need("end") * 1e-9
+        if end < start:
+            raise ProfileError(path, row, "end", "before start")
+        corr = _optional_int(path, row, "correlationId", rec.get("correlationId")) or None
+        if kind in API_KINDS:
+            thread = _optional_int(path, row, "threadId", rec.get("threadId")) or 0
+            profile.calls.append(HostCall(row, str(rec.get("name") or "api"), thread, start, end,
+                                          [corr] if corr else []))
+            continue
+        device = need("deviceId", integer=True)
+        stream = need("streamId", integer=True)
+        if kind == 7:
+            direction = _copy_kind(path, row, rec.get("copyKind", 0))
+            task = DeviceTask(row, "MEMCPY", "MEMCPY", "copy", device, stream, start, end,
+                              nbytes=need("bytes", integer=True), direction=direction, connection=corr)
+        elif kind == 6:
+            task = DeviceTask(row, "MEMSET", "MEMSET", "fill", device, stream, start, end,
+                              nbytes=need("bytes", integer=True), connection=corr)
+        else:
+            ktype = str(rec.get("type") or "KERNEL")
+            kname = str(rec.get("name") or ktype)
+            k, known = kind_of(ktype)
+            task = DeviceTask(row, kname, ktype, "kernel" if not known else k, device, stream, start, end,
+                              known=True, connection=corr)
+        profile.tasks.append(task)
+    if not profile.tasks:
+        raise ProfileError(path, None, None, "no MEMCPY, MEMSET or KERNEL activity records")
+    if any(t.stream == INVALID_STREAM for t in profile.tasks):
+        profile.notes.append("copies with streamId MSPTI_INVALID_STREAM_ID (synchronous APIs) run on a stream of "
+                             "their own")
+    profile.notes.append("MSPTI records have no event record / wait rows: cross-stream dependencies are inferred "
+                         "from the timeline")
+    _count_unknown(profile)
+    return profile
+
+
+def read_mspti_log(path, text: str) -> Profile:
+    records = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        m = _LOG_LINE.match(line)
+        if not m:
+            continue
+        kind = m.group(1).upper()
+        if kind not in ACTIVITY_KINDS:
+            continue
+        rec = _log_fields(m.group(2))
+        rec["kind"] = kind
+        records.append((line_no, rec))
+    if not records:
+        raise ProfileError(path, None, None, "no MSPTI activity lines ('[MEMCPY] copyKind: ..., bytes: ...')")
+    return _mspti_records(path, records)
+
+
+def read_mspti_json(path, items: list[tuple[int, object]]) -> Profile:
+    records = []
+    for row, rec in items:
+        if not isinstance(rec, dict):
+            raise ProfileError(path, row, None, f"expected an activity record (an object), got {type(rec).__name__}")
+        records.append((row, rec))
+    return _mspti_records(path, records)
+
+
+def read_mspti_csv(path, text: str) -> Profile:
+    return _mspti_records(path, [(line, {k.strip(): v for k, v in rec.items() if k})
+                                 for line, rec in enumerate(csv.DictReader(io.StringIO(text)), start=2)])
+
+
+# -- dispatch ----------------------------------------------------------------------------------------------------
+def _find_in_directory(path: Path) -> Path:
+    for pattern in ("msprof_*.json", "task_time_*.csv"):
+        found = sorted(path.rglob(pattern), key=lambda p: (p.stat().st_mtime, str(p)))
+        found = [p for p in found if not p.name.startswith("msprof_tx")]
+        if found:
+            return found[-1]
+    raise ProfileError(path, None, None, "a directory with no msprof_*.json or task_time_*.csv in it")
+
+
+def load(path) -> Profile:
+    """Read a profile: an msprof timeline (msprof_*.json), a task_time CSV, MSPTI records (the samples' printed
+    lines, JSON, JSON lines or CSV), or a PROF_* directory holding one of the first two."""
+    path = Path(path)
+    if not path.exists():
+        raise ProfileError(path, None, None, "no such file or directory")
+    if path.is_dir():
+        path = _find_in_directory(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ProfileError(path, None, None, e.strerror or str(e)) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ProfileError(path, None, None, f"not UTF-8 text (byte {e.start})") from None
+    stripped = text.lstrip()
+    if not stripped:
+        raise ProfileError(path, None, None, "empty file")
+    if stripped[0] in "[{":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            lines = [ln for ln in text.splitlines() if ln.strip()]
+            if stripped[0] == "{" and len(lines) > 1:  # JSON lines: one record per line
+                items = []
+                for line_no, line in enumerate(text.splitlines(), start=1):
+                    if not line.strip():
+                        continue
+                    try:
+                        items.append((line_no, json.loads(line)))
+                    except json.JSONDecodeError as e2:
+                        raise ProfileError(path, line_no, None, f"not JSON: {e2.msg} (column {e2.colno})") from None
+                return read_mspti_json(path, items)
+            raise ProfileError(path, e.lineno, None, f"not JSON: {e.msg} (line {e.lineno}, column {e.colno})") \
+                from None
+        if isinstance(data, list) and data and all(isinstance(r, dict) and "kind" in r and "ph" not in r
+                                                    for r in data[:50]):
+            return read_mspti_json(path, list(enumerate(data)))
+        return read_msprof_json(path, data)
+    first = stripped.splitlines()[0].lower()
+    if "," in first and "task_start(us)" in first:
+        return read_task_time(path, text)
+    if "," in first and ("copykind" in first or ("kind" in first and "start" in first and "end" in first)):
+        return read_mspti_csv(path, text)
+    return read_mspti_log(path, text)

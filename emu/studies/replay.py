@@ -1,0 +1,853 @@
+"""`acl-emu replay`: a profiled step re-timed on another product - its copies, their overlap and the step.
+
+The question: "this step was profiled on our 910B server; how long would its copies and their overlap take on
+A3, on 950, with a Gen5 host, with pinned instead of pageable buffers?" The profile (`profiles.load`: an msprof
+timeline, a task_time CSV or MSPTI records) is rebuilt into a task graph (`build_graph`):
+
+- per-stream order: each stream's tasks in their measured order; copies on one stream whose measured spans
+  overlap (a batch copy's descriptors on several engines) run as one batch;
+- every copy with its kind, bytes and device; kernels and every other device task with their measured
+  duration (a kernel holds its device's AI core slot unless the profile shows kernels of one device
+  overlapping, then none: the measured durations already carry what they shared);
+- host API calls per host thread in their order, each with its measured duration and the measured gap
+  before it; a call queues the tasks whose connection id it carries; a blocking call (a synchronize, a
+  synchronous copy, an "async" call that returned after its task ended) waits for what it waited for;
+- cross-stream dependencies from the profile's event record / wait rows (by event id where the profile names
+  it, else each wait after the latest record of another stream that ended by the time the wait ended); a
+  profile with no such rows gets dependencies inferred from its timeline: a task that started while its
+  stream was idle, with no host call explaining the start, within `tolerance` of the end of a task of another
+  stream (not a task of the same kind on the same device: that is an engine or the AI core changing hands),
+  waits for the latest such task. Every inference is listed in the result (`graph.inferred`, `notes`);
+
+and re-timed on each product (`retime`) by the timing model directly (`models.Machine`, timing-only: no
+bytes), the host calls issued as the profile timed them. `replay` puts the measured step and each replayed one
+side by side: step time, busy time per resource (host link each direction, peer links, SDMA, compute), each
+copy's time and why it changed (bandwidth, latency or contention: the model's closed form for the copy alone,
+on the measured product and on the replay product, split the change into those three parts), and the model's
+copy times on the measured product next to the measured ones (the residuals; `calibration_rows` turns the
+copies that ran alone into rows `acl-emu calibrate` reads).
+
+    from emu.studies import replay, replay_report
+    result = replay.replay("msprof_step.json", ["910B", "A3", "950PR"], measured_on="910B")
+    replay_report.gantt_figure(result)
+
+This module measures and returns plain data; `replay_report` draws it (the table, the JSON, the Gantt chart).
+"""
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from emu.models import COPY, FILL, GROUP, KERNEL, MARKER, STAGED, Machine, Task
+from emu.models import msprof as msprof_layout
+from emu.models import trace as model_trace
+from emu.models.machine import HOSTFUNC
+
+from .. import config
+from . import profiles
+from .profiles import Profile, ProfileError
+
+TOLERANCE = 2e-6  # seconds: times this close are "at the same time" when inferring from a measured timeline
+SAME = 0.02  # a copy whose time moved by less than this share is "about the same"
+HOST_MEMORY = ("as-profiled", "pinned", "pageable")
+BLOCKING_APIS = frozenset({"aclrtMemcpy", "aclrtMemcpy2d", "aclrtMemset", "aclrtMemsetD32", "aclrtMemcpyBatch",
+                           "rtMemcpy", "rtMemset"})
+RESOURCES = ("host link H2D", "host link D2H", "peer links", "SDMA", "compute")
+COLOURS_OF = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "h2h": "H2H"}
+
+
+class ReplayError(ValueError):
+    """A profile that cannot be replayed on a product (a device it lacks, a task that can never run): one line."""
+
+
+@dataclass
+class Node:
+    """One task of the rebuilt graph: a device task of the profile (or a batch of copies), what the replay runs
+    it as, and what it waits for. Times are measured, in seconds from the profile's first event."""
+
+    index: int
+    kind: str  # "copy", "fill", "kernel", "fixed", "record", "wait", "group"
+    tasks: list  # its profile DeviceTasks (a group: several copies)
+    device: int
+    stream: int
+    start: float
+    end: float
+    label: str
+    deps: list = field(default_factory=list)  # nodes it waits for (event waits, inferred dependencies)
+    call: int | None = None  # the host call that queued it
+    release: float | None = None  # no call queued it: the host time it may start at (None: when its stream gets to it)
+    why_fixed: str = ""  # "fixed": why it runs with its measured duration
+
+    @property
+    def task(self):
+        return self.tasks[0]
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.nbytes or 0 for t in self.tasks)
+
+    @property
+    def direction(self) -> str | None:
+        ds = {t.direction for t in self.tasks}
+        return ds.pop() if len(ds) == 1 else None
+
+    def ends(self, t=None) -> tuple[int | None, int | None]:
+        """(src, dst) of a copy (None: the host)."""
+        t = t or self.task
+        d = t.direction
+        if d == "h2d":
+            return None, t.device
+        if d == "d2h":
+            return t.device, None
+        if d == "h2h":
+            return None, None
+        src = t.src if t.src is not None else t.device
+        dst = t.dst if t.dst is not None else src
+        return src, dst
+
+
+@dataclass
+class Call:
+    """One host API call: measured start and end (seconds from the profile's first event), the measured gap
+    since the previous call of its thread ended, the nodes it queued, and, for a blocking call, the nodes it
+    waited for and the measured time it took after the last of them ended (`tail`)."""
+
+    index: int
+    api: str
+    thread: int
+    start: float
+    end: float
+    gap: float = 0.0
+    nodes: list = field(default_factory=list)
+    blocking: str = ""  # "": returns at once; "own": waits for its own tasks; "sync": waits for earlier tasks
+    awaits: list = field(default_factory=list)
+    tail: float = 0.0
+    lead: float = 0.0  # blocking on its own tasks: the measured time from its start to its first task's start
+
+
+@dataclass
+class Graph:
+    """A profile rebuilt: nodes in per-stream order, host calls, dependencies and what was inferred."""
+
+    profile: Profile
+    nodes: list
+    calls: list
+    streams: dict  # (device, stream) -> node indices in order
+    origin: float  # the profile's first event, seconds on its clock
+    tolerance: float
+    event_deps: list = field(default_factory=list)  # {"wait", "record", "how"}
+    inferred: list = field(default_factory=list)  # {"task", "after", "gap_us"}
+    notes: list = field(default_factory=list)
+    free_kernels: set = field(default_factory=set)  # devices whose kernels overlapped: replayed without a slot
+
+    @property
+    def devices(self) -> list[int]:
+        out = {n.device for n in self.nodes}
+        for n in self.nodes:
+            if n.kind in ("copy", "group"):
+                for t in n.tasks:
+                    out.update(d for d in n.ends(t) if d is not None)
+        return sorted(out)
+
+
+# -- the graph ---------------------------------------------------------------------------------------------------
+def _node_kind(t) -> tuple[str, str]:
+    """(replay kind, why it is fixed) of a profile task."""
+    if t.kind == "copy":
+        if t.nbytes is None:
+            return "fixed", "copy without a size"
+        if t.direction is None:
+            return "fixed", "copy whose direction the profile does not say"
+        return "copy", ""
+    if t.kind == "fill":
+        return ("fill", "") if t.nbytes is not None else ("fixed", "memset without a size")
+    if t.kind in ("kernel", "record", "wait"):
+        return t.kind, ""
+    return "fixed", "unknown task type" if not t.known else "device task"
+
+
+def build_graph(profile: Profile, tolerance: float = TOLERANCE) -> Graph:
+    """The task graph of a profile (see the module's docstring for what is read and what is inferred)."""
+    tasks = profile.tasks
+    origin = min([t.start for t in tasks] + [c.start for c in profile.calls])
+    by_stream: dict[tuple[int, int], list] = {}
+    for t in tasks:
+        by_stream.setdefault((t.device, t.stream), []).append(t)
+    nodes: list[Node] = []
+    streams: dict[tuple[int, int], list[int]] = {}
+    notes = list(profile.notes)
+    overlapping_other = 0
+    for key in sorted(by_stream):
+        order = sorted(by_stream[key], key=lambda t: (t.start, t.row))
+        mine: list[int] = []
+        for t in order:
+            kind, why = _node_kind(t)
+            s, e = t.start - origin, t.end - origin
+            prev = nodes[mine[-1]] if mine else None
+            if (prev is not None and kind == "copy" and prev.kind in ("copy", "group")
+                    and s < prev.end - tolerance):  # copies of one stream at once: a batch on several engines
+                prev.kind = "group"
+                prev.tasks.append(t)
+                prev.end = max(prev.end, e)
+                continue
+            if prev is not None and s < prev.end - tolerance:
+                overlapping_other += 1
+            node = Node(len(nodes), kind, [t], t.device, t.stream, s, e, t.name, why_fixed=why)
+            nodes.append(node)
+            mine.append(node.index)
+        streams[key] = mine
+    groups = sum(1 for n in nodes if n.kind == "group")
+    if groups:
+        notes.append(f"{groups} sets of copies overlapping on one stream run as batches (one task, its copies on "
+                     f"the device's engines at once)")
+    if overlapping_other:
+        notes.append(f"{overlapping_other} tasks overlapped the previous task of their stream: replayed one after "
+                     f"the other")
+    g = Graph(profile, nodes, [], streams, origin, tolerance, notes=notes)
+    _kernel_slots(g)
+    _host_calls(g)
+    _event_dependencies(g)
+    if not any(n.kind in ("record", "wait") for n in nodes):
+        _infer_dependencies(g)
+    for n in nodes:
+        if n.call is None and n.release is None:
+            n.release = _release(g, n)
+    return g
+
+
+def _kernel_slots(g: Graph) -> None:
+    """Kernels hold their device's AI core slot, unless the profile shows two kernels of one device at once."""
+    by_device: dict[int, list[Node]] = {}
+    for n in g.nodes:
+        if n.kind == "kernel":
+            by_device.setdefault(n.device, []).append(n)
+    for device, ks in by_device.items():
+        ks.sort(key=lambda n: n.start)
+        if any(b.start < a.end - g.tolerance for a, b in zip(ks, ks[1:])):
+            g.free_kernels.add(device)
+    if g.free_kernels:
+        g.notes.append(f"kernels of device {', '.join(map(str, sorted(g.free_kernels)))} overlapped in the profile: "
+                       f"replayed with their measured durations, none waiting for another's AI core")
+
+
+def _host_calls(g: Graph) -> None:
+    """The host calls: per thread in order with their gaps, the nodes each queued (by connection id), blocking
+    calls and what they wait for."""
+    prof = g.profile
+    by_conn: dict[int, list[int]] = {}
+    for n in g.nodes:
+        for t in n.tasks:
+            if t.connection:
+                by_conn.setdefault(t.connection, []).append(n.index)
+    calls = [Call(i, c.api, c.thread, c.start - g.origin, c.end - g.origin) for i, c in enumerate(prof.calls)]
+    for c, pc in zip(calls, prof.calls):
+        for conn in pc.connections:
+            for j in by_conn.get(conn, []):
+                if g.nodes[j].call is None:
+                    g.nodes[j].call = c.index
+                    c.nodes.append(j)
+    by_thread: dict[int, list[Call]] = {}
+    for c in calls:
+        by_thread.setdefault(c.thread, []).append(c)
+    for cs in by_thread.values():
+        cs.sort(key=lambda c: (c.start, c.index))
+        prev_end = None
+        for c in cs:
+            c.gap = c.start - prev_end if prev_end is not None else c.start
+            prev_end = max(c.end, prev_end if prev_end is not None else c.end)
+    issue = {}  # node -> measured time the host issued it
+    for n in g.nodes:
+        issue[n.index] = calls[n.call].start if n.call is not None else n.start
+    tol = g.tolerance
+    for c in calls:
+        own = [g.nodes[j] for j in c.nodes]
+        if own and (c.api in BLOCKING_APIS or any(n.duration > tol and n.end > c.start + tol
+                                                  and n.end <= c.end + tol for n in own)):
+            c.blocking = "own"
+            c.awaits = [n.index for n in own]
+            last = max(n.end for n in own)
+            c.tail = min(max(c.end - last, 0.0), c.end - c.start)
+            first = min(own, key=lambda n: n.start)
+            prev = _stream_prev(g, first)
+            busy_until = max(c.start, prev.end if prev is not None else c.start)
+            c.lead = min(max(first.start - busy_until, 0.0), c.end - c.start)
+        elif "Synchronize" in c.api:
+            c.blocking = "sync"
+            c.awaits = [n.index for n in g.nodes if issue[n.index] < c.start and n.end <= c.end + tol]
+            last = max((g.nodes[j].end for j in c.awaits), default=c.start)
+            c.tail = min(max(c.end - max(last, c.start), 0.0), c.end - c.start)
+    g.calls = calls
+    if calls:
+        syncs = sum(1 for c in calls if c.blocking == "sync")
+        if syncs:
+            g.notes.append(f"{syncs} synchronize calls wait for every task issued before them that had ended by the "
+                           f"time they returned (the profile does not say which stream or event they waited on)")
+        unlinked = sum(1 for n in g.nodes if n.call is None)
+        if unlinked:
+            g.notes.append(f"{unlinked} device tasks have no host call joined to them (no connection id): each may "
+                           f"start at its measured start if its stream was idle before it")
+
+
+def _stream_prev(g: Graph, n: Node) -> Node | None:
+    order = g.streams[(n.device, n.stream)]
+    at = order.index(n.index)
+    return g.nodes[order[at - 1]] if at > 0 else None
+
+
+def _event_dependencies(g: Graph) -> None:
+    """Each wait after its record: the latest record of the same event issued before the wait, where the profile
+    names events; else the latest record of another stream that ended by the time the wait ended."""
+    tol = g.tolerance
+    records = [n for n in g.nodes if n.kind == "record"]
+    waits = [n for n in g.nodes if n.kind == "wait"]
+    if not waits:
+        return
+
+    def issued(n: Node) -> float:
+        return g.calls[n.call].start if n.call is not None else n.start
+
+    unmatched = 0
+    for w in waits:
+        ev = w.task.event or (g.profile.calls[w.call].event if w.call is not None else None)
+        match, how = None, ""
+        if ev is not None:
+            same = [r for r in records if (r.task.event or (g.profile.calls[r.call].event if r.call is not None
+                                                              else None)) == ev and issued(r) <= issued(w)]
+            if same:
+                match, how = max(same, key=lambda r: (issued(r), r.index)), "event id"
+        if match is None:
+            before = [r for r in records if (r.device, r.stream) != (w.device, w.stream) and r.end <= w.end + tol]
+            if before:
+                match, how = max(before, key=lambda r: (r.end, r.index)), "paired by time"
+        if match is None:
+            unmatched += 1
+            continue
+        w.deps.append(match.index)
+        g.event_deps.append({"wait": w.index, "record": match.index, "how": how})
+    paired = sum(1 for d in g.event_deps if d["how"] == "paired by time")
+    if paired:
+        g.notes.append(f"{paired} event waits name no event: each waits for the latest EVENT_RECORD of another stream "
+                       f"that had ended by the time the wait ended")
+    if unmatched:
+        g.notes.append(f"{unmatched} event waits have no record before them in the profile: they wait for nothing")
+
+
+def _infer_dependencies(g: Graph) -> None:
+    """A profile without event rows: a task that started while its stream was idle, with no host call explaining
+    it, right after a task of another stream ended (within tolerance), waits for that task."""
+    tol = g.tolerance
+    ends = sorted((n.end, n.index) for n in g.nodes)
+    end_times = [e for e, _ in ends]
+    import bisect
+
+    for key, order in g.streams.items():
+        for pos, j in enumerate(order):
+            n = g.nodes[j]
+            prev = g.nodes[order[pos - 1]] if pos else None
+            ready = prev.end if prev is not None else -math.inf
+            if n.start <= ready + tol:
+                continue  # its stream explains the start
+            if n.call is not None and g.calls[n.call].end >= n.start - tol:
+                continue  # the host queued it just then
+            lo = bisect.bisect_left(end_times, n.start - tol)
+            hi = bisect.bisect_right(end_times, n.start + tol / 2)
+            cands = [g.nodes[i] for _, i in ends[lo:hi]]
+            cands = [c for c in cands if (c.device, c.stream) != key and c.end <= n.start + tol / 2
+                     and not (c.device == n.device and _same_resource(c, n))]
+            if not cands:
+                continue
+            after = max(cands, key=lambda c: (c.end, c.index))
+            n.deps.append(after.index)
+            g.inferred.append({"task": n.index, "after": after.index, "gap_us": (n.start - after.end) * 1e6})
+    if g.inferred:
+        g.notes.append(f"the profile has no event record / wait rows: {len(g.inferred)} cross-stream dependencies "
+                       f"inferred from the timeline (a task that started on an idle stream, with no host call "
+                       f"explaining it, within {g.tolerance * 1e6:g} us of the end of a task of another stream, "
+                       f"waits for it)")
+    else:
+        g.notes.append("the profile has no event record / wait rows and its timeline shows no cross-stream "
+                       "dependency: the streams are replayed independently")
+
+
+def _same_resource(a: Node, b: Node) -> bool:
+    """Both copies (an SDMA engine changing hands) or both kernels (the AI core)."""
+    copies = ("copy", "group", "fill")
+    return (a.kind in copies and b.kind in copies) or (a.kind == "kernel" and b.kind == "kernel")
+
+
+def _release(g: Graph, n: Node) -> float | None:
+    """When a task no host call queued may start: its measured start if its stream was idle before it and
+    nothing else explains the start (the host queued it then), else when its stream gets to it."""
+    prev = _stream_prev(g, n)
+    ready = max([prev.end if prev is not None else -math.inf] + [g.nodes[d].end for d in n.deps])
+    return n.start if n.start > ready + g.tolerance else None
+
+
+# -- re-timing ---------------------------------------------------------------------------------------------------
+@dataclass
+class Retimed:
+    """A graph re-timed on a product: each node's and call's start and end (seconds), the machine's records
+    and the calls as (api, thread, start, end) for the traces."""
+
+    product: str
+    starts: np.ndarray
+    ends: np.ndarray
+    call_starts: np.ndarray
+    call_ends: np.ndarray
+    records: object  # models.trace.TaskLog
+    host_memory: str
+
+    @property
+    def step(self) -> float:
+        return float(max(np.max(self.ends, initial=0.0), np.max(self.call_ends, initial=0.0)))
+
+    def host_calls(self, graph: Graph) -> list[tuple]:
+        return [(c.api, c.thread, float(self.call_starts[c.index]), float(self.call_ends[c.index]))
+                for c in graph.calls]
+
+
+def _product(p) -> config.Product:
+    return p if isinstance(p, config.Product) else config.load(p)
+
+
+def _check_devices(graph: Graph, product: config.Product) -> None:
+    have = product.hardware.num_devices
+    for d in graph.devices:
+        if d >= have:
+            row = next((t.row for n in graph.nodes for t in n.tasks if t.device == d or t.src == d or t.dst == d), None)
+            raise ReplayError(f"{graph.profile.path}: row {row}: field 'device': the profile uses device {d}; "
+                              f"{product.name} has {have} device{'s' if have != 1 else ''}")
+
+
+def _pageable(node_task, host_memory: str) -> bool:
+    if node_task.direction not in ("h2d", "d2h"):
+        return False
+    if host_memory == "pageable":
+        return True
+    return host_memory == "as-profiled" and node_task.memory == "pageable"
+
+
+def _make_task(graph: Graph, n: Node, sim: Machine, host_memory: str) -> Task:
+    if n.kind == "copy":
+        t = n.task
+        src, dst = n.ends(t)
+        if _pageable(t, host_memory):
+            return Task(STAGED, nbytes=t.nbytes, device=t.device, src=src, dst=dst, label=n.label)
+        chunk = -(-t.nbytes // t.tasks) if t.tasks > 1 and t.nbytes else 0
+        return Task.copy(t.nbytes, t.device, src, dst, n.label, None, chunk)
+    if n.kind == "group":
+        parts = []
+        for t in n.tasks:
+            src, dst = n.ends(t)
+            parts.append(Task.copy(t.nbytes, t.device, src, dst, n.label))
+        return Task(GROUP, device=n.device, parts=parts, label=n.label)
+    if n.kind == "fill":
+        return Task(FILL, nbytes=n.task.nbytes, device=n.device, src=n.device, dst=n.device, label=n.label)
+    if n.kind == "kernel" and n.device not in graph.free_kernels:
+        return Task(KERNEL, device=n.device, duration=n.duration, label=n.label)
+    if n.kind == "record":
+        return Task(MARKER, device=n.device, label=f"record event {n.task.event or f'n{n.index}'}")
+    if n.kind == "wait":
+        ev = n.task.event or (f"n{n.deps[0]}" if n.deps else f"n{n.index}")
+        return Task(MARKER, device=n.device, label=f"wait event {ev}")
+    # measured duration, no resource held: a task the host "completes" after its duration
+    task = Task(HOSTFUNC, device=n.device, label=n.label)
+    duration = max(n.duration, 0.0)
+
+    def done(task=task, duration=duration):
+        sim.complete(task, sim.now + duration)
+
+    task.on_start = done
+    return task
+
+
+def retime(graph: Graph, product, host_memory: str = "as-profiled") -> Retimed:
+    """The graph re-timed on `product` (a name, a config path or a Product) in timing-only mode: the device tasks
+    on the machine's streams, engines, links and AI cores, the host calls issued as the profile timed them
+    (gaps and durations measured; a blocking call returns when what it waits for is done, plus its measured
+    tail)."""
+    if host_memory not in HOST_MEMORY:
+        raise ValueError(f"host memory {host_memory!r}: expected one of {', '.join(HOST_MEMORY)}")
+    p = _product(product)
+    _check_devices(graph, p)
+    sim = Machine(p.hardware)
+    env = sim.env
+    tasks = [_make_task(graph, n, sim, host_memory) for n in graph.nodes]
+    for n, t in zip(graph.nodes, tasks):
+        if n.deps:
+            t.waits = tuple(tasks[d] for d in n.deps)
+    streams = {key: sim.stream(f"dev{key[0]}/stream{key[1]}", key[0]) for key in graph.streams}
+    cursor = {key: 0 for key in graph.streams}  # the next node of each stream to submit
+    queued = [False] * len(graph.nodes)  # its call has been issued (or no call queues it)
+    for n in graph.nodes:
+        queued[n.index] = n.call is None
+    submit_at = [0.0] * len(graph.nodes)
+
+    def feed(key) -> None:
+        order = graph.streams[key]
+        while cursor[key] < len(order) and queued[order[cursor[key]]]:
+            n = graph.nodes[order[cursor[key]]]
+            at = submit_at[n.index] if n.call is not None else (n.release if n.release is not None else 0.0)
+            sim.submit(streams[key], tasks[n.index], max(at, env.now))
+            cursor[key] += 1
+
+    for key in graph.streams:
+        feed(key)
+
+    calls = graph.calls
+    call_start = np.zeros(len(calls))
+    call_end = np.zeros(len(calls))
+    threads: dict[int, list[Call]] = {}
+    for c in calls:
+        threads.setdefault(c.thread, []).append(c)
+    for cs in threads.values():
+        cs.sort(key=lambda c: (c.start, c.index))
+    nxt = {th: 0 for th in threads}
+    clock = {th: 0.0 for th in threads}
+    blocked: dict[int, tuple[Call, float]] = {}
+
+    def issue(c: Call, start: float) -> None:
+        call_start[c.index] = start
+        at = start + (c.lead if c.blocking == "own" else c.end - c.start)
+        for j in c.nodes:
+            submit_at[j] = at
+            queued[j] = True
+        for key in {(graph.nodes[j].device, graph.nodes[j].stream) for j in c.nodes}:
+            feed(key)
+        if c.blocking:
+            blocked[c.thread] = (c, start)
+        else:
+            call_end[c.index] = clock[c.thread] = start + (c.end - c.start)
+            nxt[c.thread] += 1
+
+    def unblock() -> None:
+        for th, (c, start) in list(blocked.items()):
+            waited = [tasks[j] for j in c.awaits]
+            if all(t.end is not None for t in waited):
+                last = max((t.end for t in waited), default=start)
+                call_end[c.index] = clock[th] = max(last, start) + c.tail
+                del blocked[th]
+                nxt[th] += 1
+
+    while True:
+        unblock()
+        ready = [(clock[th] + cs[nxt[th]].gap, th) for th, cs in threads.items()
+                 if th not in blocked and nxt[th] < len(cs)]
+        when, th = min(ready) if ready else (math.inf, None)
+        if th is None and not blocked:
+            break
+        if env.peek() < when:
+            env.step()
+            continue
+        if th is None:  # blocked calls, and nothing left to simulate
+            c = next(iter(blocked.values()))[0]
+            raise ReplayError(f"{graph.profile.path}: row {graph.profile.calls[c.index].row}: host call {c.api} waits "
+                              f"for device tasks that never run")
+        issue(threads[th][nxt[th]], when)
+    env.run()
+    stuck = [n for n, t in zip(graph.nodes, tasks) if t.end is None]
+    if stuck:
+        n = stuck[0]
+        raise ReplayError(f"{graph.profile.path}: row {n.task.row}: {len(stuck)} device tasks never ran on "
+                          f"{p.name} (the first waits for a task that never completes)")
+    return Retimed(p.name, np.array([t.start for t in tasks], dtype=float), np.array([t.end for t in tasks], dtype=float),
+                   call_start, call_end, sim.records, host_memory)
+
+
+# -- comparing ---------------------------------------------------------------------------------------------------
+def _union(intervals) -> float:
+    """Seconds covered by at least one interval."""
+    total, cur_s, cur_e = 0.0, None, None
+    for s, e in sorted(intervals):
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        total += cur_e - cur_s
+    return total
+
+
+def _resource_classes(n: Node) -> list[str]:
+    if n.kind in ("copy", "group") or (n.kind == "fixed" and n.task.kind == "copy"):
+        out = ["SDMA"]
+        for t in n.tasks:
+            if t.direction == "h2d":
+                out.append("host link H2D")
+            elif t.direction == "d2h":
+                out.append("host link D2H")
+            elif t.direction == "d2d":
+                src, dst = n.ends(t)
+                if src != dst:
+                    out.append("peer links")
+        return sorted(set(out))
+    if n.kind == "fill":
+        return ["SDMA"]
+    if n.kind == "kernel":
+        return ["compute"]
+    return []
+
+
+def resources(graph: Graph, starts, ends) -> dict[str, float]:
+    """Busy milliseconds of each resource class (the time at least one of its tasks ran, over all devices)."""
+    spans: dict[str, list] = {r: [] for r in RESOURCES}
+    for n in graph.nodes:
+        for r in _resource_classes(n):
+            spans[r].append((starts[n.index], ends[n.index]))
+    return {r: float(_union(v)) * 1e3 for r, v in spans.items()}
+
+
+def _copy_parts(hw, n: Node) -> tuple[float, float] | None:
+    """(latency, transfer) seconds of a copy with the machine to itself, from the model's closed form."""
+    if n.kind != "copy":
+        return None
+    t = n.task
+    src, dst = n.ends(t)
+    route = hw.route(src, dst)
+    chunk = -(-t.nbytes // t.tasks) if t.tasks > 1 and t.nbytes else 0
+    alone = hw.alone(src, dst, t.nbytes, chunk)
+    latency = 0.0 if route == "h2h" else hw.latency(route) * (-(-t.nbytes // chunk) if chunk and t.nbytes else 1)
+    return latency, alone - latency
+
+
+def _why(delta: float, parts_measured, parts_new, measured: float, replayed: float, pageable: bool) -> tuple[str, dict]:
+    """Why a copy's time changed: the largest of the changes in latency, transfer time at the link's rate
+    (bandwidth) and time lost sharing (contention: what the copy took beyond its closed form)."""
+    if abs(delta) <= SAME * measured:
+        return "same", {}
+    if parts_measured is None or parts_new is None or pageable:
+        return ("staging (pageable)" if pageable else "-"), {}
+    lat_m, bw_m = parts_measured
+    lat_n, bw_n = parts_new
+    terms = {"latency": lat_n - lat_m, "bandwidth": bw_n - bw_m,
+             "contention": (replayed - lat_n - bw_n) - (measured - lat_m - bw_m)}
+    sign = 1 if delta > 0 else -1
+    best = max(terms, key=lambda k: sign * terms[k])
+    return best, {k: v * 1e6 for k, v in terms.items()}
+
+
+def _copy_rows(graph: Graph, run: Retimed, hw_new, hw_measured) -> list[dict]:
+    rows = []
+    for n in graph.nodes:
+        if n.kind not in ("copy", "group"):
+            continue
+        measured = n.duration
+        replayed = float(run.ends[n.index] - run.starts[n.index])
+        delta = replayed - measured
+        pageable = n.kind == "copy" and _pageable(n.task, run.host_memory)
+        why, terms = _why(delta, _copy_parts(hw_measured, n), _copy_parts(hw_new, n), measured, replayed, pageable)
+        if n.kind == "group":
+            why = "batch" if abs(delta) > SAME * measured else "same"
+        rows.append({"task": n.index, "row": n.task.row, "name": n.label, "device": n.device, "stream": n.stream,
+                     "direction": n.direction or "mixed", "bytes": n.nbytes, "measured_us": measured * 1e6,
+                     "replayed_us": replayed * 1e6, "change_pct": (delta / measured * 100) if measured > 0 else 0.0,
+                     "why": why, "terms_us": terms})
+    return rows
+
+
+def _segments(graph: Graph, starts, ends, call_starts, call_ends) -> list[dict]:
+    """Gantt bars, ms from the step's start: a row per stream ("dev0 stream 3") and per host thread."""
+    out = []
+    for n in graph.nodes:
+        if n.kind in ("copy", "group") or (n.kind == "fixed" and n.task.kind == "copy"):
+            kind = COLOURS_OF.get(n.direction or "", "copy")
+            if kind == "D2D":
+                src, dst = n.ends()
+                kind = "peer" if src != dst else "D2D"
+        elif n.kind == "kernel":
+            kind = "kernel"
+        elif n.kind in ("record", "wait"):
+            continue
+        else:
+            kind = "other"
+        out.append({"row": f"dev{n.device} stream {n.stream}", "kind": kind, "start_ms": starts[n.index] * 1e3,
+                    "end_ms": ends[n.index] * 1e3})
+    threads = {}
+    for c in graph.calls:
+        no = threads.setdefault(c.thread, len(threads) + 1)
+        if call_ends[c.index] > call_starts[c.index]:
+            out.append({"row": f"host thread {no}", "kind": "host", "start_ms": call_starts[c.index] * 1e3,
+                        "end_ms": call_ends[c.index] * 1e3})
+    return out
+
+
+def calibration_rows(graph: Graph) -> list[dict]:
+    """The measured copies that ran alone (no other copy of their device at the same time), one row each, in the
+    CSV layout `acl-emu calibrate` reads (size, direction, memory, pattern, count, us)."""
+    copies = [n for n in graph.nodes if n.kind == "copy" and n.direction in ("h2d", "d2h", "d2d")]
+    rows = []
+    for n in copies:
+        others = [m for m in graph.nodes if m is not n and m.kind in ("copy", "group", "fill")
+                  and (m.device == n.device) and m.start < n.end and n.start < m.end]
+        if others or n.duration <= 0 or n.task.tasks > 1:
+            continue
+        src, dst = n.ends()
+        direction = "p2p" if n.direction == "d2d" and src != dst else n.direction
+        memory = "device" if direction in ("d2d", "p2p") else ("pageable" if n.task.memory == "pageable" else "pinned")
+        rows.append({"size": n.nbytes, "direction": direction, "memory": memory, "pattern": "async", "count": 1,
+                     "us": round(n.duration * 1e6, 3)})
+    return rows
+
+
+def _measured_step(graph: Graph) -> float:
+    return max([n.end for n in graph.nodes] + [c.end - 0.0 for c in graph.calls])
+
+
+def replay(profile, products=None, measured_on=None, host_memory: str = "as-profiled",
+           tolerance: float = TOLERANCE) -> dict:
+    """A profile re-timed on each product (names, config paths or Products; default the default product) and
+    compared with what was measured, plus the model's copy times on the product the profile was measured on
+    (`measured_on`, default 910B) next to the measured ones. Returns plain data (see `replay_report`)."""
+    prof = profile if isinstance(profile, Profile) else profiles.load(profile)
+    graph = build_graph(prof, tolerance)
+    products = [products] if isinstance(products, (str, os.PathLike, config.Product)) else list(products or [])
+    products = [_product(p) for p in products] or [config.load(config.DEFAULT_PRODUCT)]
+    base = _product(measured_on or config.DEFAULT_PRODUCT)
+    measured_starts = np.array([n.start for n in graph.nodes])
+    measured_ends = np.array([n.end for n in graph.nodes])
+    call_s = np.array([c.start for c in graph.calls])
+    call_e = np.array([c.end for c in graph.calls])
+    step = _measured_step(graph)
+    measured = {"label": "measured", "step_ms": step * 1e3,
+                "resources_ms": resources(graph, measured_starts, measured_ends),
+                "segments": _segments(graph, measured_starts, measured_ends, call_s, call_e)}
+    runs = []
+    validation_run = None
+    for p in products:
+        run = retime(graph, p, host_memory)
+        rows = _copy_rows(graph, run, p.hardware, base.hardware)
+        runs.append(_run_summary(graph, run, rows, step, p))
+        if p.path == base.path and validation_run is None:
+            validation_run = (run, rows)
+    if validation_run is None:
+        run = retime(graph, base, host_memory)
+        validation_run = (run, _copy_rows(graph, run, base.hardware, base.hardware))
+    validation = _validation(base, validation_run[1], validation_run[0], step)
+    return {
+        "profile": prof.path,
+        "format": prof.format,
+        "measured_on": base.name,
+        "host_memory": host_memory,
+        "tolerance_us": tolerance * 1e6,
+        "graph": {"tasks": len(prof.tasks), "nodes": len(graph.nodes), "streams": len(graph.streams),
+                  "devices": graph.devices, "copies": sum(1 for n in graph.nodes if n.kind in ("copy", "group")),
+                  "kernels": sum(1 for n in graph.nodes if n.kind == "kernel"),
+                  "host_calls": len(graph.calls), "event_dependencies": len(graph.event_deps),
+                  "event_dependencies_by_time": sum(1 for d in graph.event_deps if d["how"] == "paired by time"),
+                  "inferred_dependencies": [{"task": graph.nodes[d["task"]].label, "row": graph.nodes[d["task"]].task.row,
+                                             "after": graph.nodes[d["after"]].label,
+                                             "after_row": graph.nodes[d["after"]].task.row,
+                                             "gap_us": d["gap_us"]} for d in graph.inferred]},
+        "notes": graph.notes,
+        "unknown_types": dict(prof.unknown),
+        "fixed": _fixed(graph),
+        "measured": measured,
+        "runs": runs,
+        "validation": validation,
+        "calibration_rows": calibration_rows(graph),
+    }
+
+
+def _fixed(graph: Graph) -> dict[str, int]:
+    """Tasks replayed with their measured duration, by why and type: {"unknown task type: FOO": 2, ...}."""
+    out: dict[str, int] = {}
+    for n in graph.nodes:
+        if n.kind == "fixed":
+            key = f"{n.why_fixed}: {n.task.type}"
+            out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _run_summary(graph: Graph, run: Retimed, rows: list[dict], measured_step: float, p: config.Product) -> dict:
+    faster = sum(1 for r in rows if r["why"] != "same" and r["replayed_us"] < r["measured_us"])
+    slower = sum(1 for r in rows if r["why"] != "same" and r["replayed_us"] > r["measured_us"])
+    whys: dict[str, int] = {}
+    for r in rows:
+        if r["why"] != "same":
+            whys[r["why"]] = whys.get(r["why"], 0) + 1
+    return {"product": p.name, "label": p.name, "config": str(p.path), "step_ms": run.step * 1e3,
+            "change_pct": (run.step - measured_step) / measured_step * 100 if measured_step > 0 else 0.0,
+            "resources_ms": resources(graph, run.starts, run.ends),
+            "copies": rows, "faster": faster, "slower": slower, "same": len(rows) - faster - slower, "why": whys,
+            "segments": _segments(graph, run.starts, run.ends, run.call_starts, run.call_ends)}
+
+
+def _validation(base: config.Product, rows: list[dict], run: Retimed, measured_step: float) -> dict:
+    """The model's copy times on the measured product next to the measured ones: residual (model - measured) /
+    measured of each copy, their median and worst, by direction."""
+    res = [{"task": r["task"], "row": r["row"], "name": r["name"], "direction": r["direction"], "bytes": r["bytes"],
+            "measured_us": r["measured_us"], "model_us": r["replayed_us"],
+            "residual_pct": (r["replayed_us"] - r["measured_us"]) / r["measured_us"] * 100 if r["measured_us"] > 0
+            else 0.0} for r in rows]
+    errors = [abs(r["residual_pct"]) for r in res]
+    by_dir: dict[str, list[float]] = {}
+    for r in res:
+        by_dir.setdefault(r["direction"], []).append(r["residual_pct"])
+    return {"product": base.name, "copies": res, "count": len(res),
+            "median_abs_pct": statistics.median(errors) if errors else 0.0,
+            "worst_pct": max((r["residual_pct"] for r in res), key=abs, default=0.0),
+            "by_direction": {d: {"count": len(v), "median_pct": statistics.median(v)} for d, v in sorted(by_dir.items())},
+            "step_ms": run.step * 1e3,
+            "step_residual_pct": (run.step - measured_step) / measured_step * 100 if measured_step > 0 else 0.0}
+
+
+# -- the msprof layout of a run ------------------------------------------------------------------------------------
+def _ends_of(log) -> list[tuple]:
+    """(src, dst, part) of each kept record of a TaskLog, in the order of its array()."""
+    return [(r.src, r.dst, bool(r.part)) for r in log]
+
+
+def write_msprof_replay(profile, product, path, host_memory: str = "as-profiled",
+                        tolerance: float = TOLERANCE) -> Path:
+    """The profile re-timed on `product`, written in the msprof timeline layout (models.msprof)."""
+    prof = profile if isinstance(profile, Profile) else profiles.load(profile)
+    graph = build_graph(prof, tolerance)
+    run = retime(graph, product, host_memory)
+    msprof_layout.write(path, run.records.array(), run.host_calls(graph), _ends_of(run.records))
+    return Path(path)
+
+
+def write_msprof_runtime(rt, path) -> Path:
+    """A runtime's run (its kept records and host calls) written in the msprof timeline layout."""
+    from ..runtime import queries
+
+    records = rt.records()
+    extra = [(t["src"], t["dst"], t["part"]) for t in queries.completed_tasks(rt)]
+    msprof_layout.write(path, records, rt.host_calls, extra)
+    return Path(path)
+
+
+def write_msprof_overlap(product, result: dict, path) -> Path:
+    """The best schedule of an `overlap.plan` result, run again (a schedule is deterministic), in the msprof
+    timeline layout."""
+    from . import overlap
+
+    best = result["best"]
+    run = overlap._Schedule(product, result["h2d_bytes"], result["d2h_bytes"], result["compute_us"], best["streams"],
+                            best["chunks"], result["pageable"])
+    return write_msprof_runtime(run.rt, path)
+
+
+def graph_summary(graph: Graph) -> dict:
+    """What the rebuilt graph holds, for tests and notebooks: per stream its node kinds in order, the event
+    dependencies and the inferred ones (as (task label, after label))."""
+    return {"streams": {f"dev{k[0]} stream {k[1]}": [graph.nodes[j].kind for j in v] for k, v in graph.streams.items()},
+            "event_dependencies": [(graph.nodes[d["wait"]].label, graph.nodes[d["record"]].label, d["how"])
+                                   for d in graph.event_deps],
+            "inferred": [(graph.nodes[d["task"]].label, graph.nodes[d["after"]].label) for d in graph.inferred]}
+
+
+__all__ = ["ProfileError", "ReplayError", "Graph", "Node", "Call", "Retimed", "build_graph", "retime", "replay",
+           "resources", "calibration_rows", "write_msprof_replay", "write_msprof_runtime", "write_msprof_overlap",
+           "graph_summary", "TOLERANCE", "HOST_MEMORY", "RESOURCES"]

@@ -1,0 +1,200 @@
+"""The replay drawn: the side-by-side table, the copies that changed and why, the model's residuals on the measured
+product, the Gantt chart (the measured step and each replayed one on one time axis) and the files `acl-emu
+replay` writes.
+
+    from emu.studies import replay, replay_report
+    result = replay.replay("msprof_step.json", ["910B", "A3", "950PR"])
+    replay_report.gantt_figure(result)  # a matplotlib Figure
+    replay_report.write_outputs("out", result)  # replay.json, replay.csv, calibration.csv, replay.png
+    print(replay_report.report(result))  # what `acl-emu replay` prints
+
+Everything here reads a `replay.replay` result (plain data) and nothing else.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .common import Landing, figure, format_table, human_bytes, write_csv, write_json
+
+COLOURS = {"H2D": "tab:blue", "D2H": "tab:orange", "D2D": "tab:purple", "peer": "tab:red", "H2H": "tab:olive",
+           "copy": "tab:cyan", "kernel": "tab:green", "other": "tab:gray", "host": "#c8c8c8"}
+LEGEND = {"H2D": "H2D copy", "D2H": "D2H copy", "D2D": "on-device copy", "peer": "peer copy", "H2H": "host copy",
+          "copy": "copy (no size)", "kernel": "kernel", "other": "other task", "host": "host API call"}
+TOP = 8  # copies listed per product in the text report
+SAME_PCT = 2  # replay.SAME, in percent
+
+
+def _panels(result: dict) -> list[tuple[str, dict]]:
+    measured = result["measured"]
+    out = [(f"measured (profile, on {result['measured_on']}): step {measured['step_ms']:.3f} ms", measured)]
+    for run in result["runs"]:
+        out.append((f"replayed on {run['label']}: step {run['step_ms']:.3f} ms ({run['change_pct']:+.1f}%)", run))
+    return out
+
+
+def _row_order(rows: set[str]) -> list[str]:
+    def key(r: str):
+        if r.startswith("host thread"):
+            return 0, 0, int(r.split()[-1])
+        dev, _, sid = r.split()
+        return 1, int(dev[3:]), int(sid)
+
+    return sorted(rows, key=key)
+
+
+def gantt_figure(result: dict):
+    """The measured step and each replayed step, one panel each on one time axis: a row per stream (and per host
+    thread), bars coloured by what ran (H2D, D2H, on-device and peer copies, kernels, other tasks, host calls).
+    Returns a matplotlib Figure (see `common.figure`)."""
+    from matplotlib.patches import Rectangle
+
+    panels = _panels(result)
+    rows = _row_order({s["row"] for _, p in panels for s in p["segments"]})
+    height = 1.2 + len(panels) * (0.32 * len(rows) + 0.7)
+    fig = figure(figsize=(12, max(height, 3.5)))
+    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    used = set()
+    for ax, (title, panel) in zip(axes, panels):
+        segs = panel["segments"]
+        for y, row in enumerate(rows):
+            for kind, colour in COLOURS.items():
+                bars = [(s["start_ms"], max(s["end_ms"] - s["start_ms"], 1e-6)) for s in segs
+                        if s["row"] == row and s["kind"] == kind]
+                if bars:
+                    used.add(kind)
+                    ax.broken_barh(bars, (y - 0.38, 0.76), facecolors=colour, linewidth=0.3,
+                                   edgecolors="black" if len(bars) < 200 and kind != "host" else "none")
+        ax.axvline(panel["step_ms"], color="black", linestyle="--", linewidth=0.8)
+        ax.set_yticks(range(len(rows)), rows, fontsize="small")
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_title(title, loc="left", fontsize="medium")
+    axes[-1].set_xlabel("time since the step's first event (ms)")
+    kinds = [k for k in COLOURS if k in used]
+    fig.legend([Rectangle((0, 0), 1, 1, color=COLOURS[k]) for k in kinds], [LEGEND[k] for k in kinds],
+               loc="upper right", ncol=min(len(kinds), 4), fontsize="small")
+    products = ", ".join(r["label"] for r in result["runs"])
+    fig.suptitle(f"{Path(result['profile']).name} replayed on {products}", x=0.01, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))
+    return fig
+
+
+def gantt(path, result: dict) -> Path:
+    fig = gantt_figure(result)
+    fig.savefig(path, dpi=110)
+    return Path(path)
+
+
+def copy_rows(result: dict) -> list[dict]:
+    """One row per copy per product: what replay.csv holds."""
+    out = []
+    for run in result["runs"]:
+        for r in run["copies"]:
+            out.append({"product": run["label"], "task": r["task"], "row": r["row"], "name": r["name"],
+                        "device": r["device"], "stream": r["stream"], "direction": r["direction"], "bytes": r["bytes"],
+                        "measured_us": round(r["measured_us"], 3), "replayed_us": round(r["replayed_us"], 3),
+                        "change_pct": round(r["change_pct"], 2), "why": r["why"]})
+    return out
+
+
+def write_outputs(out, result: dict) -> dict:
+    """replay.json, replay.csv (every copy on every product), calibration.csv (the measured copies that ran
+    alone, for `acl-emu calibrate`) and replay.png (the Gantt chart); returns their paths."""
+    names = {"json": "replay.json", "csv": "replay.csv", "calibration": "calibration.csv", "gantt": "replay.png"}
+    with Landing(out) as land:
+        write_csv(land(names["csv"]), copy_rows(result))
+        path = land(names["calibration"])
+        if result["calibration_rows"]:
+            write_csv(path, result["calibration_rows"])
+        else:  # (no copy ran alone: the header only)
+            path.write_text("size,direction,memory,pattern,count,us\n")
+        gantt(land(names["gantt"]), result)
+        result["files"] = {k: str(land.dir / v) for k, v in names.items()}
+        write_json(land(names["json"]), result)
+    return result["files"]
+
+
+def table(result: dict) -> str:
+    """The side-by-side table: step and per-resource busy time, measured and on each product."""
+    runs = result["runs"]
+    cols = [("what", "")] + [("measured", "measured")] + [(f"p{i}", r["label"]) for i, r in enumerate(runs)]
+    lines = []
+
+    def row(what, measured, values):
+        d = {"what": what, "measured": measured}
+        d.update({f"p{i}": v for i, v in enumerate(values)})
+        lines.append(d)
+
+    m = result["measured"]
+    row("step ms", f"{m['step_ms']:.3f}", [f"{r['step_ms']:.3f} ({r['change_pct']:+.1f}%)" for r in runs])
+    for res in m["resources_ms"]:
+        row(f"{res} busy ms", f"{m['resources_ms'][res]:.3f}", [f"{r['resources_ms'][res]:.3f}" for r in runs])
+    row("copies faster / slower / same", "", [f"{r['faster']} / {r['slower']} / {r['same']}" for r in runs])
+    why = [f"{r['label']}: " + ", ".join(f"{k} {v}" for k, v in sorted(r["why"].items(), key=lambda kv: -kv[1]))
+           for r in runs if r["why"]]
+    text = format_table(lines, cols)
+    if why:
+        text += "\nwhy the copies that changed did (the largest of the changes in bandwidth, latency and contention):\n  " \
+            + "\n  ".join(why)
+    return text
+
+
+def copies_table(run: dict, top: int = TOP) -> str:
+    """The copies whose time moved most on one product."""
+    rows = sorted(run["copies"], key=lambda r: -abs(r["replayed_us"] - r["measured_us"]))[:top]
+    shown = [{"row": r["row"], "stream": f"dev{r['device']} s{r['stream']}", "direction": r["direction"],
+              "bytes": human_bytes(r["bytes"]), "measured": f"{r['measured_us']:.1f}",
+              "replayed": f"{r['replayed_us']:.1f}", "change": f"{r['change_pct']:+.1f}%", "why": r["why"]}
+             for r in rows]
+    return format_table(shown, [("row", "row"), ("stream", "stream"), ("direction", "dir"), ("bytes", "bytes"),
+                                ("measured", "measured us"), ("replayed", f"{run['label']} us"),
+                                ("change", "change"), ("why", "why")])
+
+
+def validation_line(result: dict) -> str:
+    v = result["validation"]
+    if not v["count"]:
+        return f"model on {v['product']}: the profile has no copy with a size and direction to compare"
+    return (f"model on {v['product']} (the measured product) vs the profile: {v['count']} copies, median |residual| "
+            f"{v['median_abs_pct']:.1f}%, worst {v['worst_pct']:+.1f}%; step {v['step_residual_pct']:+.1f}%")
+
+
+def summary(result: dict) -> str:
+    g = result["graph"]
+    by_time = g["event_dependencies_by_time"]
+    lines = [f"{result['profile']} ({result['format']}): {g['tasks']} device tasks on {g['streams']} streams of "
+             f"device{'s' if len(g['devices']) != 1 else ''} {', '.join(map(str, g['devices']))}, {g['host_calls']} "
+             f"host calls; {g['event_dependencies']} event dependencies"
+             + (f" ({by_time} paired by time)" if by_time else "")
+             + f", {len(g['inferred_dependencies'])} inferred from the timeline"]
+    for note in result["notes"]:
+        lines.append(f"  - {note}")
+    for d in g["inferred_dependencies"][:10]:
+        lines.append(f"    inferred: row {d['row']} ({d['task']}) waits for row {d['after_row']} ({d['after']}), "
+                     f"{d['gap_us']:.2f} us after it ended")
+    if len(g["inferred_dependencies"]) > 10:
+        lines.append(f"    ... and {len(g['inferred_dependencies']) - 10} more (replay.json lists them all)")
+    if result["unknown_types"]:
+        lines.append("unknown task types, replayed with their measured duration: "
+                     + ", ".join(f"{k} x{v}" for k, v in sorted(result["unknown_types"].items())))
+    fixed = {k: v for k, v in result["fixed"].items() if not k.startswith("unknown task type")}
+    if fixed:
+        lines.append("replayed with their measured duration: " + ", ".join(f"{k} x{v}" for k, v in sorted(fixed.items())))
+    return "\n".join(lines)
+
+
+def report(result: dict) -> str:
+    """What `acl-emu replay` prints."""
+    parts = [summary(result), "", table(result)]
+    for run in result["runs"]:
+        if run["copies"] and run["why"]:
+            parts += ["", f"copies that moved most on {run['label']}:", copies_table(run)]
+        elif run["copies"]:
+            parts += ["", f"{run['label']}: every copy within {SAME_PCT:g}% of its measured time"]
+    parts += ["", validation_line(result)]
+    files = result.get("files")
+    if files:
+        parts.append(f"to fit a config to these copies: acl-emu calibrate {files['calibration']} --product "
+                     f"{result['measured_on']} -o my-server.toml")
+        parts += ["", "files: " + ", ".join(files.values())]
+    return "\n".join(parts)

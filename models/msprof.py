@@ -1,0 +1,236 @@
+"""A run in the msprof timeline layout (`msprof_*.json`), so that MindStudio Insight opens it as well as Perfetto.
+
+The layout follows what msprof's own exporter writes (Ascend/msprof, analysis/csrc/application/timeline,
+commit 9ba1ac7be913da2944126672b6808db3860d40a3; the fields are documented in its
+docs/en/user_guide/profile_data_file_references.md, "msprof_*.json (Timeline Report)", "api_statistic" and
+"task_time"):
+
+- one JSON array of Chrome trace events, times in microseconds (`ts` a string with three decimals, as msprof
+  writes it; `dur` a number);
+- a "CANN" process (label "CPU") with a thread per host thread ("Thread <tid>") holding the API calls as
+  complete events named "AscendCL@<api>", args "Thread Id", "Mode", "level", "id", "item_id" and
+  "connection_id" (cann_assembler.cpp / cann_assembler.h, ApiTraceEvent);
+- an "Ascend Hardware" process per device (label "NPU <device>"), a thread per stream ("Stream <id>", tid =
+  the physical stream id), each task a complete event with args "Model Id", "Task Type", "Physic Stream Id",
+  "Task Id", "Batch Id", "Subtask Id" and "connection_id"; a copy (name "MEMCPY_ASYNC") adds "size(B)",
+  "bandwidth(GB/s)" (bytes / ns) and "operation" ("host to device", "device to host", "device to device",
+  "host to host") (ascend_hardware_assembler.cpp, TaskTraceEvent and MemcpyAsyncEvent);
+- process ids formatted as msprof formats them, (pid << 10) | (sort index << 5) | device, with the host as
+  device 31 (json_assembler.cpp GetFormatPid; json_constant.h HOST_PID); sort indexes 7 (CANN) and 14
+  (Ascend Hardware) from the ProcessSortIndex enum of json_trace/include/meta_data_event.h;
+- "HostToDevice" flow events ("s" on the API call, "f" with "bp": "e" on the task) joining each call to the
+  task it queued, their id the connection id (cann_assembler.cpp GenerateConnectionTrace).
+
+What the layout has no field for is written under args whose names start with "acl-emu " (msprof and
+MindStudio Insight show them as any other arg; `emu.studies.profiles` reads them back): the ends of a copy
+between two devices ("acl-emu src device", "acl-emu dst device"), the event a record or wait task names
+("acl-emu event"), a pageable copy ("acl-emu memory": "pageable") and the DMA tasks a split copy stands for
+("acl-emu tasks"). The "Task Type" of a copy is "MEMCPY_ASYNC" and that of a kernel "AI_CORE" (the
+accelerator types the documentation lists); the "Mode" and "level" of an API call are "ACL_RTS" and "acl":
+the values msprof writes for runtime APIs are not documented beyond these names (assumed).
+
+`build(records, calls, ends)` takes a models.trace RECORD array, the CALL array of the host's API calls and,
+optionally, each record's (src, dst, part) (`ends`); without them the ends of a peer copy are read from the
+links it crossed. Times are simulated seconds.
+"""
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import re
+
+import numpy as np
+
+HOST_DEVICE = 31  # msprof's device field of the host's process id (json_constant.h HOST_PID)
+CANN_SORT, HARDWARE_SORT = 7, 14  # meta_data_event.h ProcessSortIndex: LAYER_CANN_SORT, LAYER_ASCEND_HW_SORT
+PROCESS = 1000  # the process id the formatted pids are built on (any; msprof takes the profiled process's)
+FLOW = "HostToDevice"
+EXTENSION = "acl-emu "  # the prefix of the args the msprof layout has no field for
+
+OPERATIONS = {"h2d": "host to device", "d2h": "device to host", "h2h": "host to host", "sdma": "device to device",
+              "hccs": "device to device", "ub": "device to device", "sio": "device to device",
+              "pcie-p2p": "device to device"}
+_KIND_OPERATION = {0: "host to host", 1: "host to device", 2: "device to host", 3: "device to device"}
+_EVENT = re.compile(r"^(record|wait) event (\S+)$")
+_EVENT_APIS = {"record": "aclrtRecordEvent", "wait": "aclrtStreamWaitEvent"}
+_PEER = re.compile(r"^(?:hccs|sio|ub)(\d+)->(\d+)$")
+_PORT = re.compile(r"^(?:ub|hccs|pcie)(\d+)\.(out|in|up|down)$")
+
+
+def format_pid(device: int, sort_index: int) -> int:
+    """A process id as msprof formats it: (pid << 10) | (sort index << 5) | device."""
+    return (PROCESS << 10) | (sort_index << 5) | device
+
+
+def _us(t: float, origin_us: float) -> str:
+    return f"{t * 1e6 + origin_us:.3f}"
+
+
+def _meta(name: str, pid: int, tid: int, key: str, value) -> dict:
+    return {"name": name, "pid": pid, "tid": tid, "ph": "M", "args": {key: value}}
+
+
+def _peer_ends(links: str) -> tuple[int | None, int | None]:
+    """(src, dst) devices of a copy between two devices, read from the links it crossed."""
+    names = links.split(",") if links else []
+    for name in names:
+        m = _PEER.match(name)
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    src = dst = None
+    for name in names:
+        m = _PORT.match(name)
+        if m:
+            if m.group(2) in ("out", "up"):
+                src = int(m.group(1))
+            else:
+                dst = int(m.group(1))
+    return src, dst
+
+
+class _Connections:
+    """Which host call queued each task: the latest call of the task's API (any call, when none of it fits:
+    a kernel's label is its own name) that started by the task's submit time and had not returned before it."""
+
+    def __init__(self, calls: list[tuple]):
+        self.by_api: dict[str, list[tuple[float, float, int]]] = {}
+        for i, (api, _thread, start, end) in enumerate(calls):
+            for key in (api, ""):
+                self.by_api.setdefault(key, []).append((start, end, i))
+        for entries in self.by_api.values():
+            entries.sort()
+
+    def find(self, api: str, at: float) -> int | None:
+        """The call under way at `at` (started before it, not returned before it), else one starting at `at`."""
+        if at is None or math.isnan(at):
+            return None
+        m = _EVENT.match(api)
+        keys = (_EVENT_APIS[m.group(1)], "") if m else (api, "")
+        for key in keys:
+            entries = self.by_api.get(key)
+            if not entries:
+                continue
+            j = bisect.bisect_left(entries, (at,)) - 1  # the latest call that started before `at`
+            if j >= 0 and entries[j][1] >= at:
+                return entries[j][2]
+            if j + 1 < len(entries) and entries[j + 1][0] == at:
+                return entries[j + 1][2]
+        return None
+
+
+def build(records: np.ndarray, calls=(), ends=None, origin_us: float = 0.0) -> list[dict]:
+    """The msprof timeline (a list of trace events) of a RECORD array and the host's calls (a CALL array or
+    (api, thread, start, end) tuples). `ends`: each record's (src, dst, part) - the ends of a copy (device
+    ids, None for the host) and whether it is one DMA part of a batch or staged copy - in the records' order.
+    A staged (pageable) copy is one task, its DMA parts left out; a batch's parts are its tasks."""
+    calls = calls.tolist() if isinstance(calls, np.ndarray) else list(calls)
+    rows = records.tolist()
+    extra = list(ends) if ends is not None else [(None, None, False)] * len(rows)
+    if len(extra) != len(rows):
+        raise ValueError(f"ends: {len(extra)} entries for {len(rows)} records")
+    names = records.dtype.names
+    at = {n: names.index(n) for n in names}
+    events: list[dict] = []
+    cann = format_pid(HOST_DEVICE, CANN_SORT)
+    if calls:
+        events += [_meta("process_name", cann, 0, "name", "CANN"), _meta("process_labels", cann, 0, "labels", "CPU"),
+                   _meta("process_sort_index", cann, 0, "sort_index", CANN_SORT)]
+    threads: dict[int, int] = {}
+    for _api, thread, _s, _e in calls:
+        threads.setdefault(int(thread), len(threads) + 1)
+    for thread, no in threads.items():
+        events += [_meta("thread_name", cann, no, "name", f"Thread {thread}"),
+                   _meta("thread_sort_index", cann, no, "sort_index", no)]
+    finder = _Connections(calls)
+    connection: dict[int, int] = {}  # call index -> connection id
+    # the DMA parts of a staged copy are left out: the staged copy is the task
+    staged = [(r[at["stream"]], r[at["start"]], r[at["end"]]) for r in rows if r[at["kind"]] == "staged"]
+    order = sorted(range(len(rows)), key=lambda i: (rows[i][at["start"]], rows[i][at["end"]], i))
+    streams: dict[tuple[int, str], int] = {}
+    devices: set[int] = set()
+    task_events, flows = [], []
+    task_id = 0
+    for i in order:
+        r = rows[i]
+        kind, label, stream, device = r[at["kind"]], r[at["api"]], r[at["stream"]], int(r[at["device"]])
+        start, end, submit = r[at["start"]], r[at["end"]], r[at["submit"]]
+        src, dst, part = extra[i]
+        if math.isnan(start) or math.isnan(end) or kind == "group":
+            continue
+        if part and kind == "copy" and any(s == stream and a <= start and end <= b for s, a, b in staged):
+            continue
+        devices.add(device)
+        sid = streams.setdefault((device, stream), sum(1 for d, _ in streams if d == device) + 1)
+        pid = format_pid(device, HARDWARE_SORT)
+        task_id += 1
+        args = {"Model Id": 4294967295, "Task Type": "", "Physic Stream Id": sid, "Task Id": task_id,
+                "Batch Id": 0, "Subtask Id": 4294967295, "connection_id": 0}
+        name = label
+        nbytes = int(r[at["bytes"]])
+        if kind in ("copy", "staged"):
+            name = args["Task Type"] = "MEMCPY_ASYNC"
+            route, used = r[at["route"]], int(r[at["kind_used"]])
+            operation = OPERATIONS.get(route) or _KIND_OPERATION.get(used, "other")
+            dur_ns = (end - start) * 1e9
+            args.update({"size(B)": nbytes, "bandwidth(GB/s)": round(nbytes / dur_ns, 6) if dur_ns > 0 else 0.0,
+                         "operation": operation})
+            if operation == "device to device":
+                if src is None or dst is None:
+                    src, dst = _peer_ends(r[at["links"]])
+                if src is not None and dst is not None and src != dst:
+                    args[EXTENSION + "src device"], args[EXTENSION + "dst device"] = int(src), int(dst)
+            if kind == "staged":
+                args[EXTENSION + "memory"] = "pageable"
+            if int(r[at["tasks"]]) > 1:
+                args[EXTENSION + "tasks"] = int(r[at["tasks"]])
+        elif kind == "fill":
+            name = args["Task Type"] = "MEMSET_ASYNC"
+            args["size(B)"] = nbytes
+        elif kind == "kernel":
+            args["Task Type"] = "AI_CORE"
+        elif kind == "marker":
+            m = _EVENT.match(label)
+            if m:
+                name = args["Task Type"] = "EVENT_RECORD" if m.group(1) == "record" else "EVENT_WAIT"
+                args[EXTENSION + "event"] = m.group(2)
+            else:
+                args["Task Type"] = "EVENT_RECORD"
+        elif kind == "hostfunc":
+            args["Task Type"] = "HOSTFUNC_CALLBACK"
+        else:
+            args["Task Type"] = kind.upper()
+        call = finder.find(label, submit)
+        if call is not None:
+            conn = connection.setdefault(call, len(connection) + 1)
+            args["connection_id"] = conn
+            flows.append({"name": f"{FLOW}{conn}", "pid": pid, "tid": sid, "ph": "f", "cat": FLOW, "id": str(conn),
+                          "ts": _us(start, origin_us), "bp": "e"})
+        task_events.append({"name": name, "pid": pid, "tid": sid, "ts": _us(start, origin_us),
+                            "dur": round((end - start) * 1e6, 3), "ph": "X", "args": args})
+    for device in sorted(devices):
+        pid = format_pid(device, HARDWARE_SORT)
+        events += [_meta("process_name", pid, 0, "name", "Ascend Hardware"),
+                   _meta("process_labels", pid, 0, "labels", f"NPU {device}"),
+                   _meta("process_sort_index", pid, 0, "sort_index", HARDWARE_SORT)]
+        for (d, _), sid in sorted(streams.items(), key=lambda kv: kv[1]):
+            if d == device:
+                events += [_meta("thread_name", pid, sid, "name", f"Stream {sid}"),
+                           _meta("thread_sort_index", pid, sid, "sort_index", sid)]
+    for i, (api, thread, start, end) in enumerate(calls):
+        no = threads[int(thread)]
+        conn = connection.get(i, 0)
+        events.append({"name": f"AscendCL@{api}", "pid": cann, "tid": no, "ts": _us(start, origin_us),
+                       "dur": round((end - start) * 1e6, 3), "ph": "X",
+                       "args": {"Thread Id": int(thread), "Mode": "ACL_RTS", "level": "acl", "id": api,
+                                "item_id": "", "connection_id": conn}})
+        if conn:
+            events.append({"name": f"{FLOW}{conn}", "pid": cann, "tid": no, "ph": "s", "cat": FLOW, "id": str(conn),
+                           "ts": _us(start, origin_us)})
+    return events + task_events + flows
+
+
+def write(path, records: np.ndarray, calls=(), ends=None) -> None:
+    """`build(records, calls, ends)` as a JSON file."""
+    with open(path, "w") as f:
+        json.dump(build(records, calls, ends), f)
