@@ -448,7 +448,8 @@ def _make_task(graph: Graph, n: Node, sim: Machine, host_memory: str) -> Task:
         parts = []
         for t in n.tasks:
             src, dst = n.ends(t)
-            parts.append(Task.copy(t.nbytes, t.device, src, dst, n.label))
+            parts.append(Task.copy(t.nbytes, t.device, src, dst, n.label, None,
+                                   -(-t.nbytes // t.tasks) if t.tasks > 1 and t.nbytes else 0))
         return Task(GROUP, device=n.device, parts=parts, label=n.label)
     if n.kind == "fill":
         return Task(FILL, nbytes=n.task.nbytes, device=n.device, src=n.device, dst=n.device, label=n.label)
