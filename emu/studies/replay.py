@@ -22,10 +22,12 @@ timeline, a task_time CSV or MSPTI records) is rebuilt into a task graph (`build
 and re-timed on each product (`retime`) by the timing model directly (`models.Machine`, timing-only: no
 bytes), the host calls issued as the profile timed them. `replay` puts the measured step and each replayed one
 side by side: step time, busy time per resource (host link each direction, peer links, SDMA, compute), each
-copy's time and why it changed (bandwidth, latency or contention: the model's closed form for the copy alone,
-on the measured product and on the replay product, split the change into those three parts), and the model's
-copy times on the measured product next to the measured ones (the residuals; `calibration_rows` turns the
-copies that ran alone into rows `acl-emu calibrate` reads).
+copy's time and why it changed (its change is split into the model's residual on the measured product - the
+model there minus the profile - and, from there to the replay, the changes in latency, in transfer time at the
+link's rate (bandwidth) and in time lost sharing (contention), the last three from the model's closed form for
+the copy alone on either product; the largest part, in the direction of the change, is the reason), and the
+model's copy times on the measured product next to the measured ones (the residuals; `calibration_rows` turns
+the copies that ran alone into rows `acl-emu calibrate` reads).
 
     from emu.studies import replay, replay_report
     result = replay.replay("msprof_step.json", ["910B", "A3", "950PR"], measured_on="910B")
@@ -622,23 +624,28 @@ def _copy_parts(hw, n: Node) -> tuple[float, float] | None:
     return latency, alone - latency
 
 
-def _why(delta: float, parts_measured, parts_new, measured: float, replayed: float, pageable: bool) -> tuple[str, dict]:
-    """Why a copy's time changed: the largest of the changes in latency, transfer time at the link's rate
-    (bandwidth) and time lost sharing (contention: what the copy took beyond its closed form)."""
+def _why(delta: float, parts_base, parts_new, measured: float, base: float, replayed: float,
+         pageable: bool) -> tuple[str, dict]:
+    """Why a copy's time changed, from the measured time through the model on the measured product (`base`) to
+    the replay: the largest, in the direction of the change, of the changes in latency, in transfer time at the
+    link's rate (bandwidth), in time lost sharing (contention: what the copy took beyond its closed form), and
+    the model's own error on the measured product (model residual). The four add up to the change."""
     if abs(delta) <= SAME * measured:
         return "same", {}
-    if parts_measured is None or parts_new is None or pageable:
-        return ("staging (pageable)" if pageable else "-"), {}
-    lat_m, bw_m = parts_measured
-    lat_n, bw_n = parts_new
-    terms = {"latency": lat_n - lat_m, "bandwidth": bw_n - bw_m,
-             "contention": (replayed - lat_n - bw_n) - (measured - lat_m - bw_m)}
+    terms = {"model residual": base - measured}
+    if parts_base is not None and parts_new is not None and not pageable:
+        lat_b, bw_b = parts_base
+        lat_n, bw_n = parts_new
+        terms.update({"latency": lat_n - lat_b, "bandwidth": bw_n - bw_b,
+                      "contention": (replayed - lat_n - bw_n) - (base - lat_b - bw_b)})
+    else:
+        terms["staging (pageable)" if pageable else "-"] = replayed - base
     sign = 1 if delta > 0 else -1
     best = max(terms, key=lambda k: sign * terms[k])
     return best, {k: v * 1e6 for k, v in terms.items()}
 
 
-def _copy_rows(graph: Graph, run: Retimed, hw_new, hw_measured) -> list[dict]:
+def _copy_rows(graph: Graph, run: Retimed, hw_new, hw_base, base_durations) -> list[dict]:
     rows = []
     for n in graph.nodes:
         if n.kind not in ("copy", "group"):
@@ -647,9 +654,10 @@ def _copy_rows(graph: Graph, run: Retimed, hw_new, hw_measured) -> list[dict]:
         replayed = float(run.ends[n.index] - run.starts[n.index])
         delta = replayed - measured
         pageable = n.kind == "copy" and _pageable(n.task, run.host_memory)
-        why, terms = _why(delta, _copy_parts(hw_measured, n), _copy_parts(hw_new, n), measured, replayed, pageable)
-        if n.kind == "group":
-            why = "batch" if abs(delta) > SAME * measured else "same"
+        why, terms = _why(delta, _copy_parts(hw_base, n), _copy_parts(hw_new, n), measured,
+                          float(base_durations[n.index]), replayed, pageable)
+        if n.kind == "group" and why != "same":
+            why = "batch"
         rows.append({"task": n.index, "row": n.task.row, "name": n.label, "device": n.device, "stream": n.stream,
                      "direction": n.direction or "mixed", "bytes": n.nbytes, "measured_us": measured * 1e6,
                      "replayed_us": replayed * 1e6, "change_pct": (delta / measured * 100) if measured > 0 else 0.0,
@@ -723,17 +731,14 @@ def replay(profile, products=None, measured_on=None, host_memory: str = "as-prof
     measured = {"label": "measured", "step_ms": step * 1e3,
                 "resources_ms": resources(graph, measured_starts, measured_ends),
                 "segments": _segments(graph, measured_starts, measured_ends, call_s, call_e)}
+    base_run = retime(graph, base, "as-profiled")  # the model on the measured product, as it was measured
+    base_durations = base_run.ends - base_run.starts
     runs = []
-    validation_run = None
     for p in products:
-        run = retime(graph, p, host_memory)
-        rows = _copy_rows(graph, run, p.hardware, base.hardware)
-        runs.append(_run_summary(graph, run, rows, step, p))
-        if p.path == base.path and validation_run is None:
-            validation_run = (run, rows)
-    if validation_run is None:
-        run = retime(graph, base, host_memory)
-        validation_run = (run, _copy_rows(graph, run, base.hardware, base.hardware))
+        same = p.path == base.path and host_memory == "as-profiled"
+        run = base_run if same else retime(graph, p, host_memory)
+        runs.append(_run_summary(graph, run, _copy_rows(graph, run, p.hardware, base.hardware, base_durations), step, p))
+    validation_run = (base_run, _copy_rows(graph, base_run, base.hardware, base.hardware, base_durations))
     validation = _validation(base, validation_run[1], validation_run[0], step)
     return {
         "profile": prof.path,

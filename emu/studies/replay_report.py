@@ -75,7 +75,7 @@ def gantt_figure(result: dict):
                loc="upper right", ncol=min(len(kinds), 4), fontsize="small")
     products = ", ".join(r["label"] for r in result["runs"])
     fig.suptitle(f"{Path(result['profile']).name} replayed on {products}", x=0.01, ha="left")
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.55 / fig.get_figheight()))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))
     return fig
 
 
@@ -134,8 +134,8 @@ def table(result: dict) -> str:
            for r in runs if r["why"]]
     text = format_table(lines, cols)
     if why:
-        text += "\nwhy the copies that changed did (the largest of the changes in bandwidth, latency and contention):\n  " \
-            + "\n  ".join(why)
+        text += ("\nwhy the copies that changed did (the largest part of the change: bandwidth, latency, contention, "
+                 "or the model's residual on the measured product):\n  " + "\n  ".join(why))
     return text
 
 
