@@ -89,6 +89,19 @@ def test_a_trace_events_object_and_numeric_times_read_too(tmp_path):
     assert copies(p) == STEP_COPIES and len(p.calls) == 15
 
 
+def test_rows_of_the_hardware_process_that_are_not_tasks_are_left_out(tmp_path):
+    events = json.loads(STEP.read_text())
+    hw = next(e["pid"] for e in events if e.get("name") == "process_name" and e["args"]["name"] == "Ascend Hardware")
+    first = min(float(e["ts"]) for e in events if e.get("ph") == "X")
+    events.append({"name": "Iteration 1", "pid": hw, "tid": 0, "ts": f"{first:.3f}", "dur": 5877.0, "ph": "X",
+                   "args": {"Iteration ID": 1, "FP Start": "", "BP End": ""}})  # a step trace row
+    f = tmp_path / "with_step_trace.json"
+    f.write_text(json.dumps(events))
+    p = profiles.load(f)
+    assert len(p.tasks) == 13 and p.unknown == {}
+    assert any("1 rows of the Ascend Hardware process have no 'Task Type'" in n for n in p.notes)
+
+
 # -- the graph -------------------------------------------------------------------------------------------------------
 def test_the_graph_keeps_stream_order_and_pairs_each_wait_with_its_record():
     g = replay.build_graph(profiles.load(STEP))
@@ -118,7 +131,8 @@ def test_without_event_rows_dependencies_are_inferred_from_the_timeline_and_list
     assert any("inferred from the timeline" in n for n in g.notes)
     result = replay.replay(NO_EVENTS, ["910B"])
     assert len(result["graph"]["inferred_dependencies"]) == 3
-    assert all({"task", "row", "after", "after_row", "gap_us"} <= set(d) for d in result["graph"]["inferred_dependencies"])
+    listed = result["graph"]["inferred_dependencies"]
+    assert all({"task", "row", "after", "after_row", "gap_us"} <= set(d) for d in listed)
 
 
 def test_a_smaller_tolerance_infers_nothing():
@@ -177,7 +191,8 @@ def test_pinned_instead_of_pageable_is_a_what_if():
     pinned = replay.replay(STEP, ["910B"], host_memory="pinned")["runs"][0]
     pageable = replay.replay(STEP, ["910B"], host_memory="pageable")["runs"][0]
     assert pageable["step_ms"] > pinned["step_ms"]
-    assert all(c["why"] in ("staging (pageable)", "same") for c in pageable["copies"] if c["direction"] in ("h2d", "d2h"))
+    host_copies = [c for c in pageable["copies"] if c["direction"] in ("h2d", "d2h")]
+    assert host_copies and all(c["why"] in ("staging (pageable)", "same") for c in host_copies)
 
 
 def test_a_profile_with_more_devices_than_the_product_is_refused(tmp_path):

@@ -267,6 +267,7 @@ def read_msprof_json(path, data) -> Profile:
                 labels[ev.get("pid")] = str(args.get("labels", ""))
     profile = Profile(str(path), "msprof-json", [], [])
     assumed_device = False
+    skipped = 0
     api_rows: list[tuple] = []
     for i, ev in enumerate(data):
         if ev.get("ph") != "X":
@@ -278,7 +279,13 @@ def read_msprof_json(path, data) -> Profile:
         if not isinstance(args, dict):
             raise ProfileError(path, i, "args", f"expected an object, got {type(args).__name__}")
         process = processes.get(ev.get("pid"), "")
-        is_task = process == "Ascend Hardware" or ("Task Type" in args and any(k in args for k in _STREAM_KEYS))
+        is_task = "Task Type" in args and (process == "Ascend Hardware" or any(k in args for k in _STREAM_KEYS))
+        if process == "Ascend Hardware" and not is_task:
+            if isinstance(name, str) and kind_of("", name)[1]:
+                is_task = True  # a task named by its type (EVENT_RECORD, MEMCPY_ASYNC...) without the arg
+            else:
+                skipped += 1  # step trace, MC2 turns...: rows of the process that are not stream tasks
+                continue
         if isinstance(name, str) and "@" in name and not is_task:
             level, api = name.split("@", 1)
             if level in ("AscendCL", "Runtime", "Api") or process == "CANN":
@@ -344,6 +351,9 @@ def read_msprof_json(path, data) -> Profile:
                 break
         profile.tasks.append(task)
     profile.calls = _host_calls(path, api_rows)
+    if skipped:
+        profile.notes.append(f"{skipped} rows of the Ascend Hardware process have no 'Task Type' (step trace, "
+                             f"fused-operator turns): left out")
     if assumed_device:
         profile.notes.append("some Ascend Hardware rows name no device (no 'NPU <n>' process label, no formatted "
                              "pid): taken as device 0")

@@ -11,7 +11,7 @@ timeline, a task_time CSV or MSPTI records) is rebuilt into a task graph (`build
   overlapping, then none: the measured durations already carry what they shared);
 - host API calls per host thread in their order, each with its measured duration and the measured gap
   before it; a call queues the tasks whose connection id it carries; a blocking call (a synchronize, a
-  synchronous copy, an "async" call that returned after its task ended) waits for what it waited for;
+  synchronous copy, an "async" copy or memset that returned after its task ended) waits for what it waited for;
 - cross-stream dependencies from the profile's event record / wait rows (by event id where the profile names
   it, else each wait after the latest record of another stream that ended by the time the wait ended); a
   profile with no such rows gets dependencies inferred from its timeline: a task that started while its
@@ -272,8 +272,9 @@ def _host_calls(g: Graph) -> None:
     tol = g.tolerance
     for c in calls:
         own = [g.nodes[j] for j in c.nodes]
-        if own and (c.api in BLOCKING_APIS or any(n.duration > tol and n.end > c.start + tol
-                                                  and n.end <= c.end + tol for n in own)):
+        copies = "Memcpy" in c.api or "Memset" in c.api  # an "async" copy from pageable memory blocks too
+        if own and (c.api in BLOCKING_APIS or (copies and any(n.duration > tol and n.end > c.start + tol
+                                                               and n.end <= c.end + tol for n in own))):
             c.blocking = "own"
             c.awaits = [n.index for n in own]
             last = max(n.end for n in own)
@@ -562,7 +563,8 @@ def retime(graph: Graph, product, host_memory: str = "as-profiled") -> Retimed:
         n = stuck[0]
         raise ReplayError(f"{graph.profile.path}: row {n.task.row}: {len(stuck)} device tasks never ran on "
                           f"{p.name} (the first waits for a task that never completes)")
-    return Retimed(p.name, np.array([t.start for t in tasks], dtype=float), np.array([t.end for t in tasks], dtype=float),
+    return Retimed(p.name, np.array([t.start for t in tasks], dtype=float),
+                   np.array([t.end for t in tasks], dtype=float),
                    call_start, call_end, sim.records, host_memory)
 
 
@@ -737,7 +739,8 @@ def replay(profile, products=None, measured_on=None, host_memory: str = "as-prof
     for p in products:
         same = p.path == base.path and host_memory == "as-profiled"
         run = base_run if same else retime(graph, p, host_memory)
-        runs.append(_run_summary(graph, run, _copy_rows(graph, run, p.hardware, base.hardware, base_durations), step, p))
+        rows = _copy_rows(graph, run, p.hardware, base.hardware, base_durations)
+        runs.append(_run_summary(graph, run, rows, step, p))
     validation_run = (base_run, _copy_rows(graph, base_run, base.hardware, base.hardware, base_durations))
     validation = _validation(base, validation_run[1], validation_run[0], step)
     return {
@@ -751,7 +754,8 @@ def replay(profile, products=None, measured_on=None, host_memory: str = "as-prof
                   "kernels": sum(1 for n in graph.nodes if n.kind == "kernel"),
                   "host_calls": len(graph.calls), "event_dependencies": len(graph.event_deps),
                   "event_dependencies_by_time": sum(1 for d in graph.event_deps if d["how"] == "paired by time"),
-                  "inferred_dependencies": [{"task": graph.nodes[d["task"]].label, "row": graph.nodes[d["task"]].task.row,
+                  "inferred_dependencies": [{"task": graph.nodes[d["task"]].label,
+                                             "row": graph.nodes[d["task"]].task.row,
                                              "after": graph.nodes[d["after"]].label,
                                              "after_row": graph.nodes[d["after"]].task.row,
                                              "gap_us": d["gap_us"]} for d in graph.inferred]},
@@ -803,7 +807,8 @@ def _validation(base: config.Product, rows: list[dict], run: Retimed, measured_s
     return {"product": base.name, "copies": res, "count": len(res),
             "median_abs_pct": statistics.median(errors) if errors else 0.0,
             "worst_pct": max((r["residual_pct"] for r in res), key=abs, default=0.0),
-            "by_direction": {d: {"count": len(v), "median_pct": statistics.median(v)} for d, v in sorted(by_dir.items())},
+            "by_direction": {d: {"count": len(v), "median_pct": statistics.median(v)}
+                             for d, v in sorted(by_dir.items())},
             "step_ms": run.step * 1e3,
             "step_residual_pct": (run.step - measured_step) / measured_step * 100 if measured_step > 0 else 0.0}
 

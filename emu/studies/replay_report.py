@@ -179,7 +179,8 @@ def summary(result: dict) -> str:
                      + ", ".join(f"{k} x{v}" for k, v in sorted(result["unknown_types"].items())))
     fixed = {k: v for k, v in result["fixed"].items() if not k.startswith("unknown task type")}
     if fixed:
-        lines.append("replayed with their measured duration: " + ", ".join(f"{k} x{v}" for k, v in sorted(fixed.items())))
+        lines.append("replayed with their measured duration: "
+                     + ", ".join(f"{k} x{v}" for k, v in sorted(fixed.items())))
     return "\n".join(lines)
 
 

@@ -40,9 +40,11 @@ D2H = BWD + 2400.0 + 1.6
 D2D = OPT + 600.0 + 0.7
 STEP = [
     # api, start, dur, task
-    ("aclrtMemcpyAsync", 0.0, 11.5, (COPY, "MEMCPY_ASYNC", "MEMCPY_ASYNC", T_H2D_1, H2D_US, 32 * MIB, "host to device")),
+    ("aclrtMemcpyAsync", 0.0, 11.5, (COPY, "MEMCPY_ASYNC", "MEMCPY_ASYNC", T_H2D_1, H2D_US, 32 * MIB,
+                                     "host to device")),
     ("aclrtRecordEvent", 13.0, 3.1, (COPY, "EVENT_RECORD", "EVENT_RECORD", T_H2D_1 + H2D_US + 0.2, 0.12, None, None)),
-    ("aclrtMemcpyAsync", 17.2, 9.8, (COPY, "MEMCPY_ASYNC", "MEMCPY_ASYNC", T_H2D_2, H2D_US, 32 * MIB, "host to device")),
+    ("aclrtMemcpyAsync", 17.2, 9.8, (COPY, "MEMCPY_ASYNC", "MEMCPY_ASYNC", T_H2D_2, H2D_US, 32 * MIB,
+                                     "host to device")),
     ("aclrtRecordEvent", 28.0, 2.9, (COPY, "EVENT_RECORD", "EVENT_RECORD", T_H2D_2 + H2D_US + 0.2, 0.12, None, None)),
     ("aclrtStreamWaitEvent", 31.5, 2.6, (COMPUTE, "EVENT_WAIT", "EVENT_WAIT", 35.0, FWD - 1.0 - 35.0, None, None)),
     ("aclrtLaunchKernel", 34.6, 14.8, (COMPUTE, "MatMulV2", "AI_CORE", FWD, 1200.0, None, None)),
@@ -160,7 +162,8 @@ def mspti_records() -> list[dict]:
     for api, start, dur, conn in calls:
         out.append({"kind": "MSPTI_ACTIVITY_KIND_ACL_API", "start": ns(start), "end": ns(start + dur),
                     "pt": {"processId": PROCESS, "threadId": HOST_THREAD}, "correlationId": conn or 0, "name": api})
-    copy_kinds = {"host to device": "MSPTI_ACTIVITY_MEMCPY_KIND_HTOD", "device to host": "MSPTI_ACTIVITY_MEMCPY_KIND_DTOH",
+    copy_kinds = {"host to device": "MSPTI_ACTIVITY_MEMCPY_KIND_HTOD",
+                  "device to host": "MSPTI_ACTIVITY_MEMCPY_KIND_DTOH",
                   "device to device": "MSPTI_ACTIVITY_MEMCPY_KIND_DTOD"}
     for conn, (sid, name, ttype, start, dur, nbytes, operation) in tasks:
         if nbytes is not None:
@@ -181,7 +184,8 @@ def mspti_log_lines() -> list[str]:
         kind = r["kind"].replace("MSPTI_ACTIVITY_KIND_", "")
         if kind == "ACL_API":
             lines.append(f"[ACL_API] name: {r['name']}, start: {r['start']}, end: {r['end']}, processId: "
-                         f"{r['pt']['processId']}, threadId: {r['pt']['threadId']}, correlationId: {r['correlationId']}")
+                         f"{r['pt']['processId']}, threadId: {r['pt']['threadId']}, correlationId: "
+                         f"{r['correlationId']}")
         elif kind == "MEMCPY":
             lines.append(f"[MEMCPY] copyKind: {r['copyKind'].replace('MSPTI_ACTIVITY_MEMCPY_KIND_', '')}, bytes: "
                          f"{r['bytes']}, start: {r['start']}, end: {r['end']}, deviceId: {r['deviceId']}, streamId: "
