@@ -52,6 +52,7 @@ measured duration, and counted in `Profile.unknown`.
 """
 from __future__ import annotations
 
+import bisect
 import csv
 import io
 import json
@@ -393,8 +394,6 @@ def _host_calls(path, rows: list[tuple]) -> list[HostCall]:
         by_thread.setdefault(c.thread, []).append(c)
     for cs in by_thread.values():
         cs.sort(key=lambda c: c.start)
-    import bisect
-
     for thread, start, end, conn in nested:
         cs = by_thread.get(thread, [])
         j = bisect.bisect_right([c.start for c in cs], start) - 1

@@ -37,6 +37,7 @@ This module measures and returns plain data; `replay_report` draws it (the table
 """
 from __future__ import annotations
 
+import bisect
 import math
 import os
 import statistics
@@ -84,6 +85,7 @@ class Node:
     call: int | None = None  # the host call that queued it
     release: float | None = None  # no call queued it: the host time it may start at (None: when its stream gets to it)
     why_fixed: str = ""  # "fixed": why it runs with its measured duration
+    position: int = 0  # its place in its stream
 
     @property
     def task(self):
@@ -203,7 +205,7 @@ def build_graph(profile: Profile, tolerance: float = TOLERANCE) -> Graph:
                 continue
             if prev is not None and s < prev.end - tolerance:
                 overlapping_other += 1
-            node = Node(len(nodes), kind, [t], t.device, t.stream, s, e, t.name, why_fixed=why)
+            node = Node(len(nodes), kind, [t], t.device, t.stream, s, e, t.name, why_fixed=why, position=len(mine))
             nodes.append(node)
             mine.append(node.index)
         streams[key] = mine
@@ -266,11 +268,12 @@ def _host_calls(g: Graph) -> None:
         for c in cs:
             c.gap = c.start - prev_end if prev_end is not None else c.start
             prev_end = max(c.end, prev_end if prev_end is not None else c.end)
-    issue = {}  # node -> measured time the host issued it
-    for n in g.nodes:
-        issue[n.index] = calls[n.call].start if n.call is not None else n.start
+    issue = [calls[n.call].start if n.call is not None else n.start for n in g.nodes]  # when the host issued it
+    by_issue = sorted(range(len(g.nodes)), key=lambda j: (issue[j], j))
+    issue_times = [issue[j] for j in by_issue]
+    seen: dict[int, tuple[int, list]] = {}  # thread -> (tasks of by_issue looked at, those not yet awaited)
     tol = g.tolerance
-    for c in calls:
+    for c in sorted(calls, key=lambda c: (c.start, c.index)):
         own = [g.nodes[j] for j in c.nodes]
         copies = "Memcpy" in c.api or "Memset" in c.api  # an "async" copy from pageable memory blocks too
         if own and (c.api in BLOCKING_APIS or (copies and any(n.duration > tol and n.end > c.start + tol
@@ -284,8 +287,14 @@ def _host_calls(g: Graph) -> None:
             busy_until = max(c.start, prev.end if prev is not None else c.start)
             c.lead = min(max(first.start - busy_until, 0.0), c.end - c.start)
         elif "Synchronize" in c.api:
+            # every task issued before it that had ended when it returned; one an earlier synchronize of this
+            # thread waited for is done already
             c.blocking = "sync"
-            c.awaits = [n.index for n in g.nodes if issue[n.index] < c.start and n.end <= c.end + tol]
+            looked, pending = seen.get(c.thread, (0, []))
+            upto = bisect.bisect_left(issue_times, c.start)
+            pending = pending + by_issue[looked:upto]
+            c.awaits = [j for j in pending if g.nodes[j].end <= c.end + tol]
+            seen[c.thread] = (max(looked, upto), [j for j in pending if g.nodes[j].end > c.end + tol])
             last = max((g.nodes[j].end for j in c.awaits), default=c.start)
             c.tail = min(max(c.end - max(last, c.start), 0.0), c.end - c.start)
     g.calls = calls
@@ -301,9 +310,7 @@ def _host_calls(g: Graph) -> None:
 
 
 def _stream_prev(g: Graph, n: Node) -> Node | None:
-    order = g.streams[(n.device, n.stream)]
-    at = order.index(n.index)
-    return g.nodes[order[at - 1]] if at > 0 else None
+    return g.nodes[g.streams[(n.device, n.stream)][n.position - 1]] if n.position > 0 else None
 
 
 def _event_dependencies(g: Graph) -> None:
@@ -318,19 +325,32 @@ def _event_dependencies(g: Graph) -> None:
     def issued(n: Node) -> float:
         return g.calls[n.call].start if n.call is not None else n.start
 
+    def event(n: Node) -> str | None:
+        return n.task.event or (g.profile.calls[n.call].event if n.call is not None else None)
+
+    by_event: dict[str, list[tuple[float, int]]] = {}
+    for r in records:
+        if event(r) is not None:
+            by_event.setdefault(event(r), []).append((issued(r), r.index))
+    for entries in by_event.values():
+        entries.sort()
+    by_end = sorted(records, key=lambda r: (r.end, r.index))
+    ends = [r.end for r in by_end]
     unmatched = 0
     for w in waits:
-        ev = w.task.event or (g.profile.calls[w.call].event if w.call is not None else None)
+        ev = event(w)
         match, how = None, ""
-        if ev is not None:
-            same = [r for r in records if (r.task.event or (g.profile.calls[r.call].event if r.call is not None
-                                                              else None)) == ev and issued(r) <= issued(w)]
-            if same:
-                match, how = max(same, key=lambda r: (issued(r), r.index)), "event id"
+        if ev is not None and ev in by_event:
+            entries = by_event[ev]
+            k = bisect.bisect_right(entries, (issued(w), math.inf)) - 1
+            if k >= 0:
+                match, how = g.nodes[entries[k][1]], "event id"
         if match is None:
-            before = [r for r in records if (r.device, r.stream) != (w.device, w.stream) and r.end <= w.end + tol]
-            if before:
-                match, how = max(before, key=lambda r: (r.end, r.index)), "paired by time"
+            k = bisect.bisect_right(ends, w.end + tol) - 1
+            while k >= 0 and (by_end[k].device, by_end[k].stream) == (w.device, w.stream):
+                k -= 1
+            if k >= 0:
+                match, how = by_end[k], "paired by time"
         if match is None:
             unmatched += 1
             continue
@@ -350,8 +370,6 @@ def _infer_dependencies(g: Graph) -> None:
     tol = g.tolerance
     ends = sorted((n.end, n.index) for n in g.nodes)
     end_times = [e for e, _ in ends]
-    import bisect
-
     for key, order in g.streams.items():
         for pos, j in enumerate(order):
             n = g.nodes[j]
@@ -694,14 +712,26 @@ def _segments(graph: Graph, starts, ends, call_starts, call_ends) -> list[dict]:
 
 
 def calibration_rows(graph: Graph) -> list[dict]:
-    """The measured copies that ran alone (no other copy of their device at the same time), one row each, in the
-    CSV layout `acl-emu calibrate` reads (size, direction, memory, pattern, count, us)."""
-    copies = [n for n in graph.nodes if n.kind == "copy" and n.direction in ("h2d", "d2h", "d2d")]
+    """The measured copies that ran alone (no other copy or memset of their device at the same time), one row
+    each, in the CSV layout `acl-emu calibrate` reads (size, direction, memory, pattern, count, us)."""
+    alone: set[int] = set()
+    by_device: dict[int, list[Node]] = {}
+    for n in graph.nodes:
+        if n.kind in ("copy", "group", "fill") or (n.kind == "fixed" and n.task.kind in ("copy", "fill")):
+            by_device.setdefault(n.device, []).append(n)
+    for spans in by_device.values():
+        spans.sort(key=lambda n: (n.start, n.end))
+        reach = -math.inf  # the latest end of the spans before this one
+        for i, n in enumerate(spans):
+            nxt = spans[i + 1].start if i + 1 < len(spans) else math.inf
+            if reach <= n.start and nxt >= n.end:
+                alone.add(n.index)
+            reach = max(reach, n.end)
     rows = []
-    for n in copies:
-        others = [m for m in graph.nodes if m is not n and m.kind in ("copy", "group", "fill")
-                  and (m.device == n.device) and m.start < n.end and n.start < m.end]
-        if others or n.duration <= 0 or n.task.tasks > 1:
+    for n in graph.nodes:
+        if n.index not in alone or n.kind != "copy" or n.direction not in ("h2d", "d2h", "d2d"):
+            continue
+        if n.duration <= 0 or n.task.tasks > 1:
             continue
         src, dst = n.ends()
         direction = "p2p" if n.direction == "d2d" and src != dst else n.direction
