@@ -104,24 +104,14 @@ EXTENSION = "acl-emu "
 
 def kind_of(task_type: str, name: str = "") -> tuple[str, bool]:
     """(what a replay does with a task: "copy", "fill", "kernel", "record", "wait" or "other"; whether the type is
-    one this module knows). The "Task Type" decides; the event's name (msprof names a non-kernel task by its host
-    type, MEMCPY_ASYNC, EVENT_RECORD...) when the type says nothing."""
-    for t in (task_type, name):
-        t = (t or "").strip()
-        if not t:
-            continue
-        if t in COPY_TYPES:
-            return "copy", True
-        if t in FILL_TYPES:
-            return "fill", True
-        if t in KERNEL_TYPES:
-            return "kernel", True
-        if t in RECORD_TYPES:
-            return "record", True
-        if t in WAIT_TYPES:
-            return "wait", True
-        if t in OTHER_TYPES:
-            return "other", True
+    one this module knows), from its "Task Type" and its name (msprof names a non-kernel task by its host type,
+    MEMCPY_ASYNC, EVENT_RECORD..., and may give a device SQE type as the "Task Type"): a kind either names wins
+    over "other"."""
+    names = [t.strip() for t in (task_type or "", name or "") if t and t.strip()]
+    for kind, types in (("copy", COPY_TYPES), ("fill", FILL_TYPES), ("record", RECORD_TYPES), ("wait", WAIT_TYPES),
+                        ("kernel", KERNEL_TYPES), ("other", OTHER_TYPES)):
+        if any(t in types for t in names):
+            return kind, True
     return "other", False
 
 
