@@ -122,6 +122,24 @@ def test_the_graph_keeps_stream_order_and_pairs_each_wait_with_its_record():
     assert sync[0].blocking == "sync" and any(g.nodes[j].direction == "d2h" for j in sync[0].awaits)
 
 
+def test_event_ids_on_the_api_rows_pair_records_and_waits(tmp_path):
+    """Newer msprof exports give the record and wait API rows an "event_id": each wait then waits for the latest
+    record of its event issued before it, not the latest by time."""
+    events = json.loads(STEP.read_text())
+    ids = iter(["e1", "e2", "e1", "e2", "e3", "e3"])  # record, record, wait, wait, record, wait (host order)
+    for ev in sorted((e for e in events if e.get("name") in ("AscendCL@aclrtRecordEvent",
+                                                                "AscendCL@aclrtStreamWaitEvent")),
+                     key=lambda e: float(e["ts"])):
+        ev["args"]["event_id"] = next(ids)
+    f = tmp_path / "with_event_ids.json"
+    f.write_text(json.dumps(events))
+    g = replay.build_graph(profiles.load(f))
+    assert [d["how"] for d in g.event_deps] == ["event id"] * 3
+    by_time = replay.build_graph(profiles.load(STEP))
+    assert [(d["wait"], d["record"]) for d in g.event_deps] == [(d["wait"], d["record"]) for d in by_time.event_deps]
+    assert not any("name no event" in n for n in g.notes)
+
+
 def test_without_event_rows_dependencies_are_inferred_from_the_timeline_and_listed():
     g = replay.build_graph(profiles.load(NO_EVENTS))
     assert replay.graph_summary(g)["inferred"] == [("MEMCPY_ASYNC", "MatMulV2Grad"), ("MatMulV2", "MEMCPY_ASYNC"),
