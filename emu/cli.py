@@ -736,7 +736,7 @@ def add_replay(sub) -> None:
     p.add_argument("--host-memory", choices=replay.HOST_MEMORY, default="as-profiled",
                    help="host buffers of the H2D and D2H copies: as the profile says (page-locked unless it marks "
                         "a copy pageable), pinned or pageable")
-    p.add_argument("--tolerance-us", type=typed(microseconds, "microseconds"), default=replay.TOLERANCE * 1e6,
+    p.add_argument("--tolerance-us", type=typed(_tolerance_us, "microseconds"), default=replay.TOLERANCE * 1e6,
                    metavar="US", help=f"times this close count as at once when inferring dependencies from the "
                                       f"timeline (default {replay.TOLERANCE * 1e6:g})")
     p.add_argument("--out", metavar="DIR", help="output directory (default: acl-emu-out/replay)")
@@ -744,6 +744,16 @@ def add_replay(sub) -> None:
                                                      "timeline layout")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=replay_command)
+
+
+def _tolerance_us(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number of microseconds") from None
+    if not (0 <= v < math.inf):
+        raise ValueError(f"{text!r}: expected a finite number of microseconds >= 0")
+    return v
 
 
 def replay_command(args) -> int:
