@@ -35,6 +35,10 @@ _SLACK = 1e-12  # seconds: a task due within this is due now
 FEW_PARTS = 16  # a GROUP of fewer COPY tasks runs them one by one (`_begin_parts`), not as lanes
 
 
+def _nothing(event) -> None:
+    """A timer's callback when the timer only moves the clock."""
+
+
 def _gc_pause() -> bool:
     """The simulation allocates many short-lived objects and makes no cycles: keep the collector out of it.
     Returns whether it was enabled, for `_gc_resume` (two plain calls: cheaper than a context manager, which
@@ -583,6 +587,16 @@ class Machine:
         task.start = self.env.now
         if task.on_start is not None:  # e.g. a descriptor read, which may set nbytes and the ends
             self._call(task, task.on_start)
+        flow = self._flow(task, engine)
+        if flow is None:  # a host-to-host copy done by the driver
+            self._after(task.nbytes / self.hardware.host_memcpy_bandwidth, task)
+            return
+        links, weights, wire, tail = flow
+        self.network.start(links, wire, self._finish, weights, tail, task)
+
+    def _flow(self, task: Task, engine: int) -> tuple | None:
+        """(links, weights, wire bytes, tail seconds) of a COPY or FILL task's flow on `engine`, with its route
+        and links noted on the task; None for a host-to-host copy (no flow: the driver's memcpy)."""
         hw = self.hardware
         key = (task.kind, task.src, task.dst) if task.kind == COPY else (FILL, task.device, task.device)
         path = self._paths.get(key)
@@ -591,9 +605,8 @@ class Machine:
         route, links, weights, names, latency, tlp = path
         if task.kind == COPY:
             task.route = route
-            if route == "h2h":  # a host-to-host copy done by the driver
-                self._after(task.nbytes / hw.host_memcpy_bandwidth, task)
-                return
+            if route == "h2h":
+                return None
             if self._per_engine and (route == "h2d" or route == "d2h"):  # one engine's own limit (A3)
                 links, weights = [*links, self.link(f"dev{task.device}.dma{engine}", self._per_engine)], [*weights, 1.0]
         n = task.nbytes
@@ -605,7 +618,7 @@ class Machine:
             wire = n + tlps * tlp[1]
         else:
             wire = n
-        self.network.start(links, wire, self._finish, weights, latency * chunks + task.rows * hw.row_overhead, task)
+        return links, weights, wire, latency * chunks + task.rows * hw.row_overhead
 
     def _kernel(self, task: Task, slot: int) -> None:
         task.engine = slot
@@ -719,6 +732,46 @@ class Machine:
             if task.completed:
                 task._done.succeed()
         return task._done
+
+    def blocking(self, stream: Stream, task: Task, submit: float) -> float:
+        """Submit `task` on `stream` at host time `submit` and run until it completes; return its completion time.
+
+        When nothing else is in flight (no event due, no flow on any link, the stream idle, a free engine) a
+        COPY or FILL with no start hook runs in closed form: alone, its flow moves at its links' narrowest
+        rate from its start, so its end is known at once, and one timer event takes the clock there. The
+        outcome (times, engine, route, link bytes and busy time, records) is that of `submit` + `wait`."""
+        kind = task.kind
+        if ((kind == COPY or kind == FILL) and task.on_start is None and not task.waits and task._parent is None
+                and stream.running is None and not stream.pending and not stream.waking
+                and not self.network._open and self.env.peek() == math.inf):
+            pool = self.engines[task.device]
+            if pool.free and not pool.waiting:
+                self._alone(stream, task, submit, pool.free[-1])
+                return task.end
+        self.submit(stream, task, submit)
+        return self.wait(task)
+
+    def _alone(self, stream: Stream, task: Task, submit: float, engine: int) -> None:
+        """`blocking`'s closed form: the task runs on `engine` from `submit` (or now) with nothing else in flight."""
+        env = self.env
+        if submit > env.now:  # the clock moves to its start first, as a stream's wake-up would move it
+            at(env, submit, _nothing)
+            env.step()
+        now = start = env.now
+        task.stream, task.submit = stream, submit
+        stream.last = stream.running = task
+        task.engine, task.start = engine, start
+        flow = self._flow(task, engine)
+        if flow is None:
+            end = start + task.nbytes / self.hardware.host_memcpy_bandwidth
+        else:
+            links, weights, wire, tail = flow
+            end = self.network.alone(links, weights, wire, start) + tail
+        if end > now:
+            at(env, end, self._finish_event, task)
+            env.step()
+        else:
+            self._finish(task)
 
     def wait(self, task: Task) -> float:
         """Run until `task` completes, one event at a time (open HOSTFUNC tasks may need the host threads:

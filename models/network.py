@@ -234,6 +234,23 @@ class Network:
             self._arm(now)
         return flow
 
+    def alone(self, links: list[Link], weights: list[float], size: float, start: float) -> float:
+        """A flow that starts at `start` and ends with no other flow on the network meanwhile (the caller knows
+        it: nothing is in flight and nothing is due before it ends): its links' accounting, as `start` and its
+        end would leave it, without the flow. Returns when its last byte arrives."""
+        if size <= 0 or not links:
+            return start
+        neck, rate = links[0], links[0].capacity / weights[0]
+        for link, w in zip(links, weights):
+            if link.capacity / w < rate:
+                neck, rate = link, link.capacity / w
+        neck.level = rate
+        finish = start + size / rate
+        for link, w in zip(links, weights):
+            link.bytes += size * w
+            link.busy_time += finish - start
+        return finish
+
     # -- a flow's life ------------------------------------------------------------------------------
 
     def _start_sharing(self, flow: Flow, link: Link, now: float) -> None:

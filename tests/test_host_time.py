@@ -91,17 +91,17 @@ def clock_across_slow_blocking_memcpy(host_time: str, monkeypatch) -> tuple[floa
     r.set_device(0)
     n = 64 << 20
     h, d = r.malloc_host(n), r.malloc(n)
-    wait = r.machine.wait
+    blocking = r.machine.blocking  # (the model's entry for a blocking copy)
     inside = []
 
-    def slow_wait(task):  # the emulator computing a long call: wall time inside the API call
+    def slow_blocking(stream, task, submit):  # the emulator computing a long call: wall time inside the API call
         t = time.perf_counter()
         time.sleep(0.2)
-        end = wait(task)
+        end = blocking(stream, task, submit)
         inside.append(time.perf_counter() - t)
         return end
 
-    monkeypatch.setattr(r.machine, "wait", slow_wait)
+    monkeypatch.setattr(r.machine, "blocking", slow_blocking)
     c0 = r.clock
     r.memcpy(d, n, h, n, C.ACL_MEMCPY_HOST_TO_DEVICE)
     r.get_run_mode()

@@ -181,10 +181,12 @@ def run_blocking(rt: Core, task: Task) -> None:
     """Run a task outside any stream and block this host thread until it completes."""
     dev = task.device
     s = rt.sync_streams.get(dev)
-    if s is None or not s.idle:  # (one per device: a blocking call waits for its task, so it is idle)
-        s = rt.sync_streams[dev] = rt.machine.stream(f"dev{dev}/sync", dev)
-    rt.machine.submit(s, task, rt.clock)
-    rt.wait_for(task)
+    if s is None or s.last is not None and s.last.end is None:  # (one per device: a blocking call waits
+        s = rt.sync_streams[dev] = rt.machine.stream(f"dev{dev}/sync", dev)  # for its task, so it is idle)
+    st = rt.caller
+    end = rt.machine.blocking(s, task, st.clock)
+    if end > st.clock:
+        st.clock = end
     if task.error is not None:
         raise task.error
 
@@ -200,14 +202,20 @@ def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0) -
     the driver's round trip (`hardware.sync_copy`), once the copy is done."""
     if move is None:
         move = _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what)
+    hw = rt.machine.hardware
     if plan.s_dev is None and plan.d_dev is None:
-        rt.tick(plan.nbytes / rt.product.hardware.host_memcpy_bandwidth)
+        rt.tick(plan.nbytes / hw.host_memcpy_bandwidth)
         move()
         return
-    task = Task(STAGED if plan.staged else COPY, nbytes=plan.nbytes, rows=0 if plan.staged else rows,
-                device=plan.device, src=plan.s_dev, dst=plan.d_dev, label=what, on_complete=move)
-    run_blocking(rt, tagged(task, plan))
-    rt.tick(rt.product.hardware.sync_copy)  # the driver's round trip: the host is woken once it is done
+    if plan.staged:
+        task = tagged(Task(STAGED, nbytes=plan.nbytes, device=plan.device, src=plan.s_dev, dst=plan.d_dev,
+                           label=what, on_complete=move), plan)
+    else:
+        task = Task.copy(plan.nbytes, plan.device, plan.s_dev, plan.d_dev, what, move, 0, plan.kind, plan.used)
+        if rows:
+            task.rows = rows
+    run_blocking(rt, task)
+    rt.caller.clock += hw.sync_copy  # the driver's round trip: the host is woken once it is done
 
 
 def sync_for_pageable(rt: Core, s: Stream) -> None:
