@@ -229,8 +229,9 @@ class Network:
             link.flows[flow] = w
             link.multi += multi
         flow.version = 1
-        heappush(self._heap, (finish + tail, next(self._seq), 1, flow))
-        if not self._firing:
+        heap = self._heap
+        heappush(heap, (finish + tail, next(self._seq), 1, flow))
+        if not self._firing and heap[0][0] < self._armed - EPS:  # (else the armed timer comes first)
             self._arm(now)
         return flow
 
