@@ -113,7 +113,8 @@ def host_time_scale_arg(text: str) -> float:
 
 def run_script(script: str, args: list[str], product: str | None = None, out: str | None = None,
                as_json: bool = False, host_time: str | None = None, host_time_scale: float | None = None,
-               module: bool = False, msprof: str | None = None) -> int:
+               module: bool = False, msprof: str | None = None, sanitize=None,
+               sanitize_json: str | None = None) -> int:
     """Run an unchanged pyACL script with the emulator installed as `acl`, then summarise what it did.
 
     The script runs as `python script.py args` would run it (or `python -m module args` with
@@ -129,6 +130,10 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
     is a fresh process on the previous runtime's product, functional mode and (unless given) host
     time; otherwise host time defaults to $ACL_EMU_HOST_TIME, else "wall": the script's own work
     between ACL calls takes time, as it would on the hardware.
+
+    sanitize: the sanitizer's checks (`emu.configure(sanitize=...)`): once the script has ended its queued
+    work runs to its end, the report goes to stderr (its findings also into the JSON summary, the trace's
+    arrows and, with sanitize_json, that file), and a finding makes the exit code 1 if the script's own was 0.
     """
     import emu
     from .studies.runsummary import summary, print_summary
@@ -140,24 +145,38 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
             if host_time_scale is None:
                 host_time_scale = previous.host_time_scale
         emu.configure(product=previous.product.path, functional=previous.functional, host_time=host_time,
-                      host_time_scale=host_time_scale)
+                      host_time_scale=host_time_scale, sanitize=sanitize)
     else:
         if host_time is None and emu.runtime.host_time_from_env() is None:
             host_time = "wall"
-        emu.configure(product=product, host_time=host_time, host_time_scale=host_time_scale)
+        emu.configure(product=product, host_time=host_time, host_time_scale=host_time_scale, sanitize=sanitize)
     with _python_like_state(script, module):
         emu.install()
         with (_stdout_to_stderr() if as_json else contextlib.nullcontext()):
             code, error = _execute(script, args, module)
     sys.stdout.flush()
+    san = emu.current().sanitizer
+    if san is not None:
+        san.finish()  # the work still queued runs: every copy's source is checked
     result = summary(emu.current(), Path(out) if out else None,
                      script=f"-m {script}" if module else script, exit_code=code, error=error)
+    if san is not None:
+        result["sanitizer"] = san.to_dict()
+        if sanitize_json:
+            with open(sanitize_json, "w") as f:
+                json.dump(result["sanitizer"], f, indent=2)
     if msprof:  # the run in the msprof timeline layout too (MindStudio Insight)
         result["msprof"] = str(replay.write_msprof_runtime(emu.current(), msprof))
     print_summary(result, as_json)
     if msprof and not as_json:
         print(f"msprof timeline: {result['msprof']} (MindStudio Insight, Perfetto; acl-emu replay reads it)",
               file=sys.stderr)
+    if san is not None:
+        print(san.report(), file=sys.stderr)
+        if sanitize_json:
+            print(f"sanitizer findings: {sanitize_json}", file=sys.stderr)
+        if san.findings and code == 0:
+            code = 1
     return code
 
 
@@ -263,6 +282,10 @@ def _stdout_to_stderr():
 
 
 def _run(args) -> int:
+    sanitize, problem = _sanitize_arg(args)
+    if problem:
+        sys.stderr.write(f"acl-emu run: error: {problem}\n")
+        return 2
     if args.module is not None:
         if not args.module:
             sys.stderr.write("acl-emu run: error: argument -m: expected a module name\n")
@@ -296,8 +319,55 @@ def _run(args) -> int:
         env_product()  # the product run_script would take from the environment loads
     out = writable_dir(args.out, "argument --out")  # absolute: the script may change directory
     msprof = str(writable_file(args.msprof, "argument --msprof")) if args.msprof else None
+    sanitize_json = str(writable_file(args.sanitize_json, "argument --sanitize-json")) if args.sanitize_json else None
     return run_script(target, script_args, args.product, str(out), args.json, args.host_time,
-                      args.host_time_scale, module=args.module is not None, msprof=msprof)
+                      args.host_time_scale, module=args.module is not None, msprof=msprof, sanitize=sanitize,
+                      sanitize_json=sanitize_json)
+
+
+def _sanitize_arg(args):
+    """(the checks of --sanitize, None without it; an error message, None if all is well)."""
+    from .sanitize import parse_tools
+
+    value = args.sanitize
+    if value is None:
+        return ("all" if args.sanitize_json else None), None
+    try:
+        return ",".join(sorted(parse_tools(value))), None
+    except ValueError as e:
+        return None, f"argument --sanitize: {e}"
+
+
+_RUN_VALUE_OPTIONS = ("--product", "--host-time", "--host-time-scale", "--out", "--msprof", "--sanitize-json")
+
+
+def _bare_sanitize(argv: list[str]) -> list[str]:
+    """`acl-emu run --sanitize script.py ARGS`: a bare --sanitize followed by something that is not a list of
+    checks means all of them (argparse would take the script for the option's value)."""
+    from .sanitize import parse_tools
+
+    if "run" not in argv:
+        return argv
+    argv = list(argv)
+    i = argv.index("run") + 1
+    while i < len(argv):
+        token = argv[i]
+        if token == "--sanitize":
+            following = argv[i + 1] if i + 1 < len(argv) else None
+            try:
+                is_checks = following is not None and not following.startswith("-") and bool(parse_tools(following))
+            except ValueError:
+                is_checks = False
+            if not is_checks:
+                argv[i] = "--sanitize=all"
+            i += 2 if is_checks else 1
+        elif token in _RUN_VALUE_OPTIONS:
+            i += 2
+        elif token.startswith("-") and token != "-m":
+            i += 1
+        else:
+            break  # the script, or -m MODULE: the rest is the script's
+    return argv
 
 
 def _module_exists(name: str) -> bool:
@@ -810,6 +880,16 @@ def build_parser() -> Parser:
                      help="print the summary as JSON, and only it, on stdout: the script's own output "
                           "(print, sys.stdout, file descriptor 1) goes to stderr, so `acl-emu run --json "
                           "s.py | jq` works")
+    run.add_argument("--sanitize", nargs="?", const="all", default=None, metavar="CHECKS",
+                     help="check the script for the hazards of asynchronous work: race (accesses no event, "
+                          "synchronize or stream order orders, across streams, devices and host threads), host "
+                          "(the host and its queued work: reading a destination or changing a source before the "
+                          "copy completed, freeing memory in use, destroying a stream with work pending, waiting "
+                          "on an event never recorded), init (device bytes read that nothing wrote). CHECKS: a "
+                          "comma-separated list, --sanitize=race,host (default: all). The report goes to stderr; "
+                          "a finding makes the exit code non-zero (1 where the script's own is 0)")
+    run.add_argument("--sanitize-json", metavar="PATH", help="write the sanitizer's findings as JSON to PATH "
+                                                             "(implies --sanitize)")
     run.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE [ARGS]", default=None,
                      help="run a module as `python -m MODULE ARGS` does (the working directory first on "
                           "sys.path); the rest of the line is the module's arguments")
@@ -854,7 +934,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (sys.argv[1:] if argv is None else argv):  # a bare `acl-emu`: what it can do
         parser.print_help(sys.stderr)
         return 2
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_bare_sanitize(sys.argv[1:] if argv is None else argv))
     prog = f"acl-emu {args.command}"
     try:
         _check_outputs(args)

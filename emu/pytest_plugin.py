@@ -8,6 +8,11 @@ Fixtures: `acl` (the pyACL module), `acl_rt` (the Pythonic runtime, `emu.runtime
 function returning this host thread's simulated time in seconds), `acl_product` (the product name).
 Marker: `@pytest.mark.acl_products("910B", "A3", requires=("aclrtMemcpyBatch",))` runs the test once per
 product and skips the products that lack any API in `requires`.
+
+Sanitizer (emu.sanitize): `@pytest.mark.acl_sanitize` (or `acl_sanitize("race,host")`), the `acl_sanitizer`
+fixture, or `--acl-emu-sanitize[=CHECKS]` for every test (it implies --acl-emu) checks what the test's code
+queues: a test whose code has a hazard (a race between streams, a read before a copy completed, a buffer
+freed while in use, device memory read before anything wrote it...) fails with the sanitizer's report.
 """
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ import pytest
 ENV = "ACL_EMU_PYTEST"
 MARKER = "acl_products(*products, requires=()): run the test on each product (under --acl-emu); skip " \
          "products that lack an API in requires"
+SANITIZE_MARKER = "acl_sanitize(checks='all'): run the test under the acl-emu sanitizer (race, host, init); a " \
+                  "hazard in its code fails it with the report"
 
 
 def pytest_addoption(parser) -> None:
@@ -25,6 +32,11 @@ def pytest_addoption(parser) -> None:
     group.addoption("--acl-emu", nargs="?", const="", default=None, metavar="PRODUCT", dest="acl_emu",
                     help=f"run `import acl` against the emulator, on PRODUCT (default: $ACL_EMU_PRODUCT or "
                          f"910B); also ${ENV}=1 or ${ENV}=PRODUCT")
+    group.addoption("--acl-emu-sanitize", nargs="?", const="all", default=None, metavar="CHECKS",
+                    dest="acl_emu_sanitize",
+                    help="run every test under the acl-emu sanitizer (implies --acl-emu): CHECKS a comma-separated "
+                         "list of race, host, init (default: all); a test whose code has a hazard fails with "
+                         "the report")
 
 
 def _wanted(config) -> str | None:
@@ -32,6 +44,8 @@ def _wanted(config) -> str | None:
     option = config.getoption("acl_emu")
     if option is not None:
         return option
+    if config.getoption("acl_emu_sanitize") is not None:
+        return ""
     env = os.environ.get(ENV, "")
     if env.lower() in ("", "0", "false", "no", "off"):
         return None
@@ -40,9 +54,18 @@ def _wanted(config) -> str | None:
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", MARKER)
+    config.addinivalue_line("markers", SANITIZE_MARKER)
     product = _wanted(config)
     if product is None:
         return
+    checks = config.getoption("acl_emu_sanitize")
+    if checks is not None:
+        from emu.sanitize import parse_tools
+
+        try:
+            parse_tools(checks)
+        except ValueError as e:
+            raise pytest.UsageError(f"--acl-emu-sanitize: {e}") from None
     import emu
     from emu import config as products
 
@@ -90,13 +113,56 @@ def _acl_emu_process(request, acl_product):
     import emu
 
     product = acl_product
-    runtime = emu.configure(product)
+    runtime = emu.configure(product, sanitize=_checks(request))
     marker = request.node.get_closest_marker("acl_products")
     missing = [api for api in (marker.kwargs.get("requires", ()) if marker else ()) if not runtime.product.supports(api)]
     if missing:
         pytest.skip(f"{product} does not support {', '.join(missing)}")
     yield runtime
     emu.configure(product)  # what the test left behind (threads, streams, handles) does not leak
+
+
+def _checks(request):
+    """The sanitizer's checks for this test: its acl_sanitize marker, the acl_sanitizer fixture, or
+    --acl-emu-sanitize; None for none."""
+    marker = request.node.get_closest_marker("acl_sanitize")
+    if marker is not None:
+        return marker.args[0] if marker.args else marker.kwargs.get("checks", "all")
+    if "acl_sanitizer" in request.fixturenames:
+        return "all"
+    return request.config.getoption("acl_emu_sanitize")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A sanitized test whose code left hazards fails with the report (a test failing of its own gets the
+    report as a section of its output)."""
+    try:
+        result = yield
+    except BaseException:
+        san = _sanitizer(item)
+        if san is not None and san.finish():
+            item.add_report_section("call", "acl-emu sanitizer", san.report())
+        raise
+    san = _sanitizer(item)
+    if san is not None and san.finish():
+        pytest.fail(f"the acl-emu sanitizer found hazards in this test's code:\n{san.report()}", pytrace=False)
+    return result
+
+
+def _sanitizer(item):
+    runtime = getattr(item, "funcargs", {}).get("_acl_emu_process")
+    return None if runtime is None else runtime.sanitizer
+
+
+@pytest.fixture
+def acl_sanitizer(_acl_emu_process):
+    """The test's sanitizer (emu.sanitize.Sanitizer; asking for it turns the sanitizer on): `findings`,
+    `report()`, `finish()`. Findings left when the test ends fail it; a test that expects some clears them
+    (`acl_sanitizer.clear()`)."""
+    if _acl_emu_process is None:
+        pytest.skip("the sanitizer exists under the emulator only (pytest --acl-emu)")
+    return _acl_emu_process.sanitizer
 
 
 @pytest.fixture

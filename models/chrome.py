@@ -10,6 +10,13 @@ at its average rate) and each device's busy DMA engines. Flow arrows join each h
 task it enqueued (the task whose label is the call's API and whose submit time falls within the call).
 
 `build(records, calls)` takes a models.trace RECORD array and a CALL array; times are simulated seconds.
+
+`build(records, calls, findings)` also draws what a checker of the run found (emu.sanitize), as plain data:
+each finding a dict {"kind", "title", "message", "ends"}, its ends (at most two) each a task
+{"type": "task", "stream", "start", "end"} or a host call {"type": "call", "thread", "time"}. A finding is a
+slice on the host's "sanitizer" track spanning its ends, with a flow arrow from its earlier end to its later
+one (category "sanitizer"); an end the trace does not hold (a task no record kept, a host access outside any
+API call) is placed on the finding's own slice.
 """
 from __future__ import annotations
 
@@ -143,17 +150,22 @@ class _Calls:
         return None
 
 
-def build(records: np.ndarray, calls: np.ndarray | list) -> dict:
-    """The trace dict of a RECORD array and a CALL array (or (api, thread, start, end) tuples)."""
+def build(records: np.ndarray, calls: np.ndarray | list, findings: list[dict] | None = None) -> dict:
+    """The trace dict of a RECORD array and a CALL array (or (api, thread, start, end) tuples), and of the
+    findings of a checker (see the module's docstring)."""
     t = _Tracks()
     t.process(HOST_PID, "host")
     callers = _Calls()
     threads: dict[int, int] = {}
+    by_thread: dict[int, list] = {}  # thread -> (start, end, where) of its calls, for the findings' ends
     for api, thread, start, end in (calls.tolist() if isinstance(calls, np.ndarray) else calls):
         no = threads.setdefault(thread, len(threads) + 1)
         where = t.span(HOST_PID, f"host thread {no}", api, start, end, {"thread": thread})
         callers.add(api, start, end, where)
+        if findings:
+            by_thread.setdefault(thread, []).append((start, end, where))
     callers.sort()
+    task_spans: dict[tuple[str, float], tuple] = {}  # (stream, start) -> (start, end, where)
     streams = _StreamNames()
     link_steps: dict[tuple[int, str], list] = {}
     engine_steps: dict[int, list] = {}
@@ -170,6 +182,8 @@ def build(records: np.ndarray, calls: np.ndarray | list) -> dict:
         if stream:
             args["stream"] = stream
             where = t.span(pid, streams(stream, device), label, start, end, args)
+            if findings:
+                task_spans.setdefault((stream, start), (start, end, where))
             caller = callers.find(label, submit)
             if caller is not None:
                 flow_id += 1
@@ -189,6 +203,8 @@ def build(records: np.ndarray, calls: np.ndarray | list) -> dict:
             t.process(lpid, "interconnect" if lpid == LINKS_PID else f"device {lpid - DEVICE_PID}")
             t.span(lpid, track, label, start, end, {**args, "link": link})
             link_steps.setdefault((lpid, track), []).extend(((start, rate), (end, -rate)))
+    if findings:
+        _findings(t, findings, task_spans, by_thread, flow_id)
     for (pid, track), steps in link_steps.items():
         t.counter(pid, f"{track} GB/s", steps, "GB/s")
     for device, steps in engine_steps.items():
@@ -196,3 +212,45 @@ def build(records: np.ndarray, calls: np.ndarray | list) -> dict:
     return {"traceEvents": t.events, "displayTimeUnit": "ns",
             "otherData": {"counters": "link GB/s counts each flow in flight at its average rate (bytes over its "
                                       "span, latency included)"}}
+
+
+def _findings(t: _Tracks, findings: list[dict], task_spans: dict, by_thread: dict, flow_id: int) -> None:
+    """Each finding: a slice on the host's "sanitizer" track over its ends, and an arrow between them."""
+    for calls in by_thread.values():
+        calls.sort(key=lambda c: c[0])
+    starts = {thread: [c[0] for c in calls] for thread, calls in by_thread.items()}
+
+    def place(end: dict):
+        """(time, (pid, tid) of the slice holding it, or None)."""
+        if end.get("type") == "task":
+            span = task_spans.get((end.get("stream"), end.get("start")))
+            if span is not None:
+                return span[0] + (span[1] - span[0]) / 2, span[2]
+            return end.get("start", 0.0), None
+        at = end.get("time", 0.0)
+        calls = by_thread.get(end.get("thread"))
+        if calls:
+            i = bisect.bisect_right(starts[end.get("thread")], at) - 1
+            if i >= 0 and calls[i][0] <= at <= calls[i][1]:
+                return at, calls[i][2]
+        return at, None
+
+    for f in findings:
+        ends = [place(e) for e in f.get("ends", ())[:2]]
+        if not ends:
+            continue
+        times = [at for at, _ in ends]
+        lo, hi = min(times), max(times)
+        own = t.span(HOST_PID, "sanitizer", f.get("title") or f.get("kind", "finding"), lo, hi,
+                     {"kind": f.get("kind"), "missing edge": f.get("message"), "sites": f.get("sites")})
+        if len(ends) < 2:
+            continue
+        ends = [(at, where if where is not None else own) for at, where in ends]
+        ends.sort(key=lambda e: e[0])
+        flow_id += 1
+        (t0, (p0, d0)), (t1, (p1, d1)) = ends
+        name = f.get("kind", "finding")
+        t.events.append({"ph": "s", "id": flow_id, "name": name, "cat": "sanitizer", "pid": p0, "tid": d0,
+                         "ts": t0 * 1e6})
+        t.events.append({"ph": "f", "bp": "e", "id": flow_id, "name": name, "cat": "sanitizer", "pid": p1,
+                         "tid": d1, "ts": t1 * 1e6})

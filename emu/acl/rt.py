@@ -145,8 +145,8 @@ def _kernel_buffer(arg):
     return _operator.index(ptr), shape, dtype
 
 
-def _launch_args(fn, buffers, stream, duration_us=None, nbytes=0, flops=0):
-    return fn, buffers, stream, duration_us, nbytes, flops
+def _launch_args(fn, buffers, stream, duration_us=None, nbytes=0, flops=0, access=None):
+    return fn, buffers, stream, duration_us, nbytes, flops, access
 
 
 def launch_kernel(*args, **kwargs):
@@ -154,12 +154,14 @@ def launch_kernel(*args, **kwargs):
     as a device task on `stream` (the emulator's stand-in for a kernel launch).
 
     buffers: a list of (dev_ptr, nbytes) or (dev_ptr, shape, dtype); give duration_us or a cost (nbytes of
-    memory traffic, flops), finite numbers (the last three may be given by name). Arguments that cannot be
-    read so (a wrong count, a str stream, an unknown dtype, a shape no array can have, an infinite cost)
-    raise TypeError("acl.rt.launch_kernel args parse failed"); the runtime's refusals are return codes.
+    memory traffic, flops), finite numbers (the last three may be given by name). access (by name): how the
+    kernel uses each buffer, "r", "w" or "rw", for the sanitizer (see emu.runtime.launch_kernel). Arguments
+    that cannot be read so (a wrong count, a str stream, an unknown dtype, a shape no array can have, an
+    infinite cost) raise TypeError("acl.rt.launch_kernel args parse failed"); the runtime's refusals are
+    return codes.
     """
     try:
-        fn, buffers, stream, duration_us, nbytes, flops = _launch_args(*args, **kwargs)
+        fn, buffers, stream, duration_us, nbytes, flops, access = _launch_args(*args, **kwargs)
         stream = _operator.index(stream)
         if not isinstance(buffers, (list, tuple)):
             raise TypeError
@@ -169,7 +171,7 @@ def launch_kernel(*args, **kwargs):
     except (TypeError, ValueError, OverflowError):
         raise TypeError("acl.rt.launch_kernel args parse failed") from None
     try:
-        _rt.launch_kernel(fn, buffers, stream, duration_us=duration_us, nbytes=nbytes, flops=flops)
+        _rt.launch_kernel(fn, buffers, stream, duration_us=duration_us, nbytes=nbytes, flops=flops, access=access)
     except _AclError as err:
         return err.code
     return 0

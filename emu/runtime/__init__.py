@@ -164,7 +164,7 @@ def host_time_from_env() -> tuple[str, float] | None:
 
 
 def configure(product: str | os.PathLike | None = None, *, functional: bool = True, host_time: str | None = None,
-              host_time_scale: float | None = None, records="all") -> Runtime:
+              host_time_scale: float | None = None, records="all", sanitize=None) -> Runtime:
     """Start a fresh emulated process on a product and make it the current one.
 
     product: a name from configs/ or a TOML path (default: $ACL_EMU_PRODUCT, else 910B).
@@ -197,6 +197,14 @@ def configure(product: str | os.PathLike | None = None, *, functional: bool = Tr
                is also flushed and closed at exit); `models.trace.read_jsonl` reads it back.
     Counts (calls by API, bytes and tasks by route, the latest completion: `calls`,
     `record_totals()`) cover every task and call whatever is kept.
+
+    sanitize: check the program for the hazards of asynchronous work (`emu.sanitize`): True or
+    "all" for every check, or some of "race,host,init" (a comma-separated string or a list);
+    None or False (the default) for none, at no cost. The runtime's `sanitizer` holds what it
+    finds: `sanitizer.finish()` runs the queued work to its end and returns the findings,
+    `sanitizer.report()` gives them as text, `sanitizer.to_dict()` as JSON-ready data. In
+    timing-only mode every check runs but the fingerprint of a copy's source (bytes the host
+    changed before the copy ran), and the report says so. A bad value raises ValueError.
     """
     global _current
     name = product or os.environ.get("ACL_EMU_PRODUCT") or config.DEFAULT_PRODUCT
@@ -206,7 +214,7 @@ def configure(product: str | os.PathLike | None = None, *, functional: bool = Tr
     if host_time_scale is not None:
         scale = host_time_scale
     runtime = Runtime(config.load(name), functional=functional, host_time=host_time, host_time_scale=scale,
-                      records=records)
+                      records=records, sanitize=sanitize)
     with _lock:
         _current = runtime
     return runtime

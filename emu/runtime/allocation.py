@@ -47,6 +47,14 @@ def _alloc_device(rt: Core, device: int, nbytes: int, policy: int, origin: str =
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"P2P malloc policies need peer access, which "
                                                f"{rt.product.name} lacks")
     nbytes = transfer.roundup(nbytes, 32)
+    r = _device_region(rt, device, nbytes, p, origin, functional)
+    san = rt.sanitizer
+    if san is not None:
+        san.allocated(r)
+    return r
+
+
+def _device_region(rt: Core, device: int, nbytes: int, p: int, origin: str, functional: bool | None) -> Region:
     space = rt.space
     if p in _HUGE1G:
         if not rt.product.has("huge1g"):
@@ -113,7 +121,11 @@ def free(rt: Core, ptr: int) -> None:
     if ptr == 0:
         fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
     rt.runtime_layer()
-    rt.space.free_device(_driver_allocation(rt, ptr, "aclrtFree"))
+    r = _driver_allocation(rt, ptr, "aclrtFree")
+    san = rt.sanitizer
+    if san is not None:
+        san.freed(r, "aclrtFree")
+    rt.space.free_device(r)
 
 
 @api("aclrtMallocHost", sizes=("size",))
@@ -134,12 +146,17 @@ def _alloc_host(rt: Core, nbytes: int, functional: bool | None = None) -> Region
     """Page-locked host memory; in RC mode host memory is device memory (normal pages)
     (hicann/runtime docs/zh/api_ref/11-02_host_memory_management.md, aclrtMallocHost)."""
     if not rt.product.ep_mode:
-        return rt.space.alloc_device(rt.current_context().device.id, nbytes, 64, HOST_PAGE,
-                                       origin="malloc_host", functional=functional)
-    try:
-        return rt.space.alloc_pinned(nbytes, functional=functional)
-    except (MemoryError, ValueError):  # numpy refuses sizes beyond what the machine can address
-        fail(ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {nbytes} bytes of page-locked host memory")
+        r = rt.space.alloc_device(rt.current_context().device.id, nbytes, 64, HOST_PAGE,
+                                  origin="malloc_host", functional=functional)
+    else:
+        try:
+            r = rt.space.alloc_pinned(nbytes, functional=functional)
+        except (MemoryError, ValueError):  # numpy refuses sizes beyond what the machine can address
+            fail(ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {nbytes} bytes of page-locked host memory")
+    san = rt.sanitizer
+    if san is not None:
+        san.allocated(r)
+    return r
 
 
 @api("aclrtFreeHost")
@@ -154,7 +171,12 @@ def free_host(rt: Core, ptr: int) -> None:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is device memory: free it with aclrtFree")
     if r is None or r.origin != "malloc_host" or r.base != ptr:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of an aclrtMallocHost allocation")
+    san = rt.sanitizer
+    if san is not None:
+        san.freed(r, "aclrtFreeHost")
     for reg in rt.space.registrations_overlapping(r.base, r.size):
+        if san is not None and reg.alias is not None:
+            san.freed(reg.alias, "aclrtFreeHost")
         rt.space.unregister(reg)
     if r.is_device:
         rt.space.free_device(r)
@@ -217,6 +239,9 @@ def host_array(rt: Core, ptr: int, nbytes: int) -> np.ndarray:
             raise ValueError(f"0x{ptr:x} is device memory: the host cannot read it directly; "
                              f"copy it to the host with aclrtMemcpy first")
         r, off = rt.space.resolve(ptr, max(nbytes, 1))
+        san = rt.sanitizer
+        if san is not None:
+            san.host_access(((r, off, nbytes, "r"),))  # the program reads what it asked for
         if r.kind != Region.PAGEABLE:
             return r.buffer()[off:off + nbytes]
         # memory the program showed read-only (a read-only array, a one-byte bytes object) stays read-only
@@ -252,6 +277,9 @@ def device_array(rt: Core, ptr: int, shape, dtype, *, writable: bool = False) ->
         if off + nbytes > r.size:
             raise ValueError(f"{dims} x {dtype} is {nbytes} bytes from 0x{int(ptr):x}: {off + nbytes - r.size} "
                              f"bytes past the end of {r.describe()}")
+        san = rt.sanitizer
+        if san is not None:
+            san.host_access(((r, off, nbytes, "rw" if writable else "r"),), "device_array")
         view = r.buffer()[off:off + nbytes].view(dtype).reshape(dims)
     if not writable:
         view.flags.writeable = False
@@ -280,7 +308,11 @@ def dvpp_free(rt: Core, ptr: int) -> None:
     if ptr == 0:
         fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
     rt.runtime_layer()
-    rt.space.free_device(_driver_allocation(rt, ptr, "acldvppFree"))
+    r = _driver_allocation(rt, ptr, "acldvppFree")
+    san = rt.sanitizer
+    if san is not None:
+        san.freed(r, "acldvppFree")
+    rt.space.free_device(r)
 
 
 

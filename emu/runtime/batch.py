@@ -187,6 +187,15 @@ class _Entries:
             device = np.where(device >= 0, device, alias)
         return device
 
+    def accesses(self) -> list[tuple]:
+        """What the entries read and write, as the sanitizer takes it (`Core.submit`)."""
+        out = []
+        for di, doff, si, soff, n in zip(self.di.tolist(), self.doff.tolist(), self.si.tolist(), self.soff.tolist(),
+                                         self.nbytes.tolist()):
+            out.append((self.src_regions[si], soff, n, "r"))
+            out.append((self.dst_regions[di], doff, n, "w"))
+        return out
+
     def check_writable(self) -> None:
         """A read-only destination is refused before anything is queued (the first in entry order)."""
         order = [0] if len(self.dst_regions) == 1 else _in_order(self.di)
@@ -463,7 +472,7 @@ def _run_batch(rt: Core, entries: _Entries, what: str) -> None:
     entries = entries.with_bytes()
     if len(entries):
         engines = entries.devices()
-        transfer.run_blocking(rt, _group(rt, entries, what, int(engines[0]), engines))
+        transfer.run_blocking(rt, _group(rt, entries, what, int(engines[0]), engines), entries)
 
 
 def _runtime_entry(rt: Core, stream: int | None, what: str) -> None:
@@ -491,6 +500,11 @@ def _parts(rt: Core, plans: list[transfer.CopyPlan], what: str, device: int | No
     return Task(GROUP, device=parts[0].device, label=what, parts=parts)
 
 
+def _plans_access(plans: list[transfer.CopyPlan]) -> tuple:
+    """What planned entries read and write, as the sanitizer takes it."""
+    return tuple(a for p in plans for a in transfer.plan_access(p))
+
+
 def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, what: str) -> None:
     entries = _checked_at_once(rt, dsts, sizes, srcs, sizes, count, attrs, attrs_indexes, num_attrs, sync=True)
     if entries is None:
@@ -499,7 +513,7 @@ def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_at
         moving = [p for p in plans if p.nbytes]
         if _few(moving):
             if moving:
-                transfer.run_blocking(rt, _parts(rt, moving, what))
+                transfer.run_blocking(rt, _parts(rt, moving, what), _plans_access(moving))
             return
         entries = _Entries.of_plans(plans)
     _run_batch(rt, entries, what)
@@ -520,7 +534,7 @@ def _batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_ind
             _batch_async_ub(rt, s, at_once, what)
         else:
             s = rt.stream_of(stream)  # ApiImpl::MemcpyAsync: 107003 for another context's stream
-            rt.submit(s, _group(rt, at_once, what, s.device, s.device))
+            rt.submit(s, _group(rt, at_once, what, s.device, s.device), at_once)
         return
     checked = ((j, k, a) for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs)))
 
@@ -544,7 +558,7 @@ def _batch_async_ub(rt: Core, s: Stream, entries: _Entries, what: str) -> None:
         streams._drain(rt, s)
         _run_batch(rt, entries, what)
         return
-    rt.submit(s, _group(rt, entries, what, s.device, s.device))
+    rt.submit(s, _group(rt, entries, what, s.device, s.device), entries)
 
 
 def _batch_async_loop(rt: Core, stream: int, plans, what: str) -> None:
@@ -555,9 +569,11 @@ def _batch_async_loop(rt: Core, stream: int, plans, what: str) -> None:
 
     def flush():
         if queued:
-            few = _few(queued)
-            rt.submit(s, _parts(rt, queued, what, s.device) if few else
-                      _group(rt, _Entries.of_plans(queued), what, s.device, s.device))
+            if _few(queued):
+                rt.submit(s, _parts(rt, queued, what, s.device), _plans_access(queued))
+            else:
+                entries = _Entries.of_plans(queued)
+                rt.submit(s, _group(rt, entries, what, s.device, s.device), entries)
             queued.clear()
 
     try:

@@ -211,10 +211,11 @@ def ri_execute_async(rt: Core, model: int, stream: int = 0) -> None:
     s = given or m.ctx.default_stream
     if s.ctx is not m.ctx:  # Model::Execute
         fail(ACL_ERROR_RT_STREAM_CONTEXT, f"stream 0x{s.handle:x} is not in the modelRI's context")
+    san = rt.sanitizer
     for t in m.tasks:
         clone = t.clone()
         clone.device = s.device
-        rt.submit(s, clone)
+        rt.submit(s, clone, None if san is None else san.captured(t))
 
 
 @api("aclmdlRIDestroy", gate=False)

@@ -111,7 +111,13 @@ def _copy_2d_now(rt: Core, plan: transfer.CopyPlan, dpitch: int, spitch: int, wi
     the driver's MemCopy2D with DEVMM_MEMCPY2D_SYNC, as MemCopySync calls its MemCopySync,
     hicann/runtime src/runtime/api/impl/api_impl.cc), so the host pays the same round trip."""
     transfer.copy_now(rt, plan, what, move=_move_2d(rt, plan.dst, plan.doff, dpitch, plan.src, plan.soff, spitch,
-                                                    width, height, what), rows=height)
+                                                    width, height, what), rows=height,
+                      access=_access_2d(plan, dpitch, spitch, width, height))
+
+
+def _access_2d(plan: transfer.CopyPlan, dpitch: int, spitch: int, width: int, height: int) -> tuple:
+    """The rows a 2D copy reads and writes, for the sanitizer: (region, offset, width, mode, pitch, rows)."""
+    return (plan.src, plan.soff, width, "r", spitch, height), (plan.dst, plan.doff, width, "w", dpitch, height)
 
 
 @api("aclrtMemcpy2d", sizes=("dpitch", "spitch", "width", "height"))
@@ -182,4 +188,4 @@ def _enqueue_2d(rt: Core, s: Stream, plan: transfer.CopyPlan, dpitch: int, spitc
         rows = max(1, rt.product.async_copy_unit // width)  # rows in one DMA task of at most the copy unit
         task = Task(COPY, nbytes=width * height, rows=height, chunk=rows * width if height > rows else 0,
                     device=s.device, src=plan.s_dev, dst=plan.d_dev, label=what, on_complete=move)
-    rt.submit(s, transfer.tagged(task, plan))
+    rt.submit(s, transfer.tagged(task, plan), _access_2d(plan, dpitch, spitch, width, height))

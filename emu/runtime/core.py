@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import math
 import os
 import threading
@@ -25,7 +26,7 @@ from itertools import count
 from numbers import Real
 from time import perf_counter
 
-from emu.models import Machine, Task, trace
+from emu.models import Machine, Task, chrome, trace
 from emu.models.trace import ALL, CHUNK
 
 from .. import constants as C
@@ -309,10 +310,14 @@ class Core:
     records: what the run keeps of its device tasks and host API calls (see `configure`): "all", an int N
     (the last N of each), None (none), or a path / writable file (each written as a JSON line, none
     kept). Counts (calls by API, bytes by route, the latest completion) cover every one whatever is kept.
+    sanitize: the sanitizer's checks (see `emu.sanitize.parse_tools`: True, "race,host,init", ...); the
+    runtime calls its hooks (`sanitizer`, None when off) wherever work is queued, waited for or released.
     """
 
+    sanitizer = None  # emu.sanitize.Sanitizer when configured: each hook is one `is not None` test
+
     def __init__(self, product: Product, functional: bool = True, host_time: str = "calls",
-                 host_time_scale: float = 1.0, records=ALL):
+                 host_time_scale: float = 1.0, records=ALL, sanitize=None):
         self.product = product
         self.functional = functional
         self._host_time = check_host_time(host_time, host_time_scale)
@@ -341,6 +346,12 @@ class Core:
         self.ep_mode = product.ep_mode
         self.copy_units: dict[tuple, int] = {}  # (src device, dst device) -> the runtime's task size
         self.sync_streams: dict = {}  # device -> the model stream its blocking copies and fills run on
+        if sanitize:
+            from ..sanitize import Sanitizer, parse_tools
+
+            tools = parse_tools(sanitize)
+            if tools:
+                self.sanitizer = Sanitizer(self, tools)
 
     def gate(self, name: str) -> None:
         """The product gate, the one place it fires: an API this product does not support fails with 207000.
@@ -438,10 +449,17 @@ class Core:
 
     def write_trace(self, path) -> None:
         """A Chrome / Perfetto trace of the kept records (models.chrome): host threads, a process per device (streams,
-        DMA engines, AI core, its links), lanes so no two slices of a track overlap, counters and call-to-task arrows."""
+        DMA engines, AI core, its links), lanes so no two slices of a track overlap, counters and call-to-task arrows
+        (and, with the sanitizer, an arrow between the two calls of each finding)."""
         with self.lock:
             tasks, calls = self.machine.records.array(), self.call_log.array()
-        trace.write_chrome_trace(path, tasks, calls)
+            san = self.sanitizer
+            findings = None if san is None else san.trace_findings()
+        if findings:
+            with open(path, "w") as f:
+                json.dump(chrome.build(tasks, calls, findings), f)
+        else:
+            trace.write_chrome_trace(path, tasks, calls)
 
     def catch_up(self) -> None:
         """Let the devices run up to this host thread's time, before the host looks at their state."""
@@ -451,6 +469,9 @@ class Core:
         """Block this host thread until `task` completes."""
         end = self.machine.wait(task)
         self.clock = max(self.clock, end)
+        san = self.sanitizer
+        if san is not None:
+            san.joined(task)
 
     def current_context(self, implicit: bool = True) -> Context:
         """The thread's context, else 107002; `implicit` paths may first open the aclInit default device."""
@@ -549,8 +570,13 @@ class Core:
         self.ctx = dev.primary
 
 
-    def submit(self, stream: Stream, task: Task) -> Task:
-        """Queue a task on a stream; on a capturing stream it is recorded into the graph instead."""
+    def submit(self, stream: Stream, task: Task, access=None) -> Task:
+        """Queue a task on a stream; on a capturing stream it is recorded into the graph instead. access: the
+        bytes it reads and writes, for the sanitizer ((region, offset, nbytes, mode) tuples; see
+        `emu.sanitize.Sanitizer.queued`)."""
+        san = self.sanitizer
+        if san is not None:
+            san.queued(stream, task, access)
         if stream.capture is not None:
             stream.capture.tasks.append(task)
             return task

@@ -131,12 +131,32 @@ def memcpy_async_with_desc(rt: Core, desc: int, kind: int, stream: int) -> None:
     _desc_on_device(desc, r)
     _desc_aligned(desc)
     s = rt.stream_of(stream)  # ApiImpl::MemcpyAsyncPtr: context (107002), then the stream's (107003)
-    _enqueue_indirect(rt, s, "aclrtMemcpyAsyncWithDesc", lambda: _read_desc(rt, r, off, desc), 0, 0, kind)
+    _enqueue_indirect(rt, s, "aclrtMemcpyAsyncWithDesc", lambda: _read_desc(rt, r, off, desc), 0, 0, kind,
+                      ((r, off, rt.product.memcpy_desc_size),), rt.descriptors.get(desc))
 
 
-def _enqueue_indirect(rt: Core, s: Stream, what: str, resolve, doff: int, soff: int, kind: int) -> None:
+def _indirect_access(rt: Core, resolve, doff: int, soff: int, slots, known) -> tuple:
+    """What an indirect copy reads and writes, for the sanitizer, as its addresses read now: the slots or the
+    descriptor, and the copy's ends (those last set, in timing-only mode)."""
+    access = [(r, off, n, "r") for r, off, n in slots]
+    try:
+        src, dst, n = resolve()
+        if src is None and known is not None:
+            src, dst, n = known
+        if src is not None and n:
+            sr, so = transfer.locate(rt, src + soff, n)
+            dr, do = transfer.locate(rt, dst + doff, n)
+            access += [(sr, so, n, "r"), (dr, do, n, "w")]
+    except Exception:  # addresses the task itself will refuse when it starts
+        pass
+    return tuple(access)
+
+
+def _enqueue_indirect(rt: Core, s: Stream, what: str, resolve, doff: int, soff: int, kind: int, slots=(),
+                      known=None) -> None:
     """A copy whose (src, dst, count) are read from device memory when its task starts (device to device on
-    one device, whatever kind was asked)."""
+    one device, whatever kind was asked). slots: the (region, offset, nbytes) it reads them from; known: the
+    (src, dst, count) last set, where the memory holds no bytes."""
     plan = {}
     task = Task(COPY, device=s.device, src=s.device, dst=s.device, label=what)
     task.kind_asked, task.kind_used = int(kind), C.D2D
@@ -156,7 +176,8 @@ def _enqueue_indirect(rt: Core, s: Stream, what: str, resolve, doff: int, soff: 
             kernels.copy(plan["dr"].target(plan["do"], plan["n"]), plan["sr"].view(plan["so"], plan["n"]))
 
     task.on_start, task.on_complete = start, complete
-    rt.submit(s, task)
+    san = rt.sanitizer
+    rt.submit(s, task, None if san is None else _indirect_access(rt, resolve, doff, soff, slots, known))
 
 
 @api("aclrtMemcpyAsyncWithOffset", gate=False, sizes=("dest_max", "dst_offset", "count", "src_offset"))
@@ -201,4 +222,5 @@ def memcpy_async_with_offset(rt: Core, dst: int, dest_max: int, dst_offset: int,
         sv = int(ss.view(ss_off, 8).view(np.uint64)[0])
         return sv, d, count
 
-    _enqueue_indirect(rt, s, "aclrtMemcpyAsyncWithOffset", resolve, dst_offset, src_offset, kind)
+    _enqueue_indirect(rt, s, "aclrtMemcpyAsyncWithOffset", resolve, dst_offset, src_offset, kind,
+                      ((ss, ss_off, 8), (ds, ds_off, 8)))

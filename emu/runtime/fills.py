@@ -19,6 +19,9 @@ MEMSET_BLOCK = 64 << 20
 
 # -- memsets ------------------------------------------------------------------------------------
 def _fill_host_now(rt: Core, r: Region, off: int, n: int, value: int, what: str) -> None:
+    san = rt.sanitizer
+    if san is not None:
+        san.host_access(((r, off, n, "w"),), what)
     rt.tick(n / rt.product.hardware.host_memset_bandwidth)
     transfer._filler(rt, r, off, n, value, what)()
 
@@ -43,7 +46,8 @@ def memset(rt: Core, ptr: int, max_count: int, value: int, count: int) -> None:
         _fill_host_now(rt, r, off, count, value, "aclrtMemset")
         return
     transfer.run_blocking(rt, Task(FILL, nbytes=count, device=r.device, label="aclrtMemset",
-                           on_complete=transfer._filler(rt, r, off, count, value, "aclrtMemset")))
+                           on_complete=transfer._filler(rt, r, off, count, value, "aclrtMemset")),
+                          ((r, off, count, "w"),))
 
 
 @api("aclrtMemsetAsync", sizes=("max_count", "count"))
@@ -71,7 +75,7 @@ def memset_async(rt: Core, ptr: int, max_count: int, value: int, count: int, str
     what = "aclrtMemsetAsync"
     if rt.product.has("memset_task") and r.device == s.device:  # 950: one memset task
         rt.submit(s, Task(FILL, nbytes=count, device=s.device, label=what,
-                            on_complete=transfer._filler(rt, r, off, count, value, what)))
+                            on_complete=transfer._filler(rt, r, off, count, value, what)), ((r, off, count, "w"),))
         return
     # the runtime's block scheme: fill a pinned block on the host, copy it to the first block,
     # then replicate it on the device into the remaining blocks and the tail
@@ -80,7 +84,8 @@ def memset_async(rt: Core, ptr: int, max_count: int, value: int, count: int, str
     for b in range(0, count, MEMSET_BLOCK):
         m = min(MEMSET_BLOCK, count - b)
         rt.submit(s, Task(COPY, nbytes=m, device=s.device, src=None if b == 0 else r.device, dst=r.device,
-                            label=what, on_complete=transfer._filler(rt, r, off + b, m, value, what)))
+                            label=what, on_complete=transfer._filler(rt, r, off + b, m, value, what)),
+                  ((r, off + b, m, "w"),))
 
 
 def _d32_target(rt: Core, ptr: int, mem_size: int, n: int) -> tuple[Region, int] | None:
@@ -127,6 +132,9 @@ def _d32(rt: Core, ptr: int, mem_size: int, value: int, n: int, stream: int | No
     rt.current_context()  # ApiImpl::CurrentContext() may open the configured default device
     value &= 0xFFFFFFFF
     if not r.is_device:  # host target: filled now; the async variant ignores the stream
+        san = rt.sanitizer
+        if san is not None:
+            san.host_access(((r, off, 4 * n, "w"),), what)
         rt.tick(4 * n / rt.product.hardware.host_memset_bandwidth)
         _d32_filler(rt, r, off, 4 * n, value, what)()
     elif stream is None:
@@ -154,20 +162,20 @@ def _d32_device_sync(rt: Core, r: Region, off: int, nbytes: int, value: int, wha
         m = min(block, nbytes - b)
         rt.tick(m / rt.product.hardware.host_memset_bandwidth)
         transfer.run_blocking(rt, Task(COPY, nbytes=m, device=r.device, src=None, dst=r.device, label=what,
-                               on_complete=_d32_filler(rt, r, off + b, m, value, what)))
+                               on_complete=_d32_filler(rt, r, off + b, m, value, what)), ((r, off + b, m, "w"),))
 
 
 def _d32_device_async(rt: Core, s: Stream, r: Region, off: int, nbytes: int, value: int, what: str) -> None:
     if rt.product.has("memset_task") and r.device == s.device:
         rt.submit(s, Task(FILL, nbytes=nbytes, device=s.device, label=what,
-                            on_complete=_d32_filler(rt, r, off, nbytes, value, what)))
+                            on_complete=_d32_filler(rt, r, off, nbytes, value, what)), ((r, off, nbytes, "w"),))
         return
     block = rt.product.async_copy_unit
     for b in range(0, nbytes, block):  # the pinned temporary is filled at enqueue
         m = min(block, nbytes - b)
         rt.tick(m / rt.product.hardware.host_memset_bandwidth)
         rt.submit(s, Task(COPY, nbytes=m, device=s.device, src=None, dst=r.device, label=what,
-                            on_complete=_d32_filler(rt, r, off + b, m, value, what)))
+                            on_complete=_d32_filler(rt, r, off + b, m, value, what)), ((r, off + b, m, "w"),))
 
 
 @api("aclrtMemsetD32", gate=False, sizes=("mem_size", "n"))

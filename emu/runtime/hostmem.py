@@ -124,4 +124,7 @@ def host_unregister(rt: Core, ptr: int) -> None:
         fail(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, f"ptr 0x{ptr:x} is not the start of a registered host range")
     if reg.alias is not None or (reg.flags & _MAPPING):
         _driver_host_register(rt)
+    san = rt.sanitizer
+    if san is not None:
+        san.unregistered(reg)
     rt.space.unregister(reg)

@@ -22,6 +22,22 @@ from . import transfer
 # -- LaunchOps -------------------------------------------------------------------------------------
 
 
+_ACCESS = ("r", "w", "rw")
+
+
+def _access(access, n: int) -> list[str]:
+    """Each buffer's declared use ("r", "w" or "rw"; "u": undeclared, read and written as far as the sanitizer
+    knows, never checked for initialisation)."""
+    if access is None:
+        return ["u"] * n
+    if isinstance(access, str):
+        access = [access] * n
+    access = [str(a).lower() for a in access]
+    if len(access) != n or not all(a in _ACCESS for a in access):
+        fail(ACL_ERROR_INVALID_PARAM, f"access {access!r}: expected one of 'r', 'w', 'rw' per buffer ({n})")
+    return access
+
+
 def _kernel_arg(rt: Core, arg) -> tuple[Region, int, int, tuple, np.dtype]:
     if isinstance(arg, (tuple, list)) and len(arg) == 2:
         ptr, nbytes = arg
@@ -45,13 +61,18 @@ def _kernel_arg(rt: Core, arg) -> tuple[Region, int, int, tuple, np.dtype]:
 @api("aclrtLaunchKernel")
 def launch_kernel(rt: Core, fn: Callable, buffers: Sequence = (), stream: int = 0, *,
                   duration_us: float | None = None, nbytes: float = 0, flops: float = 0,
-                  name: str | None = None) -> None:
+                  name: str | None = None, access=None) -> None:
     """Enqueue `fn(*views)` as a kernel task on `stream` (aclrtLaunchKernel: the emulator's stand-in for a
     kernel launch); `buffers` are (ptr, nbytes) or (ptr, shape, dtype) of device memory.
 
     Give `duration_us`, or the kernel's cost (`nbytes` of memory traffic, `flops`) for a roofline duration.
     `fn` runs at the task's simulated start, in stream order, on numpy views of the buffers; when a buffer
     is timing-only memory it does not run, and the task only takes its time.
+
+    access: how the kernel uses each buffer, "r", "w" or "rw" (one string for all, or one per buffer), for
+    the sanitizer: a buffer declared read is checked for bytes nothing wrote, one declared "r" is not
+    taken to be written. Undeclared, each buffer counts as read and written (and is not checked for
+    initialisation).
     """
     if fn is None:  # kernel.cpp: aclrtLaunchKernelImpl: a null funcHandle
         fail(ACL_ERROR_INVALID_PARAM, "fn is null")
@@ -68,11 +89,12 @@ def launch_kernel(rt: Core, fn: Callable, buffers: Sequence = (), stream: int = 
         duration = duration_us * 1e-6
     s = rt.stream_of(stream)
     args = [_kernel_arg(rt, a) for a in buffers]
+    modes = _access(access, len(args))
     label = name or getattr(fn, "__name__", "kernel")
 
     def run():  # on timing-only memory the kernel only takes time
         if transfer.has_bytes(rt, label, *(r for r, *_ in args)):
             fn(*(r.view(off, n).view(dtype).reshape(shape) for r, off, n, shape, dtype in args))
 
-    rt.submit(s, Task(KERNEL, device=s.device, label=label, duration=duration,
-                        nbytes=int(nbytes), on_start=run))
+    rt.submit(s, Task(KERNEL, device=s.device, label=label, duration=duration, nbytes=int(nbytes), on_start=run),
+              tuple((r, off, n, mode) for (r, off, n, _, _), mode in zip(args, modes)))

@@ -29,6 +29,9 @@ def _new_stream(rt: Core, flags: int = 0, priority: int = 0) -> int:
     s.m = rt.machine.stream(f"dev{dev.id}/stream{s.handle:x}", dev.id)
     ctx.streams.append(s)
     rt.handles[s.handle] = s
+    san = rt.sanitizer
+    if san is not None:
+        san.stream_created(s)
     return StreamHandle(s.handle, rt)
 
 
@@ -60,6 +63,10 @@ def create_stream_with_config(rt: Core, priority: int, flag: int) -> int:
 def _drain(rt: Core, s: Stream) -> None:
     if not s.m.idle:
         rt.wait_for(s.m.last)
+    else:
+        san = rt.sanitizer
+        if san is not None:
+            san.joined(s.m.last)  # done already: the wait still orders what follows after it
     if s.m.failed:
         task, s.m.failed[:] = s.m.failed[0], []
         fail(ACL_ERROR_RT_DRV_INTERNAL_ERROR, f"{task.label} on {s.m.name} failed: {task.error}")
@@ -72,6 +79,9 @@ def _destroy_stream(rt: Core, handle: int, wait: bool) -> None:
     s = rt.lookup(handle, Stream, "stream")
     rt.check_not_capturing(s)
     rt.stream_of(handle)  # 107002 without a context, 107003 from another context
+    san = rt.sanitizer
+    if san is not None:
+        san.stream_destroyed(s, wait)
     if wait and not s.m.idle:
         rt.wait_for(s.m.last)
     s.destroyed = True
@@ -156,7 +166,12 @@ def stream_query(rt: Core, handle: int = 0) -> int:
     if s is None:
         return C.ACL_STREAM_STATUS_COMPLETE
     rt.catch_up()
-    return C.ACL_STREAM_STATUS_COMPLETE if s.m.idle else C.ACL_STREAM_STATUS_NOT_READY
+    if not s.m.idle:
+        return C.ACL_STREAM_STATUS_NOT_READY
+    san = rt.sanitizer
+    if san is not None:
+        san.joined(s.m.last)  # the host saw it complete
+    return C.ACL_STREAM_STATUS_COMPLETE
 
 
 # -- events -----------------------------------------------------------------------
@@ -167,6 +182,9 @@ def _new_event(rt: Core, flags: int, ex: bool = False) -> int:
     ev = Event(flags, dev.id, ex)
     dev.events += 1
     rt.handles[ev.handle] = ev
+    san = rt.sanitizer
+    if san is not None:
+        san.event_created(ev)
     return EventHandle(ev.handle, rt)
 
 
@@ -331,6 +349,10 @@ def stream_wait_event(rt: Core, stream: int, event: int) -> None:
         if n >= 32 and n & (n - 1) == 0:  # at each power of two: keep only the waits still pending
             ev.waits = [t for t in ev.waits if not t.completed]
         ev.waits.append(wait)
+    else:
+        san = rt.sanitizer
+        if san is not None:
+            san.unrecorded_wait(ev, "aclrtStreamWaitEvent")
 
 
 def _wait_captured_event(rt: Core, ev: Event, s: Stream) -> None:
@@ -362,6 +384,10 @@ def synchronize_event(rt: Core, event: int) -> None:
     ev = _event_to_observe(rt, event, "synchronized")
     if ev.record is not None:
         rt.wait_for(ev.record)
+    else:
+        san = rt.sanitizer
+        if san is not None:
+            san.unrecorded_wait(ev, "aclrtSynchronizeEvent")
 
 
 @api("aclrtQueryEventStatus")
@@ -371,8 +397,12 @@ def query_event_status(rt: Core, event: int) -> int:
     (aclrtQueryEventStatus)."""
     ev = _event_to_observe(rt, event, "queried")
     rt.catch_up()
-    done = ev.record is not None and ev.record.completed
-    return C.ACL_EVENT_RECORDED_STATUS_COMPLETE if done else C.ACL_EVENT_RECORDED_STATUS_NOT_READY
+    if not (ev.record is not None and ev.record.completed):
+        return C.ACL_EVENT_RECORDED_STATUS_NOT_READY
+    san = rt.sanitizer
+    if san is not None:
+        san.joined(ev.record)  # the host saw it complete
+    return C.ACL_EVENT_RECORDED_STATUS_COMPLETE
 
 
 @api("aclrtQueryEventWaitStatus")
@@ -416,4 +446,8 @@ def event_elapsed_time(rt: Core, start: int, end: int) -> float:
     rt.catch_up()
     if not (a.record.completed and b.record.completed):
         fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "an event has not completed yet: synchronize first")
+    san = rt.sanitizer
+    if san is not None:  # the host saw both complete
+        san.joined(a.record)
+        san.joined(b.record)
     return (b.record.end - a.record.end) * 1000.0

@@ -104,6 +104,11 @@ class CopyPlan:
                 f"kind {self.kind} used {self.used}{', staged' if self.staged else ''}>")
 
 
+def plan_access(plan: CopyPlan) -> tuple:
+    """The bytes a planned copy reads and writes, as the sanitizer takes them (`Core.submit`)."""
+    return (plan.src, plan.soff, plan.nbytes, "r"), (plan.dst, plan.doff, plan.nbytes, "w")
+
+
 def plan_copy(rt: Core, dst: int, src: int, nbytes: int, kind: int, *, correct: bool = False,
               dst_span: int | None = None, src_span: int | None = None) -> CopyPlan:
     """Resolve a copy of `nbytes` from `src` to `dst` (spans: the bytes each end covers, for 2D copies):
@@ -177,8 +182,13 @@ def locate(rt: Core, addr: int, nbytes: int) -> tuple[Region, int]:
     return rt.space.resolve(addr, max(nbytes, 1))
 
 
-def run_blocking(rt: Core, task: Task) -> None:
-    """Run a task outside any stream and block this host thread until it completes."""
+def run_blocking(rt: Core, task: Task, access=None) -> None:
+    """Run a task outside any stream and block this host thread until it completes. access: the bytes it
+    reads and writes (see `Core.submit`), the calling thread's own accesses for the sanitizer."""
+    if access is not None:
+        san = rt.sanitizer
+        if san is not None:
+            san.host_access(access, task.label)
     dev = task.device
     s = rt.sync_streams.get(dev)
     if s is None or s.last is not None and s.last.end is None:  # (one per device: a blocking call waits
@@ -195,11 +205,15 @@ def pageable(rt: Core, r: Region, off: int) -> bool:
     return rt.space.location(r, r.base + off) == UNREG
 
 
-def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0) -> None:
+def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0, access=None) -> None:
     """A blocking copy: the host waits for it, other streams go on. Pageable memory goes through
     the driver's staging pipeline; host-to-host copies are the CPU's. move: what moves the bytes (by default
-    the plan's contiguous range); rows: row descriptors of a 2D copy (none when staged). The host also pays
-    the driver's round trip (`hardware.sync_copy`), once the copy is done."""
+    the plan's contiguous range); rows: row descriptors of a 2D copy (none when staged); access: the bytes it
+    touches, for the sanitizer (by default the plan's ranges). The host also pays the driver's round trip
+    (`hardware.sync_copy`), once the copy is done."""
+    san = rt.sanitizer
+    if san is not None:
+        san.host_access(access or plan_access(plan), what)
     if move is None:
         move = _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what)
     hw = rt.machine.hardware
@@ -257,6 +271,9 @@ def enqueue_copy(rt: Core, s: Stream, plan: CopyPlan, what: str) -> None:
     task = Task.copy(plan.nbytes, s.device, s_dev, d_dev, what,
                      None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
                      _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit, plan.kind, plan.used)
+    san = rt.sanitizer
+    if san is not None:
+        san.queued(s, task, plan_access(plan))
     if s.capture is not None:  # (Core.submit, without a call: the copy goes into the capture's graph)
         s.capture.tasks.append(task)
     else:
