@@ -23,10 +23,11 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import simpy
+from simpy.events import NORMAL
 
 from .hardware import HOST, Hardware
 from . import staging
-from .network import Link, Network, at
+from .network import Call, Link, Network, at
 from .trace import ALL, CHUNK as _CHUNK, TaskLog, chunk_count, chunk_sizes
 
 COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
@@ -418,14 +419,14 @@ class Machine:
 
     def _step(self, stream: Stream) -> None:
         """Start the stream's next tasks while it can."""
-        env = self.env
         pending = stream.pending
-        due = env.now + _SLACK  # (simulated time does not move while the stream starts its tasks)
+        now = self.env.now
+        due = now + _SLACK  # (simulated time does not move while the stream starts its tasks)
         while pending and stream.running is None:
             task = pending[0]
             if task.submit > due:
                 stream.waking = True
-                at(env, task.submit, self._wake, stream)
+                self.env.schedule(Call(self._wake, stream), NORMAL, task.submit - now)
                 return
             for dep in task.waits:
                 if dep.end is None:
@@ -777,18 +778,19 @@ class Machine:
         """Run until `task` completes, one event at a time (open HOSTFUNC tasks may need the host threads:
         `host_wait`); return its completion time."""
         if task.end is None:
-            env = self.env
-            step, peek = env.step, env.peek
+            step = self.env.step
             gc_was = _gc_pause()
             try:
                 while task.end is None:
-                    if peek() < math.inf:
+                    try:
                         step()
-                    elif self.host_open and self.host_wait is not None:
-                        self.host_wait()
-                    else:
-                        why = "host work and no host thread can do it" if self.host_open else "work that never runs"
-                        raise RuntimeError(f"{task.label or task.kind}: waits for {why}")
+                    except simpy.core.EmptySchedule:  # nothing left to simulate
+                        if self.host_open and self.host_wait is not None:
+                            self.host_wait()
+                        else:
+                            why = ("host work and no host thread can do it" if self.host_open
+                                   else "work that never runs")
+                            raise RuntimeError(f"{task.label or task.kind}: waits for {why}") from None
             finally:
                 _gc_resume(gc_was)
         return task.end
