@@ -146,6 +146,9 @@ class Sanitizer:
         self._finished_threads: dict = {}  # threading.Thread -> its agent (start_thread / stop_thread)
         self.unchecked_sources = 0  # copies from host memory with no bytes (timing-only): not fingerprinted
         self.checked_sources = 0
+        self._watched: dict[int, tuple] = {}  # id(op) -> (op, sources) of queued tasks whose sources are checked
+        self._watching: dict = {}  # Region -> {id(op): sources} of the watched tasks reading it
+        self._overwritten: set[int] = set()  # id(op) of tasks whose source a host write seen here changed
 
     # -- agents ------------------------------------------------------------------------------------
     def _new_id(self) -> int:
@@ -281,7 +284,12 @@ class Sanitizer:
             t.callback = op
 
     def callback_end(self) -> None:
-        self._thread().callback = None
+        t = self._thread()
+        cb, t.callback = t.callback, None
+        if cb is not None and self._watched:  # what the tasks after a blocking callback read may be its work
+            for op, sources in list(self._watched.values()):
+                if happens_before(cb, op):
+                    _refresh(sources, None, 0, 0)
 
     def thread_starting(self, thread) -> None:
         """acl.util.start_thread: the new thread starts after what its parent did so far."""
@@ -371,44 +379,47 @@ class Sanitizer:
         if not isinstance(access, (tuple, list)):
             access = access.accesses()
         sources = [] if self.fingerprints and task is not None else None
+        writes = [] if sources is not None else None
+        shadows, check_init = self._shadows, self.check_init
         for item in access:
             region, off, n, mode = item[0], item[1], item[2], item[3]
-            if region.base == 0 or n <= 0:  # a private staging buffer
+            if n <= 0 or region.base == 0:  # nothing, or a private staging buffer
                 continue
-            alias = self._aliases.get(region) if region.origin == "alias" else None
-            if region.origin == "alias":
-                if alias is None:
-                    alias = self._alias_of(region)
+            if region.origin == "alias":  # a mapped registration: the host's bytes
+                alias = self._aliases.get(region) or self._alias_of(region)
                 region, off = alias[0], off + alias[1]
             bits = _MODES[mode]
-            if bits & INIT and not (self.check_init and region.is_device and region.origin != "malloc_host"):
+            if bits & INIT and not (check_init and region.is_device and region.origin != "malloc_host"):
                 bits &= ~INIT
-            shadow = self._shadows.get(region)
+            shadow = shadows.get(region)
             if shadow is None:
-                shadow = self._shadows[region] = Shadow(region.size)
+                shadow = shadows[region] = Shadow(region.size)
+            found: dict = {}
+            uninit: list = []
             if len(item) > 4 and item[5] > 1 and item[4] != n:
                 pitch, rows = item[4], item[5]
                 spans = ([(off + k * pitch, off + k * pitch + n) for k in range(rows)] if rows <= 256 else
                          [(off, off + (rows - 1) * pitch + n)])  # many rows: their whole span (may over-report)
+                for lo, hi in spans:
+                    shadow.access(lo, min(hi, region.size), op, bits, found, uninit)
             else:
-                spans = [(off, off + n)]
-            found: dict = {}
-            uninit: list = []
-            for lo, hi in spans:
-                shadow.access(lo, min(hi, region.size), op, bits, found, uninit)
-            for other, (a, b, other_mode) in found.items():
-                self._conflict(other, other_mode, op, bits, region, a, b)
+                shadow.access(off, min(off + n, region.size), op, bits, found, uninit)
+            if found:
+                for other, (a, b, other_mode) in found.items():
+                    self._conflict(other, other_mode, op, bits, region, a, b)
             if uninit:
                 self._report("uninitialized-read", "init", [op], [READ], region, uninit[0][0], uninit[-1][1],
                              alloc=self._allocs.get(region), gaps=uninit)
-            if sources is not None and bits & READ and not bits & WRITE and not (
-                    region.is_device and region.origin != "malloc_host"):
-                if region.virtual or region.freed:
+            if sources is not None and not (region.is_device and region.origin != "malloc_host"):
+                if bits & WRITE:
+                    if not region.virtual:
+                        writes.append((region, off, off + n))
+                elif region.virtual or region.freed:
                     self.unchecked_sources += 1
                 else:
                     sources.append((region, off, off + n, Fingerprint(region.view(off, n))))
-        if sources:
-            self._watch(op, task, sources)
+        if sources or writes:
+            self._watch(op, task, sources, writes)
 
     def _alias_of(self, alias) -> tuple:
         for reg in self.rt.space.registrations_overlapping(alias.owner.base, alias.owner.size):
@@ -438,35 +449,49 @@ class Sanitizer:
                 tool, kind = "race", "race"
         else:
             tool, kind = "race", "race"
+        if second.host and second_mode & WRITE and id(first) in self._watched:
+            self._overwritten.add(id(first))  # the fingerprint would see this write again
         if tool == "race" and not self.check_races or tool == "host" and not self.check_host:
             return
-        self._report(kind, tool, [first, second], [first_mode, second_mode], region, lo, hi)
+        self._report(kind, tool, [first, second], [first_mode & (READ | WRITE), second_mode & (READ | WRITE)], region,
+                     lo, hi)
 
     # -- fingerprints ------------------------------------------------------------------------------------
-    def _watch(self, op: Op, task, sources: list) -> None:
-        """Check the sources' fingerprints when the task runs: at its start for a kernel, else just before
-        its bytes move."""
-        self.checked_sources += len(sources)
-        if task.kind == "kernel":
-            before = task.on_start
+    def _watch(self, op: Op, task, sources: list, writes: list) -> None:
+        """Check the host sources' fingerprints when the task runs (at its start for a kernel, else just before
+        its bytes move); once it has written host memory, take new fingerprints of the queued copies that read
+        those bytes (their change is this task's, ordered or already reported)."""
+        if sources:
+            self.checked_sources += len(sources)
+            self._watched[id(op)] = (op, sources)
+            for region, *_ in sources:
+                self._watching.setdefault(region, {})[id(op)] = sources
+        attr = "on_start" if task.kind == "kernel" else "on_complete"
+        inner = getattr(task, attr)
 
-            def start():
+        def run():
+            if sources:
                 self._check_sources(op, sources)
-                if before is not None:
-                    before()
+            if inner is not None:
+                inner()
+            if writes and self._watching:
+                for region, lo, hi in writes:
+                    for watched in list(self._watching.get(region, {}).values()):
+                        _refresh(watched, region, lo, hi)
 
-            task.on_start = start
-            return
-        after = task.on_complete
-
-        def complete():
-            self._check_sources(op, sources)
-            if after is not None:
-                after()
-
-        task.on_complete = complete
+        setattr(task, attr, run)
 
     def _check_sources(self, op: Op, sources: list) -> None:
+        self._watched.pop(id(op), None)
+        for region, *_ in sources:
+            mine = self._watching.get(region)
+            if mine is not None:
+                mine.pop(id(op), None)
+                if not mine:
+                    del self._watching[region]
+        if id(op) in self._overwritten:  # a host write the checks saw: reported already
+            self._overwritten.discard(id(op))
+            return
         try:
             for region, lo, hi, fp in sources:
                 if region.freed or region.virtual:
@@ -481,9 +506,12 @@ class Sanitizer:
 
     # -- findings ---------------------------------------------------------------------------------------
     def _report(self, kind: str, tool: str, ops: list, modes: list, region, lo: int, hi: int, **extra) -> None:
-        key = (kind, *sorted(op.site for op in ops)) if kind not in ("destroy-with-pending-work",
-                                                                      "reset-with-pending-work") else \
-            (kind, ops[1].site, id(ops[0].stream))
+        if kind in ("destroy-with-pending-work", "reset-with-pending-work"):
+            key = (kind, ops[1].site, id(ops[0].stream))
+        elif kind in ("uninitialized-read", "wait-unrecorded-event", "free-while-in-use", "unregister-while-in-use"):
+            key = (kind, *(op.site for op in ops))
+        else:  # a pair of calls: once, whatever else they also do to each other
+            key = (tool, *sorted(op.site for op in ops))
         found = self._keys.get(key)
         if found is not None:
             found.count += 1
@@ -522,6 +550,13 @@ class Sanitizer:
     def trace_findings(self) -> list[dict]:
         """Each finding's two ends as plain data for the Perfetto trace (models.chrome)."""
         return report.trace_ends(self)
+
+
+def _refresh(sources: list, region, lo: int, hi: int) -> None:
+    """New fingerprints of the sources overlapping [lo, hi) of `region` (None: all of them)."""
+    for i, (r, a, b, fp) in enumerate(sources):
+        if (region is None or (r is region and a < hi and lo < b)) and not (r.freed or r.virtual):
+            sources[i] = (r, a, b, Fingerprint(r.view(a, b - a)))
 
 
 def _joined(base: dict, agent: int, n: int, other: dict) -> dict:

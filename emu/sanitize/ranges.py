@@ -47,6 +47,20 @@ class Shadow:
             return
         starts, cells = self.starts, self.cells
         i = bisect_right(starts, lo) - 1
+        n = len(starts)
+        if starts[i] == lo and (starts[i + 1] == hi if i + 1 < n else hi == self.size):
+            # the common case: the same range as before, one segment, nothing to cut or merge
+            cells[i], clash, empty = self._step(cells[i], op, mode, (op, ()) if mode & WRITE else None)
+            if clash:
+                for other, other_mode in clash:
+                    span = found.get(other)
+                    if span is None:
+                        found[other] = [lo, hi, other_mode]
+                    else:
+                        span[0], span[1] = min(span[0], lo), max(span[1], hi)
+            if empty:
+                uninit.append((lo, hi))
+            return
         if starts[i] != lo:
             i += 1
             starts.insert(i, lo)
@@ -55,8 +69,7 @@ class Shadow:
         if hi < self.size and (j == len(starts) or starts[j] != hi):
             starts.insert(j, hi)
             cells.insert(j, cells[j - 1])
-        writes = mode & WRITE
-        mine = (op, ()) if writes else None
+        mine = (op, ()) if mode & WRITE else None
         memo: dict[int, tuple] = {}
         for k in range(i, j):
             old = cells[k]
@@ -68,7 +81,7 @@ class Shadow:
             if clash or empty:
                 a = starts[k]
                 b = starts[k + 1] if k + 1 < len(starts) else self.size
-                for other, other_mode in clash:
+                for other, other_mode in clash or ():
                     span = found.get(other)
                     if span is None:
                         found[other] = [a, b, other_mode]
@@ -92,16 +105,22 @@ class Shadow:
     def _step(old: tuple, op, mode: int, mine) -> tuple:
         """(the new cell, [(earlier op, its mode)] not ordered with op, whether an INIT read found no write)."""
         write, reads = old
-        clash = []
-        if write is not None:
-            if not ordered(write, op):
-                clash.append((write, WRITE))
-        empty = write is None and bool(mode & INIT)
+        clash = None
+        agent = op.agent
+        if write is not None and write.agent != agent and not ordered(write, op):
+            clash = [(write, WRITE)]
+        empty = write is None and mode & INIT
         if mine is not None:  # a write: check the reads, then it is the cell
             for r in reads:
-                if not ordered(r, op):
+                if r.agent != agent and not ordered(r, op):
+                    if clash is None:
+                        clash = []
                     clash.append((r, READ))
             return mine, clash, empty
+        if not reads:
+            return (write, (op,)), clash, empty
+        if len(reads) == 1 and reads[0].agent == agent:  # (one agent reading again: it replaces itself)
+            return (write, (op,)), clash, empty
         kept = tuple(r for r in reads if not happens_before(r, op))
         return (write, kept + (op,)), clash, empty
 

@@ -1,0 +1,179 @@
+"""The sanitizer on real programs: tests/sanitize_cases/ (a buggy program per classic hazard and its fixed
+twin), the project's own examples and the Ascend/samples memory scripts, under `acl-emu run --sanitize`.
+
+Each buggy program is caught with the right report: one finding, of the right kind, naming the two calls
+the script marks (`# hazard: first` / `# hazard: second`) by file and line, and the missing edge. Each fixed
+twin is clean and exits 0."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import emu
+from emu.cli import run_script
+
+CASES = Path(__file__).parent / "sanitize_cases"
+EXAMPLES = Path(emu.__file__).parent / "examples"
+SAMPLES = Path(__file__).parent / "samples"
+
+# case -> (tool, kind, the missing edge's words)
+EXPECTED = {
+    "missing_event": ("race", "race", "no event orders stream 2 of device 0 after stream 1 of device 0 here"),
+    "wrong_stream": ("race", "race", "no event orders stream 2 of device 0 after stream 1 of device 0 here"),
+    "early_free": ("host", "free-while-in-use", "synchronize stream 1 of device 0 (aclrtSynchronizeStream"),
+    "host_write_after_enqueue": ("host", "source-changed", "the host wrote the buffer without waiting for stream 1"),
+    "read_before_sync": ("host", "read-before-complete", "the host did not wait for stream 1 of device 0"),
+    "uninitialized_read": ("init", "uninitialized-read", "nothing wrote these bytes"),
+    "capture_replay_live_buffer": ("race", "race", "no event orders stream 3 of device 0 after stream 2 of device 0"),
+}
+
+
+def marked(script: Path) -> dict[str, int]:
+    """The lines the script marks `# hazard: first` / `# hazard: second`."""
+    out = {}
+    for no, line in enumerate(script.read_text().splitlines(), 1):
+        if "# hazard: " in line:
+            out[line.split("# hazard: ")[1].strip()] = no
+    return out
+
+
+@pytest.fixture
+def restore_acl_modules():
+    saved = {k: v for k, v in sys.modules.items() if k == "acl" or k.startswith("acl.")}
+    yield
+    for k in [k for k in sys.modules if k == "acl" or k.startswith("acl.")]:
+        del sys.modules[k]
+    sys.modules.update(saved)
+
+
+def sanitized(script: Path, tmp_path, *args, product="910B") -> tuple[int, dict, str]:
+    """(exit code, the findings' JSON, stderr) of `acl-emu run --sanitize script` in this process."""
+    out = tmp_path / "findings.json"
+    code = run_script(str(script), list(args), product, str(tmp_path / "out"), host_time="calls", sanitize="all",
+                      sanitize_json=str(out))
+    return code, json.loads(out.read_text()), ""
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_each_buggy_program_is_caught_with_the_right_report(case, tmp_path, restore_acl_modules, capsys):
+    script = CASES / f"{case}.py"
+    tool, kind, edge = EXPECTED[case]
+    code, report, _ = sanitized(script, tmp_path)
+    err = capsys.readouterr().err
+    assert code == 1, err
+    findings = report["findings"]
+    assert len(findings) == 1, [f["title"] for f in findings]
+    f = findings[0]
+    assert (f["tool"], f["kind"]) == (tool, kind)
+    lines = marked(script)
+    if kind == "uninitialized-read":  # the read, and the allocation it reads from
+        (call,) = f["calls"]
+        assert (Path(call["file"]).resolve(), call["line"]) == (script.resolve(), lines["second"])
+        assert f["memory"]["allocated_by"]["site"].endswith(f"{script.name}:{lines['first']}")
+        assert f["memory"]["offset"] == 1 << 19 and f["memory"]["bytes"] == 1 << 19  # the half never written
+    else:
+        first, second = f["calls"]
+        assert (Path(first["file"]).resolve(), first["line"]) == (script.resolve(), lines["first"])
+        assert (Path(second["file"]).resolve(), second["line"]) == (script.resolve(), lines["second"])
+        assert first["stream"] is not None  # the queued side names its stream and device
+        assert first["device"] == 0
+    assert edge in f["missing_edge"]
+    # the report a person reads: the title, both file:line, the missing edge, on stderr
+    assert f["title"] in err
+    assert "Missing edge:" in err
+    assert f"{script.name}:{lines['second']}" in err
+    assert "SANITIZER SUMMARY: 1 finding" in err
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_each_fixed_program_is_clean(case, tmp_path, restore_acl_modules, capsys):
+    code, report, _ = sanitized(CASES / f"{case}_fixed.py", tmp_path)
+    err = capsys.readouterr().err
+    assert report["findings"] == [], err
+    assert code == 0, err
+    assert "SANITIZER SUMMARY: 0 findings" in err
+
+
+def test_the_capture_case_names_the_captured_call(tmp_path, restore_acl_modules, capsys):
+    script = CASES / "capture_replay_live_buffer.py"
+    _, report, _ = sanitized(script, tmp_path)
+    first, second = report["findings"][0]["calls"]
+    assert first["api"] == second["api"] == "aclmdlRIExecuteAsync"
+    assert first["captured"]["api"] == "aclrtMemcpyAsync"
+    assert first["stream"] != second["stream"]
+
+
+def test_the_host_write_case_says_when_the_copy_ran(tmp_path, restore_acl_modules, capsys):
+    _, report, _ = sanitized(CASES / "host_write_after_enqueue.py", tmp_path)
+    (f,) = report["findings"]
+    assert f["count"] == 2  # both batches' copies moved bytes the host had changed
+    assert f["calls"][1]["api"] == "aclrtSynchronizeStream"
+    assert f["memory"]["bytes"] > 0
+
+
+@pytest.mark.parametrize("example", ["seed_host_device_kernel.py", "seed_p2p_copy.py", "seed_pinned_registered.py"])
+def test_the_projects_examples_run_clean(example, tmp_path, restore_acl_modules, capsys):
+    code, report, _ = sanitized(EXAMPLES / example, tmp_path)
+    assert report["findings"] == [], capsys.readouterr().err
+    assert code == 0
+
+
+def test_the_copy_pipeline_example_shows_its_read_before_synchronize(tmp_path, restore_acl_modules, capsys):
+    """copy_pipeline.py reads its output before synchronizing on purpose (it prints that the bytes are not
+    there yet): that read, and only it, is reported."""
+    script = EXAMPLES / "copy_pipeline.py"
+    code, report, _ = sanitized(script, tmp_path)
+    out = capsys.readouterr().out
+    assert "before synchronize: output equals input: False" in out
+    (f,) = report["findings"]
+    assert f["kind"] == "read-before-complete"
+    assert f["calls"][1]["api"] == "acl.util.ptr_to_numpy"
+    line = next(no for no, text in enumerate(script.read_text().splitlines(), 1) if "result = acl.util" in text)
+    assert f["calls"][1]["line"] == line
+
+
+SAMPLE_RUNS = [
+    ("memcpy_host_device.py", ("--write_back_host",)),
+    ("memcpy_host_device.py", ("--memory_reuse",)),
+    ("memcpy_host_device_async.py", ()),
+    ("memcpy_host_dvpp.py", ()),
+]
+
+
+@pytest.mark.parametrize("product", ["910B", "A3", "950PR", "200I_A2"])
+@pytest.mark.parametrize("script,args", SAMPLE_RUNS, ids=[f"{s}{''.join(a)}" for s, a in SAMPLE_RUNS])
+def test_the_ascend_samples_memory_scripts_run_clean(script, args, product, tmp_path, restore_acl_modules, capsys):
+    common = ("--memory_size", "4096", "--number_of_cycles", "2", "--release_cycle", "2")
+    code, report, _ = sanitized(SAMPLES / script, tmp_path, *common, *args, product=product)
+    assert report["findings"] == [], capsys.readouterr().err
+
+
+def test_the_command_line_a_user_runs(tmp_path):
+    """`acl-emu run --sanitize script.py` as a user runs it: the report on stderr, exit code 1; the script's
+    own arguments still reach it; --sanitize=CHECKS narrows the checks; --sanitize-json writes the findings."""
+    env = {k: v for k, v in os.environ.items() if k != "ACL_EMU_PRODUCT"}
+    cli = [sys.executable, "-m", "emu", "run", "--out", str(tmp_path)]
+    buggy = subprocess.run([*cli, "--sanitize", str(CASES / "read_before_sync.py")], capture_output=True,
+                           text=True, env=env, timeout=300)
+    assert buggy.returncode == 1, buggy.stderr
+    assert "========= Host read of bytes a queued task writes, before it completed" in buggy.stderr
+    assert "read_before_sync.py:23" in buggy.stderr
+    assert "Missing edge: the host did not wait for stream 1 of device 0" in buggy.stderr
+    narrowed = subprocess.run([*cli, "--sanitize=race,init", "--sanitize-json", str(tmp_path / "f.json"),
+                               str(CASES / "read_before_sync.py")], capture_output=True, text=True, env=env,
+                              timeout=300)
+    assert narrowed.returncode == 0, narrowed.stderr  # a host hazard, and the host check is off
+    assert json.loads((tmp_path / "f.json").read_text())["tools"] == ["init", "race"]
+    with_args = subprocess.run([*cli, "--sanitize", str(SAMPLES / "memcpy_host_device_async.py"), "--memory_size",
+                                "4096", "--number_of_cycles", "1"], capture_output=True, text=True, env=env,
+                               timeout=300)
+    assert with_args.returncode == 0, with_args.stderr
+    assert "SANITIZER SUMMARY: 0 findings" in with_args.stderr
+    bad = subprocess.run([*cli, "--sanitize=races", "x.py"], capture_output=True, text=True, env=env, timeout=300)
+    assert bad.returncode == 2
+    assert "argument --sanitize: 'races' is not a sanitizer check" in bad.stderr
