@@ -495,13 +495,12 @@ def test_an_allocation_keeps_segments_not_bytes_and_covering_writes_prune():
             self.agent, self.n, self.base = agent, n, {}
 
     for k in range(1000):
-        shadow.access(k * 4096, (k + 1) * 4096, Op(1, k + 1), WRITE, {}, [])
+        assert shadow.access(k * 4096, (k + 1) * 4096, Op(1, k + 1), WRITE) is None
     assert shadow.segments() <= 1001
-    shadow.access(0, 1 << 30, Op(1, 2000), WRITE, {}, [])  # one write covers them all
+    shadow.access(0, 1 << 30, Op(1, 2000), WRITE)  # one write covers them all
     assert shadow.segments() == 1
-    found = {}
-    shadow.access(10, 20, Op(2, 1), READ, found, [])  # another agent, not ordered: one clash
-    assert len(found) == 1
+    found = shadow.access(10, 20, Op(2, 1), READ)  # another agent, not ordered: one clash
+    assert len(found) == 1 and found[0][1:] == (WRITE, 10, 20)
 
 
 def test_cost_grows_linearly_with_the_tasks():

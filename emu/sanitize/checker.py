@@ -139,6 +139,7 @@ class Sanitizer:
         self._streams: dict = {}  # runtime Stream -> StreamAgent
         self._per_device: dict[int, int] = {}
         self._shadows: dict = {}  # Region -> Shadow
+        self._sweep_at = 1024
         self._allocs: dict = {}  # Region -> the Op of the call that allocated it
         self._aliases: dict = {}  # a mapped registration's device Region -> (host Region, offset)
         self._events: dict = {}  # Event -> the site that created it
@@ -236,23 +237,28 @@ class Sanitizer:
         if s.capture is not None:  # into a model: it runs when the model is replayed
             task.sanitize_capture = Replay(access, sites.user_site(2), _api_of(task))
             return
-        t = self._thread()
-        a = self._stream(s)
+        st = self.rt._state
+        t = self._threads.get(st) or self._new_thread(st)
+        a = self._streams.get(s) or self._new_stream(s, None)
         if a.seen.get(t.id) != t.version:
             a.join(t.id, t.n, t.base)
             a.seen[t.id] = t.version
         cb = t.callback
         if cb is not None:  # queued from a blocking callback: after the callback's place in its stream
             a.join(cb.agent, cb.n, cb.base)
-        for dep in task.waits:
-            d = getattr(dep, "sanitize_op", None)
-            if d is not None:
-                a.join(d.agent, d.n, d.base)
-        a.step()
+        if task.waits:
+            for dep in task.waits:
+                d = getattr(dep, "sanitize_op", None)
+                if d is not None:
+                    a.join(d.agent, d.n, d.base)
+        a.n += 1  # (Agent.step, inline: a task is queued for every call)
+        a.version += 1
         t.released = True
-        site = sites.user_site(2)
-        op = Op(a.id, a.n, a.base, "aclmdlRIExecuteAsync" if replay is not None else _api_of(task), site, task, a,
-                t, False, self.rt._state.clock, (replay.site, replay.api) if replay is not None else None)
+        if replay is not None:
+            api, captured = "aclmdlRIExecuteAsync", (replay.site, replay.api)
+        else:
+            api, captured = task.label if task.kind == "copy" else _api_of(task), None
+        op = Op(a.id, a.n, a.base, api, sites.user_site(2), task, a, t, False, st.clock, captured)
         task.sanitize_op = op
         if access:
             self._touch(op, access, task)
@@ -393,23 +399,23 @@ class Sanitizer:
                 bits &= ~INIT
             shadow = shadows.get(region)
             if shadow is None:
+                if len(shadows) >= self._sweep_at:  # forget what the address space forgot (pageable buffers)
+                    for r in [r for r in shadows if r.freed]:
+                        del shadows[r]
+                        self._allocs.pop(r, None)
+                    self._sweep_at = max(1024, 2 * len(shadows))
                 shadow = shadows[region] = Shadow(region.size)
-            found: dict = {}
-            uninit: list = []
             if len(item) > 4 and item[5] > 1 and item[4] != n:
                 pitch, rows = item[4], item[5]
                 spans = ([(off + k * pitch, off + k * pitch + n) for k in range(rows)] if rows <= 256 else
                          [(off, off + (rows - 1) * pitch + n)])  # many rows: their whole span (may over-report)
+                found = []
                 for lo, hi in spans:
-                    shadow.access(lo, min(hi, region.size), op, bits, found, uninit)
+                    found += shadow.access(lo, min(hi, region.size), op, bits) or ()
             else:
-                shadow.access(off, min(off + n, region.size), op, bits, found, uninit)
+                found = shadow.access(off, min(off + n, region.size), op, bits)
             if found:
-                for other, (a, b, other_mode) in found.items():
-                    self._conflict(other, other_mode, op, bits, region, a, b)
-            if uninit:
-                self._report("uninitialized-read", "init", [op], [READ], region, uninit[0][0], uninit[-1][1],
-                             alloc=self._allocs.get(region), gaps=uninit)
+                self._found(op, bits, region, found)
             if sources is not None and not (region.is_device and region.origin != "malloc_host"):
                 if bits & WRITE:
                     if not region.virtual:
@@ -420,6 +426,29 @@ class Sanitizer:
                     sources.append((region, off, off + n, Fingerprint(region.view(off, n))))
         if sources or writes:
             self._watch(op, task, sources, writes)
+
+    def _found(self, op: Op, bits: int, region, found: list) -> None:
+        """What an access found (`Shadow.access`): each earlier op it is not ordered with, over the bytes they
+        share; the bytes it read that nothing wrote."""
+        clashes: dict = {}
+        gaps: list = []
+        for other, mode, lo, hi in found:
+            if other is None:
+                if gaps and gaps[-1][1] == lo:
+                    gaps[-1] = (gaps[-1][0], hi)
+                else:
+                    gaps.append((lo, hi))
+                continue
+            span = clashes.get(other)
+            if span is None:
+                clashes[other] = [lo, hi, mode]
+            else:
+                span[0], span[1] = min(span[0], lo), max(span[1], hi)
+        for other, (lo, hi, mode) in clashes.items():
+            self._conflict(other, mode, op, bits, region, lo, hi)
+        if gaps:
+            self._report("uninitialized-read", "init", [op], [READ], region, gaps[0][0], gaps[-1][1],
+                         alloc=self._allocs.get(region), gaps=gaps)
 
     def _alias_of(self, alias) -> tuple:
         for reg in self.rt.space.registrations_overlapping(alias.owner.base, alias.owner.size):

@@ -39,28 +39,41 @@ class Shadow:
         self.starts = [0]
         self.cells = [EMPTY]
 
-    def access(self, lo: int, hi: int, op, mode: int, found: dict, uninit: list) -> None:
-        """Record op's access to bytes [lo, hi) (mode: READ, WRITE, INIT bits). Each earlier access it is not
-        ordered with goes into `found`: {earlier op: [lo, hi, WRITE or READ]} (the bytes they share, the
-        earlier access's mode); the ranges of an INIT read that nothing wrote go into `uninit`."""
-        if hi <= lo:
-            return
+    def access(self, lo: int, hi: int, op, mode: int) -> list | None:
+        """Record op's access to bytes [lo, hi) (mode: READ, WRITE, INIT bits). Returns None, or what it found:
+        (earlier op, WRITE or READ, lo, hi) for each earlier access to bytes [lo, hi) it is not ordered with,
+        and (None, 0, lo, hi) for bytes [lo, hi) an INIT read found nothing wrote."""
+        starts = self.starts
+        i = bisect_right(starts, lo) - 1
+        if starts[i] == lo and (starts[i + 1] if i + 1 < len(starts) else self.size) == hi:
+            # the common case: the same range as before, one segment, nothing to cut or merge
+            cells = self.cells
+            write, reads = cells[i]
+            agent = op.agent
+            out = None
+            if write is None:
+                if mode & INIT:
+                    out = [(None, 0, lo, hi)]
+            elif write.agent != agent and not ordered(write, op):
+                out = [(write, WRITE, lo, hi)]
+            if mode & WRITE:
+                for r in reads:
+                    if r.agent != agent and not ordered(r, op):
+                        if out is None:
+                            out = []
+                        out.append((r, READ, lo, hi))
+                cells[i] = (op, ())
+            elif not reads or (len(reads) == 1 and reads[0].agent == agent):
+                cells[i] = (write, (op,))
+            else:
+                cells[i] = (write, tuple(r for r in reads if not happens_before(r, op)) + (op,))
+            return out
+        return self._cut(lo, hi, op, mode) if hi > lo else None
+
+    def _cut(self, lo: int, hi: int, op, mode: int) -> list | None:
+        """`access` over segments it must cut at lo and hi, or several of them."""
         starts, cells = self.starts, self.cells
         i = bisect_right(starts, lo) - 1
-        n = len(starts)
-        if starts[i] == lo and (starts[i + 1] == hi if i + 1 < n else hi == self.size):
-            # the common case: the same range as before, one segment, nothing to cut or merge
-            cells[i], clash, empty = self._step(cells[i], op, mode, (op, ()) if mode & WRITE else None)
-            if clash:
-                for other, other_mode in clash:
-                    span = found.get(other)
-                    if span is None:
-                        found[other] = [lo, hi, other_mode]
-                    else:
-                        span[0], span[1] = min(span[0], lo), max(span[1], hi)
-            if empty:
-                uninit.append((lo, hi))
-            return
         if starts[i] != lo:
             i += 1
             starts.insert(i, lo)
@@ -71,6 +84,7 @@ class Shadow:
             cells.insert(j, cells[j - 1])
         mine = (op, ()) if mode & WRITE else None
         memo: dict[int, tuple] = {}
+        out = None
         for k in range(i, j):
             old = cells[k]
             seen = memo.get(id(old))
@@ -81,17 +95,12 @@ class Shadow:
             if clash or empty:
                 a = starts[k]
                 b = starts[k + 1] if k + 1 < len(starts) else self.size
+                if out is None:
+                    out = []
                 for other, other_mode in clash or ():
-                    span = found.get(other)
-                    if span is None:
-                        found[other] = [a, b, other_mode]
-                    else:
-                        span[0], span[1] = min(span[0], a), max(span[1], b)
+                    out.append((other, other_mode, a, b))
                 if empty:
-                    if uninit and uninit[-1][1] == a:
-                        uninit[-1] = (uninit[-1][0], b)
-                    else:
-                        uninit.append((a, b))
+                    out.append((None, 0, a, b))
         # neighbours left with one cell become one segment again
         k, end = max(i, 1), min(j + 1, len(starts))
         while k < end:
@@ -100,6 +109,7 @@ class Shadow:
                 end -= 1
             else:
                 k += 1
+        return out
 
     @staticmethod
     def _step(old: tuple, op, mode: int, mine) -> tuple:
@@ -117,9 +127,7 @@ class Shadow:
                         clash = []
                     clash.append((r, READ))
             return mine, clash, empty
-        if not reads:
-            return (write, (op,)), clash, empty
-        if len(reads) == 1 and reads[0].agent == agent:  # (one agent reading again: it replaces itself)
+        if not reads or (len(reads) == 1 and reads[0].agent == agent):
             return (write, (op,)), clash, empty
         kept = tuple(r for r in reads if not happens_before(r, op))
         return (write, kept + (op,)), clash, empty
