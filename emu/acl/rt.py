@@ -145,7 +145,10 @@ def _kernel_buffer(arg):
     return _operator.index(ptr), shape, dtype
 
 
-def _launch_args(fn, buffers, stream, duration_us=None, nbytes=0, flops=0, access=None):
+def _launch_args(fn, buffers, stream, duration_us=None, nbytes=0, flops=0, *, access=None):
+    if not (access is None or isinstance(access, str) or
+            isinstance(access, (list, tuple)) and all(isinstance(a, str) for a in access)):
+        raise TypeError
     return fn, buffers, stream, duration_us, nbytes, flops, access
 
 
@@ -154,8 +157,8 @@ def launch_kernel(*args, **kwargs):
     as a device task on `stream` (the emulator's stand-in for a kernel launch).
 
     buffers: a list of (dev_ptr, nbytes) or (dev_ptr, shape, dtype); give duration_us or a cost (nbytes of
-    memory traffic, flops), finite numbers (the last three may be given by name). access (by name): how the
-    kernel uses each buffer, "r", "w" or "rw", for the sanitizer (see emu.runtime.launch_kernel). Arguments
+    memory traffic, flops), finite numbers (the last three may be given by name). access (by name only): how
+    the kernel uses each buffer, "r", "w" or "rw", for the sanitizer (see emu.runtime.launch_kernel). Arguments
     that cannot be read so (a wrong count, a str stream, an unknown dtype, a shape no array can have, an
     infinite cost) raise TypeError("acl.rt.launch_kernel args parse failed"); the runtime's refusals are
     return codes.

@@ -32,6 +32,8 @@ def _access(access, n: int) -> list[str]:
         return ["u"] * n
     if isinstance(access, str):
         access = [access] * n
+    if not isinstance(access, (list, tuple)):
+        fail(ACL_ERROR_INVALID_PARAM, f"access {access!r}: expected one of 'r', 'w', 'rw' per buffer ({n})")
     access = [str(a).lower() for a in access]
     if len(access) != n or not all(a in _ACCESS for a in access):
         fail(ACL_ERROR_INVALID_PARAM, f"access {access!r}: expected one of 'r', 'w', 'rw' per buffer ({n})")

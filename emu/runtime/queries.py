@@ -103,4 +103,10 @@ def chrome_trace(rt) -> dict:
     writes: json.dump of it is that file."""
     with rt.lock:
         tasks, calls = rt.machine.records.array(), rt.call_log.array()
+        san = rt.sanitizer
+        findings = None if san is None else san.trace_findings()
+    if findings:
+        from emu.models import chrome
+
+        return chrome.build(tasks, calls, findings)
     return _trace.chrome_trace(tasks, calls)
