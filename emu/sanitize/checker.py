@@ -144,7 +144,6 @@ class Sanitizer:
         self._aliases: dict = {}  # a mapped registration's device Region -> (host Region, offset)
         self._events: dict = {}  # Event -> the site that created it
         self._parents: dict = {}  # threading.Thread -> the clock of the thread that started it
-        self._finished_threads: dict = {}  # threading.Thread -> its agent (start_thread / stop_thread)
         self.unchecked_sources = 0  # copies from host memory with no bytes (timing-only): not fingerprinted
         self.checked_sources = 0
         self._watched: dict[int, tuple] = {}  # id(op) -> (op, sources) of queued tasks whose sources are checked
@@ -175,12 +174,6 @@ class Sanitizer:
         self._threads[st] = t
         return t
 
-    def _stream(self, s) -> StreamAgent:
-        a = self._streams.get(s)
-        if a is None:
-            a = self._new_stream(s, None)
-        return a
-
     def _new_stream(self, s, site) -> StreamAgent:
         device = s.device
         if s.default:
@@ -206,14 +199,6 @@ class Sanitizer:
             t.step()
             t.released = False
         return Op(t.id, t.n, t.base, api, site, None, None, t, True, clock)
-
-    def _clock_now(self) -> Op:
-        """The calling thread's clock as an op (for what it has waited for), without a step."""
-        t = self._thread()
-        if t.callback is not None:
-            cb = t.callback
-            return Op(cb.agent, cb.n, t.base, "", sites.UNKNOWN, None, cb.stream, t, True, 0.0)
-        return Op(t.id, t.n, t.base, "", sites.UNKNOWN, None, None, t, True, 0.0)
 
     # -- hooks: objects --------------------------------------------------------------------------------
     def stream_created(self, s) -> None:
