@@ -241,7 +241,7 @@ def host_array(rt: Core, ptr: int, nbytes: int) -> np.ndarray:
         r, off = rt.space.resolve(ptr, max(nbytes, 1))
         san = rt.sanitizer
         if san is not None:
-            san.host_access(((r, off, nbytes, "r"),))  # the program reads what it asked for
+            san.host_access(((r, off, nbytes, "r"),), "host_array")  # the program reads what it asked for
         if r.kind != Region.PAGEABLE:
             return r.buffer()[off:off + nbytes]
         # memory the program showed read-only (a read-only array, a one-byte bytes object) stays read-only
@@ -279,7 +279,7 @@ def device_array(rt: Core, ptr: int, shape, dtype, *, writable: bool = False) ->
                              f"bytes past the end of {r.describe()}")
         san = rt.sanitizer
         if san is not None:
-            san.host_access(((r, off, nbytes, "rw" if writable else "r"),), "device_array")
+            san.host_access(((r, off, nbytes, "rw" if writable else "r"),), "emu.runtime.device_array")
         view = r.buffer()[off:off + nbytes].view(dtype).reshape(dims)
     if not writable:
         view.flags.writeable = False

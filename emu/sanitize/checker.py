@@ -254,6 +254,8 @@ class Sanitizer:
 
     def host_access(self, access, api: str | None = None) -> None:
         """The calling thread's own access, now (a blocking copy or fill, a host fill, a read of its bytes)."""
+        if api == "host_array":  # through pyACL's acl.util, or the runtime's own helper
+            api = sites.helper_name(2) or "emu.runtime.host_array"
         self._touch(self._host_op(api), access, None)
 
     # -- hooks: ordering -------------------------------------------------------------------------------

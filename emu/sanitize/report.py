@@ -50,7 +50,7 @@ class Finding:
             a, b = (_mode_word(m) for m in self.modes)
             what = {("write", "write"): "two writes", ("write", "read"): "a write and a later read",
                     ("read", "write"): "a read and a later write"}.get((a, b), f"a {a} and a {b}")
-            between = "host threads" if any(op.host for op in self.ops) else \
+            between = "a queued task and another host thread" if any(op.host for op in self.ops) else \
                 "streams" if self.ops[0].stream is not self.ops[1].stream else "tasks"
             return f"Race between {what} ({between})"
         return TITLES[self.kind]
@@ -236,9 +236,10 @@ def _bytes(f: Finding) -> str:
 def lines(f: Finding) -> list[str]:
     out = [f"{f.title} [{f.tool}]" if f.kind == f.tool else f"{f.title} [{f.tool}: {f.kind}]"]
     if f.region is not None:
+        out.append(f"    {_bytes(f)}")
         alloc = f.extra.get("alloc")
-        made = f", allocated by {alloc.api} at {sites.short(alloc.site)}" if alloc is not None else ""
-        out.append(f"    {_bytes(f)}{made}")
+        if alloc is not None:
+            out.append(f"        allocated by {alloc.api} at {sites.short(alloc.site)}")
     for role, op in zip(_roles(f), f.ops):
         out.append(f"    {role}: {_call(op)}")
         out.append(f"        on {_where(op)}, {_when(op)}")
