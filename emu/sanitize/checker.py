@@ -343,6 +343,7 @@ class Sanitizer:
         self._pending(s, "destroy-with-pending-work")
         if waits:
             self.joined(s.m.last)
+        self._streams.pop(s, None)  # its agent lives on in the ops that name it
 
     def context_released(self, ctx) -> None:
         """aclrtResetDevice / aclrtDestroyContext release a context: its streams' work the host has not waited
@@ -350,6 +351,7 @@ class Sanitizer:
         for s in [ctx.default_stream, *ctx.streams]:
             self._pending(s, "reset-with-pending-work")
             self.joined(s.m.last)
+            self._streams.pop(s, None)
 
     def _pending(self, s, kind: str) -> None:
         last = s.m.last
