@@ -116,25 +116,13 @@ def test_the_host_write_case_says_when_the_copy_ran(tmp_path, restore_acl_module
     assert f["memory"]["bytes"] > 0
 
 
-@pytest.mark.parametrize("example", ["seed_host_device_kernel.py", "seed_p2p_copy.py", "seed_pinned_registered.py"])
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.py") if p.name != "__init__.py"))
 def test_the_projects_examples_run_clean(example, tmp_path, restore_acl_modules, capsys):
+    """Every example in emu/examples (copy_pipeline.py asks the stream whether its copies are done instead of
+    reading the output before synchronizing)."""
     code, report, _ = sanitized(EXAMPLES / example, tmp_path)
     assert report["findings"] == [], capsys.readouterr().err
     assert code == 0
-
-
-def test_the_copy_pipeline_example_shows_its_read_before_synchronize(tmp_path, restore_acl_modules, capsys):
-    """copy_pipeline.py reads its output before synchronizing on purpose (it prints that the bytes are not
-    there yet): that read, and only it, is reported."""
-    script = EXAMPLES / "copy_pipeline.py"
-    code, report, _ = sanitized(script, tmp_path)
-    out = capsys.readouterr().out
-    assert "before synchronize: output equals input: False" in out
-    (f,) = report["findings"]
-    assert f["kind"] == "read-before-complete"
-    assert f["calls"][1]["api"] == "acl.util.ptr_to_numpy"
-    line = next(no for no, text in enumerate(script.read_text().splitlines(), 1) if "result = acl.util" in text)
-    assert f["calls"][1]["line"] == line
 
 
 SAMPLE_RUNS = [

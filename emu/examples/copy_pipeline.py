@@ -11,6 +11,7 @@ ACL_MEMCPY_HOST_TO_DEVICE = 1
 ACL_MEMCPY_DEVICE_TO_HOST = 2
 ACL_MEMCPY_DEVICE_TO_DEVICE = 3
 NPY_UINT8 = 2
+ACL_STREAM_STATUS_NOT_READY = 1
 
 CHUNK = 16 << 20  # bytes per chunk
 CHUNKS = 4
@@ -56,9 +57,11 @@ def main():
         check("destroy_event", acl.rt.destroy_event(ready))
     check("record_event", acl.rt.record_event(stop, copy_out))
 
-    result = acl.util.ptr_to_numpy(host_out, (size,), NPY_UINT8)
-    print(f"before synchronize: output equals input: {np.array_equal(result, data)}")
+    # The copies are queued, not done: ask the stream (reading host_out now would race with them).
+    status, ret = acl.rt.stream_query(copy_out); check("stream_query", ret)
+    print(f"before synchronize: copies still running: {status == ACL_STREAM_STATUS_NOT_READY}")
     check("synchronize_stream", acl.rt.synchronize_stream(copy_out))
+    result = acl.util.ptr_to_numpy(host_out, (size,), NPY_UINT8)
     print(f"after synchronize:  output equals input: {np.array_equal(result, data)}")
     ms, ret = acl.rt.event_elapsed_time(start, stop); check("event_elapsed_time", ret)
     print(f"{CHUNKS} chunks of {CHUNK >> 20} MiB: H2D, D2D, D2H on two streams took {ms:.3f} ms "
