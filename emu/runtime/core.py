@@ -121,7 +121,7 @@ def api(name: str, gate: bool = True, sizes: tuple = ()):
                         args = _as_size_t(where, args, kwargs)
                         break
             with self.lock:
-                st = self.caller = self._state  # this thread's state, for the rest of the call
+                st = self.caller = self._tls.state  # this thread's state, for the rest of the call
                 wall = self.wall_scale
                 if wall:  # host_time="wall": the host's own time since this thread's previous call
                     now = perf_counter()

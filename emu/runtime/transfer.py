@@ -117,8 +117,10 @@ def plan_copy(rt: Core, dst: int, src: int, nbytes: int, kind: int, *, correct: 
     if rt.caller.gate is not None:
         rt.runtime_layer()
     resolve = rt.space.resolve
-    dr, doff = resolve(dst, max(nbytes if dst_span is None else dst_span, 1))
-    sr, soff = resolve(src, max(nbytes if src_span is None else src_span, 1))
+    dn = nbytes if dst_span is None else dst_span
+    sn = nbytes if src_span is None else src_span
+    dr, doff = resolve(dst, dn if dn > 1 else 1)
+    sr, soff = resolve(src, sn if sn > 1 else 1)
     plan = CopyPlan(rt, dr, doff, sr, soff, nbytes, kind)
     if correct:
         plan.used = correct_kind(plan.sloc, plan.dloc, plan.used)
