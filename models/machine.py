@@ -744,7 +744,7 @@ class Machine:
         kind = task.kind
         if ((kind == COPY or kind == FILL) and task.on_start is None and not task.waits and task._parent is None
                 and stream.running is None and not stream.pending and not stream.waking
-                and not self.network._open and self.env.peek() == math.inf):
+                and self.network.idle and self.env.peek() == math.inf):
             pool = self.engines[task.device]
             if pool.free and not pool.waiting:
                 self._alone(stream, task, submit, pool.free[-1])

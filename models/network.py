@@ -213,13 +213,8 @@ class Network:
             return flow
         # alone on its links (lone): its end is known now; its neck is the link that holds it back most
         weights = flow.weights
-        neck = links[0]
-        rate = neck.capacity / weights[0]
+        neck, rate = _neck(links, weights)
         multi = len(links) > 1
-        if multi:
-            for link, w in zip(links, weights):
-                if link.capacity / w < rate:
-                    neck, rate = link, link.capacity / w
         flow.speed = neck.level = rate
         flow.neck = neck
         flow.finish = finish = now + size / rate
@@ -235,16 +230,18 @@ class Network:
             self._arm(now)
         return flow
 
+    @property
+    def idle(self) -> bool:
+        """No flow started and not yet reported."""
+        return not self._open
+
     def alone(self, links: list[Link], weights: list[float], size: float, start: float) -> float:
         """A flow that starts at `start` and ends with no other flow on the network meanwhile (the caller knows
         it: nothing is in flight and nothing is due before it ends): its links' accounting, as `start` and its
         end would leave it, without the flow. Returns when its last byte arrives."""
         if size <= 0 or not links:
             return start
-        neck, rate = links[0], links[0].capacity / weights[0]
-        for link, w in zip(links, weights):
-            if link.capacity / w < rate:
-                neck, rate = link, link.capacity / w
+        neck, rate = _neck(links, weights)
         neck.level = rate
         finish = start + size / rate
         for link, w in zip(links, weights):
@@ -602,6 +599,16 @@ class Network:
         if self._dirty:
             self._flush(now)
         self._arm(now)
+
+
+def _neck(links: list[Link], weights: list[float]) -> tuple[Link, float]:
+    """(the link that holds a flow alone on `links` back most, the rate it allows): the first of the
+    narrowest, capacity / weight."""
+    neck, rate = links[0], links[0].capacity / weights[0]
+    for link, w in zip(links, weights):
+        if link.capacity / w < rate:
+            neck, rate = link, link.capacity / w
+    return neck, rate
 
 
 def _water(link: Link, run: int) -> float:
