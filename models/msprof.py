@@ -29,9 +29,8 @@ between two devices ("acl-emu src device", "acl-emu dst device"), the event a re
 accelerator types the documentation lists); the "Mode" and "level" of an API call are "ACL_RTS" and "acl":
 the values msprof writes for runtime APIs are not documented beyond these names (assumed).
 
-`build(records, calls, ends)` takes a models.trace RECORD array, the CALL array of the host's API calls and,
-optionally, each record's (src, dst, part) (`ends`); without them the ends of a peer copy are read from the
-links it crossed. Times are simulated seconds.
+`build(records, calls, ends)` takes a models.trace RECORD array, the CALL array of the host's API calls and
+each record's (src, dst, part) (`ends`). Times are simulated seconds.
 """
 from __future__ import annotations
 
@@ -54,8 +53,6 @@ OPERATIONS = {"h2d": "host to device", "d2h": "device to host", "h2h": "host to 
 _KIND_OPERATION = {0: "host to host", 1: "host to device", 2: "device to host", 3: "device to device"}
 _EVENT = re.compile(r"^(record|wait) event (\S+)$")
 _EVENT_APIS = {"record": "aclrtRecordEvent", "wait": "aclrtStreamWaitEvent"}
-_PEER = re.compile(r"^(?:hccs|sio|ub)(\d+)->(\d+)$")
-_PORT = re.compile(r"^(?:ub|hccs|pcie)(\d+)\.(out|in|up|down)$")
 
 
 def format_pid(device: int, sort_index: int) -> int:
@@ -69,24 +66,6 @@ def _us(t: float, origin_us: float) -> str:
 
 def _meta(name: str, pid: int, tid: int, key: str, value) -> dict:
     return {"name": name, "pid": pid, "tid": tid, "ph": "M", "args": {key: value}}
-
-
-def _peer_ends(links: str) -> tuple[int | None, int | None]:
-    """(src, dst) devices of a copy between two devices, read from the links it crossed."""
-    names = links.split(",") if links else []
-    for name in names:
-        m = _PEER.match(name)
-        if m:
-            return int(m.group(1)), int(m.group(2))
-    src = dst = None
-    for name in names:
-        m = _PORT.match(name)
-        if m:
-            if m.group(2) in ("out", "up"):
-                src = int(m.group(1))
-            else:
-                dst = int(m.group(1))
-    return src, dst
 
 
 class _Connections:
@@ -119,14 +98,14 @@ class _Connections:
         return None
 
 
-def build(records: np.ndarray, calls=(), ends=None, origin_us: float = 0.0) -> list[dict]:
+def build(records: np.ndarray, calls, ends, origin_us: float = 0.0) -> list[dict]:
     """The msprof timeline (a list of trace events) of a RECORD array and the host's calls (a CALL array or
     (api, thread, start, end) tuples). `ends`: each record's (src, dst, part) - the ends of a copy (device
     ids, None for the host) and whether it is one DMA part of a batch or staged copy - in the records' order.
     A staged (pageable) copy is one task, its DMA parts left out; a batch's parts are its tasks."""
     calls = calls.tolist() if isinstance(calls, np.ndarray) else list(calls)
     rows = records.tolist()
-    extra = list(ends) if ends is not None else [(None, None, False)] * len(rows)
+    extra = list(ends)
     if len(extra) != len(rows):
         raise ValueError(f"ends: {len(extra)} entries for {len(rows)} records")
     names = records.dtype.names
@@ -176,8 +155,6 @@ def build(records: np.ndarray, calls=(), ends=None, origin_us: float = 0.0) -> l
             args.update({"size(B)": nbytes, "bandwidth(GB/s)": round(nbytes / dur_ns, 6) if dur_ns > 0 else 0.0,
                          "operation": operation})
             if operation == "device to device":
-                if src is None or dst is None:
-                    src, dst = _peer_ends(r[at["links"]])
                 if src is not None and dst is not None and src != dst:
                     args[EXTENSION + "src device"], args[EXTENSION + "dst device"] = int(src), int(dst)
             if kind == "staged":
@@ -230,7 +207,7 @@ def build(records: np.ndarray, calls=(), ends=None, origin_us: float = 0.0) -> l
     return events + task_events + flows
 
 
-def write(path, records: np.ndarray, calls=(), ends=None) -> None:
+def write(path, records: np.ndarray, calls, ends) -> None:
     """`build(records, calls, ends)` as a JSON file."""
     with open(path, "w") as f:
         json.dump(build(records, calls, ends), f)

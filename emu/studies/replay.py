@@ -46,9 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
-from emu.models import COPY, FILL, GROUP, KERNEL, MARKER, STAGED, Machine, Task
+from emu.models import FILL, GROUP, KERNEL, MARKER, STAGED, Machine, Task
 from emu.models import msprof as msprof_layout
-from emu.models import trace as model_trace
 from emu.models.machine import HOSTFUNC
 
 from .. import config

@@ -15,13 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from .common import Landing, figure, format_table, human_bytes, write_csv, write_json
+from .replay import SAME
 
 COLOURS = {"H2D": "tab:blue", "D2H": "tab:orange", "D2D": "tab:purple", "peer": "tab:red", "H2H": "tab:olive",
            "copy": "tab:cyan", "kernel": "tab:green", "other": "tab:gray", "host": "#c8c8c8"}
 LEGEND = {"H2D": "H2D copy", "D2H": "D2H copy", "D2D": "on-device copy", "peer": "peer copy", "H2H": "host copy",
           "copy": "copy (no size)", "kernel": "kernel", "other": "other task", "host": "host API call"}
 TOP = 8  # copies listed per product in the text report
-SAME_PCT = 2  # replay.SAME, in percent
 
 
 def _panels(result: dict) -> list[tuple[str, dict]]:
@@ -191,7 +191,7 @@ def report(result: dict) -> str:
         if run["copies"] and run["why"]:
             parts += ["", f"copies that moved most on {run['label']}:", copies_table(run)]
         elif run["copies"]:
-            parts += ["", f"{run['label']}: every copy within {SAME_PCT:g}% of its measured time"]
+            parts += ["", f"{run['label']}: every copy within {SAME * 100:g}% of its measured time"]
     parts += ["", validation_line(result)]
     files = result.get("files")
     if files:
