@@ -24,7 +24,7 @@ import math
 import threading
 
 from . import report, sites
-from .clocks import Agent
+from .clocks import Agent, join
 from .fingerprint import Fingerprint
 from .ranges import INIT, READ, WRITE, Shadow, happens_before
 
@@ -145,7 +145,6 @@ class Sanitizer:
         self._events: dict = {}  # Event -> the site that created it
         self._parents: dict = {}  # threading.Thread -> the clock of the thread that started it
         self.unchecked_sources = 0  # copies from host memory with no bytes (timing-only): not fingerprinted
-        self.checked_sources = 0
         self._watched: dict[int, tuple] = {}  # id(op) -> (op, sources) of queued tasks whose sources are checked
         self._watching: dict = {}  # Region -> {id(op): sources} of the watched tasks reading it
         self._overwritten: set[int] = set()  # id(op) of tasks whose source a host write seen here changed
@@ -169,7 +168,7 @@ class Sanitizer:
             base = parent
         else:  # started by a thread the runtime cannot see: ordered after what the known threads did so far
             for other in self._threads.values():
-                base = _joined(base, other.id, other.n, other.base)
+                base = join(base, other.id, other.n, other.base)
         t = ThreadAgent(self._new_id(), len(self._threads) + 1, base)
         self._threads[st] = t
         return t
@@ -287,7 +286,7 @@ class Sanitizer:
     def thread_starting(self, thread) -> None:
         """acl.util.start_thread: the new thread starts after what its parent did so far."""
         t = self._thread()
-        self._parents[thread] = _joined(t.base, t.id, t.n, {})
+        self._parents[thread] = join(t.base, t.id, t.n, {})
         t.released = True  # the parent's later accesses are not before the child's
 
     def thread_joined(self, thread) -> None:
@@ -480,7 +479,6 @@ class Sanitizer:
         its bytes move); once it has written host memory, take new fingerprints of the queued copies that read
         those bytes (their change is this task's, ordered or already reported)."""
         if sources:
-            self.checked_sources += len(sources)
             self._watched[id(op)] = (op, sources)
             for region, *_ in sources:
                 self._watching.setdefault(region, {})[id(op)] = sources
@@ -576,8 +574,3 @@ def _refresh(sources: list, region, lo: int, hi: int) -> None:
         if (region is None or (r is region and a < hi and lo < b)) and not (r.freed or r.virtual):
             sources[i] = (r, a, b, Fingerprint(r.view(a, b - a)))
 
-
-def _joined(base: dict, agent: int, n: int, other: dict) -> dict:
-    from .clocks import join
-
-    return join(base, agent, n, other)

@@ -46,9 +46,6 @@ class Agent:
         self.version += 1
         return True
 
-    def clock(self) -> tuple[int, int, dict]:
-        return self.id, self.n, self.base
-
 
 def join(base: dict, agent: int, n: int, other: dict) -> dict:
     """`base` with what (agent, n, other) knows added: `base` itself when that is nothing new."""
@@ -64,7 +61,3 @@ def join(base: dict, agent: int, n: int, other: dict) -> dict:
                 out[k] = v
     return base if out is None else out
 
-
-def before(x_agent: int, x_n: int, y_agent: int, y_n: int, y_base: dict) -> bool:
-    """Whether step x_n of x_agent happens before the clock (y_agent, y_n, y_base)."""
-    return x_n <= (y_n if x_agent == y_agent else y_base.get(x_agent, 0))

@@ -26,9 +26,6 @@ TITLES = {
     "uninitialized-read": "Read of device memory that nothing wrote",
 }
 
-TOOL_NAMES = {"race": "race", "host": "host", "init": "init"}
-
-
 class Finding:
     """One hazard: its check (`tool`: race, host, init), its `kind` (TITLES), the ops involved (one or two,
     earlier first), how each touched the bytes (`modes`: READ / WRITE bits), the bytes [lo, hi) of `region`
@@ -39,7 +36,6 @@ class Finding:
         self.tool, self.kind, self.ops, self.modes = tool, kind, ops, modes
         self.region = region.describe() if region is not None else None
         self.base = region.base if region is not None else 0
-        self.region_size = region.size if region is not None else 0
         self.lo, self.hi = lo, hi
         self.extra = extra
         self.count = 1
