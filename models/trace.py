@@ -636,22 +636,23 @@ def to_array(tasks) -> np.ndarray:
     return out
 
 
-def chrome_trace(records, host_calls: Iterable[tuple] | np.ndarray = ()) -> dict:
+def chrome_trace(records, host_calls: Iterable[tuple] | np.ndarray = (), findings=None) -> dict:
     """A Chrome trace (ui.perfetto.dev, chrome://tracing) of the run: host threads, then a process per device
     (streams, DMA engines, AI core, its links), lanes so that no two slices of a track overlap, counters
     (link GB/s, busy engines) and arrows from each host call to the task it enqueued (`models.chrome`).
 
     records: a RECORD array (or a TaskLog, or Tasks). host_calls: a CALL array, or (name, thread, start, end)
-    tuples of the host's API calls, in simulated seconds.
+    tuples of the host's API calls, in simulated seconds. findings: hazards to draw as arrows between their
+    calls (see `models.chrome.build`).
     """
     if not isinstance(records, np.ndarray):
         records = to_array(records)
-    return chrome.build(records, host_calls)
+    return chrome.build(records, host_calls, findings)
 
 
-def write_chrome_trace(path, records, host_calls: Iterable[tuple] | np.ndarray = ()) -> None:
+def write_chrome_trace(path, records, host_calls: Iterable[tuple] | np.ndarray = (), findings=None) -> None:
     with open(path, "w") as f:
-        json.dump(chrome_trace(records, host_calls), f)
+        json.dump(chrome_trace(records, host_calls, findings), f)
 
 
 def read_jsonl(path) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import math
 import os
 import threading
@@ -26,7 +25,7 @@ from itertools import count
 from numbers import Real
 from time import perf_counter
 
-from emu.models import Machine, Task, chrome, trace
+from emu.models import Machine, Task, trace
 from emu.models.trace import ALL, CHUNK
 
 from .. import constants as C
@@ -455,11 +454,7 @@ class Core:
             tasks, calls = self.machine.records.array(), self.call_log.array()
             san = self.sanitizer
             findings = None if san is None else san.trace_findings()
-        if findings:
-            with open(path, "w") as f:
-                json.dump(chrome.build(tasks, calls, findings), f)
-        else:
-            trace.write_chrome_trace(path, tasks, calls)
+        trace.write_chrome_trace(path, tasks, calls, findings)
 
     def catch_up(self) -> None:
         """Let the devices run up to this host thread's time, before the host looks at their state."""

@@ -105,8 +105,4 @@ def chrome_trace(rt) -> dict:
         tasks, calls = rt.machine.records.array(), rt.call_log.array()
         san = rt.sanitizer
         findings = None if san is None else san.trace_findings()
-    if findings:
-        from emu.models import chrome
-
-        return chrome.build(tasks, calls, findings)
-    return _trace.chrome_trace(tasks, calls)
+    return _trace.chrome_trace(tasks, calls, findings)
