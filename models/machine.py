@@ -359,9 +359,13 @@ class Machine:
         n = hw.num_devices
         self.engines = [Pool(f"dev{d}.sdma", hw.engines_per_device) for d in range(n)]
         self.compute = [Pool(f"dev{d}.aicore", hw.kernel_slots) for d in range(n)]
-        self._begin_kind = {COPY: self._begin_transfer, FILL: self._begin_transfer, KERNEL: self._begin_kernel,
-                            GROUP: self._begin_group, STAGED: self._begin_staged, HOSTFUNC: self._begin_hostfunc,
-                            MARKER: self._begin_marker}
+        # What a task does when its stream reaches it, by kind: (pools, handler). With pools, the task first takes a
+        # unit of its device's pool (an engine, a compute slot) and `handler(task, unit)` runs when it has one;
+        # without, `handler(task)` runs at once.
+        self._begin_kind = {COPY: (self.engines, self._transfer), FILL: (self.engines, self._transfer),
+                            KERNEL: (self.compute, self._kernel), GROUP: (None, self._begin_group),
+                            STAGED: (None, self._begin_staged), HOSTFUNC: (None, self._begin_hostfunc),
+                            MARKER: (None, self._begin_marker)}
         self.links: dict[str, Link] = {}
         self._paths: dict[tuple, tuple] = {}
         self._per_engine = hw.host_link.per_engine  # bytes/s one DMA engine moves over the host link; 0: no limit
@@ -414,13 +418,12 @@ class Machine:
         stream.pending.append(task)
         stream.last = task
         if stream.running is None and not stream.waking:
-            self._step(stream)
+            self._step(stream, self.env.now)
         return task
 
-    def _step(self, stream: Stream) -> None:
-        """Start the stream's next tasks while it can."""
+    def _step(self, stream: Stream, now: float) -> None:
+        """Start the stream's next tasks while it can (`now`: the simulated time)."""
         pending = stream.pending
-        now = self.env.now
         due = now + _SLACK  # (simulated time does not move while the stream starts its tasks)
         while pending and stream.running is None:
             task = pending[0]
@@ -436,21 +439,19 @@ class Machine:
                     return
             pending.popleft()
             stream.running = task
-            self._begin_kind[task.kind](task)
+            pools, begin = self._begin_kind[task.kind]
+            if pools is None:
+                begin(task)
+            else:
+                pools[task.device].acquire(task, begin)
 
     def _wake(self, event) -> None:
         stream = event._value
         stream.waking = False
         if stream.running is None:
-            self._step(stream)
+            self._step(stream, self.env.now)
 
-    # -- what each kind of task does when its stream reaches it -------------------------------------
-    def _begin_transfer(self, task: Task) -> None:  # COPY, FILL: an engine of its device, then a flow
-        self.engines[task.device].acquire(task, self._transfer)
-
-    def _begin_kernel(self, task: Task) -> None:  # a compute slot for its duration
-        self.compute[task.device].acquire(task, self._kernel)
-
+    # -- what each kind of task does when its stream reaches it (`_begin_kind`) ---------------------------
     def _begin_group(self, task: Task) -> None:  # a batch: its lanes at once, each on an engine of its device
         task.start = self.env.now
         if task.batch is None and len(task.parts) < FEW_PARTS:  # a few copy tasks: each takes an engine
@@ -647,7 +648,7 @@ class Machine:
         return done
 
     def _finish(self, task: Task) -> None:
-        task.end = self.env.now
+        task.end = now = self.env.now
         held = task.held
         if held is not None:
             task.held = None
@@ -676,11 +677,11 @@ class Machine:
             waiters, task.waiters = task.waiters, None
             for stream in waiters:
                 if stream.running is None and not stream.waking:
-                    self._step(stream)
+                    self._step(stream, now)
         stream = task.stream
         if stream is not None and stream.running is task:
             stream.running = None
-            self._step(stream)
+            self._step(stream, now)
 
     @staticmethod
     def _call(task: Task, callback: Callable[[], None]) -> None:
@@ -753,12 +754,12 @@ class Machine:
         return self.wait(task)
 
     def _alone(self, stream: Stream, task: Task, submit: float, engine: int) -> None:
-        """`blocking`'s closed form: the task runs on `engine` from `submit` (or now) with nothing else in flight."""
+        """`blocking`'s closed form: the task runs on `engine` from `submit` (or now) with nothing else in flight.
+        One timer event takes the clock to its end; a second moves it to the start first only where rounding
+        would otherwise give another end than the stream's wake-up at `submit` and a timer from there give."""
         env = self.env
-        if submit > env.now:  # the clock moves to its start first, as a stream's wake-up would move it
-            at(env, submit, _nothing)
-            env.step()
-        now = start = env.now
+        now = env.now
+        start = now + (submit - now) if submit > now else now  # (the clock a wake-up at `submit` gives)
         task.stream, task.submit = stream, submit
         stream.last = stream.running = task
         task.engine, task.start = engine, start
@@ -768,8 +769,12 @@ class Machine:
         else:
             links, weights, wire, tail = flow
             end = self.network.alone(links, weights, wire, start) + tail
+        if start > now and (end <= start or now + (end - now) != start + (end - start)):
+            env.schedule(Call(_nothing, None), NORMAL, submit - now)
+            env.step()
+            now = start
         if end > now:
-            at(env, end, self._finish_event, task)
+            env.schedule(Call(self._finish_event, task), NORMAL, end - now)
             env.step()
         else:
             self._finish(task)

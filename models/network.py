@@ -200,7 +200,12 @@ class Network:
             if flows:
                 if link.service is not None:
                     self._serve(link, now)
-                elif due or len(flows) == 1:
+                elif len(flows) == 1:  # (the usual case: the flow before, done or not)
+                    for g in flows:
+                        break
+                    if g.finish <= limit:
+                        self._drain_due(g, now)
+                elif due:
                     for g in list(flows):
                         if g.finish <= limit:
                             self._drain_due(g, now)
@@ -213,8 +218,12 @@ class Network:
             return flow
         # alone on its links (lone): its end is known now; its neck is the link that holds it back most
         weights = flow.weights
-        neck, rate = _neck(links, weights)
         multi = len(links) > 1
+        if multi:
+            neck, rate = _neck(links, weights)
+        else:
+            neck = links[0]
+            rate = neck.capacity / weights[0]
         flow.speed = neck.level = rate
         flow.neck = neck
         flow.finish = finish = now + size / rate
@@ -592,8 +601,11 @@ class Network:
                     done.append(f)
             if done:
                 self._open -= len(done)
-                for f in done:
-                    f.done()
+                for f in done:  # (Flow.done, inlined: one call a flow)
+                    if f.owner is None:
+                        f.on_done()
+                    else:
+                        f.on_done(f.owner)
         finally:
             self._firing = False
         if self._dirty:
