@@ -46,6 +46,7 @@ LONE = 1  # alone on its links: its data end is known; it leaves them when anoth
 DRAINED = 2  # its data is done: off its links, waiting out its tail
 DONE = 3  # reported
 SHARING = 4  # one of many flows on a link of their own (see Link.service): served at the link's level
+LONE_VERSION = 1  # the version of a flow alone on its links since its start (its report: `_report_lone`)
 SERVICE_FROM = 4  # flows alone together on one link before it keeps a service clock
 
 
@@ -204,7 +205,11 @@ class Network:
                     for g in flows:
                         break
                     if g.finish <= limit:
-                        self._drain_due(g, now)
+                        if g.state == LONE:  # (`_drain_due` for a lone flow, inlined: the usual case)
+                            self._leave(g, now)
+                            g.state = DRAINED
+                        else:
+                            self._drain_due(g, now)
                 elif due:
                     for g in list(flows):
                         if g.finish <= limit:
@@ -232,11 +237,10 @@ class Network:
             link.busy_since = now
             link.flows[flow] = w
             link.multi += multi
-        flow.version = 1
-        heap = self._heap
-        heappush(heap, (finish + tail, next(self._seq), 1, flow))
-        if not self._firing and heap[0][0] < self._armed - EPS:  # (else the armed timer comes first)
-            self._arm(now)
+        flow.version = LONE_VERSION
+        # its report is a timer of its own, not an entry in the heap: it stands unless another flow comes
+        # (`_activate` gives the flow a new version and a heap entry)
+        self.env.schedule(Call(self._report_lone, flow), NORMAL, finish + tail - now)
         return flow
 
     @property
@@ -259,6 +263,20 @@ class Network:
         return finish
 
     # -- a flow's life ------------------------------------------------------------------------------
+
+    def _report_lone(self, event) -> None:
+        """A flow lone since its start reports, `tail` after its last byte, unless another flow came meanwhile."""
+        f = event._value
+        if f.version != LONE_VERSION:
+            return  # it shared a link after all: the heap reports it
+        if f.state == LONE:
+            self._leave(f, self.env.now)
+        f.state = DONE
+        self._open -= 1
+        if f.owner is None:
+            f.on_done()
+        else:
+            f.on_done(f.owner)
 
     def _start_sharing(self, flow: Flow, link: Link, now: float) -> None:
         """One more on a link with a service clock."""
@@ -319,7 +337,7 @@ class Network:
             flows = link.flows
             del flows[f]
             if not flows:
-                link.busy_time += min(f.finish, now) - link.busy_since
+                link.busy_time += (f.finish if f.finish < now else now) - link.busy_since
                 link.busy_since = None
         if len(links) > 1:
             for link in links:

@@ -65,20 +65,14 @@ def _tasks(nbytes: np.ndarray, chunk: np.ndarray) -> np.ndarray:
     return out
 
 
-def _or_minus_one(values: Iterable) -> list:
-    return [-1 if v is None else v for v in values]
-
-
 def _column(field: str, tasks: list, dtype) -> np.ndarray:
     """One numeric field of every task (None: -1 for ints, nan for floats)."""
     values = map(_get[field], tasks)
     try:
         return np.fromiter(values, dtype=dtype, count=len(tasks))
-    except TypeError:  # a None among them
-        vals = list(map(_get[field], tasks))
-        if np.dtype(dtype).kind == "f":
-            return np.array(vals, dtype=dtype)
-        return np.array(_or_minus_one(vals), dtype=dtype)
+    except TypeError:  # a None among them (one pass more)
+        none = np.nan if np.dtype(dtype).kind == "f" else -1
+        return np.fromiter((none if v is None else v for v in map(_get[field], tasks)), dtype=dtype, count=len(tasks))
 
 
 # -- keep policies and sinks ----------------------------------------------------------------------------------------
@@ -188,6 +182,13 @@ class _Table:
     def __init__(self, *first):
         self.values: list = list(first)
         self.index: dict = {v: i for i, v in enumerate(first)}
+
+    def column(self, field: str, tasks: list, dtype) -> np.ndarray:
+        """The ids of one field of every task, as an array (one pass when every value is known)."""
+        try:
+            return np.fromiter(map(self.index.__getitem__, map(_get[field], tasks)), dtype=dtype, count=len(tasks))
+        except KeyError:
+            return np.array(self.ids(list(map(_get[field], tasks))), dtype=dtype)
 
     def ids(self, values: Iterable) -> list[int]:
         values = values if isinstance(values, (list, tuple)) else list(values)
@@ -319,6 +320,14 @@ class _Streams:
         self.refs: list = [None]
         self.gone: list = [None]
 
+    def column(self, tasks: list) -> np.ndarray:
+        """The stream ids of every task, as an array (one pass when every stream is known)."""
+        try:
+            return np.fromiter(map(self.index.__getitem__, map(_serial, map(_get["stream"], tasks))), dtype=np.uint32,
+                               count=len(tasks))
+        except (KeyError, AttributeError):  # a new stream, or none
+            return np.array(self.ids(list(map(_get["stream"], tasks))), dtype=np.uint32)
+
     def ids(self, streams: Iterable) -> list[int]:
         streams = streams if isinstance(streams, (list, tuple)) else list(streams)
         try:
@@ -401,20 +410,17 @@ class TaskLog:
         if not buf:
             return
         n = len(buf)
-        kinds = list(map(_get["kind"], buf))
-        routes = list(map(_get["route"], buf))
-        kid = np.array(self.kinds.ids(kinds), dtype=np.uint8)
-        rid = np.array(self.routes.ids(routes), dtype=np.uint8)
+        kid, rid = self.kinds.column("kind", buf, np.uint8), self.routes.column("route", buf, np.uint8)
         nb, ch = _column("nbytes", buf, np.int64), _column("chunk", buf, np.int64)
         ends = _column("end", buf, np.float64)
         tasks = _tasks(nb, ch)
         self._count(kid, rid, nb, tasks, ends)
         if self.sink is not None:
             rec = np.zeros(n, dtype=RECORD)
-            rec["api"], rec["kind"] = list(map(_get["label"], buf)), kinds
+            rec["api"], rec["kind"] = list(map(_get["label"], buf)), list(map(_get["kind"], buf))
             rec["stream"] = ["" if t.stream is None else t.stream.name for t in buf]
             rec["device"], rec["engine"] = _column("device", buf, np.int16), _column("engine", buf, np.int16)
-            rec["route"], rec["links"] = [r or "" for r in routes], [",".join(t.links) for t in buf]
+            rec["route"], rec["links"] = [t.route or "" for t in buf], [",".join(t.links) for t in buf]
             rec["bytes"], rec["tasks"] = nb, tasks
             rec["submit"], rec["start"], rec["end"] = (_column("submit", buf, np.float64),
                                                        _column("start", buf, np.float64), ends)
@@ -427,9 +433,9 @@ class TaskLog:
             return
         out = np.empty(n, dtype=_TASK_ROW)
         out["kind"], out["route"], out["bytes"], out["chunk"], out["end"] = kid, rid, nb, ch, ends
-        out["label"] = self.labels.ids(list(map(_get["label"], buf)))
-        out["stream"] = self.streams.ids(list(map(_get["stream"], buf)))
-        out["links"] = self.links.ids(list(map(_get["links"], buf)))
+        out["label"] = self.labels.column("label", buf, np.uint32)
+        out["stream"] = self.streams.column(buf)
+        out["links"] = self.links.column("links", buf, np.uint32)
         for f, dt in (("device", np.int16), ("engine", np.int16), ("src", np.int16), ("dst", np.int16),
                       ("submit", np.float64), ("start", np.float64), ("kind_asked", np.int8), ("kind_used", np.int8)):
             out[f] = _column(f, buf, dt)
