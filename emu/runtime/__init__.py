@@ -242,7 +242,8 @@ def _delegate(name: str):
     method = getattr(Runtime, name)
 
     def call(*args, **kwargs):
-        return method(current(), *args, **kwargs)
+        rt = _current  # (`current()` inlined: a frame less on every call once the runtime exists)
+        return method(rt if rt is not None else current(), *args, **kwargs)
 
     call.__name__ = name
     call.__doc__ = method.__doc__
