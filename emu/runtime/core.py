@@ -119,7 +119,9 @@ def api(name: str, gate: bool = True, sizes: tuple = ()):
                     if i >= n or args[i].__class__ is int and args[i] < 0:
                         args = _as_size_t(where, args, kwargs)
                         break
-            with self.lock:
+            lock = self.lock
+            lock.acquire()  # (acquire and release: half the cost of `with`'s context-manager protocol)
+            try:
                 st = self.caller = self._tls.state  # this thread's state, for the rest of the call
                 wall = self.wall_scale
                 if wall:  # host_time="wall": the host's own time since this thread's previous call
@@ -145,6 +147,8 @@ def api(name: str, gate: bool = True, sizes: tuple = ()):
                         self.call_log.flush()
                     if wall:
                         st.returned = perf_counter()
+            finally:
+                lock.release()
 
         call.acl_name = name
         return call
@@ -227,16 +231,13 @@ class Stream:
     def __init__(self, ctx: Context, mstream, flags: int = 0, priority: int = 0, default: bool = False):
         self.handle = 0 if default else next(_handles)
         self.ctx = ctx
+        self.device = ctx.device.id  # its context's device id (a plain attribute: read for every queued task)
         self.m = mstream  # the models.Stream the tasks run on
         self.flags = flags
         self.priority = priority
         self.default = default
         self.destroyed = False
         self.capture = None  # the active Capture while this stream is being captured
-
-    @property
-    def device(self) -> int:
-        return self.ctx.device.id
 
     @property
     def capturing(self) -> bool:
