@@ -85,7 +85,8 @@ class Region:
         if offset < 0 or offset + nbytes > self.size:
             raise AclError(ACL_ERROR_INVALID_PARAM,
                            f"range 0x{self.base + offset:x}+{nbytes} is outside {self.describe()}")
-        return self.buffer()[offset:offset + nbytes]
+        buf = self._buf  # (bytes already there: no call to `buffer`, which makes them)
+        return (buf if buf is not None else self.buffer())[offset:offset + nbytes]
 
     def check_writable(self) -> None:
         """Memory the program showed read-only is refused as a destination, never written."""
@@ -95,7 +96,8 @@ class Region:
 
     def target(self, offset: int, nbytes: int) -> np.ndarray:
         """`view` for a write (see `check_writable`)."""
-        self.check_writable()
+        if self.readonly:  # (tested here: `check_writable` is called only to refuse)
+            self.check_writable()
         return self.view(offset, nbytes)
 
     def describe(self) -> str:
@@ -326,7 +328,13 @@ class AddressSpace:
 
     def resolve(self, addr: int, nbytes: int = 1) -> tuple[Region, int]:
         """(region, offset) for `nbytes` at `addr`; AclError if any byte is outside one region."""
-        r = self.find(addr)
+        a, b = self._recent  # (`find`'s first test, inlined: a copy's ends are usually the last two found)
+        if a.base <= addr < a.end and not a.freed:
+            r = a
+        elif b.base <= addr < b.end and not b.freed:
+            r = b
+        else:
+            r = self.find(addr)
         if r is None:
             if is_device_address(addr):
                 raise AclError(ACL_ERROR_INVALID_PARAM,

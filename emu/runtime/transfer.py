@@ -155,16 +155,25 @@ def has_bytes(rt: Core, what: str, *regions: Region) -> bool:
     return True
 
 
+# Copies up to this many bytes move by numpy's slice assignment (a memmove, safe for overlapping ranges),
+# which costs less than a kernel's dispatch; the kernels' streaming stores and GIL release start far above.
+SMALL_COPY = 4096
+
+
 def _mover(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str):
-    dst.check_writable()  # a read-only destination is refused at the call, before anything is queued
+    if dst.readonly:  # a read-only destination is refused at the call, before anything is queued
+        dst.check_writable()
     def move():
-        if not has_bytes(rt, what, dst, src):
-            return
+        if (dst.freed or src.freed or dst.virtual or src.virtual) and not has_bytes(rt, what, dst, src):
+            return  # (has_bytes is asked only when one of its refusals may apply: a call less per copy)
         if src.is_device and not src.materialized:  # never written: zeros
             if dst.materialized or not dst.is_device:
                 kernels.fill(dst.target(doff, n), 0)
             return
-        kernels.copy(dst.target(doff, n), src.view(soff, n))
+        if n <= SMALL_COPY:
+            dst.target(doff, n)[...] = src.view(soff, n)
+        else:
+            kernels.copy(dst.target(doff, n), src.view(soff, n))
 
     return move
 
@@ -227,7 +236,9 @@ def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0, a
         task = tagged(Task(STAGED, nbytes=plan.nbytes, device=plan.device, src=plan.s_dev, dst=plan.d_dev,
                            label=what, on_complete=move), plan)
     else:
-        task = Task.copy(plan.nbytes, plan.device, plan.s_dev, plan.d_dev, what, move, 0, plan.kind, plan.used)
+        s_dev = plan.s_dev  # (`plan.device`, without the property's call)
+        task = Task.copy(plan.nbytes, plan.d_dev if s_dev is None else s_dev, s_dev, plan.d_dev, what, move, 0,
+                         plan.kind, plan.used)
         if rows:
             task.rows = rows
     run_blocking(rt, task)
