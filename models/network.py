@@ -254,7 +254,10 @@ class Network:
         end would leave it, without the flow. Returns when its last byte arrives."""
         if size <= 0 or not links:
             return start
-        neck, rate = _neck(links, weights)
+        if len(links) > 1:
+            neck, rate = _neck(links, weights)
+        else:  # (one link: it is the neck)
+            neck, rate = links[0], links[0].capacity / weights[0]
         neck.level = rate
         finish = start + size / rate
         for link, w in zip(links, weights):
