@@ -7,6 +7,7 @@ section and hands it over.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .pcie import PcieLink, read_wire_bytes, tlp_bandwidth, write_wire_bytes
 
@@ -115,8 +116,13 @@ class Hardware:
         """Roofline: a kernel takes as long as its memory traffic or its arithmetic, whichever is longer."""
         return max(nbytes / self.memory_bandwidth, flops / self.peak_flops)
 
+    @cached_property
+    def _peers(self) -> frozenset:
+        """Every (a, b) of devices in one peer group (`route` asks on every copy)."""
+        return frozenset((a, b) for g in self.peer_groups for a in g for b in g)
+
     def same_group(self, a: int, b: int) -> bool:
-        return any(a in g and b in g for g in self.peer_groups)
+        return (a, b) in self._peers
 
     def route(self, src: int | None, dst: int | None) -> str:
         """The path a copy between two ends takes (None is the host), as the runtime would choose it."""
