@@ -12,6 +12,11 @@ Run from the repository root:  python benchmarks/model.py [--copies N]
    --shared-copies async 4 MiB H2D copies on 16 streams, all on the one host link (the flows share it), and
    the Atlas A3 all-to-all of benchmarks/network.py (case c: 16 devices, each copying 16 MiB to each other,
    240 copies at once over the devices' links).
+With --against TREE (a source tree of another version, e.g. `git archive <commit>` unpacked, its emu/models,
+emu/configs and emu/validation linked to the tree's models, configs and validation, as for benchmarks/network.py),
+only row 1 runs, on that tree and on this one, in fresh processes, alternately, best of max(5, --reps) of each,
+each process with its own simpy loop: the emulator's us/copy on both and each one's ratio to its loop.
+
 5. Memory: bytes of resident memory per recorded copy (RSS growth over --memory-copies timing-only
    async copies, each run in a fresh process) under records="all", the last 1000, and None.
    Each copy is one device task and one host API call; "all" keeps both as compact rows.
@@ -32,8 +37,6 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 import simpy  # noqa: E402
-
-import emu  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from network import all_to_all  # noqa: E402  (benchmarks/network.py, case c)
@@ -62,6 +65,8 @@ def simpy_loop(n: int) -> float:
 
 def emulator(n: int, size: int, nstreams: int = STREAMS) -> float:
     """n async H2D copies of `size` bytes, round robin over `nstreams` streams, then synchronize."""
+    import emu  # (here, not at the top: a --against child puts another tree first on the path)
+
     rt = emu.configure(product="910B", functional=False)
     rt.set_device(0)
     streams = [rt.create_stream() for _ in range(nstreams)]
@@ -98,6 +103,8 @@ def _rss() -> int:
 def memory_child(n: int, records, traced: bool = False) -> dict:
     """In a fresh process: RSS growth (or, traced, the Python and numpy memory still allocated, by
     tracemalloc) over n timing-only async 4 KiB H2D copies on 4 streams."""
+    import emu
+
     rt = emu.configure(product="910B", functional=False, records=records)
     rt.set_device(0)
     streams = [rt.create_stream() for _ in range(STREAMS)]
@@ -127,6 +134,38 @@ def memory(n: int, records, traced: bool = False) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def headline_child(tree: str | None, n: int) -> dict:
+    """In a fresh process (with `tree`, if given, first on sys.path): row 1 once, after a warm-up, and the simpy
+    loop once; seconds each."""
+    if tree:
+        sys.path.insert(0, os.path.abspath(tree))
+    import emu
+
+    if tree and not emu.models.__file__.startswith(os.path.abspath(tree)):
+        raise SystemExit(f"{tree}: its emu.models is {emu.models.__file__}, not the tree's")
+    emulator(n // 10, 4096)  # (the first run of a process pays for cold paths)
+    return {"emu": emulator(n, 4096), "simpy": simpy_loop(n)}
+
+
+def against(tree: str, n: int, reps: int) -> None:
+    """Row 1 on this tree and on `tree`, alternately in fresh processes; best of `reps` each."""
+    best = {None: [float("inf")] * 2, tree: [float("inf")] * 2}
+    for _ in range(reps):
+        for which in (None, tree):
+            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--headline-child",
+                                  json.dumps([which, n])], capture_output=True, text=True, check=True, cwd="/")
+            got = json.loads(out.stdout.strip().splitlines()[-1])
+            best[which] = [min(best[which][0], got["emu"]), min(best[which][1], got["simpy"])]
+    print()
+    print(f"{'row 1 (' + str(n) + ' async 4 KiB H2D, 4 streams)':42} {'us/copy':>10} {'simpy':>10} {'ratio':>7}")
+    print("-" * 82)
+    for which, name in ((None, "this tree"), (tree, tree)):
+        e, b = best[which]
+        print(f"{name[:42]:42} {e / n * 1e6:10.2f} {b / n * 1e6:10.2f} {e / b:7.2f}")
+    here, there = best[None][0], best[tree][0]
+    print(f"this tree / {tree}: {here / there:.3f} (fresh processes, alternately, best of {reps} each)")
+
+
 def best_of(reps: int, *runs) -> list[float]:
     """Best wall time of each (fn, *args) over `reps` rounds, the runs interleaved within each round so that
     a noisy moment of the machine hits all of them alike."""
@@ -143,10 +182,18 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--shared-copies", type=int, default=10_000)
     ap.add_argument("--memory-copies", type=int, default=100_000)
+    ap.add_argument("--against", metavar="TREE", help="row 1 on another source tree too (see above)")
     ap.add_argument("--memory-child", help=argparse.SUPPRESS)
+    ap.add_argument("--headline-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.memory_child:
         print(json.dumps(memory_child(*json.loads(args.memory_child))))
+        return 0
+    if args.headline_child:
+        print(json.dumps(headline_child(*json.loads(args.headline_child))))
+        return 0
+    if args.against:
+        against(args.against, args.copies, max(5, args.reps))
         return 0
     n, k = args.copies, 1000
     base, emu_t, small = best_of(args.reps, (simpy_loop, n), (emulator, n, 4096), (emulator, n // 10, 4096))

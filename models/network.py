@@ -475,7 +475,7 @@ class Network:
             f.share = -1.0
         for link in seeds:
             if link.multi:  # (flows on it cross other links)
-                self._touch(link, run, queue, 0.0)
+                _touch(link, run, queue, 0.0)
             elif len(link.flows) >= SERVICE_FROM:
                 self._start_clock(link, now)
             elif link.flows:
@@ -486,9 +486,9 @@ class Network:
                 continue
             if kind == FILL:
                 if stamp == link.stamp:
-                    self._fill(link, level, run, queue, changed)
+                    _fill(link, level, run, queue, changed)
             else:
-                self._check(link, level, run, queue)
+                _check(link, level, run, queue)
         heap, seq = self._heap, self._seq
         for f in changed:
             rate = f.share
@@ -522,65 +522,6 @@ class Network:
             else:
                 f.share = level
                 changed.append(f)
-
-    def _touch(self, link: Link, run: int, queue: list, floor: float) -> None:
-        """A flow on `link` came, went, moved or will move: (re)place it in the queue at the level it fills
-        at as far as the run knows (never below `floor`, the run's level now); the first time, also at its old
-        level, to let go of the flows it fixed there if it has not filled by then. (No link here keeps a
-        service clock: `start` stopped it. A lone flow here keeps its rate: it is alone on its links.)"""
-        if link.filled == run:
-            return
-        if link.mark != run:
-            link.mark = run
-            if link.level < INF:
-                heappush(queue, (link.level * (1.0 + TIE), CHECK, link.uid, 0, link))
-        level = _water(link, run)
-        link.stamp += 1
-        if level < INF:
-            heappush(queue, (level if level > floor else floor, FILL, link.uid, link.stamp, link))
-
-    def _fill(self, link: Link, level: float, run: int, queue: list, changed: list) -> None:
-        """`link` fills at `level`: it fixes the rates of its flows not fixed yet (a flow the run has not touched
-        whose neck's old level is below `level` is fixed already, there). A flow fixed at a new rate touches its
-        other links; one fixed at its old rate touches those of them that counted it as not fixed yet."""
-        link.filled = run
-        link.level = INF
-        for f in link.flows:
-            if f.mark == run:
-                if f.share >= 0.0:
-                    continue
-                loose = f.links  # (the run's links count it as not fixed)
-            else:
-                neck = f.neck
-                if neck is not link and neck.level * (1.0 + TIE) < level:
-                    continue  # past its neck's check: fixed there, at its old rate (as the queue's order has it)
-                loose = (neck,)  # (its neck counts it as not fixed)
-                f.mark = run
-            f.share = level
-            f.neck = link
-            link.level = level
-            if -TIE * level <= f.speed - level <= TIE * level:  # its old rate
-                f.share = f.speed
-                for other in loose:
-                    if other is not link and other.mark == run:
-                        self._touch(other, run, queue, level)
-            else:
-                changed.append(f)
-                slower = level < f.speed
-                for other in f.links:  # (a link that is no flow's neck cannot use what a slower flow leaves)
-                    if other is not link and (other.mark == run or other.level < INF or not slower):
-                        self._touch(other, run, queue, level)
-
-    def _check(self, link: Link, level: float, run: int, queue: list) -> None:
-        """The run reaches the old `level` of `link` and the link has not filled: the flows it fixed there
-        (and the run has not touched) are not fixed yet; their other links see them so."""
-        for f in link.flows:
-            if f.neck is link and f.mark != run:
-                f.mark = run
-                f.share = -1.0
-                for other in f.links:
-                    if other is not link:
-                        self._touch(other, run, queue, level)
 
     # -- the timer ------------------------------------------------------------------------------------
     def _arm(self, now: float) -> None:
@@ -632,6 +573,70 @@ class Network:
         if self._dirty:
             self._flush(now)
         self._arm(now)
+
+
+# -- the steps of a re-rating (`Network._rerate`): functions of the links, their flows and the run's queue ----
+
+def _touch(link: Link, run: int, queue: list, floor: float) -> None:
+    """A flow on `link` came, went, moved or will move: (re)place it in the queue at the level it fills
+    at as far as the run knows (never below `floor`, the run's level now); the first time, also at its old
+    level, to let go of the flows it fixed there if it has not filled by then. (No link here keeps a
+    service clock: `start` stopped it. A lone flow here keeps its rate: it is alone on its links.)"""
+    if link.filled == run:
+        return
+    if link.mark != run:
+        link.mark = run
+        if link.level < INF:
+            heappush(queue, (link.level * (1.0 + TIE), CHECK, link.uid, 0, link))
+    level = _water(link, run)
+    link.stamp += 1
+    if level < INF:
+        heappush(queue, (level if level > floor else floor, FILL, link.uid, link.stamp, link))
+
+
+def _fill(link: Link, level: float, run: int, queue: list, changed: list) -> None:
+    """`link` fills at `level`: it fixes the rates of its flows not fixed yet (a flow the run has not touched
+    whose neck's old level is below `level` is fixed already, there). A flow fixed at a new rate touches its
+    other links; one fixed at its old rate touches those of them that counted it as not fixed yet."""
+    link.filled = run
+    link.level = INF
+    for f in link.flows:
+        if f.mark == run:
+            if f.share >= 0.0:
+                continue
+            loose = f.links  # (the run's links count it as not fixed)
+        else:
+            neck = f.neck
+            if neck is not link and neck.level * (1.0 + TIE) < level:
+                continue  # past its neck's check: fixed there, at its old rate (as the queue's order has it)
+            loose = (neck,)  # (its neck counts it as not fixed)
+            f.mark = run
+        f.share = level
+        f.neck = link
+        link.level = level
+        if -TIE * level <= f.speed - level <= TIE * level:  # its old rate
+            f.share = f.speed
+            for other in loose:
+                if other is not link and other.mark == run:
+                    _touch(other, run, queue, level)
+        else:
+            changed.append(f)
+            slower = level < f.speed
+            for other in f.links:  # (a link that is no flow's neck cannot use what a slower flow leaves)
+                if other is not link and (other.mark == run or other.level < INF or not slower):
+                    _touch(other, run, queue, level)
+
+
+def _check(link: Link, level: float, run: int, queue: list) -> None:
+    """The run reaches the old `level` of `link` and the link has not filled: the flows it fixed there
+    (and the run has not touched) are not fixed yet; their other links see them so."""
+    for f in link.flows:
+        if f.neck is link and f.mark != run:
+            f.mark = run
+            f.share = -1.0
+            for other in f.links:
+                if other is not link:
+                    _touch(other, run, queue, level)
 
 
 def _neck(links: list[Link], weights: list[float]) -> tuple[Link, float]:
