@@ -27,17 +27,13 @@ from simpy.events import NORMAL
 
 from .hardware import HOST, Hardware
 from . import staging
-from .network import Call, Link, Network, at
+from .network import Call, Link, Network, Tick, at
 from .trace import ALL, CHUNK as _CHUNK, TaskLog, chunk_count, chunk_sizes
 
 COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
 HOSTFUNC = "hostfunc"  # a task the host completes (a blocking host callback)
 _SLACK = 1e-12  # seconds: a task due within this is due now
 FEW_PARTS = 16  # a GROUP of fewer COPY tasks runs them one by one (`_begin_parts`), not as lanes
-
-
-def _nothing(event) -> None:
-    """A timer's callback when the timer only moves the clock."""
 
 
 def _gc_pause() -> bool:
@@ -779,14 +775,13 @@ class Machine:
             links, weights, wire, tail = flow
             end = self.network.alone(links, weights, wire, start) + tail
         if start > now and (end <= start or now + (end - now) != start + (end - start)):
-            env.schedule(Call(_nothing, None), NORMAL, submit - now)
+            env.schedule(Tick(), NORMAL, submit - now)
             env.step()
             now = start
-        if end > now:
-            env.schedule(Call(self._finish_event, task), NORMAL, end - now)
+        if end > now:  # (nothing else is scheduled: the step is this one)
+            env.schedule(Tick(), NORMAL, end - now)
             env.step()
-        else:
-            self._finish(task)
+        self._finish(task)
 
     def wait(self, task: Task) -> float:
         """Run until `task` completes, one event at a time (open HOSTFUNC tasks may need the host threads:

@@ -150,6 +150,17 @@ class Call:
         self._value = value
 
 
+class Tick:
+    """An event with nothing to call: scheduled and stepped, it only moves the clock (`Machine.blocking`)."""
+
+    __slots__ = ("callbacks", "_ok", "_value")
+
+    def __init__(self):
+        self.callbacks = []
+        self._ok = True
+        self._value = None
+
+
 def at(env: simpy.Environment, when: float, callback, value=None) -> None:
     """Run `callback(event)` (event._value is `value`) at simulated time `when` (now, if `when` has passed)."""
     delay = when - env.now
