@@ -8,6 +8,9 @@ call, numpy's, and the ratio numpy time / our time (>= 1: we are at least as fas
 The baselines: np.copyto for 1-D copies, np.copyto between strided 2-D views for
 copy_2d, ndarray.fill on a uint8 (fill) or uint32 (fill_u32) array.
 
+--against TREE instead times copy and fill of this tree against those of TREE/emu/kernels.py (another version,
+e.g. a `git archive <commit>` unpacked), interleaved in one process, size by size.
+
 --crossover instead times each compiled kernel with its cached stores (the C
 library's memmove / memset) against its streaming stores, around the thresholds
 emu.kernels.NT_THRESHOLD, FILL_NT_THRESHOLD and NT_2D_MIN_WIDTH: the
@@ -216,6 +219,44 @@ def crossover(quick, reps, only):
     print(f"\nbest of {reps} runs per side ({2 * reps} under 64 MiB), interleaved.")
 
 
+def load_kernels(tree: str):
+    """TREE/emu/kernels.py as a module of its own (another version of the kernels, with its own Numba cache)."""
+    import importlib.util
+
+    path = os.path.join(os.path.abspath(tree), "emu", "kernels.py")
+    spec = importlib.util.spec_from_file_location("against_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def against(tree: str, quick: bool, reps: int) -> None:
+    """copy and fill of this tree against TREE's, interleaved in this process, per size: us per call each and
+    the ratio (> 1: this tree is faster)."""
+    other = load_kernels(tree)
+    kernels.warmup()
+    other.warmup()
+    sizes = COPY_SIZES_QUICK if quick else COPY_SIZES
+    src = np.random.default_rng(1).integers(0, 256, size=max(sizes) + 4096, dtype=np.uint8)
+    dst = np.empty(max(sizes) + 4096, dtype=np.uint8)
+    dst.fill(1)
+    print(f"{'op':6} {'size':>10} {'this tree us':>13} {'against us':>12} {'against/this':>13}")
+    worst = (float("inf"), "")
+    for op in ("copy", "fill"):
+        for n in sizes:
+            s, d = src[:n], dst[:n]
+            if op == "copy":
+                ours, theirs = (lambda: kernels.copy(d, s)), (lambda: other.copy(d, s))
+            else:
+                ours, theirs = (lambda: kernels.fill(d, 0x5A)), (lambda: other.fill(d, 0x5A))
+            k = 5 * reps if n < MiB else 3 * reps if n < 64 * MiB else reps
+            to, tt = bench(ours, theirs, k)
+            worst = min(worst, (tt / to, f"{op} {fmt_size(n)}"))
+            print(f"{op:6} {fmt_size(n):>10} {to * 1e6:13.2f} {tt * 1e6:12.2f} {tt / to:13.2f}")
+    print(f"against: {tree}; worst against/this {worst[0]:.2f} ({worst[1]}); best of {reps} runs per side "
+          f"({3 * reps} under 64 MiB, {5 * reps} under 1 MiB), interleaved")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
@@ -228,8 +269,13 @@ def main():
     ap.add_argument("--no-startup", action="store_true", help="skip the cache probe and the cold-start timing")
     ap.add_argument("--crossover", action="store_true",
                     help="time cached against streaming stores around the thresholds, and nothing else")
+    ap.add_argument("--against", metavar="TREE",
+                    help="copy and fill against TREE's emu/kernels.py (another version), and nothing else")
     args = ap.parse_args()
     reps = args.reps or (5 if args.quick else 7)
+    if args.against:
+        against(args.against, args.quick, reps)
+        return
     only = set(args.only or ["copy", "copy_2d", "fill", "fill_u32"])
     if args.crossover:
         kernels.warmup()
