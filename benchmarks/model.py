@@ -15,7 +15,8 @@ Run from the repository root:  python benchmarks/model.py [--copies N]
 With --against TREE (a source tree of another version, e.g. `git archive <commit>` unpacked, its emu/models,
 emu/configs and emu/validation linked to the tree's models, configs and validation, as for benchmarks/network.py),
 only row 1 runs, on that tree and on this one, in fresh processes, alternately, best of max(5, --reps) of each,
-each process with its own simpy loop: the emulator's us/copy on both and each one's ratio to its loop.
+each process with its own simpy loop: the emulator's us/copy on both (CPU time of the process, so that other
+processes on a busy machine count less) and each one's ratio to its loop.
 
 5. Memory: bytes of resident memory per recorded copy (RSS growth over --memory-copies timing-only
    async copies, each run in a fresh process) under records="all", the last 1000, and None.
@@ -45,7 +46,7 @@ H2D = 1
 STREAMS = 4
 
 
-def simpy_loop(n: int) -> float:
+def simpy_loop(n: int, clock=time.perf_counter) -> float:
     """The baseline: per copy, one request of a 4-engine resource and one timeout."""
     env = simpy.Environment()
     engines = simpy.Resource(env, capacity=4)
@@ -58,12 +59,12 @@ def simpy_loop(n: int) -> float:
 
     for _ in range(STREAMS):
         env.process(stream(n // STREAMS))
-    t = time.perf_counter()
+    t = clock()
     env.run()
-    return time.perf_counter() - t
+    return clock() - t
 
 
-def emulator(n: int, size: int, nstreams: int = STREAMS) -> float:
+def emulator(n: int, size: int, nstreams: int = STREAMS, clock=time.perf_counter) -> float:
     """n async H2D copies of `size` bytes, round robin over `nstreams` streams, then synchronize."""
     import emu  # (here, not at the top: a --against child puts another tree first on the path)
 
@@ -74,12 +75,12 @@ def emulator(n: int, size: int, nstreams: int = STREAMS) -> float:
     dev = rt.malloc(size * nstreams)
     copy = rt.memcpy_async
     gc.collect()
-    t = time.perf_counter()
+    t = clock()
     for i in range(n):
         k = i % nstreams
         copy(dev + k * size, size, host + k * size, size, H2D, streams[k])
     rt.synchronize_device()
-    wall = time.perf_counter() - t
+    wall = clock() - t
     assert len(rt.machine.records) >= n
     return wall
 
@@ -136,7 +137,7 @@ def memory(n: int, records, traced: bool = False) -> dict:
 
 def headline_child(tree: str | None, n: int) -> dict:
     """In a fresh process (with `tree`, if given, first on sys.path): row 1 once, after a warm-up, and the simpy
-    loop once; seconds each."""
+    loop once; seconds of this process's CPU time each (another process on the machine does not count)."""
     if tree:
         sys.path.insert(0, os.path.abspath(tree))
     import emu
@@ -144,7 +145,7 @@ def headline_child(tree: str | None, n: int) -> dict:
     if tree and not emu.models.__file__.startswith(os.path.abspath(tree)):
         raise SystemExit(f"{tree}: its emu.models is {emu.models.__file__}, not the tree's")
     emulator(n // 10, 4096)  # (the first run of a process pays for cold paths)
-    return {"emu": emulator(n, 4096), "simpy": simpy_loop(n)}
+    return {"emu": emulator(n, 4096, clock=time.process_time), "simpy": simpy_loop(n, clock=time.process_time)}
 
 
 def against(tree: str, n: int, reps: int) -> None:
