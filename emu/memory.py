@@ -41,8 +41,8 @@ HUGE_1G = 1 << 30
 class Region:
     """A contiguous range of addresses and the bytes behind it."""
 
-    __slots__ = ("base", "size", "end", "kind", "is_device", "location", "device", "page_size", "owner", "_buf",
-                 "freed", "origin", "va_flag", "virtual", "budget", "readonly")
+    __slots__ = ("base", "size", "end", "kind", "is_device", "location", "device", "end_device", "page_size", "owner",
+                 "_buf", "freed", "origin", "va_flag", "virtual", "budget", "readonly")
 
     DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
 
@@ -62,6 +62,9 @@ class Region:
         self._buf = buf
         self.freed = False
         self.origin = origin or kind  # which API made it: "malloc", "malloc_host", "dvpp", "alias", ...
+        # the device a copy's end here is on, None for host memory (a mapped alias is host memory): worked out
+        # once, as kind, device and origin never change, instead of at every copy's plan
+        self.end_device = device if self.is_device and self.origin != "alias" else None
         self.va_flag = False  # MallocHostWithCfg VA_FLAG: a mapping gives the same address on the device
         self.virtual = False  # timing-only: an address range with no bytes behind it
         self.budget: "HostBudget | None" = None  # device memory: counts its bytes here when first touched

@@ -62,8 +62,7 @@ def correct_kind(src: Location, dst: Location, kind: int) -> int:
 
 def ends(src: Region, dst: Region) -> tuple[int | None, int | None]:
     """(source device, destination device) of a copy, None for host memory (a mapped alias is host memory)."""
-    return (src.device if src.is_device and src.origin != "alias" else None,
-            dst.device if dst.is_device and dst.origin != "alias" else None)
+    return src.end_device, dst.end_device
 
 
 # -- the copy plan -----------------------------------------------------------------
@@ -78,16 +77,20 @@ class CopyPlan:
     def __init__(self, rt: Core, dst: Region, doff: int, src: Region, soff: int, nbytes: int, kind: int,
                  used: int | None = None):
         self.dst, self.doff, self.src, self.soff, self.nbytes = dst, doff, src, soff, nbytes
-        loc = dst.location  # pageable memory may be registered (page-locked) in part: ask the address space
-        self.dloc = loc if loc is not UNREG else rt.space.location(dst, dst.base + doff)
-        loc = src.location
-        self.sloc = loc if loc is not UNREG else rt.space.location(src, src.base + soff)
-        self.kind = int(kind)
-        self.used = self.kind if used is None else int(used)
-        self.s_dev = src.device if src.is_device and src.origin != "alias" else None  # as `ends` gives them
-        self.d_dev = dst.device if dst.is_device and dst.origin != "alias" else None
-        self.staged = rt.ep_mode and ((self.s_dev is None and self.sloc == UNREG) or
-                                  (self.d_dev is None and self.dloc == UNREG))
+        dloc, sloc = dst.location, src.location
+        if dloc is UNREG:  # pageable memory may be registered (page-locked) in part: ask the address space
+            dloc = rt.space.location(dst, dst.base + doff)
+        if sloc is UNREG:
+            sloc = rt.space.location(src, src.base + soff)
+        self.dloc, self.sloc = dloc, sloc
+        if type(kind) is not int:  # (int() only for an int subclass or other integer: a call less per copy)
+            kind = int(kind)
+        self.kind = kind
+        self.used = kind if used is None else int(used)
+        self.s_dev = s_dev = src.end_device  # as `ends` gives them
+        self.d_dev = d_dev = dst.end_device
+        # (locations are Location members, so `is` compares them as `==` would, without the enum's __eq__)
+        self.staged = rt.ep_mode and ((s_dev is None and sloc is UNREG) or (d_dev is None and dloc is UNREG))
 
     @property
     def device(self) -> int | None:
