@@ -110,15 +110,20 @@ def api(name: str, gate: bool = True, sizes: tuple = ()):
 
     def wrap(fn):
         where = _size_args(fn, sizes)
+        spots = tuple(i for i, _ in where)  # the size_t positions, worked out once
+        need = max(spots, default=-1) + 1  # fewer positional arguments: a size came by keyword (or is missing)
 
         @functools.wraps(fn)
         def call(self: "Core", *args, **kwargs):
             if where:  # sizes given by keyword or negative are read as size_t; the common case is one test each
-                n = len(args)
-                for i, _ in where:
-                    if i >= n or args[i].__class__ is int and args[i] < 0:
-                        args = _as_size_t(where, args, kwargs)
-                        break
+                if len(args) < need:
+                    args = _as_size_t(where, args, kwargs)
+                else:
+                    for i in spots:
+                        a = args[i]
+                        if type(a) is int and a < 0:  # (type() is cheaper than reading __class__)
+                            args = _as_size_t(where, args, kwargs)
+                            break
             lock = self.lock
             lock.acquire()  # (acquire and release: half the cost of `with`'s context-manager protocol)
             try:
@@ -133,7 +138,9 @@ def api(name: str, gate: bool = True, sizes: tuple = ()):
                 st.clock = t0 + self.call_overhead
                 st.gate = name if gate and name in self._unsupported else None
                 try:
-                    return fn(self, *args, **kwargs)
+                    if kwargs:
+                        return fn(self, *args, **kwargs)
+                    return fn(self, *args)  # (no keywords, the usual call: no dict merged for the call)
                 except AclError as err:
                     if not err.message:
                         err.message = f"{name} failed"
