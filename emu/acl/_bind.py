@@ -79,6 +79,14 @@ def _runtime_method(fn):
     return method if method is not None and getattr(_runtime.Runtime, fn.__name__, None) is method else None
 
 
+def _parsed(qualname: str, params: str, ints_only: bool, args: tuple) -> list:
+    """The arguments as the C formats read them, or TypeError("<qualname> args parse failed")."""
+    try:
+        return list(map(operator.index, args)) if ints_only else [_parse(k, a) for k, a in zip(params, args)]
+    except (TypeError, ValueError):
+        raise TypeError(f"{qualname} args parse failed") from None
+
+
 def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int = 0, convert=None):
     """A pyACL function calling `fn`.
 
@@ -87,16 +95,19 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
     """
     lo, hi = len(params) - optional, len(params)
     ints_only = set(params) <= {INT}  # most APIs: every argument an int, read in one pass
-    index = operator.index
     method = _runtime_method(fn)  # called directly on the current runtime: emu.runtime's frame saved per call
 
     def call(*args):
         if not lo <= len(args) <= hi:
             raise TypeError(f"{qualname} args parse failed")
-        try:
-            parsed = list(map(index, args)) if ints_only else [_parse(k, a) for k, a in zip(params, args)]
-        except (TypeError, ValueError):
-            raise TypeError(f"{qualname} args parse failed") from None
+        if ints_only:
+            parsed = args  # plain ints (no bool, no subclass) pass as they are: operator.index gives each back
+            for a in args:  # (`type(a) is int` tests cost less than operator.index calls and a new list)
+                if type(a) is not int:
+                    parsed = _parsed(qualname, params, ints_only, args)
+                    break
+        else:
+            parsed = _parsed(qualname, params, ints_only, args)
         try:
             if method is None:
                 result = fn(*parsed)
