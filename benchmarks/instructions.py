@@ -5,7 +5,7 @@ Run from the repository root:  python benchmarks/instructions.py [--copies 4000]
 Rows: benchmarks/model.py's headline workload (timing-only async 4 KiB H2D copies over 4 streams, then
 synchronize), split into queueing (the API calls alone) and the whole; and the same simpy loop baseline.
 Each figure is (instructions with N copies - instructions with 0) / N, in one process each, gc off and
-PYTHONHASHSEED=0 (what is left varies by about 1%). --against TREE counts TREE's emulator too (a checkout
+PYTHONHASHSEED=0 and OPENBLAS_NUM_THREADS=1 (what is left varies by about 1%). --against TREE counts TREE's emulator too (a checkout
 with emu/models, emu/configs and emu/validation linked, as for benchmarks/network.py). Needs valgrind.
 """
 from __future__ import annotations
@@ -62,7 +62,8 @@ def instructions(script: str, *args: str) -> int:
     """Instructions callgrind counts for `python script args`."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
-        env = dict(os.environ, PYTHONHASHSEED="0")
+        # (OpenBLAS's idle worker threads move the count by thousands from run to run: one thread)
+        env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
         subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, script,
                         *args], check=True, capture_output=True, env=env)
         with open(out) as f:
@@ -99,7 +100,7 @@ def main() -> int:
             print(f"{name[:34]:34} {queue:10.0f} {total:10.0f} {total / base:13.2f}")
         print(f"{'simpy loop (request + timeout)':34} {'':>10} {base:10.0f} {1.0:13.2f}")
     print(f"instructions per async 4 KiB H2D copy over 4 streams, {args.copies} copies minus none "
-          f"(callgrind, gc off, PYTHONHASHSEED=0)")
+          f"(callgrind, gc off, PYTHONHASHSEED=0, OPENBLAS_NUM_THREADS=1)")
     return 0
 
 
