@@ -331,13 +331,7 @@ class AddressSpace:
 
     def resolve(self, addr: int, nbytes: int = 1) -> tuple[Region, int]:
         """(region, offset) for `nbytes` at `addr`; AclError if any byte is outside one region."""
-        a, b = self._recent  # (`find`'s first test, inlined: a copy's ends are usually the last two found)
-        if a.base <= addr < a.end and not a.freed:
-            r = a
-        elif b.base <= addr < b.end and not b.freed:
-            r = b
-        else:
-            r = self.find(addr)
+        r = self.find(addr)
         if r is None:
             if is_device_address(addr):
                 raise AclError(ACL_ERROR_INVALID_PARAM,

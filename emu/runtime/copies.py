@@ -32,20 +32,15 @@ def memcpy(rt: Core, dst: int, dest_max: int, src: int, count: int, kind: int) -
     only the time passes."""
     if count == 0:
         return
-    if dst == 0 or src == 0 or not 0 <= kind <= 5:  # (the checks of `_check_copy_args`, without a call)
-        _check_copy_args(rt, dst, src, kind)
+    _check_copy_args(rt, dst, src, kind)
     if dest_max == 0:
         fail(ACL_ERROR_RT_PARAM_INVALID, "destMax is 0")
     if count > dest_max:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
     if dst == src:
         return
-    st = rt.caller
-    ctx = st.ctx  # (`rt.current_context()`'s answer, without the call, for a live context and no pending gate)
-    if ctx is None or ctx.destroyed or st.gate is not None:
-        ctx = rt.current_context()
-    if ctx.capture_modes:  # (check_capture_safe's own first test: it has nothing to refuse without captures)
-        capture.check_capture_safe(rt)
+    rt.current_context()
+    capture.check_capture_safe(rt)
     plan = transfer.plan_copy(rt, dst, src, count, kind)  # the direction comes from the addresses
     if plan.s_dev is not None and plan.d_dev is not None and plan.s_dev != plan.d_dev:  # between devices
         peer.check_peer_copy(rt, plan.src, plan.dst)
@@ -56,15 +51,11 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
                   what: str) -> None:
     if count == 0:
         return
-    if dst == 0 or src == 0 or not 0 <= kind <= 5:  # (the checks of `_check_copy_args`, without a call)
-        _check_copy_args(rt, dst, src, kind)
+    _check_copy_args(rt, dst, src, kind)
     handle = rt.lookup(stream, Stream, "stream") if stream else None  # G6 at the runtime's entry
     if count > dest_max:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"count {count} > destMax {dest_max}")
-    st = rt.caller
-    ctx = st.ctx  # (`rt.current_context()`'s answer, without the call, for a live context and no pending gate)
-    if ctx is None or ctx.destroyed or st.gate is not None:
-        ctx = rt.current_context(implicit=False)
+    ctx = rt.current_context(implicit=False)
     plan = transfer.plan_copy(rt, dst, src, count, kind)
     ep = rt.ep_mode
     if kind == H2B2D and ep:

@@ -72,7 +72,8 @@ class CopyPlan:
     the kind the runtime uses, and whether it goes through the driver's staging buffers (pageable host
     memory on an EP product). Every copy API (sync, async, batch, descriptor, offset) reads these."""
 
-    __slots__ = ("dst", "doff", "dloc", "src", "soff", "sloc", "nbytes", "kind", "used", "s_dev", "d_dev", "staged")
+    __slots__ = ("dst", "doff", "dloc", "src", "soff", "sloc", "nbytes", "kind", "used", "s_dev", "d_dev", "device",
+                 "staged")
 
     def __init__(self, rt: Core, dst: Region, doff: int, src: Region, soff: int, nbytes: int, kind: int,
                  used: int | None = None):
@@ -91,11 +92,8 @@ class CopyPlan:
         self.d_dev = d_dev = dst.end_device
         # (locations are Location members, so `is` compares them as `==` would, without the enum's __eq__)
         self.staged = rt.ep_mode and ((s_dev is None and sloc is UNREG) or (d_dev is None and dloc is UNREG))
-
-    @property
-    def device(self) -> int | None:
-        """The device whose engines run it (the device end; the source of a copy between devices)."""
-        return self.d_dev if self.s_dev is None else self.s_dev
+        # the device whose engines run it (the device end; the source of a copy between devices)
+        self.device = d_dev if s_dev is None else s_dev
 
     @property
     def pageable(self) -> bool:
@@ -239,9 +237,7 @@ def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0, a
         task = tagged(Task(STAGED, nbytes=plan.nbytes, device=plan.device, src=plan.s_dev, dst=plan.d_dev,
                            label=what, on_complete=move), plan)
     else:
-        s_dev = plan.s_dev  # (`plan.device`, without the property's call)
-        task = Task.copy(plan.nbytes, plan.d_dev if s_dev is None else s_dev, s_dev, plan.d_dev, what, move, 0,
-                         plan.kind, plan.used)
+        task = Task.copy(plan.nbytes, plan.device, plan.s_dev, plan.d_dev, what, move, 0, plan.kind, plan.used)
         if rows:
             task.rows = rows
     run_blocking(rt, task)
