@@ -108,6 +108,8 @@ class Flow:
         self.counted = 0.0  # wire bytes already added to its links' byte counts
         self.updated = self.start = now
         self.tail = tail
+        if owner is None:  # one calling convention for the reports: on_done(owner)
+            on_done, owner = _call, on_done
         self.on_done = on_done
         self.owner = owner
         self.speed = INF  # its rate (`rate` counts the changes not re-rated yet)
@@ -127,12 +129,6 @@ class Flow:
         if net._dirty:
             net._flush(net.env.now)
         return self.speed
-
-    def done(self) -> None:
-        if self.owner is None:
-            self.on_done()
-        else:
-            self.on_done(self.owner)
 
     def __repr__(self) -> str:
         return f"<Flow {self.size:.0f} B over {[link.name for link in self.links]}>"
@@ -216,11 +212,7 @@ class Network:
                     for g in flows:
                         break
                     if g.finish <= limit:
-                        if g.state == LONE:  # (`_drain_due` for a lone flow, inlined: the usual case)
-                            self._leave(g, now)
-                            g.state = DRAINED
-                        else:
-                            self._drain_due(g, now)
+                        self._drain_due(g, now)
                 elif due:
                     for g in list(flows):
                         if g.finish <= limit:
@@ -235,11 +227,7 @@ class Network:
         # alone on its links (lone): its end is known now; its neck is the link that holds it back most
         weights = flow.weights
         multi = len(links) > 1
-        if multi:
-            neck, rate = _neck(links, weights)
-        else:
-            neck = links[0]
-            rate = neck.capacity / weights[0]
+        neck, rate = _neck(links, weights)
         flow.speed = neck.level = rate
         flow.neck = neck
         flow.finish = finish = now + size / rate
@@ -265,10 +253,7 @@ class Network:
         end would leave it, without the flow. Returns when its last byte arrives."""
         if size <= 0 or not links:
             return start
-        if len(links) > 1:
-            neck, rate = _neck(links, weights)
-        else:  # (one link: it is the neck)
-            neck, rate = links[0], links[0].capacity / weights[0]
+        neck, rate = _neck(links, weights)
         neck.level = rate
         finish = start + size / rate
         for link, w in zip(links, weights):
@@ -287,10 +272,7 @@ class Network:
             self._leave(f, self.env.now)
         f.state = DONE
         self._open -= 1
-        if f.owner is None:
-            f.on_done()
-        else:
-            f.on_done(f.owner)
+        f.on_done(f.owner)
 
     def _start_sharing(self, flow: Flow, link: Link, now: float) -> None:
         """One more on a link with a service clock."""
@@ -574,11 +556,8 @@ class Network:
                     done.append(f)
             if done:
                 self._open -= len(done)
-                for f in done:  # (Flow.done, inlined: one call a flow)
-                    if f.owner is None:
-                        f.on_done()
-                    else:
-                        f.on_done(f.owner)
+                for f in done:
+                    f.on_done(f.owner)
         finally:
             self._firing = False
         if self._dirty:
@@ -654,10 +633,16 @@ def _neck(links: list[Link], weights: list[float]) -> tuple[Link, float]:
     """(the link that holds a flow alone on `links` back most, the rate it allows): the first of the
     narrowest, capacity / weight."""
     neck, rate = links[0], links[0].capacity / weights[0]
-    for link, w in zip(links, weights):
-        if link.capacity / w < rate:
-            neck, rate = link, link.capacity / w
+    if len(links) > 1:  # (one link, the usual case: it is the neck)
+        for link, w in zip(links, weights):
+            if link.capacity / w < rate:
+                neck, rate = link, link.capacity / w
     return neck, rate
+
+
+def _call(fn: Callable) -> None:
+    """The report of a flow started without an owner: `on_done()`."""
+    fn()
 
 
 def _water(link: Link, run: int) -> float:
