@@ -27,7 +27,7 @@ from simpy.events import NORMAL
 
 from .hardware import HOST, Hardware
 from . import staging
-from .network import Call, Link, Network, Tick, at
+from .network import Call, Clock, Link, Network, at
 from .trace import ALL, CHUNK as _CHUNK, TaskLog, chunk_count, chunk_sizes
 
 COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
@@ -350,7 +350,7 @@ class Machine:
 
     def __init__(self, hardware: Hardware, records=ALL):
         self.hardware = hw = hardware
-        self.env = simpy.Environment()
+        self.env = Clock()
         self.network = Network(self.env)
         n = hw.num_devices
         self.engines = [Pool(f"dev{d}.sdma", hw.engines_per_device) for d in range(n)]
@@ -745,12 +745,12 @@ class Machine:
 
         When nothing else is in flight (no event due, no flow on any link, the stream idle, a free engine) a
         COPY or FILL with no start hook runs in closed form: alone, its flow moves at its links' narrowest
-        rate from its start, so its end is known at once, and one timer event takes the clock there. The
-        outcome (times, engine, route, link bytes and busy time, records) is that of `submit` + `wait`."""
+        rate from its start, so its end is known at once, and the clock moves there with no event
+        (`Clock.skip`: nothing else is scheduled). The outcome (times, engine, route, link bytes and busy time, records) is that of `submit` + `wait`."""
         kind = task.kind
         if ((kind == COPY or kind == FILL) and task.on_start is None and not task.waits and task._parent is None
                 and stream.running is None and not stream.pending and not stream.waking
-                and self.network.idle and self.env.peek() == math.inf):
+                and self.network.idle and self.env.empty):
             pool = self.engines[task.device]
             if pool.free and not pool.waiting:
                 self._alone(stream, task, submit, pool.free[-1])
@@ -760,8 +760,9 @@ class Machine:
 
     def _alone(self, stream: Stream, task: Task, submit: float, engine: int) -> None:
         """`blocking`'s closed form: the task runs on `engine` from `submit` (or now) with nothing else in flight.
-        One timer event takes the clock to its end; a second moves it to the start first only where rounding
-        would otherwise give another end than the stream's wake-up at `submit` and a timer from there give."""
+        The clock skips to its end as a timer would take it there; it skips to the start first only where
+        rounding would otherwise give another end than the stream's wake-up at `submit` and a timer from there
+        give."""
         env = self.env
         now = env.now
         start = now + (submit - now) if submit > now else now  # (the clock a wake-up at `submit` gives)
@@ -775,12 +776,10 @@ class Machine:
             links, weights, wire, tail = flow
             end = self.network.alone(links, weights, wire, start) + tail
         if start > now and (end <= start or now + (end - now) != start + (end - start)):
-            env.schedule(Tick(), NORMAL, submit - now)
-            env.step()
+            env.skip(submit - now)
             now = start
-        if end > now:  # (nothing else is scheduled: the step is this one)
-            env.schedule(Tick(), NORMAL, end - now)
-            env.step()
+        if end > now:  # (nothing else is scheduled)
+            env.skip(end - now)
         self._finish(task)
 
     def wait(self, task: Task) -> float:

@@ -146,15 +146,22 @@ class Call:
         self._value = value
 
 
-class Tick:
-    """An event with nothing to call: scheduled and stepped, it only moves the clock (`Machine.blocking`)."""
+class Clock(simpy.Environment):
+    """simpy's environment, with two things more for a blocking call that runs alone (`Machine.blocking`):
+    whether anything is scheduled, and moving the clock ahead when nothing is, as a timer event would
+    without the event. (simpy keeps its time and its queue in `_now` and `_queue`: simpy/core.py.)"""
 
-    __slots__ = ("callbacks", "_ok", "_value")
+    @property
+    def empty(self) -> bool:
+        """Nothing is scheduled (what `peek() == inf` says, without the IndexError peek raises inside)."""
+        return not self._queue
 
-    def __init__(self):
-        self.callbacks = []
-        self._ok = True
-        self._value = None
+    def skip(self, delay: float) -> None:
+        """Move the clock `delay` ahead, to the time a timer scheduled `delay` from now would step it to
+        (`schedule` computes now + delay). Only with nothing scheduled: an event due meanwhile would run late."""
+        if self._queue:
+            raise RuntimeError("Clock.skip: events are scheduled; step to them instead")
+        self._now = self._now + delay
 
 
 def at(env: simpy.Environment, when: float, callback, value=None) -> None:

@@ -1,5 +1,5 @@
 """A blocking copy or fill with nothing else in flight runs in closed form (`Machine.blocking`): its end is
-known when it starts, so one timer event takes the clock there instead of a stream step, an engine request, a
+known when it starts, so the clock moves there (`Clock.skip`) instead of a stream step, an engine request, a
 flow and its report. The rule: the outcome is exactly that of `submit` + `wait` — the same records (times,
 engine, route, links), host clock, link bytes, busy time and levels — whatever the product and whatever else
 the program has in flight (then the closed form must not apply)."""
@@ -121,3 +121,25 @@ def test_closed_form_moves_the_bytes():
     r.memcpy(d, 4096, h, 4096, H2D)
     r.memcpy(back, 4096, d, 4096, D2H)
     np.testing.assert_array_equal(r.host_array(back, 4096), data)
+
+
+def test_clock_skip_lands_where_a_timer_would():
+    """Rule: `Clock.skip(delay)` leaves the clock where a timer scheduled `delay` ahead and stepped leaves it
+    (simpy computes now + delay), to the last bit, so the closed form's times are the stream path's."""
+    for now, delay in ((0.0, 1e-6), (0.1, 3e-7), (1.2345678901, 2.2e-9), (7e-5, 1e-17)):
+        timer, clock = network_mod.Clock(initial_time=now), network_mod.Clock(initial_time=now)
+        timer.timeout(delay)
+        timer.step()
+        assert clock.empty and timer.empty
+        clock.skip(delay)
+        assert clock.now == timer.now
+
+
+def test_clock_skip_refuses_with_events_scheduled():
+    """Rule: the clock never skips past a scheduled event (it would run late): skip raises and moves nothing."""
+    clock = network_mod.Clock()
+    clock.timeout(1.0)
+    assert not clock.empty
+    with pytest.raises(RuntimeError, match="events are scheduled"):
+        clock.skip(2.0)
+    assert clock.now == 0.0 and clock.peek() == 1.0
