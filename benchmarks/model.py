@@ -1,9 +1,10 @@
 """Wall-time cost of the timing model, against a plain simpy loop measured in the same run.
 
-Run from the repository root:  python benchmarks/model.py [--copies N]
+Run from the repository root:  python benchmarks/model.py [--copies N] [--reps 5]
 
 1. N async 4 KiB H2D copies over 4 streams through the emulator (timing-only),
-   per copy, vs a simpy loop doing one resource request and one timeout per copy.
+   per copy, vs a simpy loop doing one resource request and one timeout per copy, interleaved, each the
+   best of --reps rounds (at least 5: the machines these run on move by 10-40% from one moment to the next).
    Target: within 2x.
 2. Scaling: 10x the copies costs at most 12x the wall time.
 3. Size independence: 1,000 copies of 1 GiB vs 1,000 copies of 4 KiB on one stream, within 20%
@@ -180,7 +181,7 @@ def best_of(reps: int, *runs) -> list[float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=100_000)
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5, help="rounds; each row is its best (at least 5)")
     ap.add_argument("--shared-copies", type=int, default=10_000)
     ap.add_argument("--memory-copies", type=int, default=100_000)
     ap.add_argument("--against", metavar="TREE", help="row 1 on another source tree too (see above)")
@@ -196,7 +197,7 @@ def main() -> int:
     if args.against:
         against(args.against, args.copies, max(5, args.reps))
         return 0
-    n, k = args.copies, 1000
+    n, k, args.reps = args.copies, 1000, max(5, args.reps)
     base, emu_t, small = best_of(args.reps, (simpy_loop, n), (emulator, n, 4096), (emulator, n // 10, 4096))
     t4k, t1g, c4k, c1g = best_of(5 * args.reps, (emulator, k, 4096, 1), (emulator, k, 1 << 30, 1),
                                  (emulator, k, 4096), (emulator, k, 1 << 30))

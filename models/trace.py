@@ -197,14 +197,11 @@ class _Table:
         except KeyError:
             pass
         index, vals = self.index, self.values
-        out = []
-        for v in values:
-            i = index.get(v)
-            if i is None:
-                i = index[v] = len(vals)
+        for v in dict.fromkeys(values):  # new values get ids in the order they first appear (a pass over the few
+            if v not in index:           # distinct values, not over every row)
+                index[v] = len(vals)
                 vals.append(v)
-            out.append(i)
-        return out
+        return list(map(index.__getitem__, values))
 
     def __len__(self) -> int:
         return len(self.values)
@@ -334,21 +331,16 @@ class _Streams:
             return list(map(self.index.__getitem__, map(_serial, streams)))  # every stream known
         except (KeyError, AttributeError):
             pass
-        index, out = self.index, []
-        for s in streams:
-            if s is None:
-                out.append(0)
-                continue
-            i = index.get(s.serial)
-            if i is None:
-                i = index[s.serial] = len(self.serials)
+        index = self.index
+        for s in dict.fromkeys(streams):  # new streams get ids in the order they first appear (a pass over the
+            if s is not None and s.serial not in index:  # few distinct streams, not over every row)
+                index[s.serial] = len(self.serials)
                 self.serials.append(s.serial)
                 self.names.append(s.name)
                 self.devices.append(s.device)
                 self.refs.append(weakref.ref(s))
                 self.gone.append(None)
-            out.append(i)
-        return out
+        return [0 if s is None else index[s.serial] for s in streams]
 
     def get(self, i: int):
         if i == 0:
