@@ -34,6 +34,7 @@ from simpy.events import NORMAL
 EPS = 1e-12  # seconds: things due within this of each other happen together
 INF = float("inf")
 TIE = 1e-12  # rates within this (relative) of each other are the same rate
+_ABOVE = 1.0 + TIE  # a level times this: just above it (within TIE)
 _uids = count()
 
 # What a re-rating's queue holds for a link, in this order at one level
@@ -492,16 +493,17 @@ class Network:
         heap, seq = self._heap, self._seq
         for f in changed:
             rate = f.share
-            if f.updated < now:  # its bytes left, at its old rate (a new flow's are all left)
-                moved = f.speed * (now - f.updated)
-                f.remaining = f.remaining - moved if moved < f.remaining else 0.0
+            updated, left = f.updated, f.remaining
+            if updated < now:  # its bytes left, at its old rate (a new flow's are all left)
+                moved = f.speed * (now - updated)
+                f.remaining = left = left - moved if moved < left else 0.0
                 f.updated = now
             f.speed = rate
-            f.finish = finish = now + f.remaining / rate if rate > 0 else INF
-            f.version += 1
+            f.finish = finish = now + left / rate if rate > 0 else INF
+            f.version = version = f.version + 1
             for link in f.links:
                 if len(link.flows) > 1:
-                    heappush(heap, (finish, next(seq), f.version, f))
+                    heappush(heap, (finish, next(seq), version, f))
                     break
             else:  # alone on its links: nothing can change it before its end
                 del self.flows[f]
@@ -514,10 +516,11 @@ class Network:
         level = link.capacity / sum(link.flows.values())
         link.filled = run
         link.level = level
+        tie = TIE * level
         for f in link.flows:
             f.mark = run
             f.neck = link
-            if -TIE * level <= f.speed - level <= TIE * level:  # its old rate: it keeps it exactly
+            if -tie <= f.speed - level <= tie:  # its old rate: it keeps it exactly
                 f.share = f.speed
             else:
                 f.share = level
@@ -584,11 +587,11 @@ def _touch(link: Link, run: int, queue: list, floor: float) -> None:
     if link.mark != run:
         link.mark = run
         if link.level < INF:
-            heappush(queue, (link.level * (1.0 + TIE), CHECK, link.uid, 0, link))
+            heappush(queue, (link.level * _ABOVE, CHECK, link.uid, 0, link))
     level = _water(link, run)
-    link.stamp += 1
+    link.stamp = stamp = link.stamp + 1
     if level < INF:
-        heappush(queue, (level if level > floor else floor, FILL, link.uid, link.stamp, link))
+        heappush(queue, (level if level > floor else floor, FILL, link.uid, stamp, link))
 
 
 def _fill(link: Link, level: float, run: int, queue: list, changed: list) -> None:
@@ -597,6 +600,7 @@ def _fill(link: Link, level: float, run: int, queue: list, changed: list) -> Non
     other links; one fixed at its old rate touches those of them that counted it as not fixed yet."""
     link.filled = run
     link.level = INF
+    tie = TIE * level
     for f in link.flows:
         if f.mark == run:
             if f.share >= 0.0:
@@ -604,14 +608,14 @@ def _fill(link: Link, level: float, run: int, queue: list, changed: list) -> Non
             loose = f.links  # (the run's links count it as not fixed)
         else:
             neck = f.neck
-            if neck is not link and neck.level * (1.0 + TIE) < level:
+            if neck is not link and neck.level * _ABOVE < level:
                 continue  # past its neck's check: fixed there, at its old rate (as the queue's order has it)
             loose = (neck,)  # (its neck counts it as not fixed)
             f.mark = run
         f.share = level
         f.neck = link
         link.level = level
-        if -TIE * level <= f.speed - level <= TIE * level:  # its old rate
+        if -tie <= f.speed - level <= tie:  # its old rate
             f.share = f.speed
             for other in loose:
                 if other is not link and other.mark == run:
