@@ -1,12 +1,20 @@
-"""Instructions per async copy, counted by valgrind's callgrind: a measure the machine's noise does not move.
+"""Instructions per copy, counted by valgrind's callgrind: a measure the machine's noise does not move.
 
-Run from the repository root:  python benchmarks/instructions.py [--copies 4000] [--against TREE]
+Run from the repository root:  python benchmarks/instructions.py [--copies 4000] [--cases headline,small,all2all]
+                                                                  [--against TREE]
 
-Rows: benchmarks/model.py's headline workload (timing-only async 4 KiB H2D copies over 4 streams, then
-synchronize), split into queueing (the API calls alone) and the whole; and the same simpy loop baseline.
-Each figure is (instructions with N copies - instructions with 0) / N, in one process each, gc off and
-PYTHONHASHSEED=0 and OPENBLAS_NUM_THREADS=1 (what is left varies by about 1%). --against TREE counts TREE's emulator too (a checkout
-with emu/models, emu/configs and emu/validation linked, as for benchmarks/network.py). Needs valgrind.
+Cases:
+  headline: benchmarks/model.py's headline workload (timing-only async 4 KiB H2D copies over 4 streams, then
+            synchronize), split into queueing (the API calls alone) and the whole; and the same simpy loop
+            baseline. Each figure is (instructions with N copies - instructions with 0) / N.
+  small:    a blocking 64 B H2D `acl.rt.memcpy` through the facade (benchmarks/small_calls.py's first row),
+            functional: (instructions with 4N calls - with N) / 3N, after 300 calls of warm-up.
+  all2all:  benchmarks/network.py's case (c), the Atlas A3 all-to-all (240 copies of 16 MiB), its timed part
+            (the copies queued, then every device synchronized): (three runs - one run) / 2 / 240.
+Each count runs in a process of its own, gc off, PYTHONHASHSEED=0 and OPENBLAS_NUM_THREADS=1 (what is left
+varies by about 1%). --against TREE counts TREE's emulator too (a checkout with emu/models, emu/configs and
+emu/validation linked, as for benchmarks/network.py). Needs valgrind. Instructions are not time: code that
+runs many instructions a cycle (numpy's loops) gains less from fewer of them than interpreted code does.
 """
 from __future__ import annotations
 
@@ -58,6 +66,66 @@ env.run()
 """
 
 
+SMALL_CALL = """
+import gc, sys
+sys.path.insert(0, {root!r})
+gc.disable()
+import emu, emu.acl as acl
+emu.configure("910B", functional=True)
+acl.init()
+acl.rt.set_device(0)
+host, _ = acl.rt.malloc_host(65536)
+dev, _ = acl.rt.malloc(65536, 0)
+memcpy = acl.rt.memcpy
+for _ in range(300 + int(sys.argv[1])):
+    memcpy(dev, 64, host, 64, 1)
+"""
+
+ALL_TO_ALL = """
+import gc, sys
+sys.path.insert(0, {root!r})
+gc.disable()
+import emu
+nb = 16 << 20
+runs = int(sys.argv[1])
+
+
+def run():
+    rt = emu.configure(product="A3", functional=False)
+    k = rt.get_device_count()
+    bufs, streams = {{}}, {{}}
+    for d in range(k):
+        rt.set_device(d)
+        for p in range(k):
+            if p != d:
+                try:
+                    rt.device_enable_peer_access(p, 0)
+                except Exception:
+                    pass
+        bufs[d] = (rt.malloc(nb * k), rt.malloc(nb * k))
+        streams[d] = [rt.create_stream() for _ in range(k)]
+    return rt, k, bufs, streams
+
+
+def timed(rt, k, bufs, streams):
+    for d in range(k):
+        rt.set_device(d)
+        for p in range(k):
+            if p != d:
+                rt.memcpy_async(bufs[p][1] + d * nb, nb, bufs[d][0] + p * nb, nb, 3, streams[d][p])
+    for d in range(k):
+        rt.set_device(d)
+        rt.synchronize_device()
+
+
+timed(*run())  # warm up every path once
+for i in range(3):  # as many setups in every process; the timed part `runs` times
+    state = run()
+    if i < runs:
+        timed(*state)
+"""
+
+
 def instructions(script: str, *args: str) -> int:
     """Instructions callgrind counts for `python script args`."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -77,30 +145,66 @@ def per_copy(script: str, n: int, *args: str) -> float:
     return (instructions(script, str(n), *args) - instructions(script, "0", *args)) / n
 
 
+def write(tmp: str, name: str, text: str) -> str:
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def headline(tmp: str, trees: list, copies: int) -> None:
+    base = per_copy(write(tmp, "simpy_loop.py", SIMPY_LOOP), copies)
+    print(f"{'headline':34} {'queue':>10} {'total':>10} {'x simpy loop':>13}")
+    for i, (name, root) in enumerate(trees):
+        script = write(tmp, f"headline_{i}.py", WORKLOAD.format(root=root))
+        queue, total = per_copy(script, copies, "queue"), per_copy(script, copies, "sync")
+        print(f"{name[:34]:34} {queue:10.0f} {total:10.0f} {total / base:13.2f}")
+    print(f"{'simpy loop (request + timeout)':34} {'':>10} {base:10.0f} {1.0:13.2f}")
+    print(f"instructions per async 4 KiB H2D copy over 4 streams, {copies} copies minus none")
+
+
+def small(tmp: str, trees: list, copies: int) -> None:
+    n = max(copies // 4, 1)
+    print(f"{'small (64 B acl.rt.memcpy H2D)':34} {'per call':>10}")
+    for i, (name, root) in enumerate(trees):
+        script = write(tmp, f"small_{i}.py", SMALL_CALL.format(root=root))
+        got = (instructions(script, str(4 * n)) - instructions(script, str(n))) / (3 * n)
+        print(f"{name[:34]:34} {got:10.0f}")
+    print(f"instructions per blocking 64 B acl.rt.memcpy through the facade, {4 * n} calls minus {n}")
+
+
+def all2all(tmp: str, trees: list, _copies: int) -> None:
+    print(f"{'all2all (A3, 240 x 16 MiB)':34} {'per copy':>10}")
+    for i, (name, root) in enumerate(trees):
+        script = write(tmp, f"all2all_{i}.py", ALL_TO_ALL.format(root=root))
+        got = (instructions(script, "3") - instructions(script, "1")) / 2 / 240
+        print(f"{name[:34]:34} {got:10.0f}")
+    print("instructions per copy of the all-to-all's timed part (queue, then synchronize), three runs minus one")
+
+
+CASES = {"headline": headline, "small": small, "all2all": all2all}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=4000)
+    ap.add_argument("--cases", default="headline,small,all2all", help="which cases to count (comma-separated)")
     ap.add_argument("--against", metavar="TREE", help="another checkout to count the same way")
     args = ap.parse_args()
+    cases = [c for c in args.cases.split(",") if c]
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        ap.error(f"unknown case {unknown[0]!r}: the cases are {', '.join(CASES)}")
     if shutil.which("valgrind") is None:
         print("benchmarks/instructions.py needs valgrind (callgrind): install it, or use benchmarks/model.py")
         return 2
     trees = [("this tree", REPO)] + ([(args.against, os.path.abspath(args.against))] if args.against else [])
     with tempfile.TemporaryDirectory() as tmp:
-        loop = os.path.join(tmp, "simpy_loop.py")
-        with open(loop, "w") as f:
-            f.write(SIMPY_LOOP)
-        base = per_copy(loop, args.copies)
-        print(f"{'workload':34} {'queue':>10} {'total':>10} {'x simpy loop':>13}")
-        for i, (name, root) in enumerate(trees):
-            script = os.path.join(tmp, f"workload_{i}.py")
-            with open(script, "w") as f:
-                f.write(WORKLOAD.format(root=root))
-            queue, total = per_copy(script, args.copies, "queue"), per_copy(script, args.copies, "sync")
-            print(f"{name[:34]:34} {queue:10.0f} {total:10.0f} {total / base:13.2f}")
-        print(f"{'simpy loop (request + timeout)':34} {'':>10} {base:10.0f} {1.0:13.2f}")
-    print(f"instructions per async 4 KiB H2D copy over 4 streams, {args.copies} copies minus none "
-          f"(callgrind, gc off, PYTHONHASHSEED=0, OPENBLAS_NUM_THREADS=1)")
+        for i, case in enumerate(cases):
+            if i:
+                print()
+            CASES[case](tmp, trees, args.copies)
+    print("(callgrind, gc off, PYTHONHASHSEED=0, OPENBLAS_NUM_THREADS=1)")
     return 0
 
 

@@ -31,6 +31,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -219,23 +220,36 @@ def crossover(quick, reps, only):
     print(f"\nbest of {reps} runs per side ({2 * reps} under 64 MiB), interleaved.")
 
 
-def load_kernels(tree: str):
-    """TREE/emu/kernels.py as a module of its own (another version of the kernels, with its own Numba cache)."""
+def load_kernels(tree: str, cache_dir: str):
+    """TREE/emu/kernels.py as a module of its own (another version of the kernels), its kernels made and
+    compiled here with their Numba cache in `cache_dir`. (Cached in TREE's own __pycache__ under this
+    module's name, they would break TREE afterwards: its `emu.kernels` would find entries it cannot load.)"""
     import importlib.util
 
+    import numba
+
     path = os.path.join(os.path.abspath(tree), "emu", "kernels.py")
-    spec = importlib.util.spec_from_file_location("against_kernels", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    saved = numba.config.CACHE_DIR
+    numba.config.CACHE_DIR = cache_dir  # (Numba places a kernel's cache when the kernel is made)
+    try:
+        spec = importlib.util.spec_from_file_location("against_kernels", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module.warmup()  # (a tree with lazy kernels makes them here)
+    finally:
+        numba.config.CACHE_DIR = saved
     return module
 
 
 def against(tree: str, quick: bool, reps: int) -> None:
     """copy and fill of this tree against TREE's, interleaved in this process, per size: us per call each and
     the ratio (> 1: this tree is faster)."""
-    other = load_kernels(tree)
-    kernels.warmup()
-    other.warmup()
+    kernels.warmup()  # (this tree's kernels first: made with the cache in its own __pycache__)
+    with tempfile.TemporaryDirectory() as cache_dir:
+        _against(load_kernels(tree, cache_dir), tree, quick, reps)
+
+
+def _against(other, tree: str, quick: bool, reps: int) -> None:
     sizes = COPY_SIZES_QUICK if quick else COPY_SIZES
     src = np.random.default_rng(1).integers(0, 256, size=max(sizes) + 4096, dtype=np.uint8)
     dst = np.empty(max(sizes) + 4096, dtype=np.uint8)
