@@ -77,6 +77,8 @@ acl.rt.set_device(0)
 host, _ = acl.rt.malloc_host(65536)
 dev, _ = acl.rt.malloc(65536, 0)
 memcpy = acl.rt.memcpy
+if memcpy(dev, 64, host, 64, 1) != 0:
+    raise SystemExit("acl.rt.memcpy of 64 B did not return 0: nothing to count")
 for _ in range(300 + int(sys.argv[1])):
     memcpy(dev, 64, host, 64, 1)
 """
@@ -132,8 +134,10 @@ def instructions(script: str, *args: str) -> int:
         out = os.path.join(tmp, "callgrind.out")
         # (OpenBLAS's idle worker threads move the count by thousands from run to run: one thread)
         env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
-        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, script,
-                        *args], check=True, capture_output=True, env=env)
+        run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, script,
+                              *args], capture_output=True, text=True, env=env)
+        if run.returncode:
+            raise RuntimeError(f"{script} {' '.join(args)} failed under callgrind:\n" + run.stderr[-2000:])
         with open(out) as f:
             for line in f:
                 if line.startswith("summary:"):
