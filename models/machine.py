@@ -746,7 +746,8 @@ class Machine:
         When nothing else is in flight (no event due, no flow on any link, the stream idle, a free engine) a
         COPY or FILL with no start hook runs in closed form: alone, its flow moves at its links' narrowest
         rate from its start, so its end is known at once, and the clock moves there with no event
-        (`Clock.skip`: nothing else is scheduled). The outcome (times, engine, route, link bytes and busy time, records) is that of `submit` + `wait`."""
+        (`Clock.skip`: nothing else is scheduled). The outcome (times, engine, route, link bytes and busy
+        time, records) is that of `submit` + `wait`."""
         kind = task.kind
         if ((kind == COPY or kind == FILL) and task.on_start is None and not task.waits and task._parent is None
                 and stream.running is None and not stream.pending and not stream.waking

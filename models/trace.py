@@ -197,8 +197,9 @@ class _Table:
         except KeyError:
             pass
         index, vals = self.index, self.values
-        for v in dict.fromkeys(values):  # new values get ids in the order they first appear (a pass over the few
-            if v not in index:           # distinct values, not over every row)
+        # new values get ids in the order they first appear: a pass over the distinct values, not every row
+        for v in dict.fromkeys(values):
+            if v not in index:
                 index[v] = len(vals)
                 vals.append(v)
         return list(map(index.__getitem__, values))
@@ -332,8 +333,9 @@ class _Streams:
         except (KeyError, AttributeError):
             pass
         index = self.index
-        for s in dict.fromkeys(streams):  # new streams get ids in the order they first appear (a pass over the
-            if s is not None and s.serial not in index:  # few distinct streams, not over every row)
+        # new streams get ids in the order they first appear: a pass over the distinct streams, not every row
+        for s in dict.fromkeys(streams):
+            if s is not None and s.serial not in index:
                 index[s.serial] = len(self.serials)
                 self.serials.append(s.serial)
                 self.names.append(s.name)
