@@ -85,46 +85,19 @@ for _ in range(300 + int(sys.argv[1])):
 
 ALL_TO_ALL = """
 import gc, sys
+sys.path.insert(0, {benchmarks!r})
+from network import AllToAll  # benchmarks/network.py's case (c), on the emu first on the path
 sys.path.insert(0, {root!r})
 gc.disable()
-import emu
-nb = 16 << 20
+warm = AllToAll()  # warm up every path once
+warm.queue()
+warm.synchronize()
 runs = int(sys.argv[1])
-
-
-def run():
-    rt = emu.configure(product="A3", functional=False)
-    k = rt.get_device_count()
-    bufs, streams = {{}}, {{}}
-    for d in range(k):
-        rt.set_device(d)
-        for p in range(k):
-            if p != d:
-                try:
-                    rt.device_enable_peer_access(p, 0)
-                except Exception:
-                    pass
-        bufs[d] = (rt.malloc(nb * k), rt.malloc(nb * k))
-        streams[d] = [rt.create_stream() for _ in range(k)]
-    return rt, k, bufs, streams
-
-
-def timed(rt, k, bufs, streams):
-    for d in range(k):
-        rt.set_device(d)
-        for p in range(k):
-            if p != d:
-                rt.memcpy_async(bufs[p][1] + d * nb, nb, bufs[d][0] + p * nb, nb, 3, streams[d][p])
-    for d in range(k):
-        rt.set_device(d)
-        rt.synchronize_device()
-
-
-timed(*run())  # warm up every path once
 for i in range(3):  # as many setups in every process; the timed part `runs` times
-    state = run()
+    program = AllToAll()
     if i < runs:
-        timed(*state)
+        program.queue()
+        program.synchronize()
 """
 
 
@@ -180,7 +153,8 @@ def small(tmp: str, trees: list, copies: int) -> None:
 def all2all(tmp: str, trees: list, _copies: int) -> None:
     print(f"{'all2all (A3, 240 x 16 MiB)':34} {'per copy':>10}")
     for i, (name, root) in enumerate(trees):
-        script = write(tmp, f"all2all_{i}.py", ALL_TO_ALL.format(root=root))
+        text = ALL_TO_ALL.format(benchmarks=os.path.join(REPO, "benchmarks"), root=root)
+        script = write(tmp, f"all2all_{i}.py", text)
         got = (instructions(script, "3") - instructions(script, "1")) / 2 / 240
         print(f"{name[:34]:34} {got:10.0f}")
     print("instructions per copy of the all-to-all's timed part (queue, then synchronize), three runs minus one")

@@ -107,40 +107,60 @@ def workload(case: str, n: int):
     return links, [(f"f{i}", [f"l{i // 2}"], sizes[i]) for i in range(n)]
 
 
-def all_to_all(rounds: int = 1, nbytes: int = 16 << 20, clock=time.process_time) -> tuple[float, list[float], float]:
-    """Case (c) on the emu package importable now: (microseconds per copy by `clock`, host CPU time by
-    default; every copy's end time; of the microseconds per copy, those spent simulating (synchronizing))."""
-    import emu
+class AllToAll:
+    """Case (c)'s program on the emu package importable now: an Atlas A3 runtime, timing-only, peer access on
+    between every pair of devices, two buffers and one stream per peer on each device (made here); `queue` then
+    `synchronize` run one round of copies. benchmarks/instructions.py counts these same steps."""
 
-    rt = emu.configure(product="A3", functional=False)
-    n = rt.get_device_count()
-    bufs, streams = {}, {}
-    for d in range(n):
-        rt.set_device(d)
-        for p in range(n):
-            if p != d:
-                try:
-                    rt.device_enable_peer_access(p, 0)
-                except Exception:  # (a pair a product does not connect)
-                    pass
-        bufs[d] = (rt.malloc(nbytes * n), rt.malloc(nbytes * n))
-        streams[d] = [rt.create_stream() for _ in range(n)]
-    gc.collect()
-    t, copies, simulating = clock(), 0, 0.0
-    for _ in range(rounds):
+    def __init__(self, nbytes: int = 16 << 20):
+        import emu
+
+        self.nbytes = nbytes
+        self.rt = rt = emu.configure(product="A3", functional=False)
+        self.n = n = rt.get_device_count()
+        self.bufs, self.streams = {}, {}
         for d in range(n):
             rt.set_device(d)
             for p in range(n):
                 if p != d:
-                    rt.memcpy_async(bufs[p][1] + d * nbytes, nbytes, bufs[d][0] + p * nbytes, nbytes, 3, streams[d][p])
-                    copies += 1
-        queued = clock()
+                    try:
+                        rt.device_enable_peer_access(p, 0)
+                    except Exception:  # (a pair a product does not connect)
+                        pass
+            self.bufs[d] = (rt.malloc(nbytes * n), rt.malloc(nbytes * n))
+            self.streams[d] = [rt.create_stream() for _ in range(n)]
+
+    def queue(self) -> int:
+        """Every device copies `nbytes` to every other, each pair on its own stream; returns the copies queued."""
+        rt, n, nb, bufs = self.rt, self.n, self.nbytes, self.bufs
+        copies = 0
         for d in range(n):
             rt.set_device(d)
-            rt.synchronize_device()
+            for p in range(n):
+                if p != d:
+                    rt.memcpy_async(bufs[p][1] + d * nb, nb, bufs[d][0] + p * nb, nb, 3, self.streams[d][p])
+                    copies += 1
+        return copies
+
+    def synchronize(self) -> None:
+        for d in range(self.n):
+            self.rt.set_device(d)
+            self.rt.synchronize_device()
+
+
+def all_to_all(rounds: int = 1, nbytes: int = 16 << 20, clock=time.process_time) -> tuple[float, list[float], float]:
+    """Case (c) on the emu package importable now: (microseconds per copy by `clock`, host CPU time by
+    default; every copy's end time; of the microseconds per copy, those spent simulating (synchronizing))."""
+    program = AllToAll(nbytes)
+    gc.collect()
+    t, copies, simulating = clock(), 0, 0.0
+    for _ in range(rounds):
+        copies += program.queue()
+        queued = clock()
+        program.synchronize()
         simulating += clock() - queued
     per_copy = (clock() - t) / copies * 1e6
-    return per_copy, sorted(r.end for r in rt.machine.records), simulating / copies * 1e6
+    return per_copy, sorted(r.end for r in program.rt.machine.records), simulating / copies * 1e6
 
 
 def all_to_all_child(tree: str | None, reps: int) -> dict:
