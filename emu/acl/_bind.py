@@ -12,7 +12,6 @@ import sys
 import textwrap
 import types
 
-from .. import runtime as _runtime
 from ..errors import AclError
 
 INT, STR, OBJ, INTS, ATTRS = "i", "s", "o", "l", "a"
@@ -72,13 +71,6 @@ def _plain(value):
     return int(value) if isinstance(value, int) and type(value) is not int and not isinstance(value, bool) else value
 
 
-def _runtime_method(fn):
-    """The `Runtime` method that `fn`, a module-level function of emu.runtime, calls on the current runtime;
-    None for any other function."""
-    method = getattr(fn, "__wrapped__", None)
-    return method if method is not None and getattr(_runtime.Runtime, fn.__name__, None) is method else None
-
-
 def _parsed(qualname: str, params: str, ints_only: bool, args: tuple) -> list:
     """The arguments as the C formats read them, or TypeError("<qualname> args parse failed")."""
     try:
@@ -95,7 +87,6 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
     """
     lo, hi = len(params) - optional, len(params)
     ints_only = set(params) <= {INT}  # most APIs: every argument an int, read in one pass
-    method = _runtime_method(fn)  # called directly on the current runtime: emu.runtime's frame saved per call
 
     def call(*args):
         if not lo <= len(args) <= hi:
@@ -109,11 +100,7 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
         else:
             parsed = _parsed(qualname, params, ints_only, args)
         try:
-            if method is None:
-                result = fn(*parsed)
-            else:  # what `fn` does, inlined
-                rt = _runtime._current
-                result = method(rt if rt is not None else _runtime.current(), *parsed)
+            result = fn(*parsed)
         except AclError as err:
             if outputs and hasattr(err, "fail_index"):  # batch copies report the entry concerned
                 return err.fail_index, err.code
