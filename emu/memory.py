@@ -99,8 +99,7 @@ class Region:
 
     def target(self, offset: int, nbytes: int) -> np.ndarray:
         """`view` for a write (see `check_writable`)."""
-        if self.readonly:  # (tested here: `check_writable` is called only to refuse)
-            self.check_writable()
+        self.check_writable()
         return self.view(offset, nbytes)
 
     def describe(self) -> str:

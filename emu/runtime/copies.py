@@ -42,8 +42,7 @@ def memcpy(rt: Core, dst: int, dest_max: int, src: int, count: int, kind: int) -
     rt.current_context()
     capture.check_capture_safe(rt)
     plan = transfer.plan_copy(rt, dst, src, count, kind)  # the direction comes from the addresses
-    if plan.s_dev is not None and plan.d_dev is not None and plan.s_dev != plan.d_dev:  # between devices
-        peer.check_peer_copy(rt, plan.src, plan.dst)
+    peer.check_peer_copy(rt, plan.src, plan.dst)
     transfer.copy_now(rt, plan, "aclrtMemcpy")
 
 
@@ -71,8 +70,7 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode")
     if dst == src:
         return
-    if plan.s_dev is not None and plan.d_dev is not None and plan.s_dev != plan.d_dev:  # between devices
-        peer.check_peer_copy(rt, plan.src, plan.dst)
+    peer.check_peer_copy(rt, plan.src, plan.dst)
     if pageable:  # pageable memory: synchronize the stream, then copy synchronously
         s = rt.stream_of(stream, check_context=False)
         transfer.sync_for_pageable(rt, s)

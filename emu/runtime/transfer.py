@@ -162,8 +162,7 @@ SMALL_COPY = 4096
 
 
 def _mover(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str):
-    if dst.readonly:  # a read-only destination is refused at the call, before anything is queued
-        dst.check_writable()
+    dst.check_writable()  # a read-only destination is refused at the call, before anything is queued
     def move():
         if (dst.freed or src.freed or dst.virtual or src.virtual) and not has_bytes(rt, what, dst, src):
             return  # (has_bytes is asked only when one of its refusals may apply: a call less per copy)
