@@ -652,10 +652,7 @@ class Machine:
         elif task.kind == HOSTFUNC:
             self.host_open -= 1
         if task.on_complete is not None:
-            try:  # (`_call`, inlined: every functional copy has one)
-                task.on_complete()
-            except Exception as exc:
-                self._failed(task, exc)
+            self._call(task, task.on_complete)
             task.on_complete = None  # let go of the buffers
         if task.on_start is not None:
             task.on_start = None
@@ -683,20 +680,15 @@ class Machine:
             if stream.pending:
                 self._step(stream, now)
 
-    @classmethod
-    def _call(cls, task: Task, callback: Callable[[], None]) -> None:
+    @staticmethod
+    def _call(task: Task, callback: Callable[[], None]) -> None:
         try:
             callback()
-        except Exception as exc:
-            cls._failed(task, exc)
-
-    @staticmethod
-    def _failed(task: Task, exc: Exception) -> None:
-        """A task's callback raised: keep the simulation alive; the caller reports it (the first error)."""
-        if task.error is None:
-            task.error = exc
-            if task.stream is not None:
-                task.stream.failed.append(task)
+        except Exception as exc:  # keep the simulation alive; the caller reports it (the first error)
+            if task.error is None:
+                task.error = exc
+                if task.stream is not None:
+                    task.stream.failed.append(task)
 
     # -- running the simulation --------------------------------------------------------------
     def run_until(self, t: float) -> None:
