@@ -55,7 +55,7 @@ class Link:
     """One direction of a link (full duplex links are two of these), or a shared resource like HBM."""
 
     __slots__ = ("name", "uid", "capacity", "flows", "busy_since", "busy_time", "bytes", "multi", "level", "mark",
-                 "filled", "stamp", "service", "served_at", "weight", "tags", "version")
+                 "filled", "stamp", "service", "served_at", "weight", "tags", "version", "fixes")
 
     def __init__(self, name: str, capacity: float):
         if not capacity > 0:
@@ -74,6 +74,7 @@ class Link:
         self.mark = 0  # the last re-rating that touched it
         self.filled = 0  # the last re-rating in which it filled
         self.stamp = 0  # its FILL entry in the re-rating's queue stands while it carries this
+        self.fixes = False  # as `_water` last found it: a flow the re-rating has not touched has its neck here
         # When its flows cross no other link (and there are several), they all move at one level,
         # capacity / their summed weights, so they end in the order of their tags (the service at which
         # each has its last byte), whatever comes and goes: a start or an end costs O(log N), not O(N).
@@ -580,15 +581,16 @@ class Network:
 def _touch(link: Link, run: int, queue: list, floor: float) -> None:
     """A flow on `link` came, went, moved or will move: (re)place it in the queue at the level it fills
     at as far as the run knows (never below `floor`, the run's level now); the first time, also at its old
-    level, to let go of the flows it fixed there if it has not filled by then. (No link here keeps a
+    level, to let go of the flows it fixed there if it has not filled by then (when it fixed any the run has
+    not touched: no flow takes it as its neck later in the run without its filling). (No link here keeps a
     service clock: `start` stopped it. A lone flow here keeps its rate: it is alone on its links.)"""
     if link.filled == run:
         return
-    if link.mark != run:
-        link.mark = run
-        if link.level < INF:
-            heappush(queue, (link.level * _ABOVE, CHECK, link.uid, 0, link))
     level = _water(link, run)
+    if link.mark != run:  # (a link that fixes none of the flows the run has not touched has nothing to let go)
+        link.mark = run
+        if link.level < INF and link.fixes:
+            heappush(queue, (link.level * _ABOVE, CHECK, link.uid, 0, link))
     link.stamp = stamp = link.stamp + 1
     if level < INF:
         heappush(queue, (level if level > floor else floor, FILL, link.uid, stamp, link))
@@ -659,8 +661,9 @@ def _call(fn: Callable) -> None:
 def _water(link: Link, run: int) -> float:
     """The level at which `link` fills as the re-rating `run` knows its flows: one it fixed takes its new rate,
     one not fixed yet (or one this link is the neck of) the level, one it has not touched its old rate if that
-    is lower (its neck fixes it first). INF if it never fills."""
-    room, free, top = link.capacity, 0.0, 0.0
+    is lower (its neck fixes it first). INF if it never fills. Notes on the link whether it is the neck of a
+    flow the run has not touched (`Link.fixes`)."""
+    room, free, top, fixes = link.capacity, 0.0, 0.0, False
     for f, w in link.flows.items():
         if f.mark == run:
             share = f.share
@@ -670,6 +673,7 @@ def _water(link: Link, run: int) -> float:
                 room -= share * w
         elif f.neck is link:
             free += w
+            fixes = True
         else:  # held below the level, as it most often is (checked below)
             speed = f.speed
             room -= speed * w
@@ -683,4 +687,5 @@ def _water(link: Link, run: int) -> float:
                 break
             room += speed * w
             free += w
+    link.fixes = fixes
     return room / free if free > 0.0 else INF
