@@ -563,7 +563,7 @@ class Machine:
         wire, entries = lane.runs[lane.step]
         lane.step += 1
         links, weights = lane.flow
-        self.network.start(links, wire, self._lane_step, weights, lane.path[4] * entries, lane)
+        self.network.send(links, wire, self._lane_step, weights, lane.path[4] * entries, lane)
 
     def _begin_staged(self, task: Task) -> None:  # a pageable copy through the staging buffers
         task.start = self.env.now
@@ -590,7 +590,7 @@ class Machine:
             self._after(task.nbytes / self.hardware.host_memcpy_bandwidth, task)
             return
         links, weights, wire, tail = flow
-        self.network.start(links, wire, self._finish, weights, tail, task)
+        self.network.send(links, wire, self._finish, weights, tail, task)
 
     def _flow(self, task: Task, engine: int) -> tuple | None:
         """(links, weights, wire bytes, tail seconds) of a COPY or FILL task's flow on `engine`, with its route

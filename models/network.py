@@ -55,7 +55,7 @@ class Link:
     """One direction of a link (full duplex links are two of these), or a shared resource like HBM."""
 
     __slots__ = ("name", "uid", "capacity", "flows", "busy_since", "busy_time", "bytes", "multi", "level", "mark",
-                 "filled", "stamp", "service", "served_at", "weight", "tags", "version", "fixes")
+                 "filled", "stamp", "service", "served_at", "weight", "tags", "version", "fixes", "lone")
 
     def __init__(self, name: str, capacity: float):
         if not capacity > 0:
@@ -83,6 +83,7 @@ class Link:
         self.weight = 0.0  # its flows' summed weights, while it keeps a service clock
         self.tags: list = []  # heap of (tag, seq, flow)
         self.version = 0  # its entry in the network's heap is current while it carries this
+        self.lone: Lone | None = None  # a flow alone on it (and its other links) that no flow has met yet
 
     def utilisation(self, now: float) -> float:
         """Share of [0, now] the link carried data."""
@@ -134,6 +135,26 @@ class Flow:
 
     def __repr__(self) -> str:
         return f"<Flow {self.size:.0f} B over {[link.name for link in self.links]}>"
+
+
+class Lone:
+    """A flow alone on its links since its start, that no other flow has met (`Network.send`): its end is known,
+    and its links hold it as their `lone` instead of in `flows`. It becomes a `Flow` (`flow`) when another
+    flow comes to one of its links before its data is done (`Network._met`); a lone copy on an idle link, the
+    common case, never needs one."""
+
+    __slots__ = ("links", "weights", "size", "start", "finish", "tail", "on_done", "owner", "rate", "neck", "flow")
+
+    def __init__(self, links: list[Link], weights: list[float], size: float, start: float, tail: float,
+                 on_done: Callable, owner):
+        self.links, self.weights, self.size, self.start, self.tail = links, weights, size, start, tail
+        self.on_done, self.owner = on_done, owner
+        self.neck, self.rate = neck, rate = _neck(links, weights)
+        self.finish = start + size / rate
+        self.flow: Flow | None = None
+
+    def __repr__(self) -> str:
+        return f"<Lone {self.size:.0f} B over {[link.name for link in self.links]}>"
 
 
 class Call:
@@ -197,11 +218,20 @@ class Network:
     def start(self, links: list[Link], size: float, on_done: Callable,
               weights: list[float] | None = None, tail: float = 0.0, owner=None) -> Flow:
         """Move `size` wire bytes across `links`; `on_done()` (or `on_done(owner)`) runs `tail` seconds
-        after the last byte."""
+        after the last byte. Returns its Flow (`send` starts it without making one when it is alone)."""
+        flow = self.send(links, size, on_done, weights, tail, owner)
+        return flow if flow.__class__ is not Lone else self._met(flow)
+
+    def send(self, links: list[Link], size: float, on_done: Callable,
+             weights: list[float] | None = None, tail: float = 0.0, owner=None) -> Flow | Lone:
+        """`start`, for a caller that does not look at the flow: one alone on its links is a `Lone`."""
         now = self.env.now
-        flow = Flow(self, links, weights or [1.0] * len(links), size, tail, on_done, now, owner)
+        weights = weights or [1.0] * len(links)
+        if owner is None:  # one calling convention for the reports: on_done(owner)
+            on_done, owner = _call, on_done
         self._open += 1
         if size <= 0 or not links:
+            flow = Flow(self, links, weights, size, tail, on_done, now, owner)
             flow.finish = now
             flow.state = DRAINED
             self._push(now + tail, flow)
@@ -213,11 +243,17 @@ class Network:
         heap = self._heap
         due = heap and heap[0][0] <= limit  # else no moving flow's data is done by now (a lone one may be)
         for link in links:  # flows whose data is done by now leave first: the new flow does not share with them
+            lone = link.lone
+            if lone is not None:  # (the usual case: the flow before, alone, done or not)
+                if lone.finish <= limit:
+                    self._leave_lone(lone, now)
+                else:
+                    self._met(lone)
             flows = link.flows
             if flows:
                 if link.service is not None:
                     self._serve(link, now)
-                elif len(flows) == 1:  # (the usual case: the flow before, done or not)
+                elif len(flows) == 1:
                     for g in flows:
                         break
                     if g.finish <= limit:
@@ -228,28 +264,22 @@ class Network:
                             self._drain_due(g, now)
                 crowded = crowded or bool(flows)
         if crowded:
+            flow = Flow(self, links, weights, size, tail, on_done, now, owner)
             if len(links) == 1 and links[0].service is not None:
                 self._start_sharing(flow, links[0], now)
             else:
                 self._start_moving(flow, now)
             return flow
-        # alone on its links (lone): its end is known now; its neck is the link that holds it back most
-        weights = flow.weights
-        multi = len(links) > 1
-        neck, rate = _neck(links, weights)
-        flow.speed = neck.level = rate
-        flow.neck = neck
-        flow.finish = finish = now + size / rate
-        flow.state = LONE
-        for link, w in zip(links, weights):
+        # alone on its links: its end is known now; its neck is the link that holds it back most
+        lone = Lone(links, weights, size, now, tail, on_done, owner)
+        lone.neck.level = lone.rate
+        for link in links:
             link.busy_since = now
-            link.flows[flow] = w
-            link.multi += multi
-        flow.version = LONE_VERSION
-        # its report is a timer of its own, not an entry in the heap: it stands unless another flow comes
-        # (`_activate` gives the flow a new version and a heap entry)
-        self.env.schedule(Call(self._report_lone, flow), NORMAL, finish + tail - now)
-        return flow
+            link.lone = lone
+        # its report is a timer of its own, not an entry in the heap: it stands unless another flow comes while
+        # its data moves (`_met`, then `_activate` gives the flow a new version and a heap entry)
+        self.env.schedule(Call(self._report_lone, lone), NORMAL, lone.finish + tail - now)
+        return lone
 
     @property
     def idle(self) -> bool:
@@ -274,7 +304,14 @@ class Network:
 
     def _report_lone(self, event) -> None:
         """A flow lone since its start reports, `tail` after its last byte, unless another flow came meanwhile."""
-        f = event._value
+        lone = event._value
+        f = lone.flow
+        if f is None:  # alone to the end
+            if lone.links[0].lone is lone:  # (still on its links: no flow came after its data was done)
+                self._leave_lone(lone, self.env.now)
+            self._open -= 1
+            lone.on_done(lone.owner)
+            return
         if f.version != LONE_VERSION:
             return  # it shared a link after all: the heap reports it
         if f.state == LONE:
@@ -282,6 +319,31 @@ class Network:
         f.state = DONE
         self._open -= 1
         f.on_done(f.owner)
+
+    def _met(self, lone: Lone) -> Flow:
+        """Another flow comes to a link of `lone` while its data moves: it becomes the Flow `start` makes of a
+        flow alone on its links (lone since its start; its report stands until it shares)."""
+        f = Flow(self, lone.links, lone.weights, lone.size, lone.tail, lone.on_done, lone.start, lone.owner)
+        f.speed, f.neck, f.finish, f.state, f.version = lone.rate, lone.neck, lone.finish, LONE, LONE_VERSION
+        multi = len(f.links) > 1
+        for link, w in zip(f.links, f.weights):
+            link.lone = None
+            link.flows[f] = w
+            link.multi += multi
+        lone.flow = f
+        return f
+
+    @staticmethod
+    def _leave_lone(lone: Lone, now: float) -> None:
+        """`lone`'s last byte has arrived by `now`: it leaves its links, its bytes and busy time counted (as
+        `_leave` counts a flow's)."""
+        finish = lone.finish if lone.finish < now else now
+        size = lone.size
+        for link, w in zip(lone.links, lone.weights):
+            link.lone = None
+            link.bytes += size * w
+            link.busy_time += finish - link.busy_since
+            link.busy_since = None
 
     def _start_sharing(self, flow: Flow, link: Link, now: float) -> None:
         """One more on a link with a service clock."""

@@ -97,8 +97,8 @@ def test_closed_form_gives_what_submit_and_wait_give(product, ops):
 def test_closed_form_applies_only_when_nothing_else_is_in_flight(monkeypatch):
     """A lone blocking copy starts no flow; one behind an async copy in flight shares the link like any other."""
     started = []
-    start = network_mod.Network.start
-    monkeypatch.setattr(network_mod.Network, "start", lambda self, *a, **k: started.append(1) or start(self, *a, **k))
+    send = network_mod.Network.send
+    monkeypatch.setattr(network_mod.Network, "send", lambda self, *a, **k: started.append(1) or send(self, *a, **k))
     r = emu.configure(product="910B", functional=False)
     r.set_device(0)
     host, dev = r.malloc_host(64 * MIB), r.malloc(64 * MIB)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import simpy
 
 from emu.models import Link, Network
+from emu.models.network import Lone
 
 GB = 1e9
 MS = 1e-3
@@ -19,14 +20,16 @@ MS = 1e-3
 class Run:
     """A network on a fresh environment; `done[name]` is when each flow reported done."""
 
-    def __init__(self):
+    def __init__(self, how="start"):
         self.env = simpy.Environment()
         self.net = Network(self.env)
         self.done: dict[str, float] = {}
         self.events = 0
+        self.how = how  # "start" (a Flow for every flow) or "send" (none for a flow alone on its links)
 
     def start(self, name, links, size, weights=None, tail=0.0):
-        return self.net.start(links, size, lambda: self.done.__setitem__(name, self.env.now), weights, tail)
+        go = self.net.start if self.how == "start" else self.net.send
+        return go(links, size, lambda: self.done.__setitem__(name, self.env.now), weights, tail)
 
     def at(self, t, name, links, size, weights=None, tail=0.0):
         """Start a flow at simulated time t."""
@@ -456,13 +459,14 @@ _flow = st.tuples(
 )
 
 
+@pytest.mark.parametrize("how", ["start", "send"])
 @settings(max_examples=150, deadline=None)
 @given(caps=st.lists(st.sampled_from([1e9, 2e9, 5e9, 10e9]), min_size=4, max_size=4),
        specs=st.lists(_flow, min_size=1, max_size=8))
-def test_network_matches_a_fluid_reference(caps, specs):
+def test_network_matches_a_fluid_reference(how, caps, specs):
     flows = [(start, sorted(links), [w] * len(links), size, tail) for start, links, w, size, tail in specs]
     expected, moved, busy = _reference(caps, flows)
-    r = Run()
+    r = Run(how)
     links = [Link(f"l{i}", c) for i, c in enumerate(caps)]
     for k, (start, path, weights, size, tail) in enumerate(flows):
         if start == 0.0:
@@ -479,3 +483,54 @@ def test_network_matches_a_fluid_reference(caps, specs):
         assert not link.flows
         assert link.utilisation(end) == pytest.approx(busy[i] / end, rel=1e-9, abs=1e-12)
     assert r.events <= 6 * len(flows) + 2
+
+
+def _program(how, caps, specs):
+    """The flows of `specs` (as the fluid reference test draws them) started by `how`: (report times, each
+    link's bytes and busy seconds, the events processed)."""
+    r = Run(how)
+    links = [Link(f"l{i}", c) for i, c in enumerate(caps)]
+    for k, (start, path, w, size, tail) in enumerate(specs):
+        path = sorted(path)
+        if start == 0.0:
+            r.start(k, [links[j] for j in path], size, [w] * len(path), tail)
+        else:
+            r.at(start, k, [links[j] for j in path], size, [w] * len(path), tail)
+    r.run()
+    return r.done, [(link.bytes, link.busy_time, link.busy_since, link.level) for link in links], r.events
+
+
+@settings(max_examples=200, deadline=None)
+@given(caps=st.lists(st.sampled_from([1e9, 2e9, 5e9, 10e9]), min_size=4, max_size=4),
+       specs=st.lists(_flow, min_size=1, max_size=8))
+def test_send_gives_exactly_what_start_gives(caps, specs):
+    """`send` (no Flow for a flow alone on its links until another flow comes) and `start` (a Flow for
+    every flow) give the same report times, link accounting and levels, to the bit, in as many events."""
+    assert _program("send", caps, specs) == _program("start", caps, specs)
+
+
+def test_a_lone_send_makes_no_flow_until_another_flow_comes():
+    """A flow alone on its links is held by them as `lone`, not in `flows`; the next flow on one of its links
+    while its data moves makes it a Flow, and the two share."""
+    r = Run("send")
+    a, b = Link("a", 1e9), Link("b", 1e9)
+    first = r.start("x", [a, b], 1e9)
+    assert first.__class__ is Lone and a.lone is first and b.lone is first and not a.flows and not b.flows
+    r.at(0.5, "y", [b], 1e9)
+    r.run()
+    assert first.flow is not None and a.lone is None and b.lone is None
+    assert r.done == {"x": pytest.approx(1.5), "y": pytest.approx(2.0)}  # (x: 0.5 alone, 1.0 at half; y then alone)
+    assert a.bytes == b.bytes / 2 == pytest.approx(1e9)
+
+
+def test_a_lone_send_done_before_the_next_leaves_without_a_flow():
+    """The next flow after a lone flow's data is done (in its tail) finds its links free: neither shares, and
+    the first never becomes a Flow."""
+    r = Run("send")
+    a = Link("a", 1e9)
+    first = r.start("x", [a], 1e9, tail=0.5)
+    r.at(1.2, "y", [a], 1e9)
+    r.run()
+    assert first.flow is None
+    assert r.done == {"x": pytest.approx(1.5), "y": pytest.approx(2.2)}
+    assert a.busy_time == pytest.approx(2.0) and a.bytes == pytest.approx(2e9)
