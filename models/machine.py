@@ -23,11 +23,10 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import simpy
-from simpy.events import NORMAL
 
 from .hardware import HOST, Hardware
 from . import staging
-from .network import Call, Clock, Link, Network, at
+from .network import Clock, Link, Network
 from .trace import ALL, CHUNK as _CHUNK, TaskLog, chunk_count, chunk_sizes
 
 COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
@@ -425,7 +424,7 @@ class Machine:
             task = pending[0]
             if task.submit > due:
                 stream.waking = True
-                self.env.schedule(Call(self._wake, stream), NORMAL, task.submit - now)
+                self.env.call(task.submit - now, self._wake, stream)
                 return
             for dep in task.waits:
                 if dep.end is None:
@@ -441,8 +440,7 @@ class Machine:
             else:
                 pools[task.device].acquire(task, begin)
 
-    def _wake(self, event) -> None:
-        stream = event._value
+    def _wake(self, stream: Stream) -> None:
         stream.waking = False
         if stream.running is None:
             self._step(stream, self.env.now)
@@ -627,12 +625,9 @@ class Machine:
 
     def _after(self, delay: float, task: Task) -> None:
         if delay > 0:
-            at(self.env, self.env.now + delay, self._finish_event, task)
+            self.env.at(self.env.now + delay, self._finish, task)
         else:
             self._finish(task)
-
-    def _finish_event(self, event) -> None:
-        self._finish(event._value)
 
     def _part(self, parent: Task, size: int) -> simpy.Event:
         """Start one DMA chunk of a staged copy; the event fires when it is done."""

@@ -158,21 +158,48 @@ class Lone:
 
 
 class Call:
-    """A callback due at a simulated time: the smallest thing simpy's event loop can run (it needs
-    `callbacks`, `_ok` and `_value`), lighter than a full simpy.Event for the model's own timers."""
+    """A callback due at a simulated time, on a simpy environment that is not a `Clock` (which keeps its
+    timers lighter still: `Clock.call`): the smallest thing simpy's event loop can run (it needs `callbacks`,
+    `_ok` and `_value`). It runs `callback(value)`."""
 
-    __slots__ = ("callbacks", "_ok", "_value")
+    __slots__ = ("callbacks", "_ok", "_value", "callback")
 
     def __init__(self, callback, value):
-        self.callbacks = [callback]
+        self.callbacks = [self._run]
         self._ok = True
         self._value = value
+        self.callback = callback
+
+    def _run(self, event) -> None:
+        self.callback(self._value)
 
 
 class Clock(simpy.Environment):
-    """simpy's environment, with two things more for a blocking call that runs alone (`Machine.blocking`):
-    whether anything is scheduled, and moving the clock ahead when nothing is, as a timer event would
-    without the event. (simpy keeps its time and its queue in `_now` and `_queue`: simpy/core.py.)"""
+    """simpy's environment, with its own timers and two things more for a blocking call that runs alone
+    (`Machine.blocking`). (simpy keeps its time and its queue in `_now` and `_queue`, entries (time, priority,
+    serial, event): simpy/core.py.)
+
+    A timer (`call`, `at`) is a (callback, value) entry in simpy's queue, ordered with its events as they are;
+    `step` runs it as callback(value) and leaves every other event to simpy. The model makes a few timers per
+    task: an entry is cheaper than an event object and simpy's `schedule`."""
+
+    def call(self, delay: float, callback: Callable, value=None) -> None:
+        """Run `callback(value)` `delay` seconds from now (`schedule`'s time: now + delay)."""
+        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), (callback, value)))
+
+    def at(self, when: float, callback: Callable, value=None) -> None:
+        """Run `callback(value)` at simulated time `when` (now, if `when` has passed)."""
+        delay = when - self._now
+        self.call(delay if delay > 0 else 0.0, callback, value)
+
+    def step(self) -> None:
+        """Process the next event: a timer runs its callback here, anything else in simpy's `step`."""
+        queue = self._queue
+        if queue and queue[0][3].__class__ is tuple:
+            self._now, _, _, (callback, value) = heappop(queue)
+            callback(value)
+        else:
+            super().step()
 
     @property
     def empty(self) -> bool:
@@ -181,16 +208,21 @@ class Clock(simpy.Environment):
 
     def skip(self, delay: float) -> None:
         """Move the clock `delay` ahead, to the time a timer scheduled `delay` from now would step it to
-        (`schedule` computes now + delay). Only with nothing scheduled: an event due meanwhile would run late."""
+        (`call` computes now + delay). Only with nothing scheduled: an event due meanwhile would run late."""
         if self._queue:
             raise RuntimeError("Clock.skip: events are scheduled; step to them instead")
         self._now = self._now + delay
 
 
-def at(env: simpy.Environment, when: float, callback, value=None) -> None:
-    """Run `callback(event)` (event._value is `value`) at simulated time `when` (now, if `when` has passed)."""
-    delay = when - env.now
-    env.schedule(Call(callback, value), NORMAL, delay if delay > 0 else 0.0)
+def timer(env: simpy.Environment) -> Callable[[float, Callable, object], None]:
+    """`call(delay, callback, value)` on `env`: runs `callback(value)` `delay` seconds from now (a Clock's
+    own timer; a `Call` event on another simpy environment)."""
+    if isinstance(env, Clock):
+        return env.call
+
+    def call(delay: float, callback: Callable, value=None) -> None:
+        env.schedule(Call(callback, value), NORMAL, delay)
+    return call
 
 
 class Network:
@@ -202,6 +234,7 @@ class Network:
 
     def __init__(self, env: simpy.Environment):
         self.env = env
+        self._call = timer(env)  # schedules the model's timers
         self.flows: dict[Flow, None] = {}  # flows moving data and sharing a link
         self._heap: list = []  # (due, seq, version, flow or link): a data end (MOVING), a report (LONE, DRAINED),
         #                        or a link's next end (service clock)
@@ -278,7 +311,7 @@ class Network:
             link.lone = lone
         # its report is a timer of its own, not an entry in the heap: it stands unless another flow comes while
         # its data moves (`_met`, then `_activate` gives the flow a new version and a heap entry)
-        self.env.schedule(Call(self._report_lone, lone), NORMAL, lone.finish + tail - now)
+        self._call(lone.finish + tail - now, self._report_lone, lone)
         return lone
 
     @property
@@ -302,9 +335,8 @@ class Network:
 
     # -- a flow's life ------------------------------------------------------------------------------
 
-    def _report_lone(self, event) -> None:
+    def _report_lone(self, lone: Lone) -> None:
         """A flow lone since its start reports, `tail` after its last byte, unless another flow came meanwhile."""
-        lone = event._value
         f = lone.flow
         if f is None:  # alone to the end
             if lone.links[0].lone is lone:  # (still on its links: no flow came after its data was done)
@@ -382,7 +414,7 @@ class Network:
         self._dirty.update(dict.fromkeys(links))
         if not self._firing and not self._flush_due:
             self._flush_due = True
-            self.env.schedule(Call(self._flush_event, None), NORMAL, 0.0)
+            self._call(0.0, self._flush_event)
 
     def _push(self, due: float, f: Flow) -> None:
         f.version += 1
@@ -514,7 +546,7 @@ class Network:
         link.version += 1
 
     # -- rates ---------------------------------------------------------------------------------------
-    def _flush_event(self, event) -> None:
+    def _flush_event(self, _=None) -> None:
         self._flush_due = False
         now = self.env.now
         if self._dirty:
@@ -602,10 +634,10 @@ class Network:
             if t < self._armed - EPS:
                 self._armed = t
                 self._generation += 1
-                self.env.schedule(Call(self._fire, self._generation), NORMAL, t - now if t > now else 0.0)
+                self._call(t - now if t > now else 0.0, self._fire, self._generation)
 
-    def _fire(self, event) -> None:
-        if event._value != self._generation:
+    def _fire(self, generation: int) -> None:
+        if generation != self._generation:
             return  # superseded by an earlier timer
         self._armed = INF
         now = self.env.now

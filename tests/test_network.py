@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import simpy
 
 from emu.models import Link, Network
-from emu.models.network import Lone
+from emu.models.network import Clock, Lone
 
 GB = 1e9
 MS = 1e-3
@@ -20,8 +20,8 @@ MS = 1e-3
 class Run:
     """A network on a fresh environment; `done[name]` is when each flow reported done."""
 
-    def __init__(self, how="start"):
-        self.env = simpy.Environment()
+    def __init__(self, how="start", env=simpy.Environment):
+        self.env = env()
         self.net = Network(self.env)
         self.done: dict[str, float] = {}
         self.events = 0
@@ -485,10 +485,10 @@ def test_network_matches_a_fluid_reference(how, caps, specs):
     assert r.events <= 6 * len(flows) + 2
 
 
-def _program(how, caps, specs):
-    """The flows of `specs` (as the fluid reference test draws them) started by `how`: (report times, each
-    link's bytes and busy seconds, the events processed)."""
-    r = Run(how)
+def _program(how, caps, specs, env=simpy.Environment):
+    """The flows of `specs` (as the fluid reference test draws them) started by `how` on an `env`: (report
+    times, each link's bytes and busy seconds, the events processed)."""
+    r = Run(how, env)
     links = [Link(f"l{i}", c) for i, c in enumerate(caps)]
     for k, (start, path, w, size, tail) in enumerate(specs):
         path = sorted(path)
@@ -505,8 +505,21 @@ def _program(how, caps, specs):
        specs=st.lists(_flow, min_size=1, max_size=8))
 def test_send_gives_exactly_what_start_gives(caps, specs):
     """`send` (no Flow for a flow alone on its links until another flow comes) and `start` (a Flow for
-    every flow) give the same report times, link accounting and levels, to the bit, in as many events."""
+    every flow) give the same report times, link accounting and levels, to the bit, in as many events; and so
+    do the model's timers on a Clock (queue entries) and on a plain simpy environment (Call events)."""
     assert _program("send", caps, specs) == _program("start", caps, specs)
+    assert _program("send", caps, specs, Clock) == _program("send", caps, specs)
+
+
+def test_clock_runs_timers_and_simpy_events_of_one_instant_in_the_order_they_were_scheduled():
+    env, seen = Clock(), []
+    env.call(1.0, seen.append, "timer 1")
+    env.timeout(1.0).callbacks.append(lambda _: seen.append("event"))
+    env.at(1.0, seen.append, "timer 2")
+    env.call(0.5, seen.append, "first")
+    env.at(-3.0, seen.append, "now")  # (a time passed: now)
+    env.run()
+    assert seen == ["now", "first", "timer 1", "event", "timer 2"] and env.now == 1.0
 
 
 def test_a_lone_send_makes_no_flow_until_another_flow_comes():
