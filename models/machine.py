@@ -33,6 +33,7 @@ COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", 
 HOSTFUNC = "hostfunc"  # a task the host completes (a blocking host callback)
 _SLACK = 1e-12  # seconds: a task due within this is due now
 FEW_PARTS = 16  # a GROUP of fewer COPY tasks runs them one by one (`_begin_parts`), not as lanes
+_COSTS_KEPT = 256  # a route keeps the costs of at most this many copy shapes (`Machine._flow`)
 
 
 def _gc_pause() -> bool:
@@ -386,21 +387,27 @@ class Machine:
         return link
 
     def _path(self, key: tuple) -> tuple:
-        """(links, weights, link names, latency) of a route between two ends, built once and kept."""
+        """(route, links, weights, link names, latency, TLP, costs) of a route between two ends, built once and
+        kept. TLP: (payload, overhead) per TLP where the route crosses the PCIe host link, else None; costs: the
+        (wire bytes, tail) of its copies by (bytes, chunk, rows), as `_flow` meets them (`_cost`)."""
         kind, src, dst = key
         hw = self.hardware
         route = hw.route(src, dst) if kind == COPY else "fill"
         if route == "h2h":
-            self._paths[key] = path = (route, [], [], (), 0.0, None)
+            self._paths[key] = path = (route, [], [], (), 0.0, None, {})
             return path
         spec, _ = hw.path(route, src, dst, 0)
         latency = hw.sdma_latency if route == "fill" else hw.latency(route)
-        tlp = None  # (payload per TLP, overhead per TLP) when the route crosses the PCIe host link
+        tlp = None
         if hw.host_link.pcie is not None and route in ("h2d", "d2h", "pcie-p2p"):
             p = hw.host_link.pcie
             tlp = (p.mps, hw.host_link.wire_bytes(p.mps, read=route == "h2d") - p.mps)
-        path = self._paths[key] = (route, [self.link(name, cap) for name, cap, _ in spec], [w for _, _, w in spec],
-                                   tuple(name for name, _, _ in spec), latency, tlp)
+        links, weights, names = [], [], []
+        for name, cap, w in spec:
+            links.append(self.link(name, cap))
+            weights.append(w)
+            names.append(name)
+        path = self._paths[key] = (route, links, weights, tuple(names), latency, tlp, {})
         return path
 
     # -- submitting and running ------------------------------------------------------------
@@ -542,7 +549,7 @@ class Machine:
         copy (a host-to-host lane is the driver's memcpy; an engine's own limit applies on A3)."""
         lane.engine = engine
         lane.start = self.env.now
-        route, links, weights, names, _, _ = lane.path
+        route, links, weights, names, _, _, _ = lane.path
         lane.route = route
         if route == "h2h":
             self._after(lane.nbytes / self.hardware.host_memcpy_bandwidth, lane)
@@ -593,28 +600,38 @@ class Machine:
     def _flow(self, task: Task, engine: int) -> tuple | None:
         """(links, weights, wire bytes, tail seconds) of a COPY or FILL task's flow on `engine`, with its route
         and links noted on the task; None for a host-to-host copy (no flow: the driver's memcpy)."""
-        hw = self.hardware
         key = (task.kind, task.src, task.dst) if task.kind == COPY else (FILL, task.device, task.device)
         path = self._paths.get(key)
         if path is None:
             path = self._path(key)
-        route, links, weights, names, latency, tlp = path
+        route, links, weights, names, latency, tlp, costs = path
         if task.kind == COPY:
             task.route = route
             if route == "h2h":
                 return None
             if self._per_engine and (route == "h2d" or route == "d2h"):  # one engine's own limit (A3)
                 links, weights = [*links, self.link(f"dev{task.device}.dma{engine}", self._per_engine)], [*weights, 1.0]
-        n = task.nbytes
-        chunks = -(-n // task.chunk) if task.chunk and n else 1
         task.links = names
-        if tlp:  # PCIe: a TLP header per MPS of payload, in each DMA task of a split copy
-            c = task.chunk
-            tlps = -(-n // tlp[0]) if not c or c % tlp[0] == 0 else n // c * -(-c // tlp[0]) + -(-(n % c) // tlp[0])
+        n, chunk, rows = task.nbytes, task.chunk, task.rows
+        cost = costs.get((n, chunk, rows))
+        if cost is None:
+            if len(costs) >= _COSTS_KEPT:
+                costs.clear()
+            cost = costs[(n, chunk, rows)] = self._cost(n, chunk, rows, latency, tlp)
+        return links, weights, cost[0], cost[1]
+
+    def _cost(self, n: int, chunk: int, rows: int, latency: float, tlp: tuple | None) -> tuple[float, float]:
+        """(wire bytes, tail seconds) of a copy of `n` bytes (split into DMA tasks of `chunk`; `rows` row
+        descriptors) on a route of `latency` per DMA task: on PCIe (`tlp`), a TLP header per MPS of payload in
+        each DMA task."""
+        chunks = -(-n // chunk) if chunk and n else 1
+        if tlp:
+            tlps = -(-n // tlp[0]) if not chunk or chunk % tlp[0] == 0 else \
+                n // chunk * -(-chunk // tlp[0]) + -(-(n % chunk) // tlp[0])
             wire = n + tlps * tlp[1]
         else:
             wire = n
-        return links, weights, wire, latency * chunks + task.rows * hw.row_overhead
+        return wire, latency * chunks + rows * self.hardware.row_overhead
 
     def _kernel(self, task: Task, slot: int) -> None:
         task.engine = slot
