@@ -15,12 +15,13 @@ whose rate changed is brought up to date and gets a new due time in the heap. Th
 instant (the flows that end then, those their completions start, those started at that instant) are
 re-rated once, together, before simulated time moves on.
 
-One simpy timer stays armed for the next thing due. A flow may end with a `tail` (a fixed latency after its
-last byte) that uses no bandwidth: it leaves its links when its data is done and reports done `tail` seconds
-later. A flow alone on its links (the common case: a copy on an idle link) is "lone": its end is known when it
-starts, so it costs one event, and it stays on its links until another flow needs them or it ends. Flows
-alone together on one link move on the link's service clock (see Link.service). No per-byte events, and no
-scan beyond the links a change reaches.
+One timer stays armed for the next thing due (on a `Clock`, the model's timers are plain entries in simpy's
+queue). A flow may end with a `tail` (a fixed latency after its last byte) that uses no bandwidth: it leaves
+its links when its data is done and reports done `tail` seconds later. A flow alone on its links (the common
+case: a copy on an idle link) is "lone": its end is known when it starts, so it costs one timer, and it stays
+on its links until another flow needs them or it ends; started by `send`, it is a small `Lone` record, made a
+`Flow` only if another flow comes while its data moves. Flows alone together on one link move on the link's
+service clock (see Link.service). No per-byte events, and no scan beyond the links a change reaches.
 """
 from __future__ import annotations
 
