@@ -12,6 +12,8 @@ completion (as a stream's next copy starts when the last ends):
                 grow with N).
 Reported: microseconds per flow event (a start or an end), best of --reps, interleaved, and the ratio; with
 --against TREE, also the model of TREE/models/network.py (loaded as a module of its own), interleaved too.
+The model runs on the environment the machine gives it, its module's `Clock` (a simpy environment with the
+model's own timers), or a plain simpy environment where the module has none (a version before the Clock).
 
   (c) all-to-all: the emulator on an Atlas A3 (16 devices, timing-only, peer access on), every device
       copying 16 MiB to every other at once, one stream per pair; the 240 copies share the devices' links.
@@ -80,8 +82,9 @@ def naive(links: dict[str, float], flows: list[tuple[str, list[str], float]], ro
 
 def model(links: dict[str, float], flows: list[tuple[str, list[str], float]], rounds: int, network=None) -> dict:
     """The same workload on models.network (or on `network`, another version of that module)."""
-    env = simpy.Environment()
-    net = network.Network(env) if network else Network(env)
+    module = network or sys.modules[Network.__module__]
+    env = getattr(module, "Clock", simpy.Environment)()  # (as the machine runs it)
+    net = module.Network(env)
     objs = {name: (network.Link if network else Link)(name, cap) for name, cap in links.items()}
     out = {}
 

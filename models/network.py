@@ -25,6 +25,7 @@ service clock (see Link.service). No per-byte events, and no scan beyond the lin
 """
 from __future__ import annotations
 
+from functools import partial
 from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Callable
@@ -159,20 +160,17 @@ class Lone:
 
 
 class Call:
-    """A callback due at a simulated time, on a simpy environment that is not a `Clock` (which keeps its
-    timers lighter still: `Clock.call`): the smallest thing simpy's event loop can run (it needs `callbacks`,
-    `_ok` and `_value`). It runs `callback(value)`."""
+    """A timer on a simpy environment that is not a `Clock` (whose timers are lighter still: `Clock.call`):
+    the smallest thing simpy's event loop can run (it needs `callbacks`, `_ok` and `_value`). simpy calls
+    `callback(event)`; `timer` makes it `partial(callback, value)`, so the model's timer callbacks take the
+    event as a second, unused argument."""
 
-    __slots__ = ("callbacks", "_ok", "_value", "callback")
+    __slots__ = ("callbacks", "_ok", "_value")
 
-    def __init__(self, callback, value):
-        self.callbacks = [self._run]
+    def __init__(self, callback):
+        self.callbacks = [callback]
         self._ok = True
-        self._value = value
-        self.callback = callback
-
-    def _run(self, event) -> None:
-        self.callback(self._value)
+        self._value = None
 
 
 class Clock(simpy.Environment):
@@ -217,12 +215,12 @@ class Clock(simpy.Environment):
 
 def timer(env: simpy.Environment) -> Callable[[float, Callable, object], None]:
     """`call(delay, callback, value)` on `env`: runs `callback(value)` `delay` seconds from now (a Clock's
-    own timer; a `Call` event on another simpy environment)."""
+    own timer), or `callback(value, event)` (a `Call` event on another simpy environment)."""
     if isinstance(env, Clock):
         return env.call
 
     def call(delay: float, callback: Callable, value=None) -> None:
-        env.schedule(Call(callback, value), NORMAL, delay)
+        env.schedule(Call(partial(callback, value)), NORMAL, delay)
     return call
 
 
@@ -336,7 +334,7 @@ class Network:
 
     # -- a flow's life ------------------------------------------------------------------------------
 
-    def _report_lone(self, lone: Lone) -> None:
+    def _report_lone(self, lone: Lone, _event=None) -> None:
         """A flow lone since its start reports, `tail` after its last byte, unless another flow came meanwhile."""
         f = lone.flow
         if f is None:  # alone to the end
@@ -547,7 +545,7 @@ class Network:
         link.version += 1
 
     # -- rates ---------------------------------------------------------------------------------------
-    def _flush_event(self, _=None) -> None:
+    def _flush_event(self, _=None, _event=None) -> None:
         self._flush_due = False
         now = self.env.now
         if self._dirty:
@@ -637,7 +635,7 @@ class Network:
                 self._generation += 1
                 self._call(t - now if t > now else 0.0, self._fire, self._generation)
 
-    def _fire(self, generation: int) -> None:
+    def _fire(self, generation: int, _event=None) -> None:
         if generation != self._generation:
             return  # superseded by an earlier timer
         self._armed = INF
