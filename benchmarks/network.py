@@ -5,15 +5,19 @@ Run from the repository root:  python benchmarks/network.py [--reps 5] [--sizes 
 The reference (`naive`, below) is the textbook algorithm: at every flow start or end, advance every flow
 in flight and recompute every rate by progressive filling, then find the next end by scanning them all.
 It is checked to give the same completion times as `models.network` in every case before anything is
-timed. Cases, each with N = 10, 100, 1000 flows in flight, every flow restarted ROUNDS times on its
-completion (as a stream's next copy starts when the last ends):
+timed. Cases, each with N = 10, 100, 1000 flows in flight, every flow restarted on its completion (as a
+stream's next copy starts when the last ends) ROUNDS times, and more for a small N: a run has at least
+EVENTS events, so that a run's fixed cost (making the environment, the network and the links) is not what a
+small N measures:
   (a) shared:   N flows on one link (every event changes every rate);
   (b) disjoint: N/2 links with two flows each (an event changes two rates; the cost per event must not
                 grow with N).
 Reported: microseconds per flow event (a start or an end), best of --reps, interleaved, and the ratio; with
 --against TREE, also the model of TREE/models/network.py (loaded as a module of its own), interleaved too.
 The model runs on the environment the machine gives it, its module's `Clock` (a simpy environment with the
-model's own timers), or a plain simpy environment where the module has none (a version before the Clock).
+model's own timers, whose `run` keeps the collector out, as the machine does), or a plain simpy environment
+where the module has none (a version before the Clock); it starts its flows with `send`, as the machine
+does (`start` in a version before it).
 
   (c) all-to-all: the emulator on an Atlas A3 (16 devices, timing-only, peer access on), every device
       copying 16 MiB to every other at once, one stream per pair; the 240 copies share the devices' links.
@@ -42,6 +46,7 @@ import simpy  # noqa: E402
 from models.network import Link, Network  # noqa: E402
 
 ROUNDS = 3
+EVENTS = 600
 CAPACITY = 10e9
 
 
@@ -85,6 +90,7 @@ def model(links: dict[str, float], flows: list[tuple[str, list[str], float]], ro
     module = network or sys.modules[Network.__module__]
     env = getattr(module, "Clock", simpy.Environment)()  # (as the machine runs it)
     net = module.Network(env)
+    send = getattr(net, "send", net.start)  # (as the machine starts its flows; a version before `send`: start)
     objs = {name: (network.Link if network else Link)(name, cap) for name, cap in links.items()}
     out = {}
 
@@ -94,7 +100,7 @@ def model(links: dict[str, float], flows: list[tuple[str, list[str], float]], ro
                 begin(name, path, size, left - 1)
             else:
                 out[name] = env.now
-        net.start([objs[l] for l in path], size, done)
+        send([objs[l] for l in path], size, done)
 
     for name, path, size in flows:
         begin(name, path, size, rounds)
@@ -254,18 +260,19 @@ def main() -> int:
     for case in [c for c in ("shared", "disjoint") if c in cases]:
         for n in (int(x) for x in args.sizes.split(",")):
             links, flows = workload(case, n)
-            got, want = model(links, flows, ROUNDS), naive(links, flows, ROUNDS)
+            rounds = max(ROUNDS, -(-EVENTS // (2 * n)))
+            got, want = model(links, flows, rounds), naive(links, flows, rounds)
             worst = max(abs(got[k] - want[k]) / want[k] for k in want)
             if worst > 1e-6:
                 raise SystemExit(f"{case} N={n}: completion times differ from the reference by {worst:.2e}")
-            events = 2 * n * ROUNDS
+            events = 2 * n * rounds
             reps = args.reps if n <= 100 or case == "disjoint" else max(1, args.reps // 2)
             m = n_ = a = float("inf")
             for _ in range(reps):  # interleaved
-                m = min(m, best_of(lambda: model(links, flows, ROUNDS), 1))
-                n_ = min(n_, best_of(lambda: naive(links, flows, ROUNDS), 1))
+                m = min(m, best_of(lambda: model(links, flows, rounds), 1))
+                n_ = min(n_, best_of(lambda: naive(links, flows, rounds), 1))
                 if other:
-                    a = min(a, best_of(lambda: model(links, flows, ROUNDS, other), 1))
+                    a = min(a, best_of(lambda: model(links, flows, rounds, other), 1))
             row = f"{case:10} {n:5d} {events:7d} {m / events * 1e6:12.2f} {n_ / events * 1e6:12.2f} {n_ / m:12.2f}"
             print(row + (f" {a / events * 1e6:14.2f} {a / m:14.2f}" if other else ""))
     if "all2all" in cases:

@@ -14,7 +14,6 @@ a few events, whatever its size. Nothing here knows about ACL.
 """
 from __future__ import annotations
 
-import gc
 import heapq
 import math
 from collections import deque
@@ -26,7 +25,7 @@ import simpy
 
 from .hardware import HOST, Hardware
 from . import staging
-from .network import Clock, Link, Network
+from .network import Clock, Link, Network, gc_pause, gc_resume
 from .trace import ALL, CHUNK as _CHUNK, TaskLog, chunk_count, chunk_sizes
 
 COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
@@ -34,21 +33,6 @@ HOSTFUNC = "hostfunc"  # a task the host completes (a blocking host callback)
 _SLACK = 1e-12  # seconds: a task due within this is due now
 FEW_PARTS = 16  # a GROUP of fewer COPY tasks runs them one by one (`_begin_parts`), not as lanes
 _COSTS_KEPT = 256  # a route keeps the costs of at most this many copy shapes (`Machine._flow`)
-
-
-def _gc_pause() -> bool:
-    """The simulation allocates many short-lived objects and makes no cycles: keep the collector out of it.
-    Returns whether it was enabled, for `_gc_resume` (two plain calls: cheaper than a context manager, which
-    a small blocking call would pay on every call)."""
-    enabled = gc.isenabled()
-    if enabled:
-        gc.disable()
-    return enabled
-
-
-def _gc_resume(enabled: bool) -> None:
-    if enabled:
-        gc.enable()
 
 
 class Task:
@@ -708,7 +692,7 @@ class Machine:
         env = self.env
         if env.peek() > t:
             return  # nothing due; later submissions wait for their own submit time
-        gc_was = _gc_pause()
+        gc_was = gc_pause()
         try:
             if t > env.now:
                 env.run(until=t)
@@ -716,18 +700,18 @@ class Machine:
                 while env.peek() <= env.now:
                     env.step()
         finally:
-            _gc_resume(gc_was)
+            gc_resume(gc_was)
 
     def step_until(self, t: float, stop: Callable[[], bool]) -> None:
         """Complete what is due by `t`, one event at a time, until `stop()` is true. Unlike `run_until`,
         simulated time does not move past the last event (a host thread polling for work)."""
         env = self.env
-        gc_was = _gc_pause()
+        gc_was = gc_pause()
         try:
             while not stop() and env.peek() <= t:
                 env.step()
         finally:
-            _gc_resume(gc_was)
+            gc_resume(gc_was)
 
     def complete(self, task: Task, at: float) -> None:
         """The host has done a reached HOSTFUNC task at time `at`: it completes then (now, if the machine is
@@ -792,7 +776,7 @@ class Machine:
         `host_wait`); return its completion time."""
         if task.end is None:
             step = self.env.step
-            gc_was = _gc_pause()
+            gc_was = gc_pause()
             try:
                 while task.end is None:
                     try:
@@ -805,5 +789,5 @@ class Machine:
                                    else "work that never runs")
                             raise RuntimeError(f"{task.label or task.kind}: waits for {why}") from None
             finally:
-                _gc_resume(gc_was)
+                gc_resume(gc_was)
         return task.end

@@ -21,10 +21,13 @@ its links when its data is done and reports done `tail` seconds later. A flow al
 case: a copy on an idle link) is "lone": its end is known when it starts, so it costs one timer, and it stays
 on its links until another flow needs them or it ends; started by `send`, it is a small `Lone` record, made a
 `Flow` only if another flow comes while its data moves. Flows alone together on one link move on the link's
-service clock (see Link.service). No per-byte events, and no scan beyond the links a change reaches.
+service clock (see Link.service): the timer's work for an instant (the ends due, the reports, the flows their
+completions start) sets such a link's next end in the heap once, when it is done. No per-byte events, and no
+scan beyond the links a change reaches. A `Clock` keeps the collector out while it runs, as the machine does.
 """
 from __future__ import annotations
 
+import gc
 from functools import partial
 from heapq import heapify, heappop, heappush
 from itertools import count
@@ -200,6 +203,15 @@ class Clock(simpy.Environment):
         else:
             super().step()
 
+    def run(self, until=None):
+        """simpy's `run`, with the collector kept out while it runs, as the machine runs the model
+        (`gc_pause`)."""
+        enabled = gc_pause()
+        try:
+            return super().run(until)
+        finally:
+            gc_resume(enabled)
+
     @property
     def empty(self) -> bool:
         """Nothing is scheduled (what `peek() == inf` says, without the IndexError peek raises inside)."""
@@ -211,6 +223,21 @@ class Clock(simpy.Environment):
         if self._queue:
             raise RuntimeError("Clock.skip: events are scheduled; step to them instead")
         self._now = self._now + delay
+
+
+def gc_pause() -> bool:
+    """The simulation allocates many short-lived objects and makes no reference cycles: keep the collector out
+    of it. Returns whether it was enabled, for `gc_resume` (two plain calls: cheaper than a context manager,
+    which a small blocking call would pay on every call)."""
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()
+    return enabled
+
+
+def gc_resume(enabled: bool) -> None:
+    if enabled:
+        gc.enable()
 
 
 def timer(env: simpy.Environment) -> Callable[[float, Callable, object], None]:
@@ -245,6 +272,7 @@ class Network:
         self._flush_due = False  # a zero-delay event will re-rate what changed
         self._dirty: dict[Link, None] = {}  # links whose flows are re-rated by the next flush
         self._added: list[Flow] = []  # flows started since the last flush
+        self._relink: dict[Link, None] = {}  # service-clock links whose next end the timer's work changed
         self._mark = 0
 
     def start(self, links: list[Link], size: float, on_done: Callable,
@@ -270,6 +298,14 @@ class Network:
             if not self._firing:
                 self._arm(now)
             return flow
+        link = links[0]
+        if link.service is not None and len(links) == 1:  # one more on a link with a service clock
+            if link.served_at != now:  # (served at this instant: what was due then has left)
+                self._serve(link, now)
+            if link.service is not None:
+                flow = Flow(self, links, weights, size, tail, on_done, now, owner)
+                self._start_sharing(flow, link, now)
+                return flow
         crowded = False
         limit = now + EPS
         heap = self._heap
@@ -384,8 +420,10 @@ class Network:
         link.weight += w
         link.flows[flow] = w
         heappush(link.tags, (flow.tag, next(self._seq), flow))
-        self._push_link(link, now)
-        if not self._firing:
+        if self._firing:  # its next end goes to the heap when the timer's work is done (`_fire`)
+            self._relink[link] = None
+        else:
+            self._push_link(link, now)
             self._arm(now)
 
     def _start_moving(self, flow: Flow, now: float) -> None:
@@ -499,7 +537,8 @@ class Network:
 
     def _serve(self, link: Link, now: float) -> None:
         """Bring the link's clock to `now`; the flows whose last byte has arrived leave it (and report after
-        their tail); the clock stops when none is left, else the heap gets its next end."""
+        their tail); the clock stops when none is left. (The link's entry in the heap stands while only time
+        passes; its caller replaces it when the flows change.)"""
         level = link.capacity / link.weight
         dt = now - link.served_at
         if dt > 0:
@@ -521,7 +560,6 @@ class Network:
             link.version += 1
         elif link.weight <= 0:  # (only rounding left: restart the sum)
             link.weight = sum(f.weights[0] for _, _, f in tags)
-        self._push_link(link, now) if tags else None
 
     def _stop_clock(self, link: Link, now: float) -> None:
         """A flow that crosses other links joins: the link's flows share like any others from now on."""
@@ -650,6 +688,7 @@ class Network:
                     continue
                 if f.__class__ is Link:  # the next end on a link with a service clock
                     self._serve(f, now)
+                    self._relink[f] = None
                 elif f.state == MOVING:  # its last byte: off its links, the flows it shared them with re-rated
                     self._settle(f, now)
                     self._drain(f, now)
@@ -664,6 +703,11 @@ class Network:
                     f.on_done(f.owner)
         finally:
             self._firing = False
+            if self._relink:
+                for link in self._relink:
+                    if link.service is not None:
+                        self._push_link(link, now)
+                self._relink = {}
         if self._dirty:
             self._flush(now)
         self._arm(now)

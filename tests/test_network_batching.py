@@ -12,6 +12,7 @@ import pytest
 import simpy
 
 from emu.models import Link, Network
+from emu.models.network import Clock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 from network import naive  # noqa: E402  (benchmarks/network.py: recompute everything at every event)
@@ -278,3 +279,64 @@ def test_rates_of_flows_never_exceed_any_link():
     for f in alive:
         assert any(math.isclose(sum(g.rate for g in alive if link in g.links), link.capacity, rel_tol=1e-9)
                    and all(f.rate >= g.rate * (1 - 1e-9) for g in alive if link in g.links) for link in f.links)
+
+
+@pytest.mark.parametrize("n", [4, 10, 30])
+@pytest.mark.parametrize("how", ["start", "send"])
+@pytest.mark.parametrize("env_type", [simpy.Environment, Clock])
+def test_flows_restarted_on_a_link_with_a_service_clock_match_the_naive_reference(n, how, env_type):
+    """N flows alone together on one link move on its service clock; each restarts from its own completion (its
+    end and its next start at one instant, the link's next end set once the timer's work is done), as a
+    stream's copies do: the same completion times as recomputing every rate at every event."""
+    rng = random.Random(n)
+    flows = [(f"f{i}", ["l"], 1e6 * (1 + rng.randrange(1000) / 997)) for i in range(n)]
+    rounds = 4
+    want = naive({"l": 10 * GB}, flows, rounds)
+    env = env_type()
+    net = Network(env)
+    link = Link("l", 10 * GB)
+    go = getattr(net, how)
+    got = {}
+
+    def begin(name, size, left):
+        def done():
+            if left > 1:
+                begin(name, size, left - 1)
+            else:
+                got[name] = env.now
+        go([link], size, done)
+
+    for name, _, size in flows:
+        begin(name, size, rounds)
+    env.run()
+    assert got.keys() == want.keys()
+    assert max(abs(got[k] - want[k]) / want[k] for k in want) < 1e-9
+    assert link.service is None and not link.flows and net.idle
+    assert link.bytes == pytest.approx(rounds * sum(size for _, _, size in flows), rel=1e-9)
+
+
+def test_a_clock_keeps_the_collector_out_while_it_runs_and_restores_it():
+    """`Clock.run` disables the collector for the run, as the machine does (the model makes no reference
+    cycles), and gives it back as it found it, also when the run raises."""
+    import gc
+
+    seen = []
+    env = Clock()
+    env.call(1.0, lambda _: seen.append(gc.isenabled()))
+    assert gc.isenabled()
+    env.run()
+    assert seen == [False] and gc.isenabled()
+
+    def boom(_):
+        raise ValueError("boom")
+    env.call(1.0, boom)
+    with pytest.raises(ValueError):
+        env.run()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        env.call(1.0, lambda _: seen.append(gc.isenabled()))
+        env.run()
+        assert seen[-1] is False and not gc.isenabled()  # (off before: off after)
+    finally:
+        gc.enable()
