@@ -131,7 +131,9 @@ def available() -> list[str]:
     return sorted(p.stem for p in CONFIG_DIR.glob("*.toml"))
 
 
-def _read(path: Path, seen=()) -> dict:
+def _read(path: Path, seen=(), files: list | None = None) -> dict:
+    """The TOML table of a config file, merged over the file it inherits from. `files` gets the (file, its
+    stamp) of every file read, for `load`'s memo."""
     real = path.resolve()
     if real in seen:
         raise ConfigError(path, "inherit", "inheritance cycle: " + " -> ".join(str(p) for p in (*seen, real)))
@@ -144,13 +146,29 @@ def _read(path: Path, seen=()) -> dict:
         raise ConfigError(path, "<file>", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise ConfigError(path, "<file>", e.strerror or str(e)) from None
+    if files is not None:
+        files.append((real, _stamp(real)))
     parent = data.pop("inherit", None)
     if parent is not None:
         if not isinstance(parent, str):
             raise ConfigError(path, "inherit", "must be a product name or a path")
         ppath = find(parent if not parent.endswith(".toml") else path.parent / parent)
-        data = _merge(_read(ppath, seen + (real,)), data)
+        data = _merge(_read(ppath, seen + (real,), files), data)
     return data
+
+
+def _stamp(path: Path) -> tuple | None:
+    """What tells a file was changed: its modification time and size (None: it is gone)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+# path -> (the (file, stamp) of every file it read, its Product): a config loads once while its files
+# are unchanged (a Product is frozen; each runtime builds its own machine from it)
+_LOADED: dict[Path, tuple[tuple, "Product"]] = {}
 
 
 def source_tables(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> dict:
@@ -355,8 +373,20 @@ def _peer_groups(path: Path, dv: _Fields) -> tuple:
 
 
 def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
+    """The Product a config describes: a product name (configs/<name>.toml) or a path. Read, checked and
+    built once while the file (and what it inherits from) is unchanged; the same Product after that."""
     path = find(name_or_path)
-    data = _read(path)
+    key = path.resolve()
+    hit = _LOADED.get(key)
+    if hit is not None and all(_stamp(f) == stamp for f, stamp in hit[0]):
+        return hit[1]
+    files: list = []
+    product = _load(path, _read(path, files=files))
+    _LOADED[key] = (tuple(files), product)
+    return product
+
+
+def _load(path: Path, data: dict) -> Product:
     sources: dict = {}
     values: dict = {}
     top = _Fields(path, data, "", sources, values=values)  # the file itself: its known tables are the subs read below

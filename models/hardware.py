@@ -124,6 +124,31 @@ class Hardware:
     def same_group(self, a: int, b: int) -> bool:
         return (a, b) in self._peers
 
+    @cached_property
+    def _plans(self) -> dict:
+        return {}  # (fill, src, dst) -> `plan`
+
+    def plan(self, fill: bool, src: int | None, dst: int | None) -> tuple:
+        """(route, ((link name, capacity, weight), ...), latency, TLP) of the copies between two ends (`fill`:
+        of the fills of `dst`'s memory), from which each machine builds its route (`Machine._path`); worked
+        out once per Hardware. TLP: (payload, overhead) per TLP where the route crosses the PCIe host link,
+        else None."""
+        key = (fill, src, dst)
+        plan = self._plans.get(key)
+        if plan is None:
+            route = "fill" if fill else self.route(src, dst)
+            if route == "h2h":
+                plan = (route, (), 0.0, None)
+            else:
+                links, _ = self.path(route, src, dst, 0)
+                tlp = None
+                if self.host_link.pcie is not None and route in ("h2d", "d2h", "pcie-p2p"):
+                    p = self.host_link.pcie
+                    tlp = (p.mps, self.host_link.wire_bytes(p.mps, read=route == "h2d") - p.mps)
+                plan = (route, tuple(links), self.sdma_latency if fill else self.latency(route), tlp)
+            self._plans[key] = plan
+        return plan
+
     def route(self, src: int | None, dst: int | None) -> str:
         """The path a copy between two ends takes (None is the host), as the runtime would choose it."""
         if src is HOST and dst is HOST:

@@ -372,20 +372,11 @@ class Machine:
 
     def _path(self, key: tuple) -> tuple:
         """(route, links, weights, link names, latency, TLP, costs) of a route between two ends, built once and
-        kept. TLP: (payload, overhead) per TLP where the route crosses the PCIe host link, else None; costs: the
-        (wire bytes, tail) of its copies by (bytes, chunk, rows), as `_flow` meets them (`_cost`)."""
+        kept, from the hardware's plan of it (`Hardware.plan`). TLP: (payload, overhead) per TLP where the
+        route crosses the PCIe host link, else None; costs: the (wire bytes, tail) of its copies by (bytes,
+        chunk, rows), as `_flow` meets them (`_cost`)."""
         kind, src, dst = key
-        hw = self.hardware
-        route = hw.route(src, dst) if kind == COPY else "fill"
-        if route == "h2h":
-            self._paths[key] = path = (route, [], [], (), 0.0, None, {})
-            return path
-        spec, _ = hw.path(route, src, dst, 0)
-        latency = hw.sdma_latency if route == "fill" else hw.latency(route)
-        tlp = None
-        if hw.host_link.pcie is not None and route in ("h2d", "d2h", "pcie-p2p"):
-            p = hw.host_link.pcie
-            tlp = (p.mps, hw.host_link.wire_bytes(p.mps, read=route == "h2d") - p.mps)
+        route, spec, latency, tlp = self.hardware.plan(kind != COPY, src, dst)
         links, weights, names = [], [], []
         for name, cap, w in spec:
             links.append(self.link(name, cap))

@@ -99,3 +99,43 @@ def test_switching_the_host_link_kind_ignores_the_parents_pcie_fields(tmp_path):
 def test_every_bundled_config_loads_with_every_key_known():
     for name in config.available():
         config.load(name)
+
+
+def test_a_config_loads_once_while_its_files_are_unchanged(tmp_path):
+    """`load` reads, checks and builds a config once: the same Product again while the file and what it
+    inherits from are unchanged; a changed file (or a changed parent) loads anew; a bad file fails every time."""
+    assert config.load("910B") is config.load("910B")
+    base = tmp_path / "base.toml"
+    base.write_text('inherit = "910B"\n[product]\nname = "base"\n')
+    path = tmp_path / "mine.toml"
+    path.write_text('inherit = "base.toml"\n[product]\nname = "mine"\n')
+    first = config.load(path)
+    assert config.load(str(path)) is first and first.name == "mine"
+    path.write_text('inherit = "base.toml"\n[product]\nname = "mine2"\n')  # (another size: another stamp)
+    second = config.load(path)
+    assert second is not first and second.name == "mine2"
+    base.write_text('inherit = "910B"\n[product]\nname = "base"\ntitle = "changed"\n')
+    third = config.load(path)
+    assert third is not second and third.title == "changed"
+    path.write_text('inherit = "base.toml"\n[product]\nnmae = "typo"\n')
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="nmae"):
+            config.load(path)
+
+
+def test_a_hardware_plans_each_route_once_and_machines_build_their_links_from_it():
+    """`Hardware.plan` works a route out once per Hardware; two runtimes of one product share it, and each
+    machine has links of its own (what one carries does not show on the other's)."""
+    import emu
+
+    a = emu.configure(product="A3", functional=False)
+    b = emu.configure(product="A3", functional=False)
+    hw = a.product.hardware
+    assert b.product.hardware is hw
+    plan = hw.plan(False, 0, 2)
+    assert hw.plan(False, 0, 2) is plan
+    assert plan[0] == "ub" and [name for name, _, _ in plan[1]] == ["ub0.out", "ub2.in"]
+    assert hw.plan(True, 3, 3)[0] == "fill" and hw.plan(False, None, None) == ("h2h", (), 0.0, None)
+    pa = a.machine._path_of(("copy", 0, 2))
+    pb = b.machine._path_of(("copy", 0, 2))
+    assert pa[3] == pb[3] == ("ub0.out", "ub2.in") and pa[1][0] is not pb[1][0]
