@@ -481,14 +481,24 @@ class Network:
         f.remaining = 0.0
         f.counted = f.size
 
-    def _drain(self, f: Flow, now: float) -> None:
+    def _drain(self, f: Flow, now: float, done: list | None = None) -> None:
         """A moving flow's data is done by `now`: it leaves its links (the flows it shared them with are
-        re-rated at the next flush) and waits out its tail."""
+        re-rated at the next flush) and waits out its tail (`_due`)."""
         del self.flows[f]
         self._leave(f, now)
         self._changed([link for link in f.links if link.level < INF])  # (a link no flow's neck: none gains)
-        f.state = DRAINED
-        self._push(f.finish + f.tail, f)
+        self._due(f, f.finish + f.tail, done)
+
+    def _due(self, f: Flow, due: float, done: list | None) -> None:
+        """A flow whose data is done reports at `due`: from the heap; or, in the timer's work (`done`: the
+        reports it makes), with them when it has no tail and nothing in the heap comes before it."""
+        heap = self._heap
+        if done is not None and f.tail <= 0.0 and (not heap or heap[0][0] > due):
+            f.state = DONE
+            done.append(f)
+        else:
+            f.state = DRAINED
+            self._push(due, f)
 
     def _drain_due(self, f: Flow, now: float) -> None:
         """A flow whose data is done by now leaves its links (a lone one's report, at finish + tail, stands)."""
@@ -535,9 +545,9 @@ class Network:
         level = link.capacity / link.weight
         heappush(self._heap, (now + (link.tags[0][0] - link.service) / level, next(self._seq), link.version, link))
 
-    def _serve(self, link: Link, now: float) -> None:
+    def _serve(self, link: Link, now: float, done: list | None = None) -> None:
         """Bring the link's clock to `now`; the flows whose last byte has arrived leave it (and report after
-        their tail); the clock stops when none is left. (The link's entry in the heap stands while only time
+        their tail: `_due`); the clock stops when none is left. (The link's entry in the heap stands while only time
         passes; its caller replaces it when the flows change.)"""
         level = link.capacity / link.weight
         dt = now - link.served_at
@@ -551,8 +561,7 @@ class Network:
             link.weight -= f.weights[0]
             del link.flows[f]
             f.remaining, f.counted, f.finish = 0.0, f.size, now
-            f.state = DRAINED
-            self._push(now + f.tail, f)
+            self._due(f, now + f.tail, done)
         if not tags:
             link.busy_time += now - link.busy_since
             link.busy_since = None
@@ -687,11 +696,11 @@ class Network:
                 if version != f.version:
                     continue
                 if f.__class__ is Link:  # the next end on a link with a service clock
-                    self._serve(f, now)
+                    self._serve(f, now, done)
                     self._relink[f] = None
                 elif f.state == MOVING:  # its last byte: off its links, the flows it shared them with re-rated
                     self._settle(f, now)
-                    self._drain(f, now)
+                    self._drain(f, now, done)
                 else:  # a report due: a lone flow leaves its links now
                     if f.state == LONE:
                         self._leave(f, now)
