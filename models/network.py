@@ -262,8 +262,7 @@ class Network:
         self.env = env
         self._call = timer(env)  # schedules the model's timers
         self.flows: dict[Flow, None] = {}  # flows moving data and sharing a link
-        self._heap: list = []  # (due, seq, version, flow or link): a data end (MOVING), a report (LONE, DRAINED),
-        #                        or a link's next end (service clock)
+        self._heap: list = []  # (due, seq, version, flow): a data end (MOVING) or a report (LONE, DRAINED)
         self._seq = count()
         self._open = 0  # flows started and not yet reported
         self._armed = INF  # when the pending timer fires
@@ -420,11 +419,10 @@ class Network:
         link.weight += w
         link.flows[flow] = w
         heappush(link.tags, (flow.tag, next(self._seq), flow))
-        if self._firing:  # its next end goes to the heap when the timer's work is done (`_fire`)
+        if self._firing:  # its next end is set when the timer's work is done (`_done`)
             self._relink[link] = None
         else:
             self._push_link(link, now)
-            self._arm(now)
 
     def _start_moving(self, flow: Flow, now: float) -> None:
         """Among others: rated with the other changes of this instant, at the next flush."""
@@ -540,10 +538,30 @@ class Network:
         self._push_link(link, now)
 
     def _push_link(self, link: Link, now: float) -> None:
-        """The link's next end in the network's heap."""
-        link.version += 1
-        level = link.capacity / link.weight
-        heappush(self._heap, (now + (link.tags[0][0] - link.service) / level, next(self._seq), link.version, link))
+        """A timer of the link's own for its next end (`_link_due`); the one before no longer stands."""
+        link.version = version = link.version + 1
+        self._call((link.tags[0][0] - link.service) / (link.capacity / link.weight), self._link_due, (link, version))
+
+    def _link_due(self, entry: tuple, _event=None) -> None:
+        """The next end on a link with a service clock: the flows whose last byte has arrived leave it, those
+        with no tail report now, and what their completions start is rated with them (as the timer's work,
+        `_fire`, does for the heap)."""
+        link, version = entry
+        if version != link.version:
+            return  # superseded: its flows changed since
+        now = self.env.now
+        heap = self._heap
+        top = heap[0] if heap else None
+        done = []
+        self._firing = True
+        try:
+            self._serve(link, now, done)
+            self._relink[link] = None
+            self._report(done)
+        finally:
+            self._done(now)
+        if heap and heap[0] is not top:  # (reports with a tail, or flows the re-rating changed)
+            self._arm(now)
 
     def _serve(self, link: Link, now: float, done: list | None = None) -> None:
         """Bring the link's clock to `now`; the flows whose last byte has arrived leave it (and report after
@@ -695,10 +713,7 @@ class Network:
                 _, _, version, f = heappop(heap)
                 if version != f.version:
                     continue
-                if f.__class__ is Link:  # the next end on a link with a service clock
-                    self._serve(f, now, done)
-                    self._relink[f] = None
-                elif f.state == MOVING:  # its last byte: off its links, the flows it shared them with re-rated
+                if f.state == MOVING:  # its last byte: off its links, the flows it shared them with re-rated
                     self._settle(f, now)
                     self._drain(f, now, done)
                 else:  # a report due: a lone flow leaves its links now
@@ -706,20 +721,29 @@ class Network:
                         self._leave(f, now)
                     f.state = DONE
                     done.append(f)
-            if done:
-                self._open -= len(done)
-                for f in done:
-                    f.on_done(f.owner)
+            self._report(done)
         finally:
-            self._firing = False
-            if self._relink:
-                for link in self._relink:
-                    if link.service is not None:
-                        self._push_link(link, now)
-                self._relink = {}
+            self._done(now)
+        self._arm(now)
+
+    def _report(self, done: list) -> None:
+        """The flows of `done` report, in order (their callbacks may start flows: they wait for `_done`)."""
+        if done:
+            self._open -= len(done)
+            for f in done:
+                f.on_done(f.owner)
+
+    def _done(self, now: float) -> None:
+        """The timer's work for this instant is done: the service-clock links it changed get their next end,
+        and what changed is re-rated, once."""
+        self._firing = False
+        if self._relink:
+            for link in self._relink:
+                if link.service is not None:
+                    self._push_link(link, now)
+            self._relink = {}
         if self._dirty:
             self._flush(now)
-        self._arm(now)
 
 
 # -- the steps of a re-rating (`Network._rerate`): functions of the links, their flows and the run's queue ----

@@ -586,9 +586,12 @@ def _chains(specs, caps, push_every_report: bool):
 @settings(max_examples=150, deadline=None)
 @given(caps=st.lists(st.sampled_from([1e9, 2e9, 5e9]), min_size=4, max_size=4),
        specs=st.lists(_chain, min_size=1, max_size=10))
-def test_zero_tail_reports_come_in_the_order_and_at_the_times_the_heap_gives(caps, specs):
+def test_zero_tail_reports_come_at_the_times_the_heap_gives(caps, specs):
     """In the timer's work, a flow with no tail reports with the others of that instant, without a round trip
-    through the heap, when nothing in the heap comes before it (`Network._due`): the same reports, in the same
-    order, at the same times, and the same link accounting as with every report through the heap, on links
-    with a service clock and on shared ones."""
-    assert _chains(specs, caps, False) == _chains(specs, caps, True)
+    through the heap, when nothing in the heap comes before it (`Network._due`): the same reports at the same
+    times, and the same link accounting, as with every report through the heap, on links with a service clock
+    and on shared ones. (Within one instant the order may differ: a service-clock link's ends have a timer of
+    their own, `_link_due`, so its zero-tail reports come in its timer's work rather than in the heap's.)"""
+    (got, links), (want, want_links) = _chains(specs, caps, False), _chains(specs, caps, True)
+    assert sorted(got, key=lambda r: (r[2], r[0], -r[1])) == sorted(want, key=lambda r: (r[2], r[0], -r[1]))
+    assert links == want_links
