@@ -31,15 +31,17 @@ import gc
 from functools import partial
 from heapq import heapify, heappop, heappush
 from itertools import count
-from typing import Callable
+from typing import Callable, Sequence
 
 import simpy
+from simpy.core import StopSimulation
 from simpy.events import NORMAL
 
 EPS = 1e-12  # seconds: things due within this of each other happen together
 INF = float("inf")
 TIE = 1e-12  # rates within this (relative) of each other are the same rate
 _ABOVE = 1.0 + TIE  # a level times this: just above it (within TIE)
+_UNIT = (1.0,)  # the weights of a flow on one link that gave none
 _uids = count()
 
 # What a re-rating's queue holds for a link, in this order at one level
@@ -100,14 +102,15 @@ class Link:
 
 
 class Flow:
-    """`size` wire bytes moving across `links` at a max-min fair `rate`; `on_done()` (or `on_done(owner)`)
-    runs `tail` seconds after its last byte."""
+    """`size` wire bytes moving across `links` at a max-min fair `rate`; `on_done(owner)` runs `tail` seconds
+    after its last byte. (`Network.start` and `send` make them; a flow started without an owner reports
+    through `_call`.)"""
 
     __slots__ = ("net", "links", "weights", "size", "remaining", "counted", "updated", "start", "tail", "on_done",
                  "owner", "speed", "neck", "share", "finish", "state", "version", "mark", "tag")
 
-    def __init__(self, net: Network, links: list[Link], weights: list[float], size: float, tail: float,
-                 on_done: Callable, now: float, owner=None):
+    def __init__(self, net: Network, links: list[Link], weights: Sequence[float], size: float, tail: float,
+                 on_done: Callable, now: float, owner):
         self.net = net
         self.links = links
         self.weights = weights
@@ -116,8 +119,6 @@ class Flow:
         self.counted = 0.0  # wire bytes already added to its links' byte counts
         self.updated = self.start = now
         self.tail = tail
-        if owner is None:  # one calling convention for the reports: on_done(owner)
-            on_done, owner = _call, on_done
         self.on_done = on_done
         self.owner = owner
         self.speed = INF  # its rate (`rate` counts the changes not re-rated yet)
@@ -150,7 +151,7 @@ class Lone:
 
     __slots__ = ("links", "weights", "size", "start", "finish", "tail", "on_done", "owner", "rate", "neck", "flow")
 
-    def __init__(self, links: list[Link], weights: list[float], size: float, start: float, tail: float,
+    def __init__(self, links: list[Link], weights: Sequence[float], size: float, start: float, tail: float,
                  on_done: Callable, owner):
         self.links, self.weights, self.size, self.start, self.tail = links, weights, size, start, tail
         self.on_done, self.owner = on_done, owner
@@ -205,10 +206,22 @@ class Clock(simpy.Environment):
 
     def run(self, until=None):
         """simpy's `run`, with the collector kept out while it runs, as the machine runs the model
-        (`gc_pause`)."""
+        (`gc_pause`). To the end (`until` None), it runs the timers itself (`step` without a call each)."""
         enabled = gc_pause()
         try:
-            return super().run(until)
+            if until is not None:
+                return super().run(until)
+            queue, step = self._queue, super().step
+            try:
+                while queue:
+                    if queue[0][3].__class__ is tuple:
+                        self._now, _, _, (callback, value) = heappop(queue)
+                        callback(value)
+                    else:
+                        step()
+            except StopSimulation as exc:  # (an event's callback may stop the run, as in simpy's)
+                return exc.args[0]
+            return None
         finally:
             gc_resume(enabled)
 
@@ -275,17 +288,18 @@ class Network:
         self._mark = 0
 
     def start(self, links: list[Link], size: float, on_done: Callable,
-              weights: list[float] | None = None, tail: float = 0.0, owner=None) -> Flow:
+              weights: Sequence[float] | None = None, tail: float = 0.0, owner=None) -> Flow:
         """Move `size` wire bytes across `links`; `on_done()` (or `on_done(owner)`) runs `tail` seconds
         after the last byte. Returns its Flow (`send` starts it without making one when it is alone)."""
         flow = self.send(links, size, on_done, weights, tail, owner)
         return flow if flow.__class__ is not Lone else self._met(flow)
 
     def send(self, links: list[Link], size: float, on_done: Callable,
-             weights: list[float] | None = None, tail: float = 0.0, owner=None) -> Flow | Lone:
+             weights: Sequence[float] | None = None, tail: float = 0.0, owner=None) -> Flow | Lone:
         """`start`, for a caller that does not look at the flow: one alone on its links is a `Lone`."""
         now = self.env.now
-        weights = weights or [1.0] * len(links)
+        if not weights:
+            weights = _UNIT if len(links) == 1 else [1.0] * len(links)
         if owner is None:  # one calling convention for the reports: on_done(owner)
             on_done, owner = _call, on_done
         self._open += 1
@@ -414,11 +428,11 @@ class Network:
     def _start_sharing(self, flow: Flow, link: Link, now: float) -> None:
         """One more on a link with a service clock."""
         flow.state = SHARING
-        flow.tag = link.service + flow.size
+        flow.tag = tag = link.service + flow.size
         w = flow.weights[0]
         link.weight += w
         link.flows[flow] = w
-        heappush(link.tags, (flow.tag, next(self._seq), flow))
+        heappush(link.tags, (tag, next(self._seq), flow))
         if self._firing:  # its next end is set when the timer's work is done (`_done`)
             self._relink[link] = None
         else:
@@ -557,7 +571,10 @@ class Network:
         try:
             self._serve(link, now, done)
             self._relink[link] = None
-            self._report(done)
+            if done:
+                self._open -= len(done)
+                for f in done:
+                    f.on_done(f.owner)
         finally:
             self._done(now)
         if heap and heap[0] is not top:  # (reports with a tail, or flows the re-rating changed)
@@ -573,13 +590,18 @@ class Network:
             link.service += level * dt
             link.bytes += link.capacity * dt  # work conserving: its flows fill it
             link.served_at = now
-        tags, due = link.tags, link.service + level * EPS
+        tags, due, heap = link.tags, link.service + level * EPS, self._heap
         while tags and tags[0][0] <= due:
             f = heappop(tags)[2]
             link.weight -= f.weights[0]
             del link.flows[f]
             f.remaining, f.counted, f.finish = 0.0, f.size, now
-            self._due(f, now + f.tail, done)
+            if done is not None and f.tail <= 0.0 and (not heap or heap[0][0] > now):  # (as `_due` has it)
+                f.state = DONE
+                done.append(f)
+            else:
+                f.state = DRAINED
+                self._push(now + f.tail, f)
         if not tags:
             link.busy_time += now - link.busy_since
             link.busy_since = None
