@@ -522,6 +522,43 @@ def test_clock_runs_timers_and_simpy_events_of_one_instant_in_the_order_they_wer
     assert seen == ["now", "first", "timer 1", "event", "timer 2"] and env.now == 1.0
 
 
+def test_clock_run_to_the_end_runs_processes_stops_and_failures_as_simpy_does():
+    """`Clock.run()` runs the timers in its own loop and everything else through simpy's step: processes
+    interleave with timers, a failed event raises out of `run`, a `StopSimulation` from a callback ends the
+    run with its value, and `run(until=...)` is simpy's."""
+    from simpy.core import StopSimulation
+
+    env, seen = Clock(), []
+
+    def proc():
+        yield env.timeout(1.0)
+        seen.append(("proc", env.now))
+        yield env.timeout(1.0)
+        seen.append(("proc", env.now))
+    env.process(proc())
+    env.call(1.5, lambda _: seen.append(("timer", env.now)))
+    assert env.run() is None
+    assert seen == [("proc", 1.0), ("timer", 1.5), ("proc", 2.0)] and env.empty
+
+    env.call(1.0, lambda _: seen.append("later"))
+    env.timeout(0.5).callbacks.append(lambda _: (_ for _ in ()).throw(StopSimulation("stopped")))
+    assert env.run() == "stopped" and env.now == 2.5 and "later" not in seen
+    env.run()
+    assert seen[-1] == "later" and env.now == 3.0
+
+    def fails():
+        yield env.timeout(1.0)
+        raise ValueError("in a process")
+    env.process(fails())
+    with pytest.raises(ValueError, match="in a process"):
+        env.run()
+    env.call(5.0, lambda _: seen.append("until"))
+    env.run(until=4.5)
+    assert env.now == 4.5 and seen[-1] == "later"
+    env.run()
+    assert seen[-1] == "until" and env.now == 9.0
+
+
 def test_a_lone_send_makes_no_flow_until_another_flow_comes():
     """A flow alone on its links is held by them as `lone`, not in `flows`; the next flow on one of its links
     while its data moves makes it a Flow, and the two share."""
