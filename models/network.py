@@ -15,14 +15,15 @@ whose rate changed is brought up to date and gets a new due time in the heap. Th
 instant (the flows that end then, those their completions start, those started at that instant) are
 re-rated once, together, before simulated time moves on.
 
-One timer stays armed for the next thing due (on a `Clock`, the model's timers are plain entries in simpy's
-queue). A flow may end with a `tail` (a fixed latency after its last byte) that uses no bandwidth: it leaves
-its links when its data is done and reports done `tail` seconds later. A flow alone on its links (the common
-case: a copy on an idle link) is "lone": its end is known when it starts, so it costs one timer, and it stays
-on its links until another flow needs them or it ends; started by `send`, it is a small `Lone` record, made a
-`Flow` only if another flow comes while its data moves. Flows alone together on one link move on the link's
-service clock (see Link.service): the timer's work for an instant (the ends due, the reports, the flows their
-completions start) sets such a link's next end in the heap once, when it is done. No per-byte events, and no
+One timer stays armed for the next thing in the heap (on a `Clock`, the model's timers are plain entries in
+simpy's queue). A flow may end with a `tail` (a fixed latency after its last byte) that uses no bandwidth: it
+leaves its links when its data is done and reports done `tail` seconds later; with no tail, it reports in the
+timer's work that found its data done. A flow alone on its links (the common case: a copy on an idle link) is
+"lone": its end is known when it starts, so it costs one timer, and it stays on its links until another flow
+needs them or it ends; started by `send`, it is a small `Lone` record, made a `Flow` only if another flow
+comes while its data moves. Flows alone together on one link move on the link's service clock (see
+Link.service), with a timer of the link's own for its next end (`_link_due`), set once when the work of an
+instant (the ends due, the reports, the flows their completions start) is done. No per-byte events, and no
 scan beyond the links a change reaches. A `Clock` keeps the collector out while it runs, as the machine does.
 """
 from __future__ import annotations
