@@ -12,7 +12,8 @@ small N measures:
   (a) shared:   N flows on one link (every event changes every rate);
   (b) disjoint: N/2 links with two flows each (an event changes two rates; the cost per event must not
                 grow with N).
-Reported: microseconds per flow event (a start or an end), best of --reps, interleaved, and the ratio; with
+Reported: microseconds per flow event (a start or an end), best of --reps (of more for a short case: as many
+as take SAMPLE seconds, up to MAX_REPS), interleaved, and the ratio; with
 --against TREE, also the model of TREE/models/network.py (loaded as a module of its own), interleaved too.
 The model runs on the environment the machine gives it, its module's `Clock` (a simpy environment with the
 model's own timers, whose `run` keeps the collector out, as the machine does), or a plain simpy environment
@@ -47,6 +48,8 @@ from models.network import Link, Network  # noqa: E402
 
 ROUNDS = 3
 EVENTS = 600
+SAMPLE = 1.0  # seconds: a case whose model and reference run shorter than this together runs more rounds,
+MAX_REPS = 200  # up to this many (best of --reps at least)
 CAPACITY = 10e9
 
 
@@ -262,12 +265,15 @@ def main() -> int:
         for n in (int(x) for x in args.sizes.split(",")):
             links, flows = workload(case, n)
             rounds = max(ROUNDS, -(-EVENTS // (2 * n)))
+            t0 = time.perf_counter()
             got, want = model(links, flows, rounds), naive(links, flows, rounds)
+            pair = time.perf_counter() - t0
             worst = max(abs(got[k] - want[k]) / want[k] for k in want)
             if worst > 1e-6:
                 raise SystemExit(f"{case} N={n}: completion times differ from the reference by {worst:.2e}")
             events = 2 * n * rounds
             reps = args.reps if n <= 100 or case == "disjoint" else max(1, args.reps // 2)
+            reps = max(reps, min(MAX_REPS, int(SAMPLE / pair)))  # (short runs: more of them, as noise goes)
             m = n_ = a = float("inf")
             for _ in range(reps):  # interleaved
                 m = min(m, best_of(lambda: model(links, flows, rounds), 1))
