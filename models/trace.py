@@ -50,9 +50,6 @@ _TASK_ROW = np.dtype([
     ("part", "?"), ("submit", "f8"), ("start", "f8"), ("end", "f8"), ("kind_asked", "i1"), ("kind_used", "i1"),
 ])
 _CALL_ROW = np.dtype([("api", "u2"), ("thread", "u4"), ("start", "f8"), ("end", "f8")])
-_get = {name: attrgetter(name) for name in ("kind", "label", "stream", "device", "engine", "route", "links",
-                                             "nbytes", "chunk", "src", "dst", "_parent", "submit", "start", "end",
-                                             "kind_asked", "kind_used")}
 _serial = attrgetter("serial")
 _item0, _item1, _item2, _item3 = (itemgetter(i) for i in range(4))
 
@@ -65,14 +62,26 @@ def _tasks(nbytes: np.ndarray, chunk: np.ndarray) -> np.ndarray:
     return out
 
 
-def _column(field: str, tasks: list, dtype) -> np.ndarray:
-    """One numeric field of every task (None: -1 for ints, nan for floats)."""
-    values = map(_get[field], tasks)
+# What a row reads of a task, in one pass over the tasks (`_fields`): a task is visited once, not once a field
+_FIELDS = ("kind", "route", "nbytes", "chunk", "end", "label", "stream", "links", "device", "engine", "src", "dst",
+           "submit", "start", "kind_asked", "kind_used", "_parent")
+_read_fields = attrgetter(*_FIELDS)
+
+
+def _fields(tasks: list) -> dict[str, tuple]:
+    """Every field of `_FIELDS` of every task: {field: its values, in the tasks' order}."""
+    return dict(zip(_FIELDS, zip(*map(_read_fields, tasks))))
+
+
+def _numbers(values: tuple, dtype) -> np.ndarray:
+    """A numeric field as an array (None: -1 for ints, nan for floats)."""
     try:
-        return np.fromiter(values, dtype=dtype, count=len(tasks))
-    except TypeError:  # a None among them (one pass more)
-        none = np.nan if np.dtype(dtype).kind == "f" else -1
-        return np.fromiter((none if v is None else v for v in map(_get[field], tasks)), dtype=dtype, count=len(tasks))
+        return np.fromiter(values, dtype=dtype, count=len(values))
+    except TypeError:  # a None among them
+        out = np.array(values, dtype=np.float64)  # (None reads as nan)
+        if np.dtype(dtype).kind != "f":
+            out[np.isnan(out)] = -1
+        return out.astype(dtype)
 
 
 # -- keep policies and sinks ----------------------------------------------------------------------------------------
@@ -183,12 +192,12 @@ class _Table:
         self.values: list = list(first)
         self.index: dict = {v: i for i, v in enumerate(first)}
 
-    def column(self, field: str, tasks: list, dtype) -> np.ndarray:
-        """The ids of one field of every task, as an array (one pass when every value is known)."""
+    def of(self, values: tuple, dtype) -> np.ndarray:
+        """The ids of `values` as an array (one pass when every value is known)."""
         try:
-            return np.fromiter(map(self.index.__getitem__, map(_get[field], tasks)), dtype=dtype, count=len(tasks))
+            return np.fromiter(map(self.index.__getitem__, values), dtype=dtype, count=len(values))
         except KeyError:
-            return np.array(self.ids(list(map(_get[field], tasks))), dtype=dtype)
+            return np.array(self.ids(values), dtype=dtype)
 
     def ids(self, values: Iterable) -> list[int]:
         values = values if isinstance(values, (list, tuple)) else list(values)
@@ -318,13 +327,13 @@ class _Streams:
         self.refs: list = [None]
         self.gone: list = [None]
 
-    def column(self, tasks: list) -> np.ndarray:
-        """The stream ids of every task, as an array (one pass when every stream is known)."""
+    def of(self, streams: tuple) -> np.ndarray:
+        """The ids of `streams` as an array (one pass when every stream is known)."""
         try:
-            return np.fromiter(map(self.index.__getitem__, map(_serial, map(_get["stream"], tasks))), dtype=np.uint32,
-                               count=len(tasks))
+            return np.fromiter(map(self.index.__getitem__, map(_serial, streams)), dtype=np.uint32,
+                               count=len(streams))
         except (KeyError, AttributeError):  # a new stream, or none
-            return np.array(self.ids(list(map(_get["stream"], tasks))), dtype=np.uint32)
+            return np.array(self.ids(streams), dtype=np.uint32)
 
     def ids(self, streams: Iterable) -> list[int]:
         streams = streams if isinstance(streams, (list, tuple)) else list(streams)
@@ -404,21 +413,22 @@ class TaskLog:
         if not buf:
             return
         n = len(buf)
-        kid, rid = self.kinds.column("kind", buf, np.uint8), self.routes.column("route", buf, np.uint8)
-        nb, ch = _column("nbytes", buf, np.int64), _column("chunk", buf, np.int64)
-        ends = _column("end", buf, np.float64)
+        f = _fields(buf)
+        kid, rid = self.kinds.of(f["kind"], np.uint8), self.routes.of(f["route"], np.uint8)
+        nb, ch = _numbers(f["nbytes"], np.int64), _numbers(f["chunk"], np.int64)
+        ends = _numbers(f["end"], np.float64)
         tasks = _tasks(nb, ch)
         self._count(kid, rid, nb, tasks, ends)
         if self.sink is not None:
             rec = np.zeros(n, dtype=RECORD)
-            rec["api"], rec["kind"] = list(map(_get["label"], buf)), list(map(_get["kind"], buf))
-            rec["stream"] = ["" if t.stream is None else t.stream.name for t in buf]
-            rec["device"], rec["engine"] = _column("device", buf, np.int16), _column("engine", buf, np.int16)
-            rec["route"], rec["links"] = [t.route or "" for t in buf], [",".join(t.links) for t in buf]
+            rec["api"], rec["kind"] = f["label"], f["kind"]
+            rec["stream"] = ["" if s is None else s.name for s in f["stream"]]
+            rec["device"], rec["engine"] = _numbers(f["device"], np.int16), _numbers(f["engine"], np.int16)
+            rec["route"], rec["links"] = [r or "" for r in f["route"]], [",".join(ls) for ls in f["links"]]
             rec["bytes"], rec["tasks"] = nb, tasks
-            rec["submit"], rec["start"], rec["end"] = (_column("submit", buf, np.float64),
-                                                       _column("start", buf, np.float64), ends)
-            rec["kind_asked"], rec["kind_used"] = _column("kind_asked", buf, np.int8), _column("kind_used", buf, np.int8)
+            rec["submit"], rec["start"], rec["end"] = (_numbers(f["submit"], np.float64),
+                                                       _numbers(f["start"], np.float64), ends)
+            rec["kind_asked"], rec["kind_used"] = _numbers(f["kind_asked"], np.int8), _numbers(f["kind_used"], np.int8)
             buf.clear()  # the same list: the machine appends to it
             self.sink.write("task", rec)
             return
@@ -427,13 +437,14 @@ class TaskLog:
             return
         out = np.empty(n, dtype=_TASK_ROW)
         out["kind"], out["route"], out["bytes"], out["chunk"], out["end"] = kid, rid, nb, ch, ends
-        out["label"] = self.labels.column("label", buf, np.uint32)
-        out["stream"] = self.streams.column(buf)
-        out["links"] = self.links.column("links", buf, np.uint32)
-        for f, dt in (("device", np.int16), ("engine", np.int16), ("src", np.int16), ("dst", np.int16),
-                      ("submit", np.float64), ("start", np.float64), ("kind_asked", np.int8), ("kind_used", np.int8)):
-            out[f] = _column(f, buf, dt)
-        out["part"] = np.fromiter(map(bool, map(_get["_parent"], buf)), dtype=np.bool_, count=n)
+        out["label"] = self.labels.of(f["label"], np.uint32)
+        out["stream"] = self.streams.of(f["stream"])
+        out["links"] = self.links.of(f["links"], np.uint32)
+        for name, dt in (("device", np.int16), ("engine", np.int16), ("src", np.int16), ("dst", np.int16),
+                         ("submit", np.float64), ("start", np.float64), ("kind_asked", np.int8),
+                         ("kind_used", np.int8)):
+            out[name] = _numbers(f[name], dt)
+        out["part"] = np.fromiter(map(bool, f["_parent"]), dtype=np.bool_, count=n)
         buf.clear()  # the same list: the machine appends to it
         self.rows.add(out)
         if self.rows.limit is not None:

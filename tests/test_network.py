@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 import simpy
 
@@ -497,16 +497,23 @@ def _program(how, caps, specs, env=simpy.Environment):
         else:
             r.at(start, k, [links[j] for j in path], size, [w] * len(path), tail)
     r.run()
-    return r.done, [(link.bytes, link.busy_time, link.busy_since, link.level) for link in links], r.events
+    return r.done, [(link.bytes, link.busy_time, link.busy_since) for link in links], r.events
 
 
 @settings(max_examples=200, deadline=None)
 @given(caps=st.lists(st.sampled_from([1e9, 2e9, 5e9, 10e9]), min_size=4, max_size=4),
        specs=st.lists(_flow, min_size=1, max_size=8))
+@example(caps=[2e9, 5e9, 5e9, 1e9], specs=[(0.0, {0}, 1.0, 0, 0.0), (0.0, {2}, 1.0, 1e8, 0.0),
+                                           (0.5, {1, 2}, 1.0, 1e8, 0.0), (0.0, {0, 1, 2}, 1.0, 1e9, 0.0)])
 def test_send_gives_exactly_what_start_gives(caps, specs):
     """`send` (no Flow for a flow alone on its links until another flow comes) and `start` (a Flow for
-    every flow) give the same report times, link accounting and levels, to the bit, in as many events; and so
-    do the model's timers on a Clock (queue entries) and on a plain simpy environment (Call events)."""
+    every flow) give the same report times and link accounting, to the bit, in as many events; and so do the
+    model's timers on a Clock (queue entries) and on a plain simpy environment (Call events). (Not always the
+    same `Link.level`s: a lone flow sets its neck's level only, where a Flow that a re-rating reaches may fill
+    another link it crosses at the same level; a finite level on a link that is no flow's neck is left over
+    from an earlier filling either way, and a re-rating's check of it finds no flow to let go. The example
+    below is one: caps 2, 5, 5, 1 GB/s; a 0 B flow on l0 and 100 MB on l2 at 0; 1 GB on l0-l2 at 0; 100 MB on
+    l1-l2 at 0.5, as the 1 GB one ends.)"""
     assert _program("send", caps, specs) == _program("start", caps, specs)
     assert _program("send", caps, specs, Clock) == _program("send", caps, specs)
 
