@@ -73,15 +73,17 @@ def _fields(tasks: list) -> dict[str, tuple]:
     return dict(zip(_FIELDS, zip(*map(_read_fields, tasks))))
 
 
+_MINUS_ONE = {None: -1}  # .get(v, v): v, or -1 for None
+
+
 def _numbers(values: tuple, dtype) -> np.ndarray:
     """A numeric field as an array (None: -1 for ints, nan for floats)."""
     try:
         return np.fromiter(values, dtype=dtype, count=len(values))
     except TypeError:  # a None among them
-        out = np.array(values, dtype=np.float64)  # (None reads as nan)
-        if np.dtype(dtype).kind != "f":
-            out[np.isnan(out)] = -1
-        return out.astype(dtype)
+        if np.dtype(dtype).kind == "f":
+            return np.array(values, dtype=dtype)  # (None reads as nan)
+        return np.fromiter(map(_MINUS_ONE.get, values, values), dtype=dtype, count=len(values))
 
 
 # -- keep policies and sinks ----------------------------------------------------------------------------------------
