@@ -25,6 +25,9 @@ import warnings
 import numpy as np
 
 from .constants import Location
+
+# (an enum's member read through its class costs about ten times a module's name: these are read per call)
+_HOST, _UNREG = Location.HOST, Location.UNREGISTERED
 from .errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION, AclError
 
 DEVICE_BASE = 1 << 48  # above the 47-bit user address space of x86-64 / arm64 Linux
@@ -480,8 +483,8 @@ class AddressSpace:
     # -- host registration -------------------------------------------------------------
     def location(self, r: Region, addr: int) -> Location:
         """Where `addr` (inside `r`) lives: registered pageable memory counts as page-locked."""
-        if r.location is Location.UNREGISTERED and self._regs and self.registration(addr) is not None:
-            return Location.HOST
+        if r.location is _UNREG and self._regs and self.registration(addr) is not None:
+            return _HOST
         return r.location
 
     def registration(self, addr: int) -> Registration | None:

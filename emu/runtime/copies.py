@@ -8,7 +8,7 @@ from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, 
 from ..memory import Region
 from . import capture, peer, transfer
 from .core import Core, Stream, api, fail
-from ..constants import D2D, H2B2D, H2D, H2H, Location
+from ..constants import D2D, H2B2D, H2D, H2H
 
 
 # -- copies ----------------------------------------------------------------------------------
@@ -65,7 +65,9 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
     else:
         if ep:  # corrected from where the pointers are
             plan.used = transfer.correct_kind(plan.sloc, plan.dloc, kind)
-        pageable = ep and plan.used not in (H2H, D2D) and Location.UNREGISTERED in (plan.sloc, plan.dloc)
+        # (transfer.UNREG, not Location.UNREGISTERED: an enum's member read through its class costs about ten
+        # times a module's name)
+        pageable = ep and plan.used not in (H2H, D2D) and transfer.UNREG in (plan.sloc, plan.dloc)
     if ep and plan.used == H2H:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "an asynchronous host-to-host copy is not supported in EP mode")
     if dst == src:

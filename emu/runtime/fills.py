@@ -12,6 +12,8 @@ from ..memory import Region, is_device_address
 from . import capture, transfer
 from .core import Core, Stream, api, fail
 
+_FILLABLE = (Location.HOST, Location.DEVICE, Location.HOST_NUMA)  # what MemsetD32 fills (read per call)
+
 
 # memset block: hicann/runtime src/runtime/core/inc/context/context.hpp MEM_BLOCK_SIZE
 MEMSET_BLOCK = 64 << 20
@@ -103,7 +105,7 @@ def _d32_target(rt: Core, ptr: int, mem_size: int, n: int) -> tuple[Region, int]
         fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is in no device allocation: unknown memory type")
     r, off = transfer.locate(rt, ptr, 4 * n)
     loc = rt.space.location(r, ptr)
-    if loc not in (Location.HOST, Location.DEVICE, Location.HOST_NUMA):
+    if loc not in _FILLABLE:
         fail(ACL_ERROR_INVALID_PARAM, f"0x{ptr:x} is {loc.name} memory: MemsetD32 needs memory "
                                       f"allocated by ACL")
     return r, off
