@@ -25,10 +25,10 @@ import warnings
 import numpy as np
 
 from .constants import Location
+from .errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION, AclError
 
 # (an enum's member read through its class costs about ten times a module's name: these are read per call)
 _HOST, _UNREG = Location.HOST, Location.UNREGISTERED
-from .errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION, AclError
 
 DEVICE_BASE = 1 << 48  # above the 47-bit user address space of x86-64 / arm64 Linux
 DEVICE_WINDOW = 1 << 42  # 4 TiB of addresses per device

@@ -35,7 +35,6 @@ from itertools import count
 from typing import Callable, Sequence
 
 import simpy
-from simpy.core import StopSimulation
 from simpy.events import NORMAL
 
 EPS = 1e-12  # seconds: things due within this of each other happen together
@@ -206,23 +205,11 @@ class Clock(simpy.Environment):
             super().step()
 
     def run(self, until=None):
-        """simpy's `run`, with the collector kept out while it runs, as the machine runs the model
-        (`gc_pause`). To the end (`until` None), it runs the timers itself (`step` without a call each)."""
+        """simpy's `run` (stepping through `step`), with the collector kept out while it runs, as the machine
+        runs the model (`gc_pause`)."""
         enabled = gc_pause()
         try:
-            if until is not None:
-                return super().run(until)
-            queue, step = self._queue, super().step
-            try:
-                while queue:
-                    if queue[0][3].__class__ is tuple:
-                        self._now, _, _, (callback, value) = heappop(queue)
-                        callback(value)
-                    else:
-                        step()
-            except StopSimulation as exc:  # (an event's callback may stop the run, as in simpy's)
-                return exc.args[0]
-            return None
+            return super().run(until)
         finally:
             gc_resume(enabled)
 
@@ -572,10 +559,7 @@ class Network:
         try:
             self._serve(link, now, done)
             self._relink[link] = None
-            if done:
-                self._open -= len(done)
-                for f in done:
-                    f.on_done(f.owner)
+            self._report(done)
         finally:
             self._done(now)
         if heap and heap[0] is not top:  # (reports with a tail, or flows the re-rating changed)
@@ -583,26 +567,21 @@ class Network:
 
     def _serve(self, link: Link, now: float, done: list | None = None) -> None:
         """Bring the link's clock to `now`; the flows whose last byte has arrived leave it (and report after
-        their tail: `_due`); the clock stops when none is left. (The link's entry in the heap stands while only time
-        passes; its caller replaces it when the flows change.)"""
+        their tail: `_due`); the clock stops when none is left. (The link's timer stands while only time passes;
+        its caller sets a new one when the flows change: `_push_link`.)"""
         level = link.capacity / link.weight
         dt = now - link.served_at
         if dt > 0:
             link.service += level * dt
             link.bytes += link.capacity * dt  # work conserving: its flows fill it
             link.served_at = now
-        tags, due, heap = link.tags, link.service + level * EPS, self._heap
+        tags, due = link.tags, link.service + level * EPS
         while tags and tags[0][0] <= due:
             f = heappop(tags)[2]
             link.weight -= f.weights[0]
             del link.flows[f]
             f.remaining, f.counted, f.finish = 0.0, f.size, now
-            if done is not None and f.tail <= 0.0 and (not heap or heap[0][0] > now):  # (as `_due` has it)
-                f.state = DONE
-                done.append(f)
-            else:
-                f.state = DRAINED
-                self._push(now + f.tail, f)
+            self._due(f, now + f.tail, done)
         if not tags:
             link.busy_time += now - link.busy_since
             link.busy_since = None
