@@ -32,7 +32,7 @@ COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", 
 HOSTFUNC = "hostfunc"  # a task the host completes (a blocking host callback)
 _SLACK = 1e-12  # seconds: a task due within this is due now
 FEW_PARTS = 16  # a GROUP of fewer COPY tasks runs them one by one (`_begin_parts`), not as lanes
-_COSTS_KEPT = 256  # a route keeps the costs of at most this many copy shapes (`Machine._flow`)
+_SHAPES_KEPT = 4096  # the machine keeps the flows of at most this many task shapes (`Machine._shape`)
 
 
 class Task:
@@ -348,6 +348,7 @@ class Machine:
                             MARKER: (None, self._begin_marker)}
         self.links: dict[str, Link] = {}
         self._paths: dict[tuple, tuple] = {}
+        self._shapes: dict[tuple, tuple] = {}  # the flows of task shapes met (`_shape`)
         self._per_engine = hw.host_link.per_engine  # bytes/s one DMA engine moves over the host link; 0: no limit
         self.records = TaskLog(records)
         self._done_tasks = self.records.pending  # _finish appends here; the log turns them into rows
@@ -371,10 +372,9 @@ class Machine:
         return link
 
     def _path(self, key: tuple) -> tuple:
-        """(route, links, weights, link names, latency, TLP, costs) of a route between two ends, built once and
-        kept, from the hardware's plan of it (`Hardware.plan`). TLP: (payload, overhead) per TLP where the
-        route crosses the PCIe host link, else None; costs: the (wire bytes, tail) of its copies by (bytes,
-        chunk, rows), as `_flow` meets them (`_cost`)."""
+        """(route, links, weights, link names, latency, TLP) of a route between two ends, built once and kept,
+        from the hardware's plan of it (`Hardware.plan`). TLP: (payload, overhead) per TLP where the route
+        crosses the PCIe host link, else None."""
         kind, src, dst = key
         route, spec, latency, tlp = self.hardware.plan(kind != COPY, src, dst)
         links, weights, names = [], [], []
@@ -382,7 +382,7 @@ class Machine:
             links.append(self.link(name, cap))
             weights.append(w)
             names.append(name)
-        path = self._paths[key] = (route, links, weights, tuple(names), latency, tlp, {})
+        path = self._paths[key] = (route, links, weights, tuple(names), latency, tlp)
         return path
 
     # -- submitting and running ------------------------------------------------------------
@@ -395,7 +395,7 @@ class Machine:
         stream.pending.append(task)
         stream.last = task
         if stream.running is None and not stream.waking:
-            self._step(stream, self.env.now)
+            self._step(stream, self.env._now)
         return task
 
     def _step(self, stream: Stream, now: float) -> None:
@@ -425,11 +425,11 @@ class Machine:
     def _wake(self, stream: Stream) -> None:
         stream.waking = False
         if stream.running is None:
-            self._step(stream, self.env.now)
+            self._step(stream, self.env._now)
 
     # -- what each kind of task does when its stream reaches it (`_begin_kind`) ---------------------------
     def _begin_group(self, task: Task) -> None:  # a batch: its lanes at once, each on an engine of its device
-        task.start = self.env.now
+        task.start = self.env._now
         if task.batch is None and len(task.parts) < FEW_PARTS:  # a few copy tasks: each takes an engine
             self._begin_parts(task)
             return
@@ -524,7 +524,7 @@ class Machine:
         copy (a host-to-host lane is the driver's memcpy; an engine's own limit applies on A3)."""
         lane.engine = engine
         lane.start = self.env.now
-        route, links, weights, names, _, _, _ = lane.path
+        route, links, weights, names, _, _ = lane.path
         lane.route = route
         if route == "h2h":
             self._after(lane.nbytes / self.hardware.host_memcpy_bandwidth, lane)
@@ -562,7 +562,7 @@ class Machine:
 
     def _transfer(self, task: Task, engine: int) -> None:
         task.engine = engine
-        task.start = self.env.now
+        task.start = self.env._now
         if task.on_start is not None:  # e.g. a descriptor read, which may set nbytes and the ends
             self._call(task, task.on_start)
         flow = self._flow(task, engine)
@@ -575,25 +575,33 @@ class Machine:
     def _flow(self, task: Task, engine: int) -> tuple | None:
         """(links, weights, wire bytes, tail seconds) of a COPY or FILL task's flow on `engine`, with its route
         and links noted on the task; None for a host-to-host copy (no flow: the driver's memcpy)."""
-        key = (task.kind, task.src, task.dst) if task.kind == COPY else (FILL, task.device, task.device)
-        path = self._paths.get(key)
-        if path is None:
-            path = self._path(key)
-        route, links, weights, names, latency, tlp, costs = path
-        if task.kind == COPY:
+        kind = task.kind
+        key = (kind, task.src, task.dst, task.nbytes, task.chunk, task.rows) if kind == COPY else \
+            (FILL, task.device, task.device, task.nbytes, task.chunk, task.rows)
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shape(key)
+        route, names, links, weights, wire, tail = shape
+        if kind == COPY:
             task.route = route
             if route == "h2h":
                 return None
             if self._per_engine and (route == "h2d" or route == "d2h"):  # one engine's own limit (A3)
                 links, weights = [*links, self.link(f"dev{task.device}.dma{engine}", self._per_engine)], [*weights, 1.0]
         task.links = names
-        n, chunk, rows = task.nbytes, task.chunk, task.rows
-        cost = costs.get((n, chunk, rows))
-        if cost is None:
-            if len(costs) >= _COSTS_KEPT:
-                costs.clear()
-            cost = costs[(n, chunk, rows)] = self._cost(n, chunk, rows, latency, tlp)
-        return links, weights, cost[0], cost[1]
+        return links, weights, wire, tail
+
+    def _shape(self, key: tuple) -> tuple:
+        """(route, link names, links, weights, wire bytes, tail) of the flow of a task of `key` (kind, source,
+        destination, bytes, chunk, rows), kept for the tasks of its shape to come: the route's path
+        (`_path_of`) and the copy's cost on it (`_cost`). At most _SHAPES_KEPT shapes are kept: past that,
+        the memo starts again."""
+        route, links, weights, names, latency, tlp = self._path_of(key[:3])
+        wire, tail = self._cost(key[3], key[4], key[5], latency, tlp)
+        if len(self._shapes) >= _SHAPES_KEPT:
+            self._shapes.clear()
+        shape = self._shapes[key] = (route, names, links, weights, wire, tail)
+        return shape
 
     def _cost(self, n: int, chunk: int, rows: int, latency: float, tlp: tuple | None) -> tuple[float, float]:
         """(wire bytes, tail seconds) of a copy of `n` bytes (split into DMA tasks of `chunk`; `rows` row
@@ -617,7 +625,7 @@ class Machine:
 
     def _after(self, delay: float, task: Task) -> None:
         if delay > 0:
-            self.env.at(self.env.now + delay, self._finish, task)
+            self.env.at(self.env._now + delay, self._finish, task)
         else:
             self._finish(task)
 
@@ -631,7 +639,7 @@ class Machine:
         return done
 
     def _finish(self, task: Task) -> None:
-        task.end = now = self.env.now
+        task.end = now = self.env._now
         held = task.held
         if held is not None:
             task.held = None

@@ -25,6 +25,8 @@ comes while its data moves. Flows alone together on one link move on the link's 
 Link.service), with a timer of the link's own for its next end (`_link_due`), set once when the work of an
 instant (the ends due, the reports, the flows their completions start) is done. No per-byte events, and no
 scan beyond the links a change reaches. A `Clock` keeps the collector out while it runs, as the machine does.
+On its busy paths the model reads simulated time as `env._now`, the field behind simpy's `Environment.now`
+property (simpy/core.py), without the property's call.
 """
 from __future__ import annotations
 
@@ -285,7 +287,7 @@ class Network:
     def send(self, links: list[Link], size: float, on_done: Callable,
              weights: Sequence[float] | None = None, tail: float = 0.0, owner=None) -> Flow | Lone:
         """`start`, for a caller that does not look at the flow: one alone on its links is a `Lone`."""
-        now = self.env.now
+        now = self.env._now
         if not weights:
             weights = _UNIT if len(links) == 1 else [1.0] * len(links)
         if owner is None:  # one calling convention for the reports: on_done(owner)
@@ -376,14 +378,14 @@ class Network:
         f = lone.flow
         if f is None:  # alone to the end
             if lone.links[0].lone is lone:  # (still on its links: no flow came after its data was done)
-                self._leave_lone(lone, self.env.now)
+                self._leave_lone(lone, self.env._now)
             self._open -= 1
             lone.on_done(lone.owner)
             return
         if f.version != LONE_VERSION:
             return  # it shared a link after all: the heap reports it
         if f.state == LONE:
-            self._leave(f, self.env.now)
+            self._leave(f, self.env._now)
         f.state = DONE
         self._open -= 1
         f.on_done(f.owner)
@@ -551,7 +553,7 @@ class Network:
         link, version = entry
         if version != link.version:
             return  # superseded: its flows changed since
-        now = self.env.now
+        now = self.env._now
         heap = self._heap
         top = heap[0] if heap else None
         done = []
@@ -614,7 +616,7 @@ class Network:
     # -- rates ---------------------------------------------------------------------------------------
     def _flush_event(self, _=None, _event=None) -> None:
         self._flush_due = False
-        now = self.env.now
+        now = self.env._now
         if self._dirty:
             self._flush(now)
         self._arm(now)  # (a rate read may have flushed already)
@@ -706,7 +708,7 @@ class Network:
         if generation != self._generation:
             return  # superseded by an earlier timer
         self._armed = INF
-        now = self.env.now
+        now = self.env._now
         limit = now + EPS
         heap, done = self._heap, []
         self._firing = True  # flows the callbacks start are rated once, below, with the rest

@@ -177,19 +177,22 @@ def test_no_link_carries_more_than_its_capacity(product, copies):
 
 
 @pytest.mark.parametrize("product", ["910B", "A3"])
-def test_a_route_keeps_the_costs_of_its_copy_shapes_and_forgets_them_past_its_bound(product):
-    """`Machine._flow` keeps a route's (wire bytes, tail) by (bytes, chunk, rows); past _COSTS_KEPT shapes it
-    starts again. Every copy, first met, met again, or met after the memo was cleared, takes what the
-    formula gives: `Hardware.alone` with its chunk."""
+def test_the_machine_keeps_the_flows_of_task_shapes_and_forgets_them_past_its_bound(product, monkeypatch):
+    """`Machine._shape` keeps a task shape's flow (route, links, wire bytes, tail) by (kind, ends, bytes, chunk,
+    rows); past _SHAPES_KEPT shapes it starts again. Every copy, first met, met again, or met after the memo was
+    cleared, takes what the formula gives: `Hardware.alone` with its chunk."""
     from emu.models import machine as model
 
+    monkeypatch.setattr(model, "_SHAPES_KEPT", 64)
     hw = config.load(product).hardware
     m = Machine(hw)
     s = m.stream("s", 0)
-    shapes = [(4096 + 17 * i, (1 << 16) if i % 3 == 0 else 0) for i in range(model._COSTS_KEPT + 40)]
+    shapes = [(4096 + 17 * i, (1 << 16) if i % 3 == 0 else 0) for i in range(64 + 40)]
+    sizes = []
     for n, chunk in shapes + shapes[:50]:
         m.blocking(s, Task(COPY, nbytes=n, device=0, src=HOST, dst=0, chunk=chunk), m.now)
         row = m.records[-1]
         assert row.end - row.start == pytest.approx(hw.alone(HOST, 0, n, chunk), rel=1e-12)
-    path = m._paths[(COPY, HOST, 0)]
-    assert 0 < len(path[6]) <= model._COSTS_KEPT
+        sizes.append(len(m._shapes))
+    assert max(sizes) == 64 and min(sizes[64:]) < 64  # it filled to its bound, then started again
+    assert list(m._paths) == [(COPY, HOST, 0)]  # the route itself is built once

@@ -34,11 +34,15 @@ from ..errors import (ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_FEATURE_NOT_SUPPOR
                       ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_RT_STREAM_CAPTURED, ACL_ERROR_RT_STREAM_CONTEXT, AclError,
                       set_recent_error)
 from ..memory import AddressSpace
+from .handles import EventHandle, StreamHandle
 
 _handles = count(0x5A000010, 16)  # handle values look like pointers and are never reused
 
 HOST_TIME_MODES = ("calls", "wall")
 HOST_TIME_ENV = "ACL_EMU_HOST_TIME"
+# What a handle argument usually is: an int, or a handle the Pythonic runtime returned (an int too), known by its
+# class alone (`lookup`)
+_HANDLE_CLASSES = frozenset((int, StreamHandle, EventHandle))
 
 
 def check_host_time(mode: str, scale) -> tuple[str, float]:
@@ -496,7 +500,7 @@ class Core:
         """The live `typ` (Stream, Event, Context...) a handle names, else 107017 (TypeError for a non-int)."""
         if self.caller.gate is not None:
             self.runtime_layer()
-        if handle.__class__ is not int and not (isinstance(handle, int) and not isinstance(handle, bool)):
+        if handle.__class__ not in _HANDLE_CLASSES and not (isinstance(handle, int) and not isinstance(handle, bool)):
             if isinstance(handle, bool) or not hasattr(handle, "__index__"):
                 raise TypeError(f"{what} handle must be an int, got {type(handle).__name__} {handle!r}")
             handle = handle.__index__()

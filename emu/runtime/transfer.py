@@ -27,7 +27,7 @@ def roundup(n: int, unit: int) -> int:
 # Kind auto-correction (docs/conformance/memory_copies_fills.md, aclrtMemcpyAsync;
 # hicann/runtime src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect):
 # (src, dst) -> (forced kind, allowed kinds, what DEFAULT becomes).
-_CORRECTION = {(int(a), int(b)): rule for (a, b), rule in {
+_CORRECTION = {
     (HOST, DEV): (H2D, None, H2D),
     (DEV, HOST): (D2H, None, D2H),
     (HOST, HOST): (H2H, None, H2H),
@@ -37,27 +37,22 @@ _CORRECTION = {(int(a), int(b)): rule for (a, b), rule in {
     (HOST, UNREG): (None, {H2H, H2D}, H2H),
     (UNREG, HOST): (None, {H2H, D2H}, H2H),
     (UNREG, UNREG): (None, {H2H, H2D, D2H, D2D}, H2H),
-}.items()}
+}
+# ... worked out for every kind the rule reads: (src, dst, kind) -> the kind used, None where it is forbidden.
+# (Locations are IntEnum members: they hash as their ints do, with no Python-level __hash__.)
+_CORRECTED = {(s, d, k): forced if forced is not None else default if k == DEFAULT else k if k in allowed else None
+              for (s, d), (forced, allowed, default) in _CORRECTION.items() for k in (H2H, H2D, D2H, D2D, DEFAULT)}
 
 
 def correct_kind(src: Location, dst: Location, kind: int) -> int:
     """The kind an EP-mode async copy really uses, from where its pointers are. A kind the locations forbid
     raises 107000; other kinds, and location pairs the table leaves alone, pass unchanged
     (hicann/runtime src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect)."""
-    if kind not in (H2H, H2D, D2H, D2D, DEFAULT):
-        return kind
-    rule = _CORRECTION.get((int(src), int(dst)))  # (plain ints hash faster than enum members)
-    if rule is None:
-        return kind  # pairs the table leaves alone pass unchanged
-    forced, allowed, default = rule
-    if forced is not None:
-        return forced
-    if kind == DEFAULT:
-        return default
-    if kind not in allowed:
+    used = _CORRECTED.get((src, dst, kind), kind)
+    if used is None:
         fail(ACL_ERROR_RT_PARAM_INVALID,
              f"kind {C.MEMCPY_KIND_NAMES[kind]} does not fit a copy from {src.name} to {dst.name} memory")
-    return kind
+    return used
 
 
 def ends(src: Region, dst: Region) -> tuple[int | None, int | None]:
