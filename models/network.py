@@ -64,7 +64,7 @@ class Link:
     """One direction of a link (full duplex links are two of these), or a shared resource like HBM."""
 
     __slots__ = ("name", "uid", "capacity", "flows", "busy_since", "busy_time", "bytes", "multi", "level", "mark",
-                 "filled", "stamp", "service", "served_at", "weight", "tags", "version", "fixes", "lone")
+                 "filled", "stamp", "service", "served_at", "weight", "tags", "version", "lone")
 
     def __init__(self, name: str, capacity: float):
         if not capacity > 0:
@@ -83,7 +83,6 @@ class Link:
         self.mark = 0  # the last re-rating that touched it
         self.filled = 0  # the last re-rating in which it filled
         self.stamp = 0  # its FILL entry in the re-rating's queue stands while it carries this
-        self.fixes = False  # as `_water` last found it: a flow the re-rating has not touched has its neck here
         # When its flows cross no other link (and there are several), they all move at one level,
         # capacity / their summed weights, so they end in the order of their tags (the service at which
         # each has its last byte), whatever comes and goes: a start or an end costs O(log N), not O(N).
@@ -157,7 +156,10 @@ class Lone:
                  on_done: Callable, owner):
         self.links, self.weights, self.size, self.start, self.tail = links, weights, size, start, tail
         self.on_done, self.owner = on_done, owner
-        self.neck, self.rate = neck, rate = _neck(links, weights)
+        if len(links) == 1:  # (the usual case: its link is its neck, as `_neck` finds)
+            self.neck, self.rate = links[0], rate = links[0], links[0].capacity / weights[0]
+        else:
+            self.neck, self.rate = neck, rate = _neck(links, weights)
         self.finish = start + size / rate
         self.flow: Flow | None = None
 
@@ -757,15 +759,37 @@ def _touch(link: Link, run: int, queue: list, floor: float) -> None:
     at as far as the run knows (never below `floor`, the run's level now); the first time, also at its old
     level, to let go of the flows it fixed there if it has not filled by then (when it fixed any the run has
     not touched: no flow takes it as its neck later in the run without its filling). (No link here keeps a
-    service clock: `start` stopped it. A lone flow here keeps its rate: it is alone on its links.)"""
+    service clock: `start` stopped it. A lone flow here keeps its rate: it is alone on its links.)
+
+    The level it fills at: a flow the run fixed takes its new rate, one not fixed yet (or one this link is the
+    neck of) the level, one the run has not touched its old rate if that is lower (its neck fixes it first);
+    INF if it never fills."""
     if link.filled == run:
         return
-    level = _water(link, run)
+    room, free, top, fixes = link.capacity, 0.0, 0.0, False
+    for f, w in link.flows.items():
+        if f.mark == run:
+            share = f.share
+            if share < 0.0:
+                free += w
+            else:
+                room -= share * w
+        elif f.neck is link:  # (a flow the run has not touched whose neck is here)
+            free += w
+            fixes = True
+        else:  # held below the level, as it most often is (checked below)
+            speed = f.speed
+            room -= speed * w
+            if speed > top:
+                top = speed
+    if top * free >= room and top > 0.0:  # some are held at or above the level: those take the level instead
+        room, free = _unheld(link, run, room, free)
     if link.mark != run:  # (a link that fixes none of the flows the run has not touched has nothing to let go)
         link.mark = run
-        if link.level < INF and link.fixes:
+        if fixes and link.level < INF:
             heappush(queue, (link.level * _ABOVE, CHECK, link.uid, 0, link))
     link.stamp = stamp = link.stamp + 1
+    level = room / free if free > 0.0 else INF
     if level < INF:
         heappush(queue, (level if level > floor else floor, FILL, link.uid, stamp, link))
 
@@ -832,34 +856,15 @@ def _call(fn: Callable) -> None:
     fn()
 
 
-def _water(link: Link, run: int) -> float:
-    """The level at which `link` fills as the re-rating `run` knows its flows: one it fixed takes its new rate,
-    one not fixed yet (or one this link is the neck of) the level, one it has not touched its old rate if that
-    is lower (its neck fixes it first). INF if it never fills. Notes on the link whether it is the neck of a
-    flow the run has not touched (`Link.fixes`)."""
-    room, free, top, fixes = link.capacity, 0.0, 0.0, False
-    for f, w in link.flows.items():
-        if f.mark == run:
-            share = f.share
-            if share < 0.0:
-                free += w
-            else:
-                room -= share * w
-        elif f.neck is link:
-            free += w
-            fixes = True
-        else:  # held below the level, as it most often is (checked below)
-            speed = f.speed
-            room -= speed * w
-            if speed > top:
-                top = speed
-    if top * free >= room and top > 0.0:  # some are held at or above the level: those take the level instead
-        held = sorted([(f.speed, w) for f, w in link.flows.items() if f.mark != run and f.neck is not link],
-                      reverse=True)
-        for speed, w in held:
-            if speed * free < room:
-                break
-            room += speed * w
-            free += w
-    link.fixes = fixes
-    return room / free if free > 0.0 else INF
+def _unheld(link: Link, run: int, room: float, free: float) -> tuple[float, float]:
+    """`_touch`'s count of `link` (room: its capacity less the rates the level does not set; free: the weights
+    it sets) where some flows the run has not touched move at or above the level it found: those take the level
+    instead, fastest first, while they are."""
+    held = sorted([(f.speed, w) for f, w in link.flows.items() if f.mark != run and f.neck is not link],
+                  reverse=True)
+    for speed, w in held:
+        if speed * free < room:
+            break
+        room += speed * w
+        free += w
+    return room, free
