@@ -97,16 +97,16 @@ def model(links: dict[str, float], flows: list[tuple[str, list[str], float]], ro
     objs = {name: (network.Link if network else Link)(name, cap) for name, cap in links.items()}
     out = {}
 
-    def begin(name, path, size, left):
+    def begin(name, path, size, left):  # (path: the flow's links, made once, as the machine keeps a route's)
         def done():
             if left > 1:
                 begin(name, path, size, left - 1)
             else:
                 out[name] = env.now
-        send([objs[l] for l in path], size, done)
+        send(path, size, done)
 
     for name, path, size in flows:
-        begin(name, path, size, rounds)
+        begin(name, [objs[l] for l in path], size, rounds)
     env.run()
     return out
 

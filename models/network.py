@@ -186,13 +186,14 @@ class Clock(simpy.Environment):
     (`Machine.blocking`). (simpy keeps its time and its queue in `_now` and `_queue`, entries (time, priority,
     serial, event): simpy/core.py.)
 
-    A timer (`call`, `at`) is a (callback, value) entry in simpy's queue, ordered with its events as they are;
-    `step` runs it as callback(value) and leaves every other event to simpy. The model makes a few timers per
-    task: an entry is cheaper than an event object and simpy's `schedule`."""
+    A timer (`call`, `at`) is an entry (time, priority, serial, callback, value) in simpy's queue, ordered with
+    its events as they are (the serial settles every comparison before the callback); `step` runs it as
+    callback(value) and leaves every other event to simpy. The model makes a few timers per task: an entry is
+    cheaper than an event object and simpy's `schedule`."""
 
     def call(self, delay: float, callback: Callable, value=None) -> None:
         """Run `callback(value)` `delay` seconds from now (`schedule`'s time: now + delay)."""
-        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), (callback, value)))
+        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), callback, value))
 
     def at(self, when: float, callback: Callable, value=None) -> None:
         """Run `callback(value)` at simulated time `when` (now, if `when` has passed)."""
@@ -202,8 +203,8 @@ class Clock(simpy.Environment):
     def step(self) -> None:
         """Process the next event: a timer runs its callback here, anything else in simpy's `step`."""
         queue = self._queue
-        if queue and queue[0][3].__class__ is tuple:
-            self._now, _, _, (callback, value) = heappop(queue)
+        if queue and len(queue[0]) == 5:  # (a timer; simpy's own entries have four items)
+            self._now, _, _, callback, value = heappop(queue)
             callback(value)
         else:
             super().step()
