@@ -523,7 +523,7 @@ class Machine:
         """A lane has its engine: its runs one after the other (`_lane_step`), on the links `_transfer` gives one
         copy (a host-to-host lane is the driver's memcpy; an engine's own limit applies on A3)."""
         lane.engine = engine
-        lane.start = self.env.now
+        lane.start = self.env._now
         route, links, weights, names, _, _ = lane.path
         lane.route = route
         if route == "h2h":
@@ -546,17 +546,17 @@ class Machine:
         self.network.send(links, wire, self._lane_step, weights, lane.path[4] * entries, lane)
 
     def _begin_staged(self, task: Task) -> None:  # a pageable copy through the staging buffers
-        task.start = self.env.now
+        task.start = self.env._now
         done = self.env.process(staging.pipeline(self.env, self.hardware.staging, task.nbytes, task.dst is not HOST,
                                                  lambda size: self._part(task, size)))
         done.callbacks.append(lambda _: self._finish(task))
 
     def _begin_marker(self, task: Task) -> None:  # an event record or wait: done when reached
-        task.start = self.env.now
+        task.start = self.env._now
         self._finish(task)
 
     def _begin_hostfunc(self, task: Task) -> None:  # tell the host, then wait for it (`complete`)
-        task.start = self.env.now
+        task.start = self.env._now
         if task.on_start is not None:
             self._call(task, task.on_start)
 
@@ -618,7 +618,7 @@ class Machine:
 
     def _kernel(self, task: Task, slot: int) -> None:
         task.engine = slot
-        task.start = self.env.now
+        task.start = self.env._now
         if task.on_start is not None:
             self._call(task, task.on_start)
         self._after(task.duration or 0.0, task)
@@ -718,7 +718,7 @@ class Machine:
         if task.kind != HOSTFUNC or task.start is None or task._released:
             raise ValueError(f"{task!r} is not a reached, open HOSTFUNC task")
         task._released = True
-        self._after(max(at - self.env.now, 0.0), task)
+        self._after(max(at - self.env._now, 0.0), task)
 
     def done_event(self, task: Task) -> simpy.Event:
         if task._done is None:

@@ -157,7 +157,7 @@ class Lone:
         self.links, self.weights, self.size, self.start, self.tail = links, weights, size, start, tail
         self.on_done, self.owner = on_done, owner
         if len(links) == 1:  # (the usual case: its link is its neck, as `_neck` finds)
-            self.neck, self.rate = links[0], rate = links[0], links[0].capacity / weights[0]
+            self.neck, self.rate = neck, rate = links[0], links[0].capacity / weights[0]
         else:
             self.neck, self.rate = neck, rate = _neck(links, weights)
         self.finish = start + size / rate

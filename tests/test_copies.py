@@ -545,6 +545,40 @@ def test_memcpy_async_kind_correction_only_applies_to_kinds_0_to_4(kind):
     assert correct_kind(Location.HOST, Location.HOST, kind) == kind
 
 
+def _correction_rule(src, dst, kind):
+    """The correction as the runtime states it (api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect), for the
+    test below: (src, dst) -> (forced kind, allowed kinds, what DEFAULT becomes); None: a kind it forbids."""
+    host, dev, unreg = Location.HOST, Location.DEVICE, Location.UNREGISTERED
+    rules = {(host, dev): (H2D, None, H2D), (dev, host): (D2H, None, D2H), (host, host): (H2H, None, H2H),
+             (dev, dev): (D2D, None, D2D), (unreg, dev): (None, {H2D, D2D}, H2D),
+             (dev, unreg): (None, {D2H, D2D}, D2H), (host, unreg): (None, {H2H, H2D}, H2H),
+             (unreg, host): (None, {H2H, D2H}, H2H), (unreg, unreg): (None, {H2H, H2D, D2H, D2D}, H2H)}
+    rule = rules.get((src, dst))
+    if kind not in KINDS or rule is None:
+        return kind
+    forced, allowed, default = rule
+    if forced is not None:
+        return forced
+    if kind == DEFAULT:
+        return default
+    return kind if any(kind == k for k in allowed) else None
+
+
+@pytest.mark.parametrize("src", list(Location))
+@pytest.mark.parametrize("dst", list(Location))
+def test_memcpy_async_kind_correction_follows_the_rule_for_every_pair_and_kind(src, dst):
+    """kind correction: for every pair of locations and every kind a program may pass (plain ints -1..8 as pyACL
+    scripts pass them, and 0-d arrays), the kind used is the rule's, and a kind it forbids raises 107000."""
+    for kind in [*range(-1, 9), *(np.array(k) for k in range(-1, 9))]:
+        want = _correction_rule(src, dst, kind)
+        if want is None:
+            with pytest.raises(AclError) as err:
+                correct_kind(src, dst, kind)
+            assert err.value.code == 107000
+        else:
+            assert correct_kind(src, dst, kind) == want
+
+
 def test_memcpy_async_unreg_to_dev_d2d_is_not_pageable_and_stays_async(rt):
     """kind correction quirk: UNREG->DEV with kind D2D is not pageable: it is queued on the stream (a task
     labelled aclrtMemcpyAsync) instead of draining the stream and copying synchronously, and the

@@ -196,3 +196,8 @@ def test_the_machine_keeps_the_flows_of_task_shapes_and_forgets_them_past_its_bo
         sizes.append(len(m._shapes))
     assert max(sizes) == 64 and min(sizes[64:]) < 64  # it filled to its bound, then started again
     assert list(m._paths) == [(COPY, HOST, 0)]  # the route itself is built once
+    costs = []
+    monkeypatch.setattr(m, "_cost", lambda *a: costs.append(a) or Machine._cost(m, *a))
+    for _ in range(3):  # a shape met again is served from the memo: its cost is worked out once
+        m.blocking(s, Task(COPY, nbytes=12345, device=0, src=HOST, dst=0), m.now)
+    assert len(costs) == 1

@@ -530,7 +530,7 @@ def test_clock_runs_timers_and_simpy_events_of_one_instant_in_the_order_they_wer
 
 
 def test_clock_run_to_the_end_runs_processes_stops_and_failures_as_simpy_does():
-    """`Clock.run()` runs the timers in its own loop and everything else through simpy's step: processes
+    """`Clock.run()` is simpy's run, stepping timers in `Clock.step` and everything else in simpy's: processes
     interleave with timers, a failed event raises out of `run`, a `StopSimulation` from a callback ends the
     run with its value, and `run(until=...)` is simpy's."""
     from simpy.core import StopSimulation
@@ -591,6 +591,22 @@ def test_a_lone_send_done_before_the_next_leaves_without_a_flow():
     assert first.flow is None
     assert r.done == {"x": pytest.approx(1.5), "y": pytest.approx(2.2)}
     assert a.busy_time == pytest.approx(2.0) and a.bytes == pytest.approx(2e9)
+
+
+def test_a_lone_flow_takes_its_links_as_given_and_leaves_the_sequence_alone():
+    """`send` and `start` take a flow's links as any sequence (a tuple too) and never write into it; a lone
+    flow on one link has that link as its neck, at the link's capacity over its weight."""
+    env = Clock()
+    net = Network(env)
+    a, b = Link("a", 2e9), Link("b", 1e9)
+    ends = []
+    one, two = (a,), (a, b)
+    lone = net.send(one, 1e9, lambda: ends.append(env.now), weights=(2.0,))
+    assert one == (a,) and lone.neck is a and lone.rate == pytest.approx(1e9)
+    env.run()
+    net.start(two, 1e9, lambda: ends.append(env.now))
+    env.run()
+    assert two == (a, b) and ends == [pytest.approx(1.0), pytest.approx(2.0)]
 
 
 _chain = st.tuples(

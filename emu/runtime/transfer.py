@@ -48,10 +48,13 @@ def correct_kind(src: Location, dst: Location, kind: int) -> int:
     """The kind an EP-mode async copy really uses, from where its pointers are. A kind the locations forbid
     raises 107000; other kinds, and location pairs the table leaves alone, pass unchanged
     (hicann/runtime src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemcpyKindAutoCorrect)."""
-    used = _CORRECTED.get((src, dst, kind), kind)
+    try:
+        used = _CORRECTED.get((src, dst, kind), kind)
+    except TypeError:  # an unhashable number (a 0-d array): the table's entries compared as the rule compares them
+        used = next((v for (s, d, k), v in _CORRECTED.items() if s == src and d == dst and k == kind), kind)
     if used is None:
         fail(ACL_ERROR_RT_PARAM_INVALID,
-             f"kind {C.MEMCPY_KIND_NAMES[kind]} does not fit a copy from {src.name} to {dst.name} memory")
+             f"kind {C.MEMCPY_KIND_NAMES[int(kind)]} does not fit a copy from {src.name} to {dst.name} memory")
     return used
 
 
