@@ -14,7 +14,9 @@ e.g. a `git archive <commit>` unpacked), interleaved in one process, size by siz
 --crossover instead times each compiled kernel with its cached stores (the C
 library's memmove / memset) against its streaming stores, around the thresholds
 emu.kernels.NT_THRESHOLD, FILL_NT_THRESHOLD and NT_2D_MIN_WIDTH: the
-measurement those constants come from.
+measurement those constants come from (for 1-D copies and fills, only where
+emu.kernels' `Crossover`s start: they learn from the calls; the sweep prints
+what they learned).
 
 Each side is timed alternately in the same process (which side goes first alternates),
 best of N runs.  A run of a small size is a loop of calls long enough to time (the same
@@ -194,12 +196,12 @@ def crossover(quick, reps, only):
     def copy_case(mib):
         n = int(mib * MiB)
         d, s = dst[:n], src[:n]
-        return (f"{mib:g} MiB", n, lambda: k["copy"](d, s, NEVER), lambda: k["copy"](d, s, 0))
+        return (f"{mib:g} MiB", n, lambda: k["copy"](d, s, NEVER, NEVER), lambda: k["copy"](d, s, 0, NEVER))
 
     def fill_case(mib):
         n = int(mib * MiB)
         d = dst[:n]
-        return (f"{mib:g} MiB", n, lambda: k["fill"](d, 0x5A, 1, NEVER), lambda: k["fill"](d, 0x5A, 1, 0))
+        return (f"{mib:g} MiB", n, lambda: k["fill"](d, 0x5A, 1, NEVER, NEVER), lambda: k["fill"](d, 0x5A, 1, 0, NEVER))
 
     def copy_2d_case(payload, width):
         pitch = width + 64
@@ -370,6 +372,7 @@ def main():
         print("SOME RESULTS WERE WRONG")
     print(f"best of {reps} runs per side ({3 * reps} under 64 MiB, {5 * reps} under 1 MiB), interleaved; "
           "GB/s counts payload bytes written.")
+    print(f"store paths learned in this run: copy {kernels.COPY_STORES!r}; fill {kernels.FILL_STORES!r}")
     print(f"this process: kernels ready in {load_s:.2f} s")
     if not args.no_startup:
         print(cache_probe())

@@ -12,11 +12,16 @@ Each public function is a thin wrapper around one compiled kernel, which checks
 the arrays' types (through the dispatcher's exact signature), their bounds and
 overlap, and picks the way to move the bytes:
 
-* below the streaming thresholds, the C library's memmove / memset (what numpy
-  itself calls), or a vector loop for 32-bit patterns;
-* from the thresholds up, non-temporal stores: the data would not stay in cache
-  anyway, and skipping the read-for-ownership of destination lines nearly
-  doubles bandwidth.
+* small sizes: the C library's memmove / memset (what numpy itself calls), or
+  a vector loop for 32-bit patterns;
+* large sizes: non-temporal stores: the data would not stay in cache anyway,
+  and skipping the read-for-ownership of destination lines nearly doubles
+  bandwidth;
+* between them, whichever has been faster here: where streaming starts to pay
+  moves with the cache the machine's neighbours leave (2-3x from one day to
+  the next on a shared VM), so a 1-D copy or fill of a few MiB to a few
+  hundred times itself, per power-of-two band of sizes, and takes the faster
+  path, trying the other now and then (`Crossover`).
 
 Arguments the fast path refuses go through `_checked_*`, which raises the
 ValueError that explains them (or runs the kernel on a plain view when nothing
@@ -28,14 +33,15 @@ from __future__ import annotations
 import operator
 import threading
 from collections.abc import Mapping
+from time import perf_counter
 
 import numpy as np
 
 __all__ = ["copy", "copy_2d", "fill", "fill_u32", "warmup", "KERNELS"]
 
-# 1-D copies of at least this many bytes between non-overlapping buffers use
-# streaming (non-temporal) stores; so do 2-D copies whose payload is at least
-# this large and whose rows are at least NT_2D_MIN_WIDTH bytes wide.
+# 2-D copies whose payload is at least this large and whose rows are at least
+# NT_2D_MIN_WIDTH bytes wide use streaming (non-temporal) stores; 1-D copies
+# between non-overlapping buffers start from it (`COPY_STORES`).
 # Chosen from
 #     python benchmarks/kernels.py --crossover
 # on the 2-core development VM (AMD EPYC, 32 MiB L3 shared with other guests,
@@ -52,12 +58,75 @@ __all__ = ["copy", "copy_2d", "fill", "fill_u32", "warmup", "KERNELS"]
 # takes from 192 MiB here): 256 MiB 6.9 vs 7.0 | 6.8 vs 6.5, 1 GiB 5.9 vs 6.4 | 6.6 vs 7.0.
 NT_THRESHOLD = 6 << 20
 
-# fill / fill_u32 of at least this many bytes use streaming stores.  A fill's
+# fill / fill_u32 start to use streaming stores from here (`FILL_STORES`).  A fill's
 # working set is only its destination, so the cached path holds out about
 # twice as long as a copy's.  Same command, memset vs streaming GB/s:
 #     8 MiB 41.4 vs 21.6 | 31.9 vs 21.6     12 MiB 11.9 vs 22.1 | 26.5 vs 20.5
 #     10 MiB 17.6 vs 20.7 | 31.5 vs 20.3    16 MiB 11.0 vs 22.0 | 10.0 vs 18.5
 FILL_NT_THRESHOLD = 16 << 20
+# On another day the same VM gave other crossovers (`--crossover`, cached vs
+# streaming GB/s): copy 6 MiB 42.3 vs 27.5, 8 MiB 37.6 vs 27.7, 12 MiB 22.1 vs
+# 25.8; fill 16 MiB 63.2 vs 28.4, 32 MiB 32.9 vs 28.5, 64 MiB 28.5 vs 27.6. So
+# for 1-D copies and fills these two are only where a `Crossover` starts; it
+# learns the rest from the calls.
+
+
+class Crossover:
+    """Whether a 1-D copy or fill of n bytes should use streaming stores, learned from its own calls.
+
+    Below `low` the cached path (the C library's) always; from `high` up streaming always. Between them,
+    per power-of-two band of sizes: the first call takes the path `prior` gives (streaming from `prior`
+    bytes up), the second the other, and from then on the path whose seconds per byte have been lower
+    (a moving average, each call a quarter of it), except that every `explore`-th call in the band tries
+    the other path, so that a change of the machine's load is seen. `streams(n)` picks; `took(n, streamed,
+    seconds)` teaches. The choice changes only the time a kernel takes, never its bytes."""
+
+    __slots__ = ("low", "high", "prior", "explore", "bands")
+
+    def __init__(self, low: int, high: int, prior: int, explore: int = 32):
+        self.low, self.high, self.prior, self.explore = low, high, prior, explore
+        self.bands: dict[int, list] = {}  # n.bit_length() -> [cached s/B, streaming s/B, calls]
+
+    def streams(self, n: int) -> bool:
+        if n < self.low:
+            return False
+        if n >= self.high:
+            return True
+        band = self.bands.get(n.bit_length())
+        if band is None:
+            band = self.bands[n.bit_length()] = [None, None, 0]
+        band[2] = calls = band[2] + 1
+        cached, streaming = band[0], band[1]
+        if cached is None or streaming is None:  # each path timed once first: the prior's, then the other
+            return n >= self.prior if cached is None and streaming is None else cached is not None
+        faster = streaming < cached
+        return faster != (calls % self.explore == 0)
+
+    def took(self, n: int, streamed: bool, seconds: float) -> None:
+        band = self.bands.get(n.bit_length()) if self.low <= n < self.high else None
+        if band is None or seconds <= 0:
+            return
+        cost, i = seconds / n, 1 if streamed else 0
+        band[i] = cost if band[i] is None else band[i] + (cost - band[i]) * 0.25
+
+    def __repr__(self) -> str:
+        paths = ", ".join(f"{_mib(1 << (b - 1))}-{_mib(1 << b)}: "
+                          + ("?" if c is None or st is None else "streaming" if st < c else "cached")
+                          for b, (c, st, _) in sorted(self.bands.items()))
+        return (f"Crossover(cached below {_mib(self.low)}, streaming from {_mib(self.high)}"
+                + (f"; learned {paths}" if paths else "") + ")")
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):g} MiB"
+
+
+# The crossovers of 1-D copies and of fills (the 2-D copies keep NT_THRESHOLD and NT_2D_MIN_WIDTH: how wide
+# their rows are changes what pays more than their size does). Their bands start where the cached path won on
+# both days measured (copy 4 MiB, fill 8 MiB) and end where streaming was at least on par (256 MiB).
+COPY_STORES = Crossover(4 << 20, 256 << 20, NT_THRESHOLD)
+FILL_STORES = Crossover(8 << 20, 256 << 20, FILL_NT_THRESHOLD)
+_NEVER = 1 << 62  # a threshold no size reaches: the cached path
 
 # 2-D rows narrower than this never use streaming stores: a row covers few
 # whole cache lines, and partial lines written non-temporally cost more than
@@ -376,16 +445,20 @@ def _region_ok(length, pitch, width, height):
 
 # Kernels: one call per API operation.  Each validates its own bounds.
 
-def _copy_kernel(dst, src, nt_threshold):
+def _copy_kernel(dst, src, nt_threshold, defer_from):
     """Copy src into dst (equal lengths) with memmove semantics; non-overlapping
-    copies of at least nt_threshold bytes use non-temporal stores."""
+    copies of at least nt_threshold bytes use non-temporal stores.  Returns 0;
+    or, from defer_from bytes up, n, having copied nothing (for the caller to
+    pick the store path: `Crossover`)."""
     n = dst.shape[0]
     if src.shape[0] != n:
         raise ValueError("copy: length mismatch")
+    if n >= defer_from:
+        return n
     d = _address(dst)
     s = _address(src)
     if d == s:
-        return
+        return 0
     nogil = n >= _NOGIL_BYTES
     gil = _release_gil() if nogil else 0
     if n >= nt_threshold and n > 0 and (d + n <= s or s + n <= d):
@@ -395,6 +468,7 @@ def _copy_kernel(dst, src, nt_threshold):
         _memmove(dst, 0, src, 0, n)
     if nogil:
         _restore_gil(gil)
+    return 0
 
 
 def _copy2d_kernel(dst, dst_pitch, src, src_pitch, width, height, nt_threshold, nt_min_width):
@@ -447,9 +521,10 @@ def _copy2d_kernel(dst, dst_pitch, src, src_pitch, width, height, nt_threshold, 
         _restore_gil(gil)
 
 
-def _fill_kernel(dst, value, unit, nt_threshold):
+def _fill_kernel(dst, value, unit, nt_threshold, defer_from):
     """Fill dst with `value`: a byte (unit 1) or a little-endian uint32 repeated
-    from dst[0] (unit 4, length a multiple of 4)."""
+    from dst[0] (unit 4, length a multiple of 4).  Returns 0; or, from
+    defer_from bytes up, n, having written nothing (as `_copy_kernel`)."""
     n = dst.shape[0]
     if unit == 1:
         pat = (value & 0xFF) * 0x01010101
@@ -457,9 +532,11 @@ def _fill_kernel(dst, value, unit, nt_threshold):
         pat = value & 0xFFFFFFFF
     else:
         raise ValueError("fill: length is not a multiple of the unit")
+    if n >= defer_from:
+        return n
     if n <= 64:
         _fill_small(dst, 0, n, pat)
-        return
+        return 0
     nogil = n >= _NOGIL_BYTES
     gil = _release_gil() if nogil else 0
     if n < nt_threshold and pat == (pat & 0xFF) * 0x01010101:
@@ -468,6 +545,7 @@ def _fill_kernel(dst, value, unit, nt_threshold):
         _fill_span(dst, n, pat, n >= nt_threshold)
     if nogil:
         _restore_gil(gil)
+    return 0
 
 
 def _fill_span(dst, n, pat, nt):
@@ -534,9 +612,9 @@ def _load():
         u8 = types.Array(types.uint8, 1, "C")
         u8_ro = types.Array(types.uint8, 1, "C", readonly=True)  # a writable array converts to it
         i64 = types.int64
-        _copy_kernel = njit([types.none(u8, u8_ro, i64)], **_JIT)(_copy_kernel)
+        _copy_kernel = njit([types.int64(u8, u8_ro, i64, i64)], **_JIT)(_copy_kernel)
         _copy2d_kernel = njit([types.none(u8, i64, u8_ro, i64, i64, i64, i64, i64)], **_JIT)(_copy2d_kernel)
-        _fill_kernel = njit([types.none(u8, i64, i64, i64)], **_JIT)(_fill_kernel)
+        _fill_kernel = njit([types.int64(u8, i64, i64, i64, i64)], **_JIT)(_fill_kernel)
         _ready = True
 
 
@@ -610,7 +688,30 @@ def _checked_copy(dst, src):
     n = dst.shape[0]
     if src.shape[0] != n:
         raise ValueError(f"dst and src lengths differ: {n} != {src.shape[0]}")
-    _copy_kernel(_plain(dst), _plain(src), NT_THRESHOLD)
+    _copy_now(_plain(dst), _plain(src), n)
+
+
+def _copy_now(dst, src, n: int) -> None:
+    """The 1-D copy of n bytes on the store path `COPY_STORES` picks (an overlapping one is memmove whatever
+    the threshold, and teaches nothing)."""
+    if np.may_share_memory(dst, src):
+        _copy_kernel(dst, src, _NEVER, _NEVER)
+    else:
+        _learned(COPY_STORES, n, lambda nt: _copy_kernel(dst, src, nt, _NEVER))
+
+
+def _fill_now(dst, value: int, unit: int, n: int) -> None:
+    """The fill of n bytes on the store path `FILL_STORES` picks."""
+    _learned(FILL_STORES, n, lambda nt: _fill_kernel(dst, value, unit, nt, _NEVER))
+
+
+def _learned(stores: Crossover, n: int, run) -> None:
+    """`run(nt_threshold)` on the store path `stores` picks for n bytes, timed to teach it (it keeps the timings
+    of its band only)."""
+    streamed = stores.streams(n)
+    start = perf_counter()
+    run(0 if streamed else _NEVER)
+    stores.took(n, streamed, perf_counter() - start)
 
 
 def _checked_copy_2d(dst, dst_pitch, src, src_pitch, width, height):
@@ -643,7 +744,7 @@ def _checked_fill(dst, value, unit):
     n = dst.shape[0]
     if n % unit:
         raise ValueError(f"dst length {n} is not a multiple of {unit}")
-    _fill_kernel(_plain(dst), value, unit, FILL_NT_THRESHOLD)
+    _fill_now(_plain(dst), value, unit, n)
 
 
 # ---------------------------------------------------------------------------
@@ -655,7 +756,9 @@ def copy(dst: np.ndarray, src: np.ndarray) -> None:
     if not _ready:
         _load()
     try:
-        _copy_kernel(dst, src, NT_THRESHOLD)
+        n = _copy_kernel(dst, src, _NEVER, COPY_STORES.low)  # (below the crossover's band: copied here)
+        if n:
+            _copy_now(dst, src, n)
     except (TypeError, ValueError, OverflowError):
         _checked_copy(dst, src)
 
@@ -680,7 +783,9 @@ def fill(dst: np.ndarray, value: int) -> None:
         _load()
     if type(value) is int:
         try:
-            _fill_kernel(dst, value, 1, FILL_NT_THRESHOLD)
+            n = _fill_kernel(dst, value, 1, _NEVER, FILL_STORES.low)  # (below the band: written here)
+            if n:
+                _fill_now(dst, value, 1, n)
             return
         except (TypeError, ValueError, OverflowError):
             pass
@@ -693,7 +798,9 @@ def fill_u32(dst: np.ndarray, value: int) -> None:
         _load()
     if type(value) is int:
         try:
-            _fill_kernel(dst, value, 4, FILL_NT_THRESHOLD)
+            n = _fill_kernel(dst, value, 4, _NEVER, FILL_STORES.low)  # (below the band: written here)
+            if n:
+                _fill_now(dst, value, 4, n)
             return
         except (TypeError, ValueError, OverflowError):
             pass

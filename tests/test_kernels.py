@@ -30,8 +30,9 @@ def nt_mode(request, monkeypatch):
     """Run a test with the normal store paths and again with streaming (non-temporal) stores forced on
     at every size and row width."""
     if request.param == "streaming":
+        monkeypatch.setattr(kernels, "COPY_STORES", kernels.Crossover(0, 0, 0))  # streaming from 0 bytes up
+        monkeypatch.setattr(kernels, "FILL_STORES", kernels.Crossover(0, 0, 0))
         monkeypatch.setattr(kernels, "NT_THRESHOLD", 0)
-        monkeypatch.setattr(kernels, "FILL_NT_THRESHOLD", 0)
         monkeypatch.setattr(kernels, "NT_2D_MIN_WIDTH", 0)
     return request.param
 
@@ -255,9 +256,9 @@ def test_compiled_kernels_check_bounds_themselves():
                 k(*args, nt, 0)
     for nt in (0, 1 << 40):
         with pytest.raises(ValueError):
-            kernels.KERNELS["copy"](d[:100], s[:101], nt)
+            kernels.KERNELS["copy"](d[:100], s[:101], nt, 1 << 62)
         with pytest.raises(ValueError):
-            kernels.KERNELS["fill"](d[:254], 1, 4, nt)  # not a multiple of 4
+            kernels.KERNELS["fill"](d[:254], 1, 4, nt, 1 << 62)  # not a multiple of 4
     np.testing.assert_array_equal(d, d_before)
 
 
@@ -266,15 +267,15 @@ def test_compiled_kernels_take_only_their_signature():
     explain them) rather than compiling a new specialization."""
     d, s = _bufs()
     k = kernels.KERNELS
-    for call in (lambda: k["copy"](d.view(np.int8), s, 0),
-                 lambda: k["copy"](d[::2], s[::2], 0),
-                 lambda: k["fill"](d.reshape(16, 16), 1, 1, 0)):
+    for call in (lambda: k["copy"](d.view(np.int8), s, 0, 1 << 62),
+                 lambda: k["copy"](d[::2], s[::2], 0, 1 << 62),
+                 lambda: k["fill"](d.reshape(16, 16), 1, 1, 0, 1 << 62)):
         with pytest.raises(TypeError):
             call()
     ro = s.copy()
     ro.flags.writeable = False
     with pytest.raises(TypeError):
-        k["copy"](ro, d, 0)
+        k["copy"](ro, d, 0, 1 << 62)
     for name, dispatcher in k.items():
         assert len(dispatcher.overloads) == 1, name
 
@@ -349,3 +350,112 @@ def test_second_process_loads_every_kernel_from_cache():
     for name, (hits, misses) in stats.items():
         assert misses == 0, f"{name} was recompiled"
         assert hits >= 1, f"{name} was not loaded"
+
+
+# --------------------------------------------------------------------------- where streaming starts to pay
+MiB = 1 << 20
+
+
+def test_crossover_caches_below_its_band_and_streams_from_its_top():
+    """Outside its band a Crossover never looks at timings: the cached path below `low`, streaming from `high`."""
+    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB)
+    assert not c.streams(2 * MiB - 1) and c.streams(256 * MiB) and c.streams(1 << 30)
+    assert c.bands == {}
+
+
+def test_crossover_times_its_prior_then_the_other_path_then_takes_the_faster():
+    """In a band, the first call takes the prior's path (streaming from `prior` up), the second the other one;
+    from then on the path with the lower seconds per byte."""
+    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB)
+    n = 8 * MiB
+    first = c.streams(n)
+    assert first  # 8 MiB >= the prior
+    c.took(n, first, 1.0e-3)
+    second = c.streams(n)
+    assert not second
+    c.took(n, second, 0.5e-3)  # the cached path was twice as fast here
+    assert [c.streams(n) for _ in range(5)] == [False] * 5
+    m = 3 * MiB  # another band keeps its own timings: the prior again
+    assert not c.streams(m)
+
+
+def test_crossover_moves_to_the_other_path_when_it_becomes_faster():
+    """A moving average: when the machine's load changes so that the other path wins, the band switches after
+    the other path's tries show it."""
+    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB, explore=4)
+    n = 16 * MiB
+    c.took(n, c.streams(n), 1.0)  # streaming, 1 s
+    c.took(n, c.streams(n), 0.5)  # cached, 0.5 s
+    picks = []
+    for _ in range(40):  # from now on streaming takes 0.2 s, cached 0.5 s
+        s = c.streams(n)
+        picks.append(s)
+        c.took(n, s, 0.2 if s else 0.5)
+    assert picks[0] is False  # at first it keeps the path it found faster ...
+    assert picks[-20:].count(True) == 15  # ... at the end it streams, but for its one try in every 4 calls
+
+
+def test_crossover_tries_the_other_path_once_every_explore_calls():
+    """Once both paths are timed, exactly one call in every `explore` takes the slower path."""
+    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB, explore=8)
+    n = 32 * MiB
+    c.took(n, c.streams(n), 1.0)
+    c.took(n, c.streams(n), 2.0)  # streaming (the prior at 32 MiB) was the faster
+    picks = [c.streams(n) for _ in range(64)]  # (no more timings: the averages stay)
+    assert picks.count(False) == 8 and picks.count(True) == 56
+
+
+@pytest.mark.parametrize("op", ["copy", "fill", "fill_u32"])
+def test_a_copy_or_fill_in_the_band_teaches_its_crossover_and_moves_the_same_bytes(op, monkeypatch):
+    """kernels.copy / fill / fill_u32 in a Crossover's band time both paths on their first two calls (the band's
+    averages are set) and give the same bytes on each."""
+    stores = kernels.Crossover(64 << 10, 1 << 30, 96 << 10)
+    monkeypatch.setattr(kernels, "COPY_STORES" if op == "copy" else "FILL_STORES", stores)
+    n = 128 << 10  # (the band of 128 KiB to 256 KiB; no band starts below 64 KiB here)
+    src = random_bytes(n)
+    for k in range(2):
+        dst = np.zeros(n + 64, dtype=np.uint8)[1:n + 1]  # unaligned, as buffers are
+        if op == "copy":
+            kernels.copy(dst, src)
+            assert np.array_equal(dst, src)
+        elif op == "fill":
+            kernels.fill(dst, 0x1FF + k)
+            assert (dst == (0xFF + k) % 256).all()
+        else:
+            kernels.fill_u32(dst, 0xA1B2C3D4)
+            assert np.array_equal(dst, u32_pattern(0xA1B2C3D4, n))
+    (band,) = stores.bands.values()
+    assert band[0] is not None and band[1] is not None and band[2] == 2
+
+
+def test_an_overlapping_copy_in_the_band_is_memmove_and_teaches_nothing(monkeypatch):
+    """A copy between overlapping ranges is always memmove (streaming would read what it already wrote): it
+    does not count as a timing of either path."""
+    stores = kernels.Crossover(64 << 10, 1 << 30, 0)
+    monkeypatch.setattr(kernels, "COPY_STORES", stores)
+    buf = random_bytes(400 << 10)
+    want = buf.copy()
+    want[1000:1000 + (256 << 10)] = buf[0:256 << 10]
+    kernels.copy(buf[1000:1000 + (256 << 10)], buf[0:256 << 10])
+    assert np.array_equal(buf, want) and stores.bands == {}
+
+
+def test_from_defer_from_bytes_up_the_kernels_return_the_size_and_move_nothing():
+    """The compiled copy and fill leave a size of at least `defer_from` to their caller (which picks its store
+    path): they return it and touch nothing; below it they do the work and return 0."""
+    k = kernels.KERNELS
+    d, s = np.zeros(256, dtype=np.uint8), random_bytes(256)
+    assert k["copy"](d, s, 0, 256) == 256 and not d.any()
+    assert k["fill"](d, 7, 1, 0, 256) == 256 and not d.any()
+    assert k["copy"](d, s, 1 << 62, 257) == 0 and np.array_equal(d, s)
+    assert k["fill"](d, 7, 1, 1 << 62, 257) == 0 and (d == 7).all()
+
+
+def test_crossover_learns_nothing_outside_its_band():
+    """A timing of a size below `low` or from `high` up teaches no band, even one of the same power of two."""
+    c = kernels.Crossover(3 * MiB, 256 * MiB, 6 * MiB)
+    n = 3 * MiB + 1  # (the band of 2 MiB to 4 MiB, from 3 MiB)
+    c.streams(n)
+    c.took(2 * MiB + 1, False, 1.0)  # below low, in the same power of two
+    c.took(300 * MiB, True, 1.0)
+    assert c.bands[n.bit_length()][:2] == [None, None]
