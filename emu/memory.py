@@ -323,10 +323,6 @@ class AddressSpace:
         for r in self._recent:  # programs reuse their buffers: check the last two regions found first
             if r.base <= addr < r.end and not r.freed:
                 return r
-        return self._search(addr)
-
-    def _search(self, addr: int) -> Region | None:
-        """The region holding `addr`, from the index (then it is the most recent found), else None."""
         i = bisect.bisect_right(self._starts, addr) - 1
         if i >= 0:
             r = self._regions[i]
@@ -337,18 +333,14 @@ class AddressSpace:
 
     def resolve(self, addr: int, nbytes: int = 1) -> tuple[Region, int]:
         """(region, offset) for `nbytes` at `addr`; AclError if any byte is outside one region."""
-        for r in self._recent:  # (`find`, without its call: every copy resolves two addresses)
-            if r.base <= addr < r.end and not r.freed:
-                break
-        else:
-            r = self._search(addr)
-            if r is None:
-                if is_device_address(addr):
-                    raise AclError(ACL_ERROR_INVALID_PARAM,
-                                   f"address 0x{addr:x} is not in any allocation of device {device_of(addr)}")
+        r = self.find(addr)
+        if r is None:
+            if is_device_address(addr):
                 raise AclError(ACL_ERROR_INVALID_PARAM,
-                               f"host address 0x{addr:x} is not memory the emulator knows: allocate it with "
-                               f"aclrtMallocHost or show it with acl.util.numpy_to_ptr / bytes_to_ptr")
+                               f"address 0x{addr:x} is not in any allocation of device {device_of(addr)}")
+            raise AclError(ACL_ERROR_INVALID_PARAM,
+                           f"host address 0x{addr:x} is not memory the emulator knows: allocate it with "
+                           f"aclrtMallocHost or show it with acl.util.numpy_to_ptr / bytes_to_ptr")
         off = addr - r.base
         if off + nbytes > r.size:
             raise AclError(ACL_ERROR_INVALID_PARAM,

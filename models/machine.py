@@ -530,7 +530,7 @@ class Machine:
             self._after(lane.nbytes / self.hardware.host_memcpy_bandwidth, lane)
             return
         if self._per_engine and (route == "h2d" or route == "d2h"):
-            links, weights = [*links, self.link(f"dev{lane.device}.dma{engine}", self._per_engine)], [*weights, 1.0]
+            links, weights = self._with_engine(lane.device, engine, links, weights)
         lane.links = names
         lane.flow = (links, weights)
         self._lane_step(lane)
@@ -586,10 +586,15 @@ class Machine:
             task.route = route
             if route == "h2h":
                 return None
-            if self._per_engine and (route == "h2d" or route == "d2h"):  # one engine's own limit (A3)
-                links, weights = [*links, self.link(f"dev{task.device}.dma{engine}", self._per_engine)], [*weights, 1.0]
+            if self._per_engine and (route == "h2d" or route == "d2h"):
+                links, weights = self._with_engine(task.device, engine, links, weights)
         task.links = names
         return links, weights, wire, tail
+
+    def _with_engine(self, device: int, engine: int, links: list, weights: list) -> tuple[list, list]:
+        """A host-link copy's links and weights on `engine` of `device`, with the engine's own limit (A3: one
+        DMA engine moves at most `per_engine` bytes/s over the host link)."""
+        return [*links, self.link(f"dev{device}.dma{engine}", self._per_engine)], [*weights, 1.0]
 
     def _shape(self, key: tuple) -> tuple:
         """(route, link names, links, weights, wire bytes, tail) of the flow of a task of `key` (kind, source,

@@ -156,10 +156,7 @@ class Lone:
                  on_done: Callable, owner):
         self.links, self.weights, self.size, self.start, self.tail = links, weights, size, start, tail
         self.on_done, self.owner = on_done, owner
-        if len(links) == 1:  # (the usual case: its link is its neck, as `_neck` finds)
-            self.neck, self.rate = neck, rate = links[0], links[0].capacity / weights[0]
-        else:
-            self.neck, self.rate = neck, rate = _neck(links, weights)
+        self.neck, self.rate = neck, rate = _neck(links, weights)
         self.finish = start + size / rate
         self.flow: Flow | None = None
 
@@ -337,12 +334,9 @@ class Network:
                         if g.finish <= limit:
                             self._drain_due(g, now)
                 crowded = crowded or bool(flows)
-        if crowded:
+        if crowded:  # (a lone link with a service clock took the flow above; nothing here starts a clock)
             flow = Flow(self, links, weights, size, tail, on_done, now, owner)
-            if len(links) == 1 and links[0].service is not None:
-                self._start_sharing(flow, links[0], now)
-            else:
-                self._start_moving(flow, now)
+            self._start_moving(flow, now)
             return flow
         # alone on its links: its end is known now; its neck is the link that holds it back most
         lone = Lone(links, weights, size, now, tail, on_done, owner)
