@@ -489,8 +489,10 @@ class Network:
         self._due(f, f.finish + f.tail, done)
 
     def _due(self, f: Flow, due: float, done: list | None) -> None:
-        """A flow whose data is done reports at `due`: from the heap; or, in the timer's work (`done`: the
-        reports it makes), with them when it has no tail and nothing in the heap comes before it."""
+        """A flow whose data is done reports at `due`: from the heap (the timer armed for it, when this is not
+        the timer's work, which arms it when done: a start that serves a link, at the instant the link's own
+        timer was due, comes first); or, in the timer's work (`done`: the reports it makes), with them when it
+        has no tail and nothing in the heap comes before it."""
         heap = self._heap
         if done is not None and f.tail <= 0.0 and (not heap or heap[0][0] > due):
             f.state = DONE
@@ -498,6 +500,8 @@ class Network:
         else:
             f.state = DRAINED
             self._push(due, f)
+            if not self._firing:
+                self._arm(self.env._now)
 
     def _drain_due(self, f: Flow, now: float) -> None:
         """A flow whose data is done by now leaves its links (a lone one's report, at finish + tail, stands)."""

@@ -609,6 +609,28 @@ def test_a_lone_flow_takes_its_links_as_given_and_leaves_the_sequence_alone():
     assert two == (a, b) and ends == [pytest.approx(1.0), pytest.approx(2.0)]
 
 
+@pytest.mark.parametrize("env_type", ["Clock", "simpy"])
+def test_a_start_at_the_instant_a_service_clock_link_empties_leaves_every_report_due(env_type):
+    """Flows on a link with a service clock whose data ends at the very instant another flow starts there, the
+    start coming first (its event was scheduled before the link's timer): the start serves the link, which
+    stops its clock and so supersedes its timer; the flows it drained still report then, and the new one after
+    its own data (the network's timer is armed for the reports a start leaves in its heap)."""
+    env = Clock() if env_type == "Clock" else simpy.Environment()
+    net = Network(env)
+    link = Link("l", 4e9)
+    done = {}
+
+    def begin(name, t):
+        yield env.timeout(t)
+        net.start([link], 1e8, lambda: done.setdefault(name, env.now))
+
+    for i in range(4):  # four at once: a service clock; each ends at 0.1 s
+        env.process(begin(f"f{i}", 0.0))
+    env.process(begin("late", 0.1))
+    env.run()
+    assert done == {**{f"f{i}": pytest.approx(0.1) for i in range(4)}, "late": pytest.approx(0.125)}
+
+
 _chain = st.tuples(
     st.sets(st.integers(0, 3), min_size=1, max_size=2),      # links
     st.sampled_from([1e8, 5e8, 1e9, 1e9, 2e9]),              # size
