@@ -62,15 +62,33 @@ def _tasks(nbytes: np.ndarray, chunk: np.ndarray) -> np.ndarray:
     return out
 
 
-# What a row reads of a task, in one pass over the tasks (`_fields`): a task is visited once, not once a field
-_FIELDS = ("kind", "route", "nbytes", "chunk", "end", "label", "stream", "links", "device", "engine", "src", "dst",
-           "submit", "start", "kind_asked", "kind_used", "_parent")
-_read_fields = attrgetter(*_FIELDS)
+# What a row reads of a task, in one pass over the tasks: its shape (every field but the times; the tasks of a
+# chunk come in a few shapes, the same copy on the same stream and engine again and again), and its times.
+_SHAPE = ("kind", "route", "nbytes", "chunk", "label", "stream", "links", "device", "engine", "src", "dst",
+          "kind_asked", "kind_used", "_parent")
+_read_shape = attrgetter(*_SHAPE)
+_read_times = attrgetter("submit", "start", "end")
 
 
-def _fields(tasks: list) -> dict[str, tuple]:
-    """Every field of `_FIELDS` of every task: {field: its values, in the tasks' order}."""
-    return dict(zip(_FIELDS, zip(*map(_read_fields, tasks))))
+def _shapes(tasks: list) -> tuple[dict[str, tuple], np.ndarray]:
+    """The distinct shapes of `tasks` ({field of _SHAPE: its values, one per shape, in order of first
+    appearance}) and each task's shape (an index into them), so that a shape's fields are converted once.
+    A field that cannot be hashed (a task made by hand) makes every task a shape of its own."""
+    shapes = list(map(_read_shape, tasks))
+    n = len(shapes)
+    first: dict = {}
+    try:
+        at = np.fromiter(map(first.setdefault, shapes, range(n)), dtype=np.intp, count=n)
+    except TypeError:
+        return dict(zip(_SHAPE, zip(*shapes))), np.arange(n)
+    index = np.empty(n, dtype=np.intp)  # first appearance -> shape number
+    index[list(first.values())] = np.arange(len(first))
+    return dict(zip(_SHAPE, zip(*first))), index[at]
+
+
+def _times(tasks: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(submit, start, end) of every task (nan where a task has none)."""
+    return tuple(_numbers(col, np.float64) for col in zip(*map(_read_times, tasks)))
 
 
 _MINUS_ONE = {None: -1}  # .get(v, v): v, or -1 for None
@@ -410,43 +428,44 @@ class TaskLog:
             self.flush()
 
     def flush(self) -> None:
-        """Turn the pending tasks into rows (kept, written or only counted)."""
+        """Turn the pending tasks into rows (kept, written or only counted). Each distinct shape (`_shapes`)
+        is made into a row once; the rows of the tasks are copies of their shape's, with their own times."""
         buf = self.pending
         if not buf:
             return
-        n = len(buf)
-        f = _fields(buf)
-        kid, rid = self.kinds.of(f["kind"], np.uint8), self.routes.of(f["route"], np.uint8)
+        f, shape = _shapes(buf)
+        submit, start, end = _times(buf)
         nb, ch = _numbers(f["nbytes"], np.int64), _numbers(f["chunk"], np.int64)
-        ends = _numbers(f["end"], np.float64)
+        kid, rid = self.kinds.of(f["kind"], np.uint8), self.routes.of(f["route"], np.uint8)
         tasks = _tasks(nb, ch)
-        self._count(kid, rid, nb, tasks, ends)
+        self._count(kid[shape], rid[shape], nb[shape], tasks[shape], end)
         if self.sink is not None:
-            rec = np.zeros(n, dtype=RECORD)
+            rec = np.zeros(len(nb), dtype=RECORD)
             rec["api"], rec["kind"] = f["label"], f["kind"]
             rec["stream"] = ["" if s is None else s.name for s in f["stream"]]
             rec["device"], rec["engine"] = _numbers(f["device"], np.int16), _numbers(f["engine"], np.int16)
             rec["route"], rec["links"] = [r or "" for r in f["route"]], [",".join(ls) for ls in f["links"]]
             rec["bytes"], rec["tasks"] = nb, tasks
-            rec["submit"], rec["start"], rec["end"] = (_numbers(f["submit"], np.float64),
-                                                       _numbers(f["start"], np.float64), ends)
             rec["kind_asked"], rec["kind_used"] = _numbers(f["kind_asked"], np.int8), _numbers(f["kind_used"], np.int8)
+            rec = rec[shape]
+            rec["submit"], rec["start"], rec["end"] = submit, start, end
             buf.clear()  # the same list: the machine appends to it
             self.sink.write("task", rec)
             return
         if self.rows.limit == 0:
             buf.clear()
             return
-        out = np.empty(n, dtype=_TASK_ROW)
-        out["kind"], out["route"], out["bytes"], out["chunk"], out["end"] = kid, rid, nb, ch, ends
-        out["label"] = self.labels.of(f["label"], np.uint32)
-        out["stream"] = self.streams.of(f["stream"])
-        out["links"] = self.links.of(f["links"], np.uint32)
+        row = np.empty(len(nb), dtype=_TASK_ROW)
+        row["kind"], row["route"], row["bytes"], row["chunk"] = kid, rid, nb, ch
+        row["label"] = self.labels.of(f["label"], np.uint32)
+        row["stream"] = self.streams.of(f["stream"])
+        row["links"] = self.links.of(f["links"], np.uint32)
         for name, dt in (("device", np.int16), ("engine", np.int16), ("src", np.int16), ("dst", np.int16),
-                         ("submit", np.float64), ("start", np.float64), ("kind_asked", np.int8),
-                         ("kind_used", np.int8)):
-            out[name] = _numbers(f[name], dt)
-        out["part"] = np.fromiter(map(bool, f["_parent"]), dtype=np.bool_, count=n)
+                         ("kind_asked", np.int8), ("kind_used", np.int8)):
+            row[name] = _numbers(f[name], dt)
+        row["part"] = np.fromiter(map(bool, f["_parent"]), dtype=np.bool_, count=len(nb))
+        out = row[shape]
+        out["submit"], out["start"], out["end"] = submit, start, end
         buf.clear()  # the same list: the machine appends to it
         self.rows.add(out)
         if self.rows.limit is not None:

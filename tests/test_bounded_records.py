@@ -302,3 +302,43 @@ def test_host_unregister_after_reset_through_the_facade_returns_0():
     assert acl.rt.reset_device(0) == 0
     assert acl.rt.set_device(0) == 0
     assert acl.rt.host_unregister(p) == 0
+
+
+def _done_tasks() -> list[Task]:
+    """Completed tasks of three shapes, each shape met again with other times; one a part of another."""
+    m = Machine(emu.config.load("910B").hardware)
+    streams = [m.stream("a", 0), m.stream("b", 0)]
+    tasks = []
+    for i in range(12):
+        t = Task(COPY, nbytes=N * (1 + i % 3), device=0, src=HOST, dst=0, label=f"copy{i % 3}")
+        t.stream, t.engine, t.route, t.links = streams[i % 2], i % 2, "h2d", ("pcie",)
+        t.kind_asked, t.kind_used = H2D, H2D
+        t.submit, t.start, t.end = i * 1e-6, i * 1e-6 + 5e-7, i * 1e-6 + 9e-7 + i * 1e-9
+        tasks.append(t)
+    tasks[0].start = tasks[0].submit = None  # no times but the end
+    tasks[5]._parent = tasks[4]
+    return tasks
+
+
+@pytest.mark.parametrize("engine", [1, np.array(1)], ids=["hashable", "a 0-d array"])
+def test_a_chunk_of_few_shapes_gives_each_task_its_own_row(engine):
+    """flush converts each distinct shape (every field but the times) once: every row is still its task's, with
+    its own times; a field that cannot be hashed (a 0-d array, in a task made by hand) makes no shape."""
+    tasks = _done_tasks()
+    tasks[3].engine = engine
+    expected = trace.to_array(tasks)
+    log, sunk = trace.TaskLog("all"), io.StringIO()
+    written = trace.TaskLog(sunk)
+    for t in tasks:
+        log.add(t)
+        written.add(t)
+    got = log.array()
+    for name in expected.dtype.names:  # (nan where task 0 has no times)
+        assert np.array_equal(got[name], expected[name], equal_nan=got.dtype[name].kind == "f"), name
+    assert [r.end for r in log] == [t.end for t in tasks]
+    assert [r._parent for r in log] == [None] * 5 + [trace.PART] + [None] * 6
+    assert log.totals()["bytes_by_route"] == {"h2d": sum(t.nbytes for t in tasks)}
+    written.flush()
+    rows = [json.loads(line) for line in sunk.getvalue().splitlines()]
+    assert [(r["api"], r["engine"], r["bytes"], r["submit"], r["end"]) for r in rows] == \
+        [(t.label, t.engine, t.nbytes, t.submit, t.end) for t in tasks]
