@@ -85,3 +85,37 @@ def test_the_facade_reads_sizes_the_same_way():
     assert acl.rt.memcpy(ptr, N, dev, -5, 2) != 0
     assert acl.rt.memset(dev, N, 9, -5) != 0
     assert (host == 0xEE).all()
+
+
+@pytest.mark.parametrize("given, read", [
+    ((-1, 5), (2**64 - 1, 5)),
+    ((5, -(1 << 40)), (5, 2**64 - (1 << 40))),
+    ((-2, None), (2**64 - 2, None)),  # a size that is no number is left to the API's own checks
+    ((np.int64(-3), -4), (np.int64(-3), 2**64 - 4)),  # only a Python int is read as size_t here
+    ((np.array([1, 2]), -1), (None, 2**64 - 1)),  # (None: an array, compared below by type)
+    ((7, 8), (7, 8)),
+])
+def test_the_api_wrapper_reads_each_positional_size_as_size_t_whatever_the_others_are(r, given, read):
+    """The api decorator reads each positional size as C reads size_t: a negative Python int becomes the huge
+    unsigned value; anything else (a numpy int, None, an array) is passed on as given, whatever the other
+    sizes of the call are, for one- and two-size APIs alike."""
+    from emu.runtime.core import api
+
+    seen = []
+
+    @api("aclTestSizes", sizes=("a", "b"))
+    def two(rt, a, b):
+        seen.append((a, b))
+
+    @api("aclTestSize", sizes=("a",))
+    def one(rt, a):
+        seen.append(a)
+
+    two(r, *given)
+    one(r, given[0])
+    (a, b), single = seen
+    assert b == read[1] and type(b) is type(read[1])
+    if read[0] is None:
+        assert a is given[0] and single is given[0]
+    else:
+        assert a == read[0] == single and type(a) is type(read[0])
