@@ -62,12 +62,13 @@ def _tasks(nbytes: np.ndarray, chunk: np.ndarray) -> np.ndarray:
     return out
 
 
-# What a row reads of a task, in one pass over the tasks: its shape (every field but the times; the tasks of a
-# chunk come in a few shapes, the same copy on the same stream and engine again and again), and its times.
-_SHAPE = ("kind", "route", "nbytes", "chunk", "label", "stream", "links", "device", "engine", "src", "dst",
-          "kind_asked", "kind_used", "_parent")
+# What a row reads of a task, in one pass over the tasks: its shape (every field but its size and times; the tasks
+# of a chunk come in a few shapes, the same kind of copy on the same stream and engine again and again), and its
+# size and times.
+_SHAPE = ("kind", "route", "chunk", "label", "stream", "links", "device", "engine", "src", "dst", "kind_asked",
+          "kind_used", "_parent")
 _read_shape = attrgetter(*_SHAPE)
-_read_times = attrgetter("submit", "start", "end")
+_read_own = attrgetter("nbytes", "submit", "start", "end")
 
 
 def _shapes(tasks: list) -> tuple[dict[str, tuple], np.ndarray]:
@@ -86,9 +87,10 @@ def _shapes(tasks: list) -> tuple[dict[str, tuple], np.ndarray]:
     return dict(zip(_SHAPE, zip(*first))), index[at]
 
 
-def _times(tasks: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(submit, start, end) of every task (nan where a task has none)."""
-    return tuple(_numbers(col, np.float64) for col in zip(*map(_read_times, tasks)))
+def _own(tasks: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(bytes, submit, start, end) of every task (nan where a task has no time)."""
+    nbytes, *times = zip(*map(_read_own, tasks))
+    return (_numbers(nbytes, np.int64), *(_numbers(col, np.float64) for col in times))
 
 
 _MINUS_ONE = {None: -1}  # .get(v, v): v, or -1 for None
@@ -429,25 +431,26 @@ class TaskLog:
 
     def flush(self) -> None:
         """Turn the pending tasks into rows (kept, written or only counted). Each distinct shape (`_shapes`)
-        is made into a row once; the rows of the tasks are copies of their shape's, with their own times."""
+        is made into a row once; the rows of the tasks are copies of their shape's, with their own size and
+        times."""
         buf = self.pending
         if not buf:
             return
         f, shape = _shapes(buf)
-        submit, start, end = _times(buf)
-        nb, ch = _numbers(f["nbytes"], np.int64), _numbers(f["chunk"], np.int64)
+        nb, submit, start, end = _own(buf)
+        ch = _numbers(f["chunk"], np.int64)
         kid, rid = self.kinds.of(f["kind"], np.uint8), self.routes.of(f["route"], np.uint8)
-        tasks = _tasks(nb, ch)
-        self._count(kid[shape], rid[shape], nb[shape], tasks[shape], end)
+        tasks = _tasks(nb, ch[shape])
+        self._count(kid[shape], rid[shape], nb, tasks, end)
         if self.sink is not None:
-            rec = np.zeros(len(nb), dtype=RECORD)
+            rec = np.zeros(len(ch), dtype=RECORD)
             rec["api"], rec["kind"] = f["label"], f["kind"]
             rec["stream"] = ["" if s is None else s.name for s in f["stream"]]
             rec["device"], rec["engine"] = _numbers(f["device"], np.int16), _numbers(f["engine"], np.int16)
             rec["route"], rec["links"] = [r or "" for r in f["route"]], [",".join(ls) for ls in f["links"]]
-            rec["bytes"], rec["tasks"] = nb, tasks
             rec["kind_asked"], rec["kind_used"] = _numbers(f["kind_asked"], np.int8), _numbers(f["kind_used"], np.int8)
             rec = rec[shape]
+            rec["bytes"], rec["tasks"] = nb, tasks
             rec["submit"], rec["start"], rec["end"] = submit, start, end
             buf.clear()  # the same list: the machine appends to it
             self.sink.write("task", rec)
@@ -455,17 +458,17 @@ class TaskLog:
         if self.rows.limit == 0:
             buf.clear()
             return
-        row = np.empty(len(nb), dtype=_TASK_ROW)
-        row["kind"], row["route"], row["bytes"], row["chunk"] = kid, rid, nb, ch
+        row = np.empty(len(ch), dtype=_TASK_ROW)
+        row["kind"], row["route"], row["chunk"] = kid, rid, ch
         row["label"] = self.labels.of(f["label"], np.uint32)
         row["stream"] = self.streams.of(f["stream"])
         row["links"] = self.links.of(f["links"], np.uint32)
         for name, dt in (("device", np.int16), ("engine", np.int16), ("src", np.int16), ("dst", np.int16),
                          ("kind_asked", np.int8), ("kind_used", np.int8)):
             row[name] = _numbers(f[name], dt)
-        row["part"] = np.fromiter(map(bool, f["_parent"]), dtype=np.bool_, count=len(nb))
+        row["part"] = np.fromiter(map(bool, f["_parent"]), dtype=np.bool_, count=len(ch))
         out = row[shape]
-        out["submit"], out["start"], out["end"] = submit, start, end
+        out["bytes"], out["submit"], out["start"], out["end"] = nb, submit, start, end
         buf.clear()  # the same list: the machine appends to it
         self.rows.add(out)
         if self.rows.limit is not None:

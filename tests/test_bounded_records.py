@@ -305,12 +305,12 @@ def test_host_unregister_after_reset_through_the_facade_returns_0():
 
 
 def _done_tasks() -> list[Task]:
-    """Completed tasks of three shapes, each shape met again with other times; one a part of another."""
+    """Completed tasks of three shapes, each shape met again with other sizes and times; one a part of another."""
     m = Machine(emu.config.load("910B").hardware)
     streams = [m.stream("a", 0), m.stream("b", 0)]
     tasks = []
     for i in range(12):
-        t = Task(COPY, nbytes=N * (1 + i % 3), device=0, src=HOST, dst=0, label=f"copy{i % 3}")
+        t = Task(COPY, nbytes=N * (1 + i % 3) + i, device=0, src=HOST, dst=0, label=f"copy{i % 3}")
         t.stream, t.engine, t.route, t.links = streams[i % 2], i % 2, "h2d", ("pcie",)
         t.kind_asked, t.kind_used = H2D, H2D
         t.submit, t.start, t.end = i * 1e-6, i * 1e-6 + 5e-7, i * 1e-6 + 9e-7 + i * 1e-9
@@ -322,8 +322,9 @@ def _done_tasks() -> list[Task]:
 
 @pytest.mark.parametrize("engine", [1, np.array(1)], ids=["hashable", "a 0-d array"])
 def test_a_chunk_of_few_shapes_gives_each_task_its_own_row(engine):
-    """flush converts each distinct shape (every field but the times) once: every row is still its task's, with
-    its own times; a field that cannot be hashed (a 0-d array, in a task made by hand) makes no shape."""
+    """flush converts each distinct shape (every field but the size and times) once: every row is still its
+    task's, with its own size and times; a field that cannot be hashed (a 0-d array, in a task made by hand)
+    makes no shape."""
     tasks = _done_tasks()
     tasks[3].engine = engine
     expected = trace.to_array(tasks)
