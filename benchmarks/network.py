@@ -97,16 +97,17 @@ def model(links: dict[str, float], flows: list[tuple[str, list[str], float]], ro
     objs = {name: (network.Link if network else Link)(name, cap) for name, cap in links.items()}
     out = {}
 
-    def begin(name, path, size, left):  # (path: the flow's links, made once, as the machine keeps a route's)
-        def done():
-            if left > 1:
-                begin(name, path, size, left - 1)
-            else:
-                out[name] = env.now
-        send(path, size, done)
+    # As the machine starts its flows: the links made once (a route's), and one callback, done(owner), with the
+    # flow's own state as its owner (the machine's: its _finish, with the task).
+    def done(flow):
+        name, path, size, left = flow
+        if left > 1:
+            send(path, size, done, None, 0.0, (name, path, size, left - 1))
+        else:
+            out[name] = env.now
 
     for name, path, size in flows:
-        begin(name, [objs[l] for l in path], size, rounds)
+        send([objs[l] for l in path], size, done, None, 0.0, (name, [objs[l] for l in path], size, rounds))
     env.run()
     return out
 
