@@ -69,19 +69,25 @@ _SHAPE = ("kind", "route", "chunk", "label", "stream", "links", "device", "engin
           "kind_used", "_parent")
 _read_shape = attrgetter(*_SHAPE)
 _read_own = attrgetter("nbytes", "submit", "start", "end")
+_SAMPLE = 64  # tasks whose shapes tell whether a chunk's shapes repeat
 
 
-def _shapes(tasks: list) -> tuple[dict[str, tuple], np.ndarray]:
+def _shapes(tasks: list) -> tuple[dict[str, tuple], np.ndarray | slice]:
     """The distinct shapes of `tasks` ({field of _SHAPE: its values, one per shape, in order of first
     appearance}) and each task's shape (an index into them), so that a shape's fields are converted once.
-    A field that cannot be hashed (a task made by hand) makes every task a shape of its own."""
+    Where shapes hardly repeat (half of the first _SAMPLE tasks' differ: a stream for each pair of devices, a
+    flush of a few tasks) or a field cannot be hashed (a task made by hand), every task is a shape of its own
+    (the index: slice(None)): finding the shapes would cost more than it saves."""
     shapes = list(map(_read_shape, tasks))
     n = len(shapes)
     first: dict = {}
     try:
-        at = np.fromiter(map(first.setdefault, shapes, range(n)), dtype=np.intp, count=n)
-    except TypeError:
-        return dict(zip(_SHAPE, zip(*shapes))), np.arange(n)
+        repeat = len(set(shapes[:_SAMPLE])) * 2 <= min(n, _SAMPLE)
+        at = np.fromiter(map(first.setdefault, shapes, range(n)), dtype=np.intp, count=n) if repeat else None
+    except TypeError:  # a field that cannot be hashed
+        at = None
+    if at is None:
+        return dict(zip(_SHAPE, zip(*shapes))), slice(None)
     index = np.empty(n, dtype=np.intp)  # first appearance -> shape number
     index[list(first.values())] = np.arange(len(first))
     return dict(zip(_SHAPE, zip(*first))), index[at]

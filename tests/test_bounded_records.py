@@ -304,14 +304,15 @@ def test_host_unregister_after_reset_through_the_facade_returns_0():
     assert acl.rt.host_unregister(p) == 0
 
 
-def _done_tasks() -> list[Task]:
-    """Completed tasks of three shapes, each shape met again with other sizes and times; one a part of another."""
+def _done_tasks(n: int, nstreams: int) -> list[Task]:
+    """n completed copies round robin over `nstreams` streams (and two engines, three labels), each shape met again
+    with other sizes and times; one a part of another."""
     m = Machine(emu.config.load("910B").hardware)
-    streams = [m.stream("a", 0), m.stream("b", 0)]
+    streams = [m.stream(f"s{k}", 0) for k in range(nstreams)]
     tasks = []
-    for i in range(12):
+    for i in range(n):
         t = Task(COPY, nbytes=N * (1 + i % 3) + i, device=0, src=HOST, dst=0, label=f"copy{i % 3}")
-        t.stream, t.engine, t.route, t.links = streams[i % 2], i % 2, "h2d", ("pcie",)
+        t.stream, t.engine, t.route, t.links = streams[i % nstreams], i % 2, "h2d", ("pcie",)
         t.kind_asked, t.kind_used = H2D, H2D
         t.submit, t.start, t.end = i * 1e-6, i * 1e-6 + 5e-7, i * 1e-6 + 9e-7 + i * 1e-9
         tasks.append(t)
@@ -320,13 +321,21 @@ def _done_tasks() -> list[Task]:
     return tasks
 
 
-@pytest.mark.parametrize("engine", [1, np.array(1)], ids=["hashable", "a 0-d array"])
-def test_a_chunk_of_few_shapes_gives_each_task_its_own_row(engine):
-    """flush converts each distinct shape (every field but the size and times) once: every row is still its
-    task's, with its own size and times; a field that cannot be hashed (a 0-d array, in a task made by hand)
-    makes no shape."""
-    tasks = _done_tasks()
+@pytest.mark.parametrize("n, nstreams, engine, shapes", [
+    (200, 2, 1, 7),  # a few shapes, met again and again (six, and the part)
+    (12, 12, 1, None),  # shapes that hardly repeat: a task is a shape of its own
+    (200, 2, np.array(1), None),  # a field that cannot be hashed: likewise
+], ids=["few shapes", "shapes that hardly repeat", "a 0-d array"])
+def test_a_chunk_gives_each_task_its_own_row_whatever_its_shapes(n, nstreams, engine, shapes):
+    """flush converts each distinct shape (every field but the size and times) once when shapes repeat, else
+    each task: either way every row is its task's, with its own size and times, kept or written."""
+    tasks = _done_tasks(n, nstreams)
     tasks[3].engine = engine
+    found, which = trace._shapes(tasks)
+    if shapes is None:  # every task its own shape
+        assert which == slice(None) and len(found["kind"]) == n
+    else:
+        assert len(found["kind"]) == shapes and len(which) == n
     expected = trace.to_array(tasks)
     log, sunk = trace.TaskLog("all"), io.StringIO()
     written = trace.TaskLog(sunk)
@@ -337,7 +346,7 @@ def test_a_chunk_of_few_shapes_gives_each_task_its_own_row(engine):
     for name in expected.dtype.names:  # (nan where task 0 has no times)
         assert np.array_equal(got[name], expected[name], equal_nan=got.dtype[name].kind == "f"), name
     assert [r.end for r in log] == [t.end for t in tasks]
-    assert [r._parent for r in log] == [None] * 5 + [trace.PART] + [None] * 6
+    assert [r._parent for r in log] == [None] * 5 + [trace.PART] + [None] * (n - 6)
     assert log.totals()["bytes_by_route"] == {"h2d": sum(t.nbytes for t in tasks)}
     written.flush()
     rows = [json.loads(line) for line in sunk.getvalue().splitlines()]
