@@ -21,7 +21,7 @@ import math
 import os
 import weakref
 from collections import deque
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
@@ -51,7 +51,6 @@ _TASK_ROW = np.dtype([
 ])
 _CALL_ROW = np.dtype([("api", "u2"), ("thread", "u4"), ("start", "f8"), ("end", "f8")])
 _serial = attrgetter("serial")
-_item0, _item1, _item2, _item3 = (itemgetter(i) for i in range(4))
 
 
 def _tasks(nbytes: np.ndarray, chunk: np.ndarray) -> np.ndarray:
@@ -609,17 +608,16 @@ class CallLog:
         if not buf:
             return
         n = len(buf)
-        names = list(map(_item0, buf))
-        aid = np.array(self.apis.ids(names), dtype=np.int64)
+        names, threads, start, end = zip(*buf)
+        aid = self.apis.of(names, np.int64)
         counts = np.bincount(aid, minlength=len(self.apis))
         counts[:len(self.counts)] += self.counts
         self.counts = counts
         if self.sink is None and self.rows.limit == 0:
             buf.clear()
             return
-        threads = list(map(_item1, buf))
-        start = np.fromiter(map(_item2, buf), dtype=np.float64, count=n)
-        end = np.fromiter(map(_item3, buf), dtype=np.float64, count=n)
+        start = np.fromiter(start, dtype=np.float64, count=n)
+        end = np.fromiter(end, dtype=np.float64, count=n)
         buf.clear()  # the same list: the runtime appends to it
         if self.sink is not None:
             rec = np.zeros(n, dtype=CALL)
@@ -627,7 +625,7 @@ class CallLog:
             self.sink.write("call", rec)
         else:
             out = np.empty(n, dtype=_CALL_ROW)
-            out["api"], out["thread"] = aid, self.threads.ids(threads)
+            out["api"], out["thread"] = aid, self.threads.of(threads, np.uint32)
             out["start"], out["end"] = start, end
             self.rows.add(out)
 

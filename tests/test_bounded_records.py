@@ -352,3 +352,36 @@ def test_a_chunk_gives_each_task_its_own_row_whatever_its_shapes(n, nstreams, en
     rows = [json.loads(line) for line in sunk.getvalue().splitlines()]
     assert [(r["api"], r["engine"], r["bytes"], r["submit"], r["end"]) for r in rows] == \
         [(t.label, t.engine, t.nbytes, t.submit, t.end) for t in tasks]
+
+
+@pytest.mark.parametrize("records", ["all", "sink"])
+def test_the_call_log_keeps_each_calls_api_thread_and_times_across_threads(records):
+    """The call log's rows (kept, or written as JSON lines) carry each call's API, its thread and its times, for
+    calls from two threads, in call order."""
+    import threading
+
+    sunk = io.StringIO()
+    rt = emu.configure("910B", functional=False, records=sunk if records == "sink" else "all")
+    rt.set_device(0)
+    seen = []
+
+    def calls():
+        rt.set_device(0)
+        for _ in range(3):
+            rt.get_device()
+        seen.append(threading.get_ident())
+
+    worker = threading.Thread(target=calls)
+    worker.start()
+    worker.join()
+    calls()
+    if records == "sink":
+        rt.flush_records()
+        rows = [json.loads(line) for line in sunk.getvalue().splitlines()]
+        got = [(r["api"], r["thread"]) for r in rows if r["type"] == "call"]
+    else:
+        got = [(api, thread) for api, thread, _, _ in rt.call_log.array().tolist()]
+    other, main = seen
+    assert got == [("aclrtSetDevice", threading.get_ident())] + \
+        [("aclrtSetDevice", other)] + [("aclrtGetDevice", other)] * 3 + \
+        [("aclrtSetDevice", main)] + [("aclrtGetDevice", main)] * 3
