@@ -46,25 +46,26 @@ class Task:
     then holds its stream until the host completes it (`Machine.complete`).
     """
 
-    # Defaults live on the class: a task sets only what differs (tasks are made by the hundred thousand).
+    # The fields every task has are slots, set when it is made (`__init__`, `copy`, then `_unrun`): a slot reads
+    # and writes at the interpreter's fastest, where an instance attribute that shadows a class default is looked
+    # up by name on every access (tasks are made, and read, by the hundred thousand). The fields most tasks leave
+    # at their default stay on the class (a task that sets one keeps it in its __dict__, made only then), so
+    # that a queued task stays small.
+    __slots__ = ("kind", "nbytes", "device", "src", "dst", "label", "on_complete", "chunk",
+                 "stream", "submit", "start", "end", "engine", "route", "links", "held", "kind_asked", "kind_used",
+                 "__dict__")
+    # chunk: a copy the runtime splits into DMA tasks of this many bytes, run back to back. held: the pool its
+    # engine or compute slot came from, while it holds one. kind_asked: a copy: its direction code as the caller
+    # gave it (emu: aclrtMemcpyKind); kind_used: ... and as it ran (the runtime may correct it).
     rows = 0  # 2D copies: row descriptors to process
-    chunk = 0  # a copy the runtime splits into DMA tasks of this many bytes, run back to back
     duration: float | None = None
     waits: tuple = ()
     parts: tuple = ()
     batch: "Batch | None" = None  # GROUP: its entries
     on_start: Callable[[], None] | None = None
-    stream: "Stream | None" = None
-    submit = start = end = None
-    engine: int | None = None
-    route: str | None = None
-    links: tuple = ()
     error: BaseException | None = None
     waiters: list | None = None
     _done: simpy.Event | None = None
-    held: "Pool | None" = None  # the pool its engine or compute slot came from, while it holds one
-    kind_asked: int | None = None  # a copy: its direction code as the caller gave it (emu: aclrtMemcpyKind)
-    kind_used: int | None = None  # ... and as it ran (the runtime may correct it)
     _left = 0
     _parent: "Task | None" = None
     _released = False  # HOSTFUNC: the host has completed it (its end may still be due)
@@ -74,15 +75,9 @@ class Task:
                  duration: float | None = None, waits: Iterable["Task"] = (), parts: Iterable["Task"] = (),
                  on_start: Callable[[], None] | None = None, on_complete: Callable[[], None] | None = None,
                  batch: "Batch | None" = None):
-        self.kind = kind
-        self.nbytes = nbytes
-        self.device = device
-        self.src = src
-        self.dst = dst
-        self.label = label
-        self.on_complete = on_complete
-        if chunk:
-            self.chunk = chunk
+        self.kind, self.nbytes, self.device, self.src, self.dst, self.label = kind, nbytes, device, src, dst, label
+        self.on_complete, self.chunk = on_complete, chunk
+        _unrun(self)
         if rows:
             self.rows = rows
         if duration is not None:
@@ -102,12 +97,10 @@ class Task:
              kind_used: int | None = None) -> "Task":
         """A COPY task, made quickly (positional arguments, the common fields only)."""
         t = cls.__new__(cls)
-        t.kind, t.nbytes, t.device, t.src, t.dst, t.label, t.on_complete = COPY, nbytes, device, src, dst, label, \
-            on_complete
-        if chunk:
-            t.chunk = chunk
-        if kind_asked is not None:
-            t.kind_asked, t.kind_used = kind_asked, kind_used
+        t.kind, t.nbytes, t.device, t.src, t.dst, t.label, t.on_complete, t.chunk = COPY, nbytes, device, src, dst, \
+            label, on_complete, chunk
+        _unrun(t)
+        t.kind_asked, t.kind_used = kind_asked, kind_used
         return t
 
     @property
@@ -135,6 +128,12 @@ class Task:
     def __repr__(self) -> str:
         return (f"Task({self.kind}, {self.label!r}, route={self.route}, bytes={self.nbytes}, "
                 f"submit={self.submit}, start={self.start}, end={self.end})")
+
+
+def _unrun(t: Task) -> None:
+    """The slots a task has before a stream runs it (and a copy's kinds: none)."""
+    t.stream = t.submit = t.start = t.end = t.engine = t.route = t.held = t.kind_asked = t.kind_used = None
+    t.links = ()
 
 
 class Batch:
