@@ -325,8 +325,6 @@ class Core:
     runtime calls its hooks (`sanitizer`, None when off) wherever work is queued, waited for or released.
     """
 
-    sanitizer = None  # emu.sanitize.Sanitizer when configured: each hook is one `is not None` test
-
     def __init__(self, product: Product, functional: bool = True, host_time: str = "calls",
                  host_time_scale: float = 1.0, records=ALL, sanitize=None):
         self.product = product
@@ -357,6 +355,9 @@ class Core:
         self.ep_mode = product.ep_mode
         self.copy_units: dict[tuple, int] = {}  # (src device, dst device) -> the runtime's task size
         self.sync_streams: dict = {}  # device -> the model stream its blocking copies and fills run on
+        # emu.sanitize.Sanitizer when configured: each hook is one `is not None` test. (An instance attribute, not
+        # a class default: CPython 3.11 reads a name the class also has by a lookup, on every hook's test.)
+        self.sanitizer = None
         if sanitize:
             from ..sanitize import Sanitizer, parse_tools
 
