@@ -107,7 +107,8 @@ def model(links: dict[str, float], flows: list[tuple[str, list[str], float]], ro
             out[name] = env.now
 
     for name, path, size in flows:
-        send([objs[l] for l in path], size, done, None, 0.0, (name, [objs[l] for l in path], size, rounds))
+        links = [objs[l] for l in path]
+        send(links, size, done, None, 0.0, (name, links, size, rounds))
     env.run()
     return out
 

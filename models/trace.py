@@ -74,8 +74,8 @@ _SAMPLE = 64  # tasks whose shapes tell whether a chunk's shapes repeat
 def _shapes(tasks: list) -> tuple[dict[str, tuple], np.ndarray | slice]:
     """The distinct shapes of `tasks` ({field of _SHAPE: its values, one per shape, in order of first
     appearance}) and each task's shape (an index into them), so that a shape's fields are converted once.
-    Where shapes hardly repeat (half of the first _SAMPLE tasks' differ: a stream for each pair of devices, a
-    flush of a few tasks) or a field cannot be hashed (a task made by hand), every task is a shape of its own
+    Where shapes hardly repeat (more than half of the first _SAMPLE tasks' differ: a stream for each pair of
+    devices) or a field cannot be hashed (a task made by hand), every task is a shape of its own
     (the index: slice(None)): finding the shapes would cost more than it saves."""
     shapes = list(map(_read_shape, tasks))
     n = len(shapes)

@@ -356,7 +356,7 @@ class Core:
         self.copy_units: dict[tuple, int] = {}  # (src device, dst device) -> the runtime's task size
         self.sync_streams: dict = {}  # device -> the model stream its blocking copies and fills run on
         # emu.sanitize.Sanitizer when configured: each hook is one `is not None` test. (An instance attribute, not
-        # a class default: CPython 3.11 reads a name the class also has by a lookup, on every hook's test.)
+        # a class default: CPython 3.11 does not specialize a read through the instance that finds the class's.)
         self.sanitizer = None
         if sanitize:
             from ..sanitize import Sanitizer, parse_tools
