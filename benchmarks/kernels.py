@@ -166,7 +166,7 @@ def strided(buf, height, width, pitch):
     return as_strided(buf, shape=(height, width), strides=(pitch, 1))
 
 
-NEVER = 1 << 62  # a threshold no size reaches
+NEVER = kernels.NEVER  # a threshold no size reaches
 
 
 def crossover(quick, reps, only):

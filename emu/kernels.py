@@ -126,7 +126,7 @@ def _mib(n: int) -> str:
 # both days measured (copy 4 MiB, fill 8 MiB) and end where streaming was at least on par (256 MiB).
 COPY_STORES = Crossover(4 << 20, 256 << 20, NT_THRESHOLD)
 FILL_STORES = Crossover(8 << 20, 256 << 20, FILL_NT_THRESHOLD)
-_NEVER = 1 << 62  # a threshold no size reaches: the cached path
+NEVER = 1 << 62  # a threshold no size reaches: the cached path
 
 # 2-D rows narrower than this never use streaming stores: a row covers few
 # whole cache lines, and partial lines written non-temporally cost more than
@@ -695,14 +695,14 @@ def _copy_now(dst, src, n: int) -> None:
     """The 1-D copy of n bytes on the store path `COPY_STORES` picks (an overlapping one is memmove whatever
     the threshold, and teaches nothing)."""
     if np.may_share_memory(dst, src):
-        _copy_kernel(dst, src, _NEVER, _NEVER)
+        _copy_kernel(dst, src, NEVER, NEVER)
     else:
-        _learned(COPY_STORES, n, lambda nt: _copy_kernel(dst, src, nt, _NEVER))
+        _learned(COPY_STORES, n, lambda nt: _copy_kernel(dst, src, nt, NEVER))
 
 
 def _fill_now(dst, value: int, unit: int, n: int) -> None:
     """The fill of n bytes on the store path `FILL_STORES` picks."""
-    _learned(FILL_STORES, n, lambda nt: _fill_kernel(dst, value, unit, nt, _NEVER))
+    _learned(FILL_STORES, n, lambda nt: _fill_kernel(dst, value, unit, nt, NEVER))
 
 
 def _learned(stores: Crossover, n: int, run) -> None:
@@ -710,7 +710,7 @@ def _learned(stores: Crossover, n: int, run) -> None:
     of its band only)."""
     streamed = stores.streams(n)
     start = perf_counter()
-    run(0 if streamed else _NEVER)
+    run(0 if streamed else NEVER)
     stores.took(n, streamed, perf_counter() - start)
 
 
@@ -756,7 +756,7 @@ def copy(dst: np.ndarray, src: np.ndarray) -> None:
     if not _ready:
         _load()
     try:
-        n = _copy_kernel(dst, src, _NEVER, COPY_STORES.low)  # (below the crossover's band: copied here)
+        n = _copy_kernel(dst, src, NEVER, COPY_STORES.low)  # (below the crossover's band: copied here)
         if n:
             _copy_now(dst, src, n)
     except (TypeError, ValueError, OverflowError):
@@ -783,7 +783,7 @@ def fill(dst: np.ndarray, value: int) -> None:
         _load()
     if type(value) is int:
         try:
-            n = _fill_kernel(dst, value, 1, _NEVER, FILL_STORES.low)  # (below the band: written here)
+            n = _fill_kernel(dst, value, 1, NEVER, FILL_STORES.low)  # (below the band: written here)
             if n:
                 _fill_now(dst, value, 1, n)
             return
@@ -798,7 +798,7 @@ def fill_u32(dst: np.ndarray, value: int) -> None:
         _load()
     if type(value) is int:
         try:
-            n = _fill_kernel(dst, value, 4, _NEVER, FILL_STORES.low)  # (below the band: written here)
+            n = _fill_kernel(dst, value, 4, NEVER, FILL_STORES.low)  # (below the band: written here)
             if n:
                 _fill_now(dst, value, 4, n)
             return

@@ -256,9 +256,9 @@ def test_compiled_kernels_check_bounds_themselves():
                 k(*args, nt, 0)
     for nt in (0, 1 << 40):
         with pytest.raises(ValueError):
-            kernels.KERNELS["copy"](d[:100], s[:101], nt, 1 << 62)
+            kernels.KERNELS["copy"](d[:100], s[:101], nt, kernels.NEVER)
         with pytest.raises(ValueError):
-            kernels.KERNELS["fill"](d[:254], 1, 4, nt, 1 << 62)  # not a multiple of 4
+            kernels.KERNELS["fill"](d[:254], 1, 4, nt, kernels.NEVER)  # not a multiple of 4
     np.testing.assert_array_equal(d, d_before)
 
 
@@ -267,15 +267,15 @@ def test_compiled_kernels_take_only_their_signature():
     explain them) rather than compiling a new specialization."""
     d, s = _bufs()
     k = kernels.KERNELS
-    for call in (lambda: k["copy"](d.view(np.int8), s, 0, 1 << 62),
-                 lambda: k["copy"](d[::2], s[::2], 0, 1 << 62),
-                 lambda: k["fill"](d.reshape(16, 16), 1, 1, 0, 1 << 62)):
+    for call in (lambda: k["copy"](d.view(np.int8), s, 0, kernels.NEVER),
+                 lambda: k["copy"](d[::2], s[::2], 0, kernels.NEVER),
+                 lambda: k["fill"](d.reshape(16, 16), 1, 1, 0, kernels.NEVER)):
         with pytest.raises(TypeError):
             call()
     ro = s.copy()
     ro.flags.writeable = False
     with pytest.raises(TypeError):
-        k["copy"](ro, d, 0, 1 << 62)
+        k["copy"](ro, d, 0, kernels.NEVER)
     for name, dispatcher in k.items():
         assert len(dispatcher.overloads) == 1, name
 
@@ -447,8 +447,8 @@ def test_from_defer_from_bytes_up_the_kernels_return_the_size_and_move_nothing()
     d, s = np.zeros(256, dtype=np.uint8), random_bytes(256)
     assert k["copy"](d, s, 0, 256) == 256 and not d.any()
     assert k["fill"](d, 7, 1, 0, 256) == 256 and not d.any()
-    assert k["copy"](d, s, 1 << 62, 257) == 0 and np.array_equal(d, s)
-    assert k["fill"](d, 7, 1, 1 << 62, 257) == 0 and (d == 7).all()
+    assert k["copy"](d, s, kernels.NEVER, 257) == 0 and np.array_equal(d, s)
+    assert k["fill"](d, 7, 1, kernels.NEVER, 257) == 0 and (d == 7).all()
 
 
 def test_crossover_learns_nothing_outside_its_band():
