@@ -22,6 +22,8 @@ from pathlib import Path
 
 from emu.models import DeviceLink, Hardware, Host, HostLink, PcieLink, Staging
 
+from .routes import ROUTES
+
 def data_dir(name: str) -> Path:
     """A data folder of the package (configs, validation): inside the installed package (a wheel puts them
     in emu/), else the repository's top level (a checkout, an editable install)."""
@@ -88,6 +90,7 @@ class Product:
     sources: dict  # "section.field" -> source tag
     path: Path
     values: dict = field(default_factory=dict)  # "section.field" -> the value the config gives, for each cited field
+    unvalidated: frozenset = frozenset(ROUTES)  # routes no independent measurement checks (emu.routes)
 
     def supports(self, api: str) -> bool:
         return api not in self.unsupported
@@ -372,6 +375,19 @@ def _peer_groups(path: Path, dv: _Fields) -> tuple:
     return tuple(frozenset(g) for g in groups)
 
 
+def _unvalidated(top: _Fields) -> frozenset:
+    """validation.unvalidated: the routes (emu.routes.ROUTES) no independent measurement checks on this
+    product; a config without the table checks none."""
+    top.read.add("validation")
+    if "validation" not in top.table:
+        return frozenset(ROUTES)
+    routes = top.sub("validation").get("unvalidated", list)
+    for i, r in enumerate(routes):
+        if r not in ROUTES:
+            raise ConfigError(top.path, f"validation.unvalidated[{i}]", f"unknown route {r!r}; known: {list(ROUTES)}")
+    return frozenset(routes)
+
+
 def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
     """The Product a config describes: a product name (configs/<name>.toml) or a path. Read, checked and
     built once while the file (and what it inherits from) is unchanged; the same Product after that."""
@@ -426,6 +442,7 @@ def _load(path: Path, data: dict) -> Product:
         sources=sources,
         path=path,
         values=values,
+        unvalidated=_unvalidated(top),
     )
     check_unknown(top.opened)
     return product

@@ -54,18 +54,20 @@ def test_rows_that_are_not_targets_say_why(tmp_path):
     bad = tmp_path / "m.toml"
     bad.write_text('[[row]]\nid = "x"\nproduct = "910B"\npattern = "sync"\nstreams = 1\ncount = 1\ndevices = 1\n'
                    'size_bytes = 4096\nmemory = "pinned"\ndirection = "h2d"\nvalue = 1.0\nunit = "GB/s"\n'
-                   'calibration = false\nsource = "s"\n')
+                   'calibration = false\nsource = "s"\nuse = "independent"\n')
     with pytest.raises(V.MeasurementError, match="'why'"):
         V.load(bad)
 
 
 @pytest.mark.parametrize("field, value, message", [
     ("direction", '"sideways"', "'direction'"), ("size_bytes", "-4", "'size_bytes'"), ("unit", '"mph"', "'unit'"),
-    ("count", '"ten"', "'count'")])
+    ("count", '"ten"', "'count'"), ("use", '"maybe"', "'use'"), ("use", '"fit"', "'fitted'"),
+    ("use", '"same-run"', "'same_run_as'"), ("use", '"context"', "'use'"), ("dst_device", "0", "'dst_device'"),
+    ("both_ways", '"yes"', "'both_ways'")])
 def test_a_bad_row_is_refused_naming_its_field(tmp_path, field, value, message):
     text = {"id": '"x"', "product": '"910B"', "pattern": '"sync"', "streams": "1", "count": "1", "devices": "1",
             "size_bytes": "4096", "memory": '"pinned"', "direction": '"h2d"', "value": "1.0", "unit": '"GB/s"',
-            "calibration": "true", "source": '"s"'}
+            "calibration": "true", "source": '"s"', "use": '"independent"'}
     text[field] = value
     path = tmp_path / "m.toml"
     path.write_text("[[row]]\n" + "".join(f"{k} = {v}\n" for k, v in text.items()))
@@ -102,3 +104,70 @@ def test_validate_command_refuses_a_bad_file_in_one_line(tmp_path, capsys):
     assert main(["validate", "--measurements", str(bad), "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--measurements" in err and "'id'" in err
+
+
+# -- how each row is used (issue 28: fit, same-run, independent; context rows are not runtime copies) -------
+def test_every_fit_and_same_run_row_points_at_what_it_set():
+    """A fit row names the field it set; a same-run row names a fit row of the same source."""
+    by_id = {r["id"]: r for r in ROWS}
+    for r in ROWS:
+        if r["use"] == "same-run":
+            fit = by_id[r["same_run_as"]]
+            assert fit["use"] == "fit" and V.source_key(fit) == V.source_key(r), r["id"]
+        if r["use"] == "fit":
+            assert r["fitted"], r["id"]
+
+
+def test_a_field_set_by_a_fit_row_is_tagged_fit_in_its_config():
+    """Agreement by construction is not sold as a check: every field a fit row set says `fit:` in the config."""
+    for r in ROWS:
+        if r["use"] == "fit":
+            assert config.load(r["product"]).sources[r["fitted"]].startswith("fit:"), r["id"]
+
+
+def test_routes_of_rows():
+    """Small copies are timed by their fixed costs, whatever their ends; peer copies by the link they cross."""
+    row = dict(ROWS[0], product="A3", direction="p2p", memory="device", size_bytes=1 << 20, pattern="async")
+    assert V.route_of(row) == "p2p-sio"
+    assert V.route_of(dict(row, dst_device=2)) == "p2p-ub"
+    assert V.route_of(dict(row, product="910B")) == "p2p-hccs"
+    assert V.route_of(dict(row, size_bytes=64)) == "async-small"
+    assert V.route_of(dict(row, size_bytes=64, pattern="sync")) == "blocking-small"
+    assert V.route_of(dict(row, direction="h2d", memory="pageable")) == "h2d-pageable"
+    assert V.route_of(dict(row, direction="d2h", memory="registered")) == "d2h"
+    assert V.route_of(dict(row, direction="d2d")) == "d2d"
+
+
+def test_independent_rows_are_summarised_per_product_and_route():
+    rows = [r for r in ROWS if r["product"] == "910B" and r["use"] in ("independent", "fit")]
+    result = V.validate(rows, loso=False)
+    ind = [r for r in result["rows"] if r["use"] == "independent"]
+    groups = {(g["product"], g["route"]): g for g in result["independent"]}
+    assert groups[("910B", "all")]["rows"] == len(ind) == groups[("all", "all")]["rows"]
+    for g in result["independent"]:
+        mine = [r for r in ind if g["product"] in ("all", r["product"]) and g["route"] in ("all", r["route"])]
+        assert g["rows"] == len(mine) and g["within"] == sum(r["within"] for r in mine)
+        assert g["worst_abs_error_pct"] == pytest.approx(max(abs(r["error_pct"]) for r in mine))
+
+
+def test_validate_json_carries_use_on_every_row(tmp_path, capsys):
+    assert main(["validate", "--product", "A3", "--out", str(tmp_path), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["rows"] and all(r["use"] in V.USES and r["route"] for r in result["rows"])
+    assert "independent" in result and "leave_one_source_out" in result
+
+
+def test_leave_one_source_out_refits_what_a_source_set_from_the_others(tmp_path):
+    """Two sources of the same route: holding one out refits its field from the other and predicts it with
+    the other's value; a source alone on its field's route is not predicted, and says why."""
+    base = next(r for r in ROWS if r["id"] == "flagperf-910b-h2d-512m")
+    a = dict(base, id="a", url="https://a.example/x", value=20.0)  # sets efficiency
+    b = dict(base, id="b", url="https://b.example/y", value=15.0, use="independent", size_bytes=256 << 20)
+    b.pop("fitted")
+    out = {e["id"]: e for e in V.leave_one_source_out([a, b])}
+    # held out, `a`'s efficiency is refit from `b` (15 GB/s): `a` is predicted near 15, 25% under its 20
+    assert out["a"]["refit"] == ["hardware.host_link.efficiency"]
+    assert out["a"]["error_pct"] == pytest.approx(-25, abs=3)
+    assert out["b"]["refit"] == [] and out["b"]["error_pct"] == pytest.approx(100 * (V.predict(b) / 15 - 1), rel=1e-6)
+    alone = {e["id"]: e for e in V.leave_one_source_out([a])}
+    assert alone["a"]["model"] is None and "no other source" in alone["a"]["why"]

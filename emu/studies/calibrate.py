@@ -83,7 +83,7 @@ def _row(path: Path, i: int, r: dict, direction: str, memory: str | None) -> dic
     row = {"id": f"{path.name}:{i + 1}", "product": "", "pattern": pattern, "streams": 1, "devices": 1,
            "count": int(r.get("count") or (10 if pattern == "async" else 1)), "size_bytes": r["size"],
            "memory": memory, "direction": direction, "value": r["value"], "unit": r["unit"],
-           "calibration": True, "source": str(path)}
+           "calibration": True, "source": str(path), "use": "fit", "fitted": "what calibrate fits"}
     try:
         V.check_row(row, f"{path}: row {i + 1}")
     except V.MeasurementError as e:
@@ -279,7 +279,7 @@ def refine(rows: list[dict], base: str, start: dict[str, float], held: dict[str,
 
         def residual(logs: np.ndarray) -> np.ndarray:
             trial = {k: min(v, LIMITS.get(k, v)) for k, v in zip(names, np.exp(logs))}
-            path.write_text(_override(base, {**(held or {}), **trial}))
+            path.write_text(override(base, {**(held or {}), **trial}))
             return np.array([V.predict(r, str(path)) / r["value"] - 1 for r in rows])
 
         r = residual(x)
@@ -296,7 +296,7 @@ def refine(rows: list[dict], base: str, start: dict[str, float], held: dict[str,
     return {k: min(v, LIMITS.get(k, v)) for k, v in zip(names, np.exp(x).tolist())}
 
 
-def _override(base: str, fields: dict[str, float]) -> str:
+def override(base: str, fields: dict[str, float]) -> str:
     """A config inheriting `base` with these fields set (a fit's trial point)."""
     inherit = base if not Path(base).exists() else str(Path(base).resolve())
     sections: dict[str, dict] = {}

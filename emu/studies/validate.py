@@ -6,6 +6,12 @@ was measured. The replay builds the same pattern through the public runtime API 
 and reads the model's figure in the row's unit. Rows marked `calibration = true` are the ones the model
 is held to (+-15%); the others are shown beside it with the reason they are not targets.
 
+Each row also says how it is used (`use`): "fit" (it set a config field, named in `fitted`), "same-run"
+(another figure of the run that set a field, named in `same_run_as`), "independent" (nothing was fitted
+to it: a check of the model) or "context" (not a runtime copy the model can replay, shown beside with
+`why`). The independent rows are reported on their own, per product and per route (`emu.routes`), and
+`leave_one_source_out` refits the fields each source set from the other sources and predicts its rows.
+
 This module replays and returns plain data; `validate_report` draws it (tables, the plot, the files).
 """
 from __future__ import annotations
@@ -18,7 +24,7 @@ import numpy as np
 
 from ..constants import (ACL_MEMCPY_DEVICE_TO_DEVICE as D2D, ACL_MEMCPY_DEVICE_TO_HOST as D2H,
                          ACL_MEMCPY_HOST_TO_DEVICE as H2D, ACL_MEMCPY_HOST_TO_HOST as H2H)
-from .. import config
+from .. import config, routes
 from ..config import data_dir
 from .common import event_time, host_buffer
 
@@ -29,9 +35,10 @@ UNITS = {"GB/s": 1e9, "GiB/s": 2.0 ** 30, "us": 1e-6, "ms": 1e-3}
 PATTERNS = ("sync", "async")
 MEMORY = ("pinned", "registered", "pageable", "device")
 DIRECTIONS = ("h2d", "d2h", "d2d", "p2p", "h2h", "register")
+USES = ("fit", "same-run", "independent", "context")
 FIELDS = {"id": str, "product": str, "pattern": str, "streams": int, "count": int, "devices": int,
           "size_bytes": int, "memory": str, "direction": str, "value": float, "unit": str, "calibration": bool,
-          "source": str}
+          "source": str, "use": str}
 
 
 class MeasurementError(ValueError):
@@ -61,7 +68,8 @@ def check_row(row: dict, where: str) -> None:
         ok = isinstance(v, typ) or (typ is float and isinstance(v, int) and not isinstance(v, bool))
         if not ok or (typ is int and isinstance(v, bool)):
             raise MeasurementError(f"{where}: field '{key}': expected {typ.__name__}, got {v!r}")
-    for key, choices in (("pattern", PATTERNS), ("memory", MEMORY), ("direction", DIRECTIONS), ("unit", UNITS)):
+    for key, choices in (("pattern", PATTERNS), ("memory", MEMORY), ("direction", DIRECTIONS), ("unit", UNITS),
+                         ("use", USES)):
         if row[key] not in choices:
             raise MeasurementError(f"{where}: field '{key}': {row[key]!r} is not one of {', '.join(choices)}")
     for key in ("streams", "count", "devices", "size_bytes", "value"):
@@ -69,6 +77,35 @@ def check_row(row: dict, where: str) -> None:
             raise MeasurementError(f"{where}: field '{key}': must be > 0, got {row[key]!r}")
     if not row["calibration"] and not row.get("why"):
         raise MeasurementError(f"{where}: field 'why': a row that is not a calibration target says why")
+    if row["use"] == "fit" and not row.get("fitted"):
+        raise MeasurementError(f"{where}: field 'fitted': a row used to fit names the config field it set")
+    if row["use"] == "same-run" and not row.get("same_run_as"):
+        raise MeasurementError(f"{where}: field 'same_run_as': a same-run row names the fit row of its run")
+    if row["use"] == "context" and row["calibration"]:
+        raise MeasurementError(f"{where}: field 'use': a context row (not a runtime copy) cannot be a target")
+    dst = row.get("dst_device", 1)
+    if not isinstance(dst, int) or isinstance(dst, bool) or dst < 1:
+        raise MeasurementError(f"{where}: field 'dst_device': expected a device id >= 1, got {dst!r}")
+    if not isinstance(row.get("both_ways", False), bool):
+        raise MeasurementError(f"{where}: field 'both_ways': expected true or false")
+
+
+def source_key(row: dict) -> str:
+    """The publication a row comes from: its address without a fragment (one pull request, one file)."""
+    return row["url"].split("#", 1)[0] if row.get("url") else row["source"]
+
+
+def route_of(row: dict, product=None) -> str:
+    """The row's route (emu.routes.ROUTES) on its product."""
+    direction = row["direction"]
+    if direction == "register":
+        return "register"
+    if direction == "h2h":
+        return "blocking-small" if row["size_bytes"] <= routes.SMALL else "h2h"
+    product = product or config.load(row["product"])
+    ends = {"h2d": (None, 0), "d2h": (0, None), "d2d": (0, 0), "p2p": (0, row.get("dst_device", 1))}[direction]
+    return routes.of_copy(product.hardware.route(*ends), row["memory"], row["size_bytes"],
+                          blocking=row["pattern"] == "sync")
 
 
 # -- replaying -------------------------------------------------------------------------------------------
@@ -81,11 +118,28 @@ def replay(row: dict, config: str | None = None) -> float:
     devices = list(range(row["devices"]))
     for dev in devices:
         rt.set_device(dev)
-    if row["direction"] == "p2p" and rt.product.has("peer_copy_needs_enable"):
-        rt.set_device(0)
-        rt.device_enable_peer_access(1, 0)
+    if row["direction"] == "p2p":
+        _enable_peers(rt, row, devices)
     jobs = [_buffers(rt, row, dev, keep) for dev in devices]
+    if row.get("both_ways"):  # the same copies the other way at once (a bidirectional figure)
+        jobs += [_buffers(rt, dict(row, dst_device=n - row.get("dst_device", 1)), peer, keep)
+                 for peer in _peers(rt, row, devices) for n in [rt.product.device_count]]
     return _sync(rt, row, jobs) if row["pattern"] == "sync" else _async(rt, row, jobs)
+
+
+def _peers(rt, row: dict, devices: list) -> list[int]:
+    return [(dev + row.get("dst_device", 1)) % rt.product.device_count for dev in devices]
+
+
+def _enable_peers(rt, row: dict, devices: list) -> None:
+    """Peer access each way the row copies, where the product needs it enabled."""
+    if not rt.product.has("peer_copy_needs_enable"):
+        return
+    for dev, peer in zip(devices, _peers(rt, row, devices)):
+        for a, b in ((dev, peer), (peer, dev)) if row.get("both_ways") else ((dev, peer),):
+            rt.set_device(a)
+            rt.device_enable_peer_access(b, 0)
+    rt.set_device(devices[0])
 
 
 def private_runtime(product):
@@ -107,8 +161,8 @@ def _buffers(rt, row: dict, dev: int, keep: list) -> tuple:
         return dev, rt.malloc(n), rt.malloc(n), D2D
     if direction == "h2h":  # the CPU's copy, as the driver does it for a blocking host-to-host aclrtMemcpy
         return dev, host_buffer(rt, row["memory"], n, keep), host_buffer(rt, row["memory"], n, keep), H2H
-    src = rt.malloc(n)  # p2p: this device to the next
-    rt.set_device((dev + 1) % rt.product.device_count)
+    src = rt.malloc(n)  # p2p: this device to `dst_device` after it (the next one by default)
+    rt.set_device((dev + row.get("dst_device", 1)) % rt.product.device_count)
     dst = rt.malloc(n)
     rt.set_device(dev)
     return dev, dst, src, D2D
@@ -195,24 +249,31 @@ def predict(row: dict, config: str | None = None) -> float:
     seconds = replay(row, config)
     scale = UNITS[row["unit"]]
     if row["unit"] in ("GB/s", "GiB/s"):
-        return row["size_bytes"] * row["count"] * row["devices"] / seconds / scale
+        ways = 2 if row.get("both_ways") else 1
+        return row["size_bytes"] * row["count"] * row["devices"] * ways / seconds / scale
     return seconds / row["count"] / scale
 
 
 # -- the whole table -------------------------------------------------------------------------------------
-def validate(rows: list[dict], config: str | None = None, progress=None) -> dict:
+def validate(rows: list[dict], config: str | None = None, progress=None, loso: bool = True) -> dict:
+    """Every row replayed: the rows with their errors, the targets' summary, the independent rows per product
+    and route, and (`loso`) the leave-one-source-out check."""
     out = []
     for row in rows:
         model = predict(row, config)
         err = model / row["value"] - 1.0
         out.append({"id": row["id"], "product": row["product"], "config": config or row["product"],
-                    "direction": row["direction"], "memory": row["memory"], "pattern": row["pattern"],
+                    "use": row["use"], "route": route_of(row), "direction": row["direction"],
+                    "memory": row["memory"], "pattern": row["pattern"],
                     "bytes": row["size_bytes"], "unit": row["unit"], "measured": row["value"],
                     "model": model, "error_pct": 100 * err, "within": abs(err) <= BAND,
                     "calibration": row["calibration"], "why": row.get("why", ""), "source": row["source"]})
         if progress is not None:
             progress.advance(1, row["id"])
-    return {"rows": out, "summary": summarise(out), "band_pct": 100 * BAND}
+    result = {"rows": out, "summary": summarise(out), "independent": independent(out), "band_pct": 100 * BAND}
+    if loso and config is None:
+        result["leave_one_source_out"] = leave_one_source_out(rows)
+    return result
 
 
 def summarise(rows: list[dict]) -> list[dict]:
@@ -229,3 +290,73 @@ def summarise(rows: list[dict]) -> list[dict]:
                     "rows": len(mine), "all_within": sum(r["within"] for r in mine),
                     "all_median_abs_error_pct": statistics.median(every) if every else None})
     return out
+
+
+def independent(rows: list[dict]) -> list[dict]:
+    """The independent rows alone, per product and route, per product, and over all: how many are within the
+    band, the median and the worst absolute error."""
+    mine = [r for r in rows if r["use"] == "independent"]
+    groups: dict[tuple, list] = {}
+    for r in mine:
+        for key in ((r["product"], r["route"]), (r["product"], "all"), ("all", "all")):
+            groups.setdefault(key, []).append(r)
+    order = {name: i for i, name in enumerate(routes.ROUTES)}
+    out = []
+    for (product, route), rs in sorted(groups.items(), key=lambda kv: (kv[0][0] == "all", kv[0][0],
+                                                                       kv[0][1] == "all", order.get(kv[0][1], 99))):
+        errs = [abs(r["error_pct"]) for r in rs]
+        out.append({"product": product, "route": route, "rows": len(rs), "within": sum(r["within"] for r in rs),
+                    "median_abs_error_pct": statistics.median(errs), "worst_abs_error_pct": max(errs)})
+    return out
+
+
+def leave_one_source_out(rows: list[dict]) -> list[dict]:
+    """For each source and product: refit the config fields that source's rows set from every other source's
+    rows of that product (`acl-emu calibrate`'s fit), and predict the source's rows on the refitted config.
+    A source that set no field is predicted as the config stands (its rows were never fitted). When another
+    source cannot determine a field this one set, its rows are not predicted, and `why` says so."""
+    import tempfile
+
+    from . import calibrate as C  # calibrate reads rows through this module
+
+    usable = [r for r in rows if r["use"] != "context"]
+    out: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="acl-emu-loso-") as tmp:
+        for key in sorted({source_key(r) for r in usable}):
+            _predict_source(C, usable, key, Path(tmp), out)
+    return out
+
+
+def _predict_source(C, usable: list[dict], key: str, tmp: Path, out: list) -> None:
+    """The rows of one source, route by route: the fields its fit rows of that route set are refitted."""
+    mine = [r for r in usable if source_key(r) == key]
+    for product, route in sorted({(r["product"], route_of(r)) for r in mine}):
+        held = [r for r in mine if r["product"] == product and route_of(r) == route]
+        fields = sorted({r["fitted"] for r in held if r["use"] == "fit"})
+        rest = [r for r in usable if source_key(r) != key and r["product"] == product]
+        cfg, why = _refit(C, rest, product, fields, tmp / f"{len(out)}.toml")
+        for r in held:
+            entry = {"source": key, "product": product, "id": r["id"], "route": route, "use": r["use"],
+                     "refit": fields, "measured": r["value"], "unit": r["unit"], "model": None,
+                     "error_pct": None, "why": why or ""}
+            if why is None:
+                model = predict(r, cfg)
+                entry.update(model=model, error_pct=100 * (model / r["value"] - 1))
+            out.append(entry)
+
+
+def _refit(C, rest: list[dict], product: str, fields: list[str], path: Path) -> tuple[str | None, str | None]:
+    """(a config with `fields` refitted from `rest`, None), or (None, why not)."""
+    if not fields:
+        return None, None
+    if not rest:
+        return None, f"no other source measures {product}: {', '.join(fields)} cannot be refitted"
+    try:
+        fit = C.calibrate(rest, product, "leave-one-source-out")
+    except C.CalibrationError as e:
+        return None, f"the other sources fit nothing: {e}"
+    missing = [f for f in fields if f not in fit["fields"]]
+    if missing:
+        return None, f"no other source determines {', '.join(missing)}"
+    path.write_text(C.override(product, {f: fit["fields"][f] for f in fields}))
+    return str(path), None
