@@ -616,8 +616,8 @@ def add_sweep(sub) -> None:
                                    "streams) for every combination of the given products, sizes, compute times, "
                                    "streams and chunks (streams <= chunks), from the command line or a TOML "
                                    "file, and write one tidy table: sweep.csv and sweep.parquet, one row per "
-                                   "run with every swept parameter and every metric (units in the column "
-                                   "names). --workers N runs on a local Dask cluster of N processes; "
+                                   "run with every swept parameter, every metric (units in the column "
+                                   "names) and the unvalidated routes it rests on. --workers N runs on a local Dask cluster of N processes; "
                                    "--scheduler ADDRESS on an existing Dask cluster.")
     p.add_argument("--config", metavar="FILE", help="a TOML file with a [sweep] table setting any of products, "
                                                       "h2d, d2h, compute_us, streams, chunks, pageable; "
@@ -705,6 +705,7 @@ def sweep_command(args) -> int:
     best = min(rows, key=lambda r: r["iteration_ms"])
     print(f"{len(rows)} runs {where}; fastest: {best['product']} {best['streams']} streams x {best['chunks']} "
           f"chunks, {best['iteration_ms']:.3f} ms ({best['vs_floor']:.3f} x its floor)")
+    print(sweep.unvalidated_line(rows))
     more = "" if parquet else "  (Parquet too: pip install 'acl-emu[sweep]')"
     print("files: " + ", ".join(files.values()) + more)
     return 0

@@ -287,7 +287,7 @@ def check_unknown(opened: list) -> None:
 
 # a PCIe host link's fields (efficiency: the share of the pcie-bench rate a DMA reaches); a link given by its
 # effective rate has gbps / up_gbps instead
-PCIE_FIELDS = ("gen", "lanes", "mps", "mrrs", "efficiency")
+PCIE_FIELDS = ("gen", "lanes", "mps", "mrrs", "efficiency", "read_efficiency")
 
 
 def _hardware(f: _Fields, devices: int, peer_groups: tuple) -> Hardware:
@@ -306,6 +306,7 @@ def _hardware(f: _Fields, devices: int, peer_groups: tuple) -> Hardware:
         except ValueError as e:
             raise ConfigError(path, "hardware.host_link", str(e)) from None
         host_link = HostLink(kind, pcie=pcie, efficiency=host.opt("efficiency", float, 1.0, positive=True, maximum=1.0),
+                             read_efficiency=host.opt("read_efficiency", float, 0.0, positive=True, maximum=1.0),
                              **common)
     else:
         host_link = HostLink(kind, bandwidth=host.get("gbps", float, positive=True) * gbps,
@@ -318,7 +319,8 @@ def _hardware(f: _Fields, devices: int, peer_groups: tuple) -> Hardware:
         return DeviceLink(kind=t.get("kind", str, choices=("hccs", "ub", "sio")),
                           bandwidth=t.get("gbps", float, positive=True) * gbps,
                           latency=t.get("latency_us", float) * us,
-                          topology=t.get("topology", str, choices=("mesh", "switch")) if topology else "mesh")
+                          topology=t.get("topology", str, choices=("mesh", "switch")) if topology else "mesh",
+                          per_engine=t.opt("per_engine_gbps", float, 0.0, positive=True) * gbps)
 
     st = f.sub("staging")
     host_side = Host()
@@ -348,6 +350,10 @@ def _hardware(f: _Fields, devices: int, peer_groups: tuple) -> Hardware:
                         setup=st.get("setup_us", float) * us,
                         copy_bandwidth=st.get("copy_gbps", float, positive=True) * gbps),
         sync_copy=f.get("sync_copy_us", float) * us,
+        sync_wait=f.opt("sync_wait_us", float, 0.0) * us,
+        copy_submit=f.opt("copy_submit_us", float, 0.0) * us,
+        launch=f.opt("launch_us", float, 0.0) * us,
+        kernel_dispatch=f.opt("kernel_dispatch_us", float, 0.0) * us,
         host=host_side,
         peer_groups=peer_groups,
     )

@@ -15,7 +15,8 @@ ROUTES = {
     "d2h": "device to host, page-locked (pinned or registered) host memory",
     "h2d-pageable": "host to device from pageable memory, through the driver's staging buffers",
     "d2h-pageable": "device to host into pageable memory, through the driver's staging buffers",
-    "blocking-small": "a blocking copy of at most 64 KiB: the call, the driver's round trip, the transfer latency",
+    "blocking-small": "a copy of at most 64 KiB the host waits for (blocking, or async and synchronized): the calls, "
+                      "the driver's round trip, the transfer latency",
     "async-small": "queued copies of at most 64 KiB: the per-task fixed cost of the DMA",
     "d2d": "device to device on one device (on-chip SDMA)",
     "p2p-hccs": "device to device over an HCCS link (910B: within a server's mesh)",

@@ -25,16 +25,21 @@ class HostLink:
     efficiency: float = 1.0  # PCIe: share of the pcie-bench rate a DMA reaches (root complex, DMA engine)
     per_engine: float = 0.0  # bytes/s one DMA engine moves over this link; 0: no limit below the port's
     bandwidth_up: float = 0.0  # bytes/s device to host when it differs from `bandwidth` (not PCIe)
+    read_efficiency: float = 0.0  # PCIe: the share host-to-device copies (DMA reads) reach; 0: `efficiency`
 
     @property
     def capacity(self) -> float:
-        """Wire bytes per second, host to device."""
-        return (tlp_bandwidth(self.pcie) if self.pcie is not None else self.bandwidth) * self.efficiency
+        """Wire bytes per second, host to device: on PCIe the device reads host memory (read_efficiency)."""
+        if self.pcie is not None:
+            return tlp_bandwidth(self.pcie) * (self.read_efficiency or self.efficiency)
+        return self.bandwidth * self.efficiency
 
     @property
     def capacity_up(self) -> float:
-        """Wire bytes per second, device to host."""
-        return self.bandwidth_up * self.efficiency if self.pcie is None and self.bandwidth_up else self.capacity
+        """Wire bytes per second, device to host: on PCIe the device writes host memory (efficiency)."""
+        if self.pcie is not None:
+            return tlp_bandwidth(self.pcie) * self.efficiency
+        return (self.bandwidth_up or self.bandwidth) * self.efficiency
 
     def wire_bytes(self, size: int, read: bool) -> float:
         if self.pcie is None:
@@ -69,12 +74,14 @@ class DeviceLink:
     """A device-to-device interconnect.
 
     topology "mesh": a dedicated link per ordered pair (HCCS full mesh); "switch": each device
-    has one port out and one in, shared by all its peers (UB, an HCCS switch).
+    has one port out and one in, shared by all its peers (UB, an HCCS switch). `per_engine`: what one
+    copy (one DMA engine) moves over it at most, below the link's own rate (0: no such limit).
     """
     kind: str  # "hccs", "ub", "sio"
     bandwidth: float  # bytes/s per direction
     latency: float
     topology: str = "mesh"
+    per_engine: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,10 @@ class Hardware:
     host_link: HostLink
     staging: Staging
     sync_copy: float = 0.0  # seconds a blocking copy adds: the driver's round trip (submit, wait, wake)
+    sync_wait: float = 0.0  # seconds a synchronize adds when it waits: the host is woken after the completion
+    copy_submit: float = 0.0  # host seconds an async copy's enqueue adds to its call (building the task)
+    launch: float = 0.0  # host seconds a kernel launch adds to its call (arguments, the task)
+    kernel_dispatch: float = 0.0  # device seconds a kernel holds its AI cores before its work starts
     host: Host = field(default_factory=Host)
     peer_link: DeviceLink | None = None  # between devices of one peer group
     pair_link: DeviceLink | None = None  # between the two dies of a package (SIO)
@@ -208,14 +219,20 @@ class Hardware:
 
     def rate(self, src: int | None, dst: int | None, engines: int = 1) -> float:
         """Wire bytes per second copies between two ends get on `engines` DMA engines at once: the route's
-        narrowest link, or what the engines move over the host link, if less (A3: one engine 57 GB/s,
-        the die's port 102 GB/s)."""
+        narrowest link, or what the engines move over it, if less (A3: one engine 57 GB/s over the host
+        link, the die's port 102 GB/s)."""
         route = self.route(src, dst)
         links, _ = self.path(route, src, dst, 0)
         rate = min(cap / w for _, cap, w in links)
-        if route in ("h2d", "d2h") and self.host_link.per_engine > 0:  # one task holds one engine
-            rate = min(rate, self.host_link.per_engine * engines)
-        return rate
+        cap = self.per_engine(route)
+        return min(rate, cap * engines) if cap else rate  # one task holds one engine
+
+    def per_engine(self, route: str) -> float:
+        """Bytes/s one DMA engine (one copy task) moves on `route`; 0: no limit below the links'."""
+        if route in ("h2d", "d2h"):
+            return self.host_link.per_engine
+        link = self.pair_link if route == "sio" else self.peer_link if route in ("hccs", "ub") else None
+        return link.per_engine if link is not None else 0.0
 
     def latency(self, route: str) -> float:
         if route in ("h2d", "d2h", "pcie-p2p"):

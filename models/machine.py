@@ -349,7 +349,8 @@ class Machine:
         self.links: dict[str, Link] = {}
         self._paths: dict[tuple, tuple] = {}
         self._shapes: dict[tuple, tuple] = {}  # the flows of task shapes met (`_shape`)
-        self._per_engine = hw.host_link.per_engine  # bytes/s one DMA engine moves over the host link; 0: no limit
+        # bytes/s one DMA engine moves on a route, where the route has such a limit (Hardware.per_engine)
+        self._per_engine = {r: hw.per_engine(r) for r in ("h2d", "d2h", "sio", "hccs", "ub") if hw.per_engine(r)}
         self.records = TaskLog(records)
         self._done_tasks = self.records.pending  # _finish appends here; the log turns them into rows
         self.host_open = 0  # HOSTFUNC tasks submitted and not yet completed
@@ -515,9 +516,8 @@ class Machine:
         if route == "h2h":
             return self.hardware.host_memcpy_bandwidth
         rate = min(link.capacity / w for link, w in zip(links, weights))
-        if self._per_engine and (route == "h2d" or route == "d2h"):
-            rate = min(rate, self._per_engine * engines)
-        return rate
+        cap = self._per_engine.get(route)
+        return min(rate, cap * engines) if cap else rate
 
     def _run_lane(self, lane: _Lane, engine: int) -> None:
         """A lane has its engine: its runs one after the other (`_lane_step`), on the links `_transfer` gives one
@@ -529,8 +529,8 @@ class Machine:
         if route == "h2h":
             self._after(lane.nbytes / self.hardware.host_memcpy_bandwidth, lane)
             return
-        if self._per_engine and (route == "h2d" or route == "d2h"):
-            links, weights = self._with_engine(lane.device, engine, links, weights)
+        if self._per_engine and route in self._per_engine:
+            links, weights = self._with_engine(lane.device, engine, route, links, weights)
         lane.links = names
         lane.flow = (links, weights)
         self._lane_step(lane)
@@ -586,15 +586,17 @@ class Machine:
             task.route = route
             if route == "h2h":
                 return None
-            if self._per_engine and (route == "h2d" or route == "d2h"):
-                links, weights = self._with_engine(task.device, engine, links, weights)
+            if self._per_engine and route in self._per_engine:
+                links, weights = self._with_engine(task.device, engine, route, links, weights)
         task.links = names
         return links, weights, wire, tail
 
-    def _with_engine(self, device: int, engine: int, links: list, weights: list) -> tuple[list, list]:
-        """A host-link copy's links and weights on `engine` of `device`, with the engine's own limit (A3: one
-        DMA engine moves at most `per_engine` bytes/s over the host link)."""
-        return [*links, self.link(f"dev{device}.dma{engine}", self._per_engine)], [*weights, 1.0]
+    def _with_engine(self, device: int, engine: int, route: str, links: list, weights: list) -> tuple[list, list]:
+        """A copy's links and weights on `engine` of `device`, with the engine's own limit on its route (A3: one
+        DMA engine moves at most 57 GB/s over the host link). The engine runs one task at a time, so its link
+        carries one flow: one link per engine and route."""
+        name = f"dev{device}.dma{engine}" if route in ("h2d", "d2h") else f"dev{device}.dma{engine}.{route}"
+        return [*links, self.link(name, self._per_engine[route])], [*weights, 1.0]
 
     def _shape(self, key: tuple) -> tuple:
         """(route, link names, links, weights, wire bytes, tail) of the flow of a task of `key` (kind, source,
@@ -626,7 +628,7 @@ class Machine:
         task.start = self.env._now
         if task.on_start is not None:
             self._call(task, task.on_start)
-        self._after(task.duration or 0.0, task)
+        self._after((task.duration or 0.0) + self.hardware.kernel_dispatch, task)  # dispatch holds the cores too
 
     def _after(self, delay: float, task: Task) -> None:
         if delay > 0:

@@ -214,7 +214,7 @@ def test_the_config_check_catches(text, runtime_files):
     "C: 64 GiB: memory_size in hicann/runtime src/platform/platform_config/cann/Ascend910B1.ini:23 "
     "(docs/hardware.md#910b-memory)",
     "fit: 24.9 GB/s (https://github.com/FlagOpen/FlagPerf/blob/5a30cd2a/README.md); residual: acl-emu validate "
-    "(validation/measurements.toml, row flagperf-910b-h2d-512m)",
+    "(validation/measurements.toml, row flagperf-910b-d2h-512m)",
     "A: the page-locked staging chunk (docs/hardware.md#pageable-staging), configs/A3.toml",
 ])
 def test_the_config_check_accepts(text, runtime_files):

@@ -160,7 +160,7 @@ def test_validate_json_carries_use_on_every_row(tmp_path, capsys):
 def test_leave_one_source_out_refits_what_a_source_set_from_the_others(tmp_path):
     """Two sources of the same route: holding one out refits its field from the other and predicts it with
     the other's value; a source alone on its field's route is not predicted, and says why."""
-    base = next(r for r in ROWS if r["id"] == "flagperf-910b-h2d-512m")
+    base = next(r for r in ROWS if r["id"] == "flagperf-910b-d2h-512m")
     a = dict(base, id="a", url="https://a.example/x", value=20.0)  # sets efficiency
     b = dict(base, id="b", url="https://b.example/y", value=15.0, use="independent", size_bytes=256 << 20)
     b.pop("fitted")

@@ -474,9 +474,10 @@ class Core:
         self.machine.run_until(self.clock)
 
     def wait_for(self, task: Task) -> None:
-        """Block this host thread until `task` completes."""
+        """Block this host thread until `task` completes, then `sync_wait` more: the driver's round trip to
+        learn of a completion (the completion queue, the thread's wake), whether or not the thread waited."""
         end = self.machine.wait(task)
-        self.clock = max(self.clock, end)
+        self.clock = max(self.clock, end) + self.product.hardware.sync_wait
         san = self.sanitizer
         if san is not None:
             san.joined(task)

@@ -98,5 +98,6 @@ def launch_kernel(rt: Core, fn: Callable, buffers: Sequence = (), stream: int = 
         if transfer.has_bytes(rt, label, *(r for r, *_ in args)):
             fn(*(r.view(off, n).view(dtype).reshape(shape) for r, off, n, shape, dtype in args))
 
+    rt.tick(rt.product.hardware.launch)  # the host packs the arguments and submits the kernel's task
     rt.submit(s, Task(KERNEL, device=s.device, label=label, duration=duration, nbytes=int(nbytes), on_start=run),
               tuple((r, off, n, mode) for (r, off, n, _, _), mode in zip(args, modes)))

@@ -64,6 +64,8 @@ def _drain(rt: Core, s: Stream) -> None:
     if not s.m.idle:
         rt.wait_for(s.m.last)
     else:
+        if s.m.last is not None:  # done already: the driver still confirms it (Core.wait_for)
+            rt.tick(rt.product.hardware.sync_wait)
         san = rt.sanitizer
         if san is not None:
             san.joined(s.m.last)  # done already: the wait still orders what follows after it

@@ -286,4 +286,6 @@ def enqueue_copy(rt: Core, s: Stream, plan: CopyPlan, what: str) -> None:
     if s.capture is not None:  # (Core.submit, without a call: the copy goes into the capture's graph)
         s.capture.tasks.append(task)
     else:
-        rt.machine.submit(s.m, task, rt.caller.clock)
+        st = rt.caller
+        st.clock += rt.machine.hardware.copy_submit  # the host builds and submits the copy's task
+        rt.machine.submit(s.m, task, st.clock)

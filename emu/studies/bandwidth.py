@@ -22,6 +22,7 @@ from emu.models import STAGED
 
 from .. import config
 from .. import constants as C
+from .. import routes as R
 from ..errors import AclError
 from ..runtime import queries
 from .common import event_time, host_buffer, human_bytes, release_host
@@ -151,6 +152,18 @@ def _row(test: str, memory: str, src, dst, route: str, n: int, reps: int, second
             "model_gbps": model_gbps, "model": model, "status": status}
 
 
+def _checked(product, bench: "_Bench", row: dict, hw_route: str) -> dict:
+    """`row` with the route the timing model times it by (`emu.routes`: timing_route) and whether an independent
+    measurement checks that route on `product` (validated). `route` stays the hardware path it took."""
+    timing = R.of_copy(hw_route, row["memory"], row["bytes"], blocking=not bench.events)
+    return {**row, "timing_route": timing, "validated": timing not in product.unvalidated}
+
+
+def _routes_of(product, rows: list[dict]) -> dict:
+    """The timing routes of the measured rows: routes, unvalidated_routes (ROUTES order) and the note line."""
+    used = [r for r in R.ROUTES if any(row["timing_route"] == r and row["gbps"] is not None for row in rows)]
+    return {"routes": used, "unvalidated_routes": R.unvalidated(product, used), "routes_note": R.note(product, used)}
+
 
 def _bidirectional_model(hw, i: int, j: int, n: int) -> float:
     """GB/s of i->j and j->i at once, summed: each flow gets its bottleneck link's capacity divided by the
@@ -233,11 +246,14 @@ def measure(product: str, sizes: list[int], *, peer_sizes: list[int] | None = No
             repetitions: int = REPETITIONS, peer_repetitions: int = PEER_REPETITIONS) -> dict:
     """Run the bandwidth study on `product`; return plain data, ready for JSON.
 
-    The result holds `rows` (one per measurement, the CSV: test, memory, src, dst, route, bytes, seconds per
-    copy, GB/s, the model's GB/s, status) and views of them: `host[memory][h2d|d2h]` and `d2d` as lists of
-    points per size; `p2p` with N x N `unidirectional` / `bidirectional` GB/s (None where a pair has no
-    peer access), their `model_*` closed forms, `access`, `routes` and the per-route `curves`; `skipped`
-    memory kinds with the reason the runtime gave, and `notes`.
+    The result holds `rows` (one per measurement, the CSV: test, memory, src, dst, route (the hardware path),
+    bytes, seconds per copy, GB/s, the model's GB/s, status, timing_route (its `emu.routes` name) and
+    validated (whether an independent measurement checks that route on the product)) and views of them:
+    `host[memory][h2d|d2h]` and `d2d` as lists of points per size; `p2p` with N x N `unidirectional` /
+    `bidirectional` GB/s (None where a pair has no peer access), their `model_*` closed forms, `access`,
+    `routes`, `timing_routes`, `validated` and the per-route `curves`; `skipped` memory kinds with the
+    reason the runtime gave, and `notes`. `routes` lists the timing routes the measured rows rest on,
+    `unvalidated_routes` those of them no independent measurement checks, `routes_note` says so in a line.
 
     sizes: message sizes in bytes for H2D / D2H / D2D. peer_sizes: sizes for device-to-device copies
     (default: `sizes` up to 256 MiB); the all-pairs matrix runs at the largest, and one pair of each route
@@ -281,6 +297,7 @@ def measure(product: str, sizes: list[int], *, peer_sizes: list[int] | None = No
         "d2d": [_point(r) for r in rows if r["test"] == "d2d"],
         "p2p": matrix,
         "rows": rows,
+        **_routes_of(p, rows),
     }
     return result
 
@@ -310,11 +327,12 @@ def _host_and_d2d(rt, bench: _Bench, sizes: list[int], rows: list, notes: list, 
                 t = bench.one(0, dst, src, n, kind)
                 if queries.last_copy_kind(rt) == STAGED:  # the staging pipeline has no closed form: its ceiling
                     model = min(hw.staging.copy_bandwidth, n / hw.alone(s_end, d_end, n)) / 1e9
-                    rows.append(_row(test, memory, _end(s_end), _end(d_end), "staged " + route, n, bench.reps, t,
-                                     model, "ceiling: min(staging copy, link)"))
+                    row = _row(test, memory, _end(s_end), _end(d_end), "staged " + route, n, bench.reps, t,
+                               model, "ceiling: min(staging copy, link)")
                 else:
-                    rows.append(_row(test, memory, _end(s_end), _end(d_end), route, n, bench.reps, t,
-                                     n / hw.alone(s_end, d_end, n, rt.copy_unit(s_end, d_end)) / 1e9, "alone"))
+                    row = _row(test, memory, _end(s_end), _end(d_end), route, n, bench.reps, t,
+                               n / hw.alone(s_end, d_end, n, rt.copy_unit(s_end, d_end)) / 1e9, "alone")
+                rows.append(_checked(p, bench, row, route))
                 step(1, f"{test} {memory} {human_bytes(n)}")
         release_host(rt, memory, host)
     keep.clear()
@@ -330,8 +348,9 @@ def _host_and_d2d(rt, bench: _Bench, sizes: list[int], rows: list, notes: list, 
         for n in d2d_sizes:
             t = bench.one(0, other, dev, n, C.ACL_MEMCPY_DEVICE_TO_DEVICE)
             d0 = queries.physical_devices(rt)[0]
-            rows.append(_row("d2d", "device", 0, 0, hw.route(d0, d0), n, bench.reps, t,
-                             n / hw.alone(d0, d0, n, rt.copy_unit(d0, d0)) / 1e9, "alone"))
+            row = _row("d2d", "device", 0, 0, hw.route(d0, d0), n, bench.reps, t,
+                       n / hw.alone(d0, d0, n, rt.copy_unit(d0, d0)) / 1e9, "alone")
+            rows.append(_checked(p, bench, row, hw.route(d0, d0)))
             step(1, f"d2d {human_bytes(n)}")
         rt.free(other)
     rt.free(dev)
@@ -349,10 +368,14 @@ def _peers(rt, bench: _Bench, peer_sizes: list[int], reps: int, rows: list, note
 
     def route(i: int, j: int) -> str:
         return hw.route(phys[i], phys[j])
+
+    def peer_row(test: str, i: int, j: int, size: int, *args, **kwargs) -> dict:
+        return _checked(p, bench, _row(test, "device", i, j, route(i, j), size, reps, *args, **kwargs), route(i, j))
     n = peer_sizes[-1]
     empty = [[None] * n_dev for _ in range(n_dev)]
     out = {"bytes": n, "devices": n_dev, "status": "ok", "access": [[None] * n_dev for _ in range(n_dev)],
-           "routes": [[None] * n_dev for _ in range(n_dev)], "unidirectional": [r[:] for r in empty],
+           "routes": [r[:] for r in empty], "timing_routes": [r[:] for r in empty],
+           "validated": [r[:] for r in empty], "unidirectional": [r[:] for r in empty],
            "bidirectional": [r[:] for r in empty], "model_unidirectional": [r[:] for r in empty],
            "model_bidirectional": [r[:] for r in empty], "curves": []}
     if n_dev < 2:
@@ -391,13 +414,13 @@ def _peers(rt, bench: _Bench, peer_sizes: list[int], reps: int, rows: list, note
     def unidirectional(i: int, j: int, size: int) -> dict:
         t = bench.one(i, bufs[j][1], bufs[i][0], size, C.ACL_MEMCPY_DEVICE_TO_DEVICE)
         model = size / hw.alone(phys[i], phys[j], size, rt.copy_unit(phys[i], phys[j])) / 1e9
-        return _row("p2p", "device", i, j, route(i, j), size, reps, t, model, "alone")
+        return peer_row("p2p", i, j, size, t, model, "alone")
 
     def bidirectional(i: int, j: int, size: int) -> dict:
         ta, tb = bench.pair((i, bufs[j][1], bufs[i][0]), (j, bufs[i][1], bufs[j][0]), size)
         model = _bidirectional_model(hw, phys[i], phys[j], size)
-        return _row("p2p_bidir", "device", i, j, route(i, j), size, reps, max(ta, tb), model, "alone, links shared",
-                    gbps=(size / ta + size / tb) / 1e9)
+        return peer_row("p2p_bidir", i, j, size, max(ta, tb), model, "alone, links shared",
+                        gbps=(size / ta + size / tb) / 1e9)
 
     # one pair per route kind, across the peer sizes (the largest comes from the matrix below)
     routes: dict[str, tuple[int, int]] = {}
@@ -421,7 +444,8 @@ def _peers(rt, bench: _Bench, peer_sizes: list[int], reps: int, rows: list, note
                 r = unidirectional(i, j, n)
                 out["unidirectional"][i][j], out["model_unidirectional"][i][j] = r["gbps"], r["model_gbps"]
             else:
-                r = _row("p2p", "device", i, j, route(i, j), n, reps, None, None, "", why_not)
+                r = peer_row("p2p", i, j, n, None, None, "", why_not)
+            out["timing_routes"][i][j], out["validated"][i][j] = r["timing_route"], r["validated"]
             rows.append(r)
             step(1, f"p2p {i}->{j}")
     for i in range(n_dev):
@@ -431,8 +455,8 @@ def _peers(rt, bench: _Bench, peer_sizes: list[int], reps: int, rows: list, note
                 for a, b in ((i, j), (j, i)):
                     out["bidirectional"][a][b], out["model_bidirectional"][a][b] = r["gbps"], r["model_gbps"]
             else:
-                r = _row("p2p_bidir", "device", i, j, route(i, j), n, reps, None, None, "",
-                         why_not if not (access[i][j] and access[j][i]) else "needs events and async copies")
+                r = peer_row("p2p_bidir", i, j, n, None, None, "",
+                             why_not if not (access[i][j] and access[j][i]) else "needs events and async copies")
             rows.append(r)
             step(1, f"p2p bidir {i}<->{j}")
     for kind, (i, j) in routes.items():
@@ -449,7 +473,7 @@ def _peers(rt, bench: _Bench, peer_sizes: list[int], reps: int, rows: list, note
 
 def _point(r: dict) -> dict:
     return {"bytes": r["bytes"], "seconds": r["seconds"], "gbps": r["gbps"], "model_gbps": r["model_gbps"],
-            "model": r["model"]}
+            "model": r["model"], "timing_route": r["timing_route"], "validated": r["validated"]}
 
 
 def _host_view(rows: list[dict]) -> dict:

@@ -25,7 +25,23 @@ KIND_TITLES = {
     "pageable": "pageable host memory (a plain buffer; EP mode stages it through pinned chunks)",
 }
 COLUMNS = ("test", "memory", "src", "dst", "route", "bytes", "repetitions", "seconds", "gbps", "model_gbps",
-           "model", "status")
+           "model", "status", "timing_route", "checked")
+UNVALIDATED = "UNVALIDATED"
+
+
+def checked(points) -> str:
+    """A table's "checked" cell for the measured points (each with timing_route and validated) behind one row:
+    "yes" when an independent measurement checks every route they rest on, else "UNVALIDATED (route, ...)"."""
+    points = [pt for pt in points if pt is not None and pt.get("gbps") is not None]
+    missing = list(dict.fromkeys(pt["timing_route"] for pt in points if not pt["validated"]))
+    return f"{UNVALIDATED} ({', '.join(missing)})" if missing else "yes"
+
+
+def csv_row(r: dict) -> dict:
+    """One row of bandwidth.csv: the COLUMNS of a result row, "" for None, checked "yes" / "UNVALIDATED"."""
+    out = {k: ("" if r.get(k) is None else r.get(k)) for k in COLUMNS}
+    out["checked"] = "yes" if r["validated"] else UNVALIDATED
+    return out
 
 
 def _ceiling(points: list[dict]) -> bool:
@@ -52,15 +68,15 @@ def tables(result: dict) -> list[tuple[str, str]]:
             d2h = view["d2h"][k]
             body.append({"size": human_bytes(point["bytes"]), "h2d": _fmt(point["gbps"]),
                          "h2d_model": _fmt(point["model_gbps"]), "d2h": _fmt(d2h["gbps"]),
-                         "d2h_model": _fmt(d2h["model_gbps"])})
+                         "d2h_model": _fmt(d2h["model_gbps"]), "checked": checked([point, d2h])})
         out.append((f"H2D / D2H, device 0, {KIND_TITLES[memory]}, GB/s",
                     format_table(body, [("size", "size"), ("h2d", "H2D"), ("h2d_model", f"H2D {label}"),
-                                        ("d2h", "D2H"), ("d2h_model", f"D2H {label}")])))
+                                        ("d2h", "D2H"), ("d2h_model", f"D2H {label}"), ("checked", "checked")])))
     if result["d2d"]:
-        body = [{"size": human_bytes(r["bytes"]), "gbps": _fmt(r["gbps"]), "model": _fmt(r["model_gbps"])}
-                for r in result["d2d"]]
+        body = [{"size": human_bytes(r["bytes"]), "gbps": _fmt(r["gbps"]), "model": _fmt(r["model_gbps"]),
+                 "checked": checked([r])} for r in result["d2d"]]
         out.append(("D2D on device 0, GB/s", format_table(body, [("size", "size"), ("gbps", "D2D"),
-                                                                   ("model", "D2D model")])))
+                                                                   ("model", "D2D model"), ("checked", "checked")])))
     p2p = result["p2p"]
     if p2p["curves"]:
         cols = [("size", "size")]
@@ -70,27 +86,36 @@ def tables(result: dict) -> list[tuple[str, str]]:
             key = f"{c['route']} {c['src']}->{c['dst']}"
             cols += [(key, key), (key + " bidir", f"{key} bidir")]
             for row, s in zip(body, sizes):
-                uni = [pt["gbps"] for pt in c["unidirectional"] if pt["bytes"] == s]
-                bi = [pt["gbps"] for pt in c["bidirectional"] if pt["bytes"] == s]
-                row[key] = _fmt(uni[0] if uni else None)
-                row[key + " bidir"] = _fmt(bi[0] if bi else None)
+                uni = [pt for pt in c["unidirectional"] if pt["bytes"] == s]
+                bi = [pt for pt in c["bidirectional"] if pt["bytes"] == s]
+                row[key] = _fmt(uni[0]["gbps"] if uni else None)
+                row[key + " bidir"] = _fmt(bi[0]["gbps"] if bi else None)
+                row.setdefault("points", []).extend(uni + bi)
+        for row in body:
+            row["checked"] = checked(row.pop("points", []))
         out.append(("device to device by route, unidirectional and bidirectional (sum), GB/s",
-                    format_table(body, cols)))
+                    format_table(body, cols + [("checked", "checked")])))
     if p2p["devices"] > 1:
         for which in ("unidirectional", "bidirectional"):
             m = p2p[which]
             body = []
             for i, line in enumerate(m):
-                row = {"dev": str(i)}
+                row = {"dev": str(i), "checked": checked(_matrix_points(p2p, i, line))}
                 for j, v in enumerate(line):
                     row[str(j)] = "-" if i == j else _fmt(v)
                 body.append(row)
             cols = [("dev", "src\\dst" if which == "unidirectional" else "i\\j")] + \
-                   [(str(j), str(j)) for j in range(p2p["devices"])]
+                   [(str(j), str(j)) for j in range(p2p["devices"])] + [("checked", "checked")]
             what = "src -> dst alone" if which == "unidirectional" else "i -> j and j -> i at once, summed"
             out.append((f"device-to-device matrix, {which} ({what}), {human_bytes(p2p['bytes'])}, GB/s",
                         format_table(body, cols)))
     return out
+
+
+def _matrix_points(p2p: dict, i: int, line: list) -> list[dict]:
+    """Row i of a device-to-device matrix as points (gbps, timing_route, validated), for `checked`."""
+    return [{"gbps": v, "timing_route": p2p["timing_routes"][i][j], "validated": p2p["validated"][i][j]}
+            for j, v in enumerate(line) if j != i and v is not None]
 
 
 # -- plots ----------------------------------------------------------------------------------------------------
@@ -115,47 +140,86 @@ def _group_label(names: list[tuple[str, str]]) -> str:
     return " = ".join(f"{t.upper()} {m}" for t, m in names)
 
 
+def _unvalidated_suffix(points: list[dict]) -> str:
+    bad = sum(not pt["validated"] for pt in points)
+    return "" if not bad else " (unvalidated)" if bad == len(points) else " (partly unvalidated)"
+
+
+def _curve(ax, points: list[dict], style: str, label: str, **kw) -> None:
+    """A curve of points (bytes, gbps, validated): filled markers where an independent measurement checks the
+    point's route, hollow ones where none does, and "(unvalidated)" in the label (see `figure_note`)."""
+    pts = [pt for pt in points if pt["gbps"] is not None]
+    x, y = [pt["bytes"] for pt in pts], [pt["gbps"] for pt in pts]
+    bad = [k for k, pt in enumerate(pts) if not pt["validated"]]
+    hollow = {"mfc": "white", "mew": 1.2}
+    label += _unvalidated_suffix(pts)
+    if bad and len(bad) == len(pts):  # all hollow, the legend's marker too
+        ax.plot(x, y, style, label=label, **kw, **hollow)
+        return
+    line, = ax.plot(x, y, style, label=label, markevery=[k for k in range(len(pts)) if k not in bad], **kw)
+    if bad:
+        ax.plot([x[k] for k in bad], [y[k] for k in bad], linestyle="none", marker=line.get_marker(),
+                ms=line.get_markersize(), mec=line.get_color(), **hollow)
+
+
+def figure_note(result: dict) -> str:
+    """The line under a bandwidth figure: which routes its curves rest on are unvalidated."""
+    missing = result["unvalidated_routes"]
+    if not missing:
+        return result["routes_note"]
+    return (f"hollow markers, (unvalidated): no independent measurement checks these routes on {result['product']} "
+            f"(see acl-emu validate): " + ", ".join(missing))
+
+
+def _host_points(result: dict, names: list[tuple[str, str]]) -> list[dict]:
+    """The points of the first of coinciding host curves, unvalidated where any of them is."""
+    curves = [result["host"][memory][test] for test, memory in names]
+    return [{**pt, "validated": all(c[k]["validated"] for c in curves)} for k, pt in enumerate(curves[0])]
+
+
 def bandwidth_figure(result: dict):
-    """Bandwidth vs message size: host<->device per (direction, memory kind); D2D and peers by route.
-    Returns a matplotlib Figure (see `common.figure`)."""
+    """Bandwidth vs message size: host<->device per (direction, memory kind); D2D and peers by route; hollow
+    markers where a point's route is unvalidated (`figure_note`). Returns a matplotlib Figure (see
+    `common.figure`)."""
     from matplotlib import colormaps
 
-    fig = figure(figsize=(13, 5))
+    fig = figure(figsize=(13, 5.3))
     left, right = fig.subplots(1, 2)
     curves = {(test, memory): [(pt["bytes"], pt["gbps"]) for pt in view.get(test, [])]
               for test in ("h2d", "d2h") for memory, view in result["host"].items()}
     for names, pts in same_curves(curves, rel=SAME):  # curves that coincide (pinned, registered) drawn once
         test, memory = names[0]
-        x = [b for b, _ in pts]
+        full = _host_points(result, names)
         label = f"{_group_label(names)}, {peak_text(pts)}"
-        left.plot(x, [g for _, g in pts], "-" if test == "h2d" else "--", ms=4, label=label, **_STYLES[memory])
-        full = result["host"][memory].get(test, [])
+        _curve(left, full, "-" if test == "h2d" else "--", label, ms=4, **_STYLES[memory])
         if not _ceiling(full):
-            left.plot(x, [pt["model_gbps"] for pt in full], ":", color="black", lw=0.8, alpha=0.6)
+            left.plot([pt["bytes"] for pt in full], [pt["model_gbps"] for pt in full], ":", color="black", lw=0.8,
+                      alpha=0.6)
     left.plot([], [], ":", color="black", lw=0.8, label="model closed form (a = b: curves within 0.1%)")
     left.set_title(f"{result['product']}: host <-> device 0 ({result['host_link']})")
     _size_axis(left)
     left.legend(fontsize=8, loc="upper left")
     if result["d2d"]:
-        x = [pt["bytes"] for pt in result["d2d"]]
-        right.plot(x, [pt["gbps"] for pt in result["d2d"]], "-", marker="o", ms=3, color="tab:red",
-                   label=f"D2D on device 0, {peak_text([(p['bytes'], p['gbps']) for p in result['d2d']])}")
-        right.plot(x, [pt["model_gbps"] for pt in result["d2d"]], ":", color="black", lw=0.8, alpha=0.6)
+        d2d = result["d2d"]
+        _curve(right, d2d, "-", f"D2D on device 0, {peak_text([(p['bytes'], p['gbps']) for p in d2d])}",
+               marker="o", ms=3, color="tab:red")
+        right.plot([pt["bytes"] for pt in d2d], [pt["model_gbps"] for pt in d2d], ":", color="black", lw=0.8,
+                   alpha=0.6)
     for k, c in enumerate(result["p2p"]["curves"]):
         color = colormaps["tab10"]((k + 4) % 10)
         name = f"{c['route'].upper()} {c['src']}->{c['dst']}"
         for key, style, what in (("unidirectional", "-", ""), ("bidirectional", "--", " bidir (sum)")):
             pts = c[key]
             if pts:
-                right.plot([pt["bytes"] for pt in pts], [pt["gbps"] for pt in pts], style, marker="s", ms=3,
-                           color=color,
-                           label=f"{name}{what}, {peak_text([(p['bytes'], p['gbps']) for p in pts])}")
+                _curve(right, pts, style, f"{name}{what}, {peak_text([(p['bytes'], p['gbps']) for p in pts])}",
+                       marker="s", ms=3, color=color)
     right.plot([], [], ":", color="black", lw=0.8, label="model closed form")
     right.set_title(f"{result['product']}: device memory and peers")
     _size_axis(right)
     right.set_yscale("log")
     right.legend(fontsize=8)
     fig.suptitle(f"{result['title']}: bandwidth vs message size (timing-only emulation, event-timed)", fontsize=10)
+    fig.supxlabel(figure_note(result), fontsize=8)  # a figure-level label, so tight_layout keeps room for it
     fig.tight_layout()
     return fig
 
@@ -186,6 +250,7 @@ def p2p_figure(result: dict):
             for j in range(n):
                 v = m[i, j]
                 text = "self" if i == j else ("n/a" if not np.isfinite(v) else f"{v:.0f}" if v >= 10 else f"{v:.1f}")
+                text += "*" if np.isfinite(v) and p2p["validated"][i][j] is False else ""
                 light = np.isfinite(v) and finite.size and v < 0.6 * finite.max()
                 ax.text(j, i, text, ha="center", va="center", fontsize=size, color="white" if light else "black")
         ax.set_xticks(range(n))
@@ -197,8 +262,20 @@ def p2p_figure(result: dict):
         fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="GB/s")
     fig.suptitle(f"{result['product']}: device-to-device bandwidth at {human_bytes(p2p['bytes'])} (GB/s; n/a: "
                  f"no peer access; self: a device with itself, see D2D)", fontsize=11)
+    fig.supxlabel(matrix_note(result), fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def matrix_note(result: dict) -> str:
+    """The line under the matrices: the unvalidated routes their measured cells rest on (marked *)."""
+    p2p = result["p2p"]
+    missing = list(dict.fromkeys(pt["timing_route"] for i, line in enumerate(p2p["unidirectional"])
+                                 for pt in _matrix_points(p2p, i, line) if not pt["validated"]))
+    if not missing:
+        return f"every route in these matrices is checked against an independent measurement on {result['product']}"
+    return (f"*: unvalidated on {result['product']} (no independent measurement; see acl-emu validate): "
+            + ", ".join(missing))
 
 
 def plot_bandwidth(result: dict, path: Path) -> Path:
@@ -216,7 +293,7 @@ def write(result: dict, out: Path) -> dict:
     """Write bandwidth.csv, bandwidth.json, bandwidth.png and p2p.png to `out`; return their paths."""
     names = {"csv": "bandwidth.csv", "json": "bandwidth.json", "bandwidth_png": "bandwidth.png", "p2p_png": "p2p.png"}
     with Landing(out) as land:
-        write_csv(land(names["csv"]), [{k: ("" if r[k] is None else r[k]) for k in COLUMNS} for r in result["rows"]])
+        write_csv(land(names["csv"]), [csv_row(r) for r in result["rows"]])
         plot_bandwidth(result, land(names["bandwidth_png"]))
         plot_p2p(result, land(names["p2p_png"]))
         result["files"] = {k: str(land.dir / v) for k, v in names.items()}
@@ -232,6 +309,7 @@ def report(result: dict) -> str:
              f"per measurement, timed with {'events' if events else 'the host clock'}"]
     for title, text in tables(result):
         lines += ["", title, text]
+    lines += ["", f"checked: {result['routes_note']}"]
     if result["notes"]:
         lines.append("")
         lines += [f"note: {note}" for note in result["notes"]]

@@ -38,7 +38,8 @@ DIRECTIONS = {"h2d": "h2d", "d2h": "d2h", "d2d": "d2d", "p2p": "p2p", "h2h": "h2
 FIXED_SHARE = 0.10  # a fixed cost is determined when it is at least this share of some row's time
 DATA_SHARE = 0.50  # a rate is determined when the bytes take at least this share of some row's time
 LIMITS = {"hardware.host_link.efficiency": 1.0}  # what a config may hold (emu.config checks it too)
-FITTABLE = ("hardware.host_link.efficiency", "hardware.host_link.gbps", "hardware.host_link.up_gbps",
+FITTABLE = ("hardware.host_link.efficiency", "hardware.host_link.read_efficiency", "hardware.pair_link.gbps",
+            "hardware.pair_link.latency_us", "hardware.sync_wait_us", "hardware.copy_submit_us", "hardware.host_link.gbps", "hardware.host_link.up_gbps",
             "hardware.host_link.per_engine_gbps", "hardware.host_link.latency_us", "hardware.sync_copy_us",
             "hardware.staging.copy_gbps", "hardware.staging.setup_us", "hardware.peer_link.gbps",
             "hardware.peer_link.latency_us", "hardware.memory_gbps", "hardware.sdma_latency_us",
@@ -84,6 +85,8 @@ def _row(path: Path, i: int, r: dict, direction: str, memory: str | None) -> dic
            "count": int(r.get("count") or (10 if pattern == "async" else 1)), "size_bytes": r["size"],
            "memory": memory, "direction": direction, "value": r["value"], "unit": r["unit"],
            "calibration": True, "source": str(path), "use": "fit", "fitted": "what calibrate fits"}
+    if r.get("dst_device"):
+        row["dst_device"] = int(r["dst_device"])
     try:
         V.check_row(row, f"{path}: row {i + 1}")
     except V.MeasurementError as e:
@@ -102,7 +105,8 @@ def _read_csv(text: str) -> list[dict]:
         try:
             out.append({"size": parse_size(rec["size"]), "value": float(value[0]), "unit": value[1],
                         "direction": rec.get("direction"), "memory": rec.get("memory"),
-                        "pattern": rec.get("pattern"), "count": rec.get("count")})
+                        "pattern": rec.get("pattern"), "count": rec.get("count"),
+                        "dst_device": rec.get("dst_device")})
         except (KeyError, ValueError) as e:
             raise CalibrationError(f"CSV line {line}: {e}") from None
     return out
@@ -196,10 +200,10 @@ def fit_group(g: Group, base: str) -> None:
 def _tasks(g: Group, base: str, n: np.ndarray) -> np.ndarray:
     """Runtime tasks per copy: async copies of pinned or device memory are split (docs/hardware.md#task-sizes);
     blocking and pageable copies are one transfer each."""
-    direction, memory, pattern = g.key
-    if pattern != "async" or memory == "pageable" or direction == "h2h":
+    direction, memory, pattern, dst = g.key
+    if pattern == "sync" or memory == "pageable" or direction == "h2h":
         return np.ones_like(n)
-    ends = {"h2d": (None, 0), "d2h": (0, None), "d2d": (0, 0), "p2p": (0, 1)}[direction]
+    ends = {"h2d": (None, 0), "d2h": (0, None), "d2d": (0, 0), "p2p": (0, dst)}[direction]
     unit = V.private_runtime(base).copy_unit(*ends)
     return np.ceil(n / unit)
 
@@ -216,32 +220,52 @@ def fields_of(g: Group, product) -> dict[str, tuple[float, bool, str]]:
 
 
 def _fixed_field(g: Group, hw) -> tuple[str | None, float]:
-    direction, memory, pattern = g.key
+    direction, memory, pattern, dst = g.key
     us = 1e6
+    if pattern == "copy-sync":  # each copy and its synchronize: the wake, beyond two calls, the submit, the task
+        rest = 2 * hw.call_overhead + hw.copy_submit + _latency(hw, _route(hw, direction, dst))
+        return "hardware.sync_wait_us", (g.a - rest) * us
+    if pattern == "stream-sync":  # copies queued back to back: the host's submit of each, beyond the call
+        return "hardware.copy_submit_us", (g.a - hw.call_overhead) * us
     if direction == "h2h":  # a blocking host-to-host copy: the API call, then the CPU's copy
         return "hardware.call_overhead_us", g.a * us
     if memory == "pageable":  # the staging setup, beyond the call, the transfer latency and the round trip
         rest = hw.call_overhead + hw.latency(direction) + hw.sync_copy
         return "hardware.staging.setup_us", (g.a - rest) * us
     if pattern == "sync":  # the driver's round trip, beyond the call and the transfer latency
-        route = {"p2p": "hccs", "d2d": "sdma"}.get(direction, direction)
-        return "hardware.sync_copy_us", (g.a - hw.call_overhead - _latency(hw, route)) * us
+        return "hardware.sync_copy_us", (g.a - hw.call_overhead - _latency(hw, _route(hw, direction, dst))) * us
     # async: each sample starts one API call after its start event, which the per-copy cost carries / count
     a = g.a - hw.call_overhead / statistics.mean(r["count"] for r in g.rows)
     if direction in ("h2d", "d2h"):
         return "hardware.host_link.latency_us", a * us
     if direction == "p2p":
-        return ("hardware.peer_link.latency_us", a * us) if hw.peer_link is not None else (None, 0.0)
+        link = _peer_field(hw, dst)
+        return (f"{link}.latency_us", a * us) if link else (None, 0.0)
     return "hardware.sdma_latency_us", a * us
 
 
+def _route(hw, direction: str, dst: int) -> str:
+    """The hardware route of a group's copies (p2p: device 0 to `dst`)."""
+    ends = {"h2d": (None, 0), "d2h": (0, None), "d2d": (0, 0), "p2p": (0, dst)}.get(direction, (0, 0))
+    return hw.route(*ends) if hw.num_devices > max(e or 0 for e in ends) else "sdma"
+
+
+def _peer_field(hw, dst: int) -> str | None:
+    """The config table of the link a copy from device 0 to `dst` crosses (pair_link: the other die of a
+    package), or None when it crosses none of them."""
+    route = _route(hw, "p2p", dst)
+    return "hardware.pair_link" if route == "sio" else "hardware.peer_link" if route in ("hccs", "ub") else None
+
+
 def _latency(hw, route: str) -> float:
-    return hw.sdma_latency if route == "sdma" else hw.peer_link.latency if route == "hccs" else hw.latency(route)
+    return hw.latency(route)
 
 
 def _rate_field(g: Group, hw) -> tuple[str | None, float]:
-    direction, memory, _ = g.key
+    direction, memory, _, dst = g.key
     hl = hw.host_link
+    if g.b <= 0:
+        return None, 0.0
     if direction == "h2h":
         return "hardware.host_memcpy_gbps", 1 / g.b / 1e9
     if memory == "pageable":
@@ -249,20 +273,23 @@ def _rate_field(g: Group, hw) -> tuple[str | None, float]:
     if direction in ("h2d", "d2h"):
         if hl.pcie is not None:  # payload rate -> the share of the pcie-bench rate the DMA reaches
             wire = hl.wire_bytes(1 << 30, read=direction == "h2d") / (1 << 30)
-            return "hardware.host_link.efficiency", wire / g.b / tlp_bandwidth(hl.pcie)
+            name = "read_efficiency" if direction == "h2d" and hl.read_efficiency else "efficiency"
+            return f"hardware.host_link.{name}", wire / g.b / tlp_bandwidth(hl.pcie)
         if hl.per_engine:
             return "hardware.host_link.per_engine_gbps", 1 / g.b / 1e9
         return ("hardware.host_link.gbps" if direction == "h2d" else "hardware.host_link.up_gbps"), 1 / g.b / 1e9
     if direction == "p2p":
-        return ("hardware.peer_link.gbps", 1 / g.b / 1e9) if hw.peer_link is not None else (None, 0.0)
+        link = _peer_field(hw, dst)
+        return (f"{link}.gbps", 1 / g.b / 1e9) if link else (None, 0.0)
     return "hardware.memory_gbps", 2 / g.b / 1e9  # an on-chip copy reads and writes device memory
 
 
 def _order(g: Group) -> int:
     """Host-to-host copies show the API call's cost, blocking copies the driver's round trip on top, and
     async and pageable copies build on both: fit them in that order."""
-    direction, memory, pattern = g.key
-    return 0 if direction == "h2h" else 1 if pattern == "sync" and memory != "pageable" else 2
+    direction, memory, pattern, _ = g.key
+    return 0 if direction == "h2h" else 1 if pattern == "sync" and memory != "pageable" else 2 if \
+        pattern != "copy-sync" else 3
 
 
 def refine(rows: list[dict], base: str, start: dict[str, float], held: dict[str, float] | None = None,
@@ -326,8 +353,10 @@ def calibrate(rows: list[dict], base: str, source: str, only: list[str] | None =
     product = config.load(base)
     groups: dict[tuple, Group] = {}
     for r in rows:
-        groups.setdefault((r["direction"], r["memory"], r["pattern"]), Group(
-            (r["direction"], r["memory"], r["pattern"]))).rows.append(dict(r, product=product.name))
+        if r["direction"] not in DIRECTIONS.values():
+            continue  # (registration and kernel rows are no copies: no line to fit)
+        key = (r["direction"], r["memory"], r["pattern"], r.get("dst_device", 1))
+        groups.setdefault(key, Group(key)).rows.append(dict(r, product=product.name))
     fitted: dict[str, list] = {}
     kept: dict[str, str] = {}
     for g in sorted(groups.values(), key=_order):  # what later groups' times include is fitted first
@@ -384,11 +413,11 @@ def residuals(result: dict, cfg: str) -> tuple[list[dict], dict[str, float]]:
     out = []
     for r in result["input"]:
         model = V.predict(r, cfg)
-        out.append({"row": r["id"], "direction": r["direction"], "memory": r["memory"], "pattern": r["pattern"],
+        out.append({"row": r["id"], "direction": r["direction"], "memory": r["memory"], "pattern": r["pattern"], "dst": r.get("dst_device", 1),
                     "bytes": r["size_bytes"], "unit": r["unit"], "measured": r["value"], "model": model,
                     "error_pct": 100 * (model / r["value"] - 1)})
     per_field = {}
     for name, keys in result["groups"].items():
-        errs = [abs(o["error_pct"]) for o in out if (o["direction"], o["memory"], o["pattern"]) in keys]
+        errs = [abs(o["error_pct"]) for o in out if (o["direction"], o["memory"], o["pattern"], o["dst"]) in keys]
         per_field[name] = statistics.median(errs) if errs else 0.0
     return out, per_field

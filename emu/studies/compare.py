@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+from .. import config
+from .. import routes as R
 from . import overlap
 
 DEFAULT_PRODUCTS = "910B,A3,950PR"
@@ -20,9 +22,40 @@ DEFAULT_SIZES = "4K..1G"
 
 # -- bandwidth ---------------------------------------------------------------------------------------
 
+def _peak_point(points) -> dict | None:
+    """The point of the highest GB/s, None when none has a value."""
+    values = [p for p in points or () if p.get("gbps") is not None and math.isfinite(p["gbps"])]
+    return max(values, key=lambda p: p["gbps"]) if values else None
+
+
 def _peak(points) -> float | None:
-    values = [p["gbps"] for p in points or () if p.get("gbps") is not None and math.isfinite(p["gbps"])]
-    return max(values) if values else None
+    best = _peak_point(points)
+    return best["gbps"] if best else None
+
+
+def _headline_routes(result: dict) -> dict:
+    """The timing routes the headline numbers rest on (those of each peak point and of the best matrix cells):
+    routes, unvalidated_routes (ROUTES order) and validated (none unvalidated)."""
+    host, p2p = result.get("host", {}), result.get("p2p") or {}
+    points = [_peak_point(host.get(m, {}).get(t)) for m in ("pinned", "pageable") for t in ("h2d", "d2h")]
+    points.append(_peak_point(result.get("d2d")))
+    for which in ("unidirectional", "bidirectional"):
+        cell = _best_cell(p2p.get(which))
+        if cell is not None:
+            i, j = cell
+            points.append({"timing_route": p2p["timing_routes"][i][j], "validated": p2p["validated"][i][j]})
+    points = [p for p in points if p is not None]
+    used = {p["timing_route"] for p in points}
+    missing = {p["timing_route"] for p in points if not p["validated"]}
+    return {"routes": [r for r in R.ROUTES if r in used], "unvalidated_routes": [r for r in R.ROUTES if r in missing],
+            "validated": not missing}
+
+
+def _best_cell(matrix) -> tuple[int, int] | None:
+    """(i, j) of a matrix's highest value, None when it has none."""
+    best = _matrix_max(matrix)
+    return None if best is None else next((i, j) for i, line in enumerate(matrix) for j, v in enumerate(line)
+                                          if v == best)
 
 
 def _matrix_max(matrix) -> float | None:
@@ -31,19 +64,13 @@ def _matrix_max(matrix) -> float | None:
 
 
 def bandwidth_headline(result: dict) -> dict:
-    """The numbers a user compares products by: peak GB/s over the message sizes of each test."""
+    """The numbers a user compares products by: peak GB/s over the message sizes of each test, and the routes
+    they rest on (routes, unvalidated_routes, validated: `_headline_routes`)."""
     host = result.get("host", {})
     p2p = result.get("p2p") or {}
     uni, bi = _matrix_max(p2p.get("unidirectional")), _matrix_max(p2p.get("bidirectional"))
-    best_route = None
-    if uni is not None:
-        for i, line in enumerate(p2p["unidirectional"]):
-            for j, v in enumerate(line):
-                if v == uni:
-                    best_route = (p2p.get("routes") or [[None]])[i][j] if p2p.get("routes") else None
-                    break
-            if best_route is not None:
-                break
+    cell = _best_cell(p2p.get("unidirectional"))
+    best_route = p2p["routes"][cell[0]][cell[1]] if cell is not None and p2p.get("routes") else None
     return {
         "product": result["product"],
         "host_link": result.get("host_link"),
@@ -55,6 +82,7 @@ def bandwidth_headline(result: dict) -> dict:
         "peer_uni_gbps": uni,
         "peer_bi_gbps": bi,
         "peer_route": best_route,
+        **_headline_routes(result),
     }
 
 
@@ -80,13 +108,20 @@ def compare_bandwidth(products: list[str], sizes: list[int], *, peer_sizes: list
 
     kwargs = {} if repetitions is None else {"repetitions": repetitions,
                                              "peer_repetitions": min(repetitions, bandwidth.PEER_REPETITIONS)}
-    results = {}
+    results, rows, notes = {}, [], {}
     for name in products:
         r = bandwidth.measure(name, sizes, peer_sizes=peer_sizes, progress=progress, **kwargs)
         results[r["product"]] = r
+        rows.append(bandwidth_headline(r))
+        notes[r["product"]] = R.note(config.load(name), rows[-1]["routes"])
     curves = {name: _curves(r) for name, r in results.items()}
-    return {"study": "bandwidth", "products": list(results), "sizes": sizes,
-            "rows": [bandwidth_headline(r) for r in results.values()], "curves": curves, "results": results}
+    return {"study": "bandwidth", "products": list(results), "sizes": sizes, "rows": rows, "curves": curves,
+            "results": results, **_unvalidated(rows, notes)}
+
+
+def _unvalidated(rows: list[dict], notes: dict) -> dict:
+    """unvalidated_routes and routes_notes, each by product, from the rows."""
+    return {"unvalidated_routes": {r["product"]: r["unvalidated_routes"] for r in rows}, "routes_notes": notes}
 
 
 # -- overlap -----------------------------------------------------------------------------------------
@@ -106,9 +141,11 @@ def compare_overlap(products: list[str], h2d: int, d2h: int, compute_us: float, 
                      "best_chunks": b["chunks"], "best_ms": b["iteration_ms"], "naive_ms": n["iteration_ms"],
                      "floor_ms": r["floor_ms"], "best_vs_floor": b["vs_floor"], "binding": r["binding"],
                      "converged": r["search"]["converged"], "speedup": r["speedup"], "copy_ms": r["copy_ms"],
-                     "compute_ms": r["compute_ms"]})
+                     "compute_ms": r["compute_ms"], "routes": r["routes"],
+                     "unvalidated_routes": r["unvalidated_routes"], "validated": not r["unvalidated_routes"]})
     return {"study": "overlap", "products": list(plans), "h2d_bytes": h2d, "d2h_bytes": d2h,
-            "compute_us": compute_us, "pageable": pageable, "rows": rows, "results": plans}
+            "compute_us": compute_us, "pageable": pageable, "rows": rows, "results": plans,
+            **_unvalidated(rows, {name: r["routes_note"] for name, r in plans.items()})}
 
 
 # The table, the figures and the files moved to compare_report; their names still answer here, for code

@@ -20,17 +20,29 @@ from .common import (Landing, figure, format_table, human_bytes, peak_text, same
 BANDWIDTH_COLUMNS = [("product", "product"), ("host_link", "host link"), ("h2d_pinned_gbps", "H2D pinned"),
                      ("d2h_pinned_gbps", "D2H pinned"), ("h2d_pageable_gbps", "H2D pageable"),
                      ("d2h_pageable_gbps", "D2H pageable"), ("d2d_gbps", "D2D"), ("peer_uni_gbps", "peer uni"),
-                     ("peer_bi_gbps", "peer bi"), ("peer_route", "peer route")]
+                     ("peer_bi_gbps", "peer bi"), ("peer_route", "peer route"), ("checked", "checked")]
 OVERLAP_COLUMNS = [("product", "product"), ("best", "best streams x chunks"), ("best_ms", "best ms"),
                    ("naive_ms", "naive ms"), ("floor_ms", "floor ms"), ("best_vs_floor", "best x floor"),
-                   ("binding", "floor set by"), ("speedup", "speedup vs naive")]
+                   ("binding", "floor set by"), ("speedup", "speedup vs naive"), ("checked", "checked")]
+
+
+def checked(row: dict) -> str:
+    """A row's "checked" cell: "yes" when an independent measurement checks every route its numbers rest on."""
+    return "yes" if row["validated"] else "UNVALIDATED"
 
 
 def table(result: dict) -> str:
+    rows = [{**r, "checked": checked(r)} for r in result["rows"]]
     if result["study"] == "bandwidth":
-        rows = [{k: ("n/a" if v is None else v) for k, v in r.items()} for r in result["rows"]]
+        rows = [{k: ("n/a" if v is None else v) for k, v in r.items()} for r in rows]
         return format_table(rows, BANDWIDTH_COLUMNS)
-    return format_table(result["rows"], OVERLAP_COLUMNS)
+    return format_table(rows, OVERLAP_COLUMNS)
+
+
+def csv_row(row: dict) -> dict:
+    """One row of compare.csv: "" for None, lists of routes joined with ";", and the checked cell."""
+    out = {k: ("" if v is None else ";".join(v) if isinstance(v, list) else v) for k, v in row.items()}
+    return {**out, "checked": checked(row)}
 
 
 # -- figures -----------------------------------------------------------------------------------------
@@ -74,15 +86,21 @@ def bandwidth_figure(result: dict):
             ax.text(0.5, 0.5, "not measured on these products", ha="center", va="center", transform=ax.transAxes)
     fig.suptitle("Bandwidth by product: aclrtMemcpyAsync timed with events (solid: page-locked host memory; "
                  "dashed: pageable; a = b: identical curves drawn once)", fontsize=11)
+    _routes_note(fig, result)
     fig.tight_layout()
     return fig
+
+
+def _routes_note(fig, result: dict) -> None:
+    """Under the figure, a line per product: the unvalidated routes its numbers rest on."""
+    fig.supxlabel("\n".join(result["routes_notes"].values()), fontsize=8)
 
 
 def overlap_figure(result: dict):
     """Grouped bars per product: naive, best and the floor (the busiest resource's time: no schedule beats it),
     in ms. Returns a matplotlib Figure (see `common.figure`)."""
     rows = result["rows"]
-    fig = figure(figsize=(max(6.5, 2.2 * len(rows) + 2), 5))
+    fig = figure(figsize=(max(9, 2.2 * len(rows) + 2), 5))  # wide enough for the title and the routes note
     ax = fig.subplots()
     width = 0.26
     series = (("naive_ms", "naive (1 stream, 1 chunk)", "tab:red"), ("best_ms", "best setting", "tab:green"),
@@ -101,6 +119,7 @@ def overlap_figure(result: dict):
                  f"{human_bytes(result['d2h_bytes'])}, compute {result['compute_us']:g} us, "
                  f"{'pageable' if result['pageable'] else 'page-locked'} host memory", fontsize=10)
     ax.legend(fontsize="small", loc="upper right")
+    _routes_note(fig, result)
     fig.tight_layout()
     return fig
 
@@ -116,7 +135,7 @@ def write_outputs(result: dict, out: Path) -> dict:
     """compare.csv (the table), compare.json (the table and every product's full result), compare.png."""
     names = {"csv": "compare.csv", "json": "compare.json", "png": "compare.png"}
     with Landing(out) as land:
-        write_csv(land(names["csv"]), [{k: ("" if v is None else v) for k, v in r.items()} for r in result["rows"]])
+        write_csv(land(names["csv"]), [csv_row(r) for r in result["rows"]])
         save_figure(figure_of(result), land(names["png"]))
         result["files"] = {k: str(land.dir / v) for k, v in names.items()}
         write_json(land(names["json"]), result)
@@ -132,4 +151,5 @@ def report(result: dict) -> str:
         note = (f"H2D {human_bytes(result['h2d_bytes'])}, D2H {human_bytes(result['d2h_bytes'])}, compute "
                 f"{result['compute_us']:g} us; floor = the busiest resource's time (host link each way on all "
                 f"engines, compute): no schedule beats it")
-    return f"{table(result)}\n\n{note}\nfiles: " + ", ".join(result["files"].values())
+    checks = "\n".join(f"checked: {line}" for line in result["routes_notes"].values())
+    return f"{table(result)}\n\n{note}\n{checks}\nfiles: " + ", ".join(result["files"].values())

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
+from .. import routes as R
 from ..constants import D2H, H2D
 from ..runtime import queries
 
@@ -111,22 +112,30 @@ class _Schedule:
             host_in, host_out = rt.malloc_host(h2d), rt.malloc_host(d2h)
         ins, outs = _split(h2d, chunks), _split(d2h, chunks)
         share = compute_us / chunks
+        memory = "pageable" if pageable else "pinned"
+        link_in, link_out = (p.hardware.route(*queries.copy_ends(rt, src, dst))
+                             for src, dst in ((host_in, dev_in), (dev_out, host_out)))
+        self.routes = {"launch"}  # every route the schedule issues work on (emu.routes), added as issued
 
         start, stop = rt.create_event(), rt.create_event()
         rt.record_event(start, handles[0])
         for h in handles[1:]:  # fork: no stream starts before the iteration does
             rt.stream_wait_event(h, start)
+            self.routes.add("event")
         for i, ((ioff, isz), (ooff, osz)) in enumerate(zip(ins, outs)):
             h = handles[i % streams]
             # stream order carries chunk i's dependencies: its H2D, then its kernel, then its D2H
             rt.memcpy_async(dev_in + ioff, isz, host_in + ioff, isz, H2D, h)
+            self.routes.add(R.of_copy(link_in, memory, isz))
             rt.launch_kernel(_compute, [(dev_in + ioff, isz), (dev_out + ooff, osz)], h, duration_us=share,
                              name=f"compute[{i}]")
             rt.memcpy_async(host_out + ooff, osz, dev_out + ooff, osz, D2H, h)
+            self.routes.add(R.of_copy(link_out, memory, osz))
         for h in handles[1:]:  # join: the stop event follows every stream's last chunk
             done = rt.create_event()
             rt.record_event(done, h)
             rt.stream_wait_event(handles[0], done)
+            self.routes.add("event")
         rt.record_event(stop, handles[0])
         rt.synchronize_event(stop)
         self.iteration = rt.event_elapsed_time(start, stop) / 1e3
@@ -219,15 +228,23 @@ def _check(h2d: int, d2h: int, compute_us: float, streams: int, chunks: int) -> 
 
 def simulate(product, h2d: int, d2h: int, compute_us: float, streams: int, chunks: int,
              pageable: bool = False) -> dict:
-    """One schedule: iteration time, copy time exposed, link / engine / compute utilisation, and the
-    distance from the floor (`limits`)."""
+    """One schedule: iteration time, copy time exposed, link / engine / compute utilisation, the
+    distance from the floor (`limits`), and the routes it rests on (`routes_of`)."""
     _check(h2d, d2h, compute_us, streams, chunks)
     missing = missing_apis(product, pageable)
     if missing:
         raise ValueError(f"{_product(product).name} does not support {', '.join(missing)}: the overlap pipeline "
                          f"cannot run on it")
     run = _Schedule(product, h2d, d2h, compute_us, streams, chunks, pageable)
-    return _row(run.metrics(), limits(product, h2d, d2h, compute_us))
+    return {**_row(run.metrics(), limits(product, h2d, d2h, compute_us)), **routes_of(run.product, run.routes)}
+
+
+def routes_of(product, routes) -> dict:
+    """routes (the `emu.routes` the schedules issued work on: their copies, by memory kind and chunk size, the
+    kernel launches, and events where streams wait for each other), unvalidated_routes (those no independent
+    measurement checks on `product`) and routes_note (the line that says so)."""
+    used = [r for r in R.ROUTES if r in set(routes)]
+    return {"routes": used, "unvalidated_routes": R.unvalidated(product, used), "routes_note": R.note(product, used)}
 
 
 def limits(product, h2d: int, d2h: int, compute_us: float) -> dict:
@@ -300,7 +317,8 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
     """The sweep over streams x chunks, then (extend) the search past the grid's edge (`_extend`). Settings
     with more streams than chunks are skipped (the extra streams would sit idle); the naive schedule (1
     stream, 1 chunk) is always run, as the reference. The result names the floor, the resource that sets it
-    and how far the best schedule is from it (`limits`, `advice`), and whether the search converged."""
+    and how far the best schedule is from it (`limits`, `advice`), whether the search converged, and the
+    routes every schedule run rests on, unvalidated ones apart (`routes_of`)."""
     p = _product(product)
     missing = missing_apis(p, pageable)
     if missing:
@@ -314,9 +332,12 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
     if not settings:
         raise ValueError(f"no setting has streams <= chunks (streams {streams_list}, chunks {chunks_list})")
     lim = limits(p, h2d, d2h, compute_us)
+    used: set[str] = set()
 
     def run(s: int, c: int) -> dict:
-        return _row(_Schedule(p, h2d, d2h, compute_us, s, c, pageable).metrics(), lim)
+        schedule = _Schedule(p, h2d, d2h, compute_us, s, c, pageable)
+        used.update(schedule.routes)
+        return _row(schedule.metrics(), lim)
 
     rows = []
     for s, c in settings:
@@ -343,6 +364,7 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
         "near_best": simplest_near(rows, best),
         "speedup": naive["iteration_ms"] / best["iteration_ms"] if best["iteration_ms"] > 0 else float("inf"),
         "search": search,
+        **routes_of(p, used),
     }
     result["advice"] = advice(result)
     return result

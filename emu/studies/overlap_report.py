@@ -57,6 +57,7 @@ def gantt_figure(result: dict, runs: dict[str, dict]):
     fig.suptitle(f"{result['product']}: H2D {human_bytes(result['h2d_bytes'])}, D2H "
                  f"{human_bytes(result['d2h_bytes'])}, compute {result['compute_us']:g} us, "
                  f"{result['memory']} host memory")
+    fig.supxlabel(f"checked: {result['routes_note']}", fontsize="small")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig
 
@@ -135,6 +136,7 @@ def summary(result: dict) -> str:
         f"{result['speedup']:.2f}x faster than naive",
         _search_line(result["search"]),
         f"to go faster: {result['advice']}",
+        f"checked: {result['routes_note']}",
     ]
     if (nb["streams"], nb["chunks"]) != (b["streams"], b["chunks"]):
         lines.append(f"within 1% of the best with less to manage: {nb['streams']} streams x {nb['chunks']} "

@@ -6,6 +6,7 @@ import re
 import sys
 from pathlib import Path
 
+from .. import routes as R
 from .common import format_table, human_bytes
 
 
@@ -17,6 +18,19 @@ def not_emulated_api(error: str | None) -> str | None:
     """The pyACL function named by a "... is not emulated by acl-emu" error line, else None."""
     m = _NOT_EMULATED.search(error or "")
     return m.group(1) if m else None
+
+
+# the records' route of a copy or fill (the link it crossed; "memset" for fills) -> its emu.routes name. By link
+# alone: a pageable or small copy counts as its link's route (h2d, d2h, ...), which is all the totals tell.
+_ROUTE_OF_LINK = {"h2d": "h2d", "d2h": "d2h", "sdma": "d2d", "hccs": "p2p-hccs", "sio": "p2p-sio", "ub": "p2p-ub",
+                  "pcie-p2p": "p2p-pcie", "memset": "memset"}
+
+
+def _routes(product, bytes_by_route: dict) -> dict:
+    """routes (emu.routes, by the links the copies and fills crossed), unvalidated_routes, routes_note."""
+    used = {_ROUTE_OF_LINK[k] for k in bytes_by_route if k in _ROUTE_OF_LINK}
+    used = [r for r in R.ROUTES if r in used]
+    return {"routes": used, "unvalidated_routes": R.unvalidated(product, used), "routes_note": R.note(product, used)}
 
 
 def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
@@ -34,6 +48,7 @@ def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
         "calls": dict(sorted(rt.calls.items(), key=lambda kv: (-kv[1], kv[0]))),
         "bytes_by_route": totals["bytes_by_route"],
         "tasks_by_route": totals["tasks_by_route"],
+        **_routes(rt.product, totals["bytes_by_route"]),
         "device_tasks": totals["tasks"],
         "trace": None,
         "script": script,
@@ -64,6 +79,8 @@ def print_summary(result: dict, as_json: bool = False, stream=None) -> None:
         routes = [{"route": k, "bytes": human_bytes(v), "tasks": result["tasks_by_route"][k]}
                   for k, v in result["bytes_by_route"].items()]
         lines.append(format_table(routes))
+        if result["unvalidated_routes"]:
+            lines.append(f"[acl-emu] by the links the copies crossed, {result['routes_note']}")
     if result["trace"]:
         lines.append(f"trace: {result['trace']} (open it in https://ui.perfetto.dev or chrome://tracing)")
     if result.get("not_emulated"):

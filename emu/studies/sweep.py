@@ -15,7 +15,9 @@ sweep grows past one machine without code changes.
 
 Columns: every swept parameter (product, h2d_bytes, d2h_bytes, compute_us, streams, chunks, pageable), then
 the metrics with their units in their names (iteration_ms, exposed_copy_ms, floor_ms, vs_floor (ratio),
-link_h2d_util / link_d2h_util / engine_util / compute_util (fractions of capacity), binding).
+link_h2d_util / link_d2h_util / engine_util / compute_util (fractions of capacity), binding), and unvalidated:
+the routes the run rests on that no independent measurement checks on its product (emu.routes), joined with
+";" ("" when none).
 """
 from __future__ import annotations
 
@@ -24,12 +26,13 @@ import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from .. import routes as R
 from . import overlap
 
 PARAMETERS = ("product", "h2d_bytes", "d2h_bytes", "compute_us", "streams", "chunks", "pageable")
 METRICS = ("iteration_ms", "exposed_copy_ms", "floor_ms", "vs_floor", "link_h2d_util", "link_d2h_util",
            "engine_util", "compute_util", "binding")
-COLUMNS = PARAMETERS + METRICS
+COLUMNS = PARAMETERS + METRICS + ("unvalidated",)
 MAX_RUNS = 1_000_000  # a grid larger than this is a mistake, not a study
 
 
@@ -109,8 +112,20 @@ def run_one(params: dict) -> dict:
                          params["streams"], params["chunks"], params["pageable"])
     lim = overlap.limits(params["product"], params["h2d_bytes"], params["d2h_bytes"], params["compute_us"])
     row = {**params, **{k: r[k] for k in METRICS if k in r}, "floor_ms": lim["floor_ms"],
-           "binding": lim["binding"]}
+           "binding": lim["binding"], "unvalidated": ";".join(r["unvalidated_routes"])}
     return {k: row[k] for k in COLUMNS}
+
+
+def unvalidated_line(rows: list[dict]) -> str:
+    """One line for the printed summary: the unvalidated routes any run rests on, by product."""
+    by_product: dict[str, set] = {}
+    for r in rows:
+        by_product.setdefault(r["product"], set()).update(r["unvalidated"].split(";"))
+    parts = [f"{product}: {', '.join(r for r in R.ROUTES if r in routes)}"
+             for product, routes in by_product.items() if routes - {""}]
+    if not parts:
+        return "every route these runs depend on is checked against an independent measurement"
+    return "unvalidated routes (no independent measurement; see acl-emu validate): " + "; ".join(parts)
 
 
 def run(grid: Grid, workers: int = 0, scheduler: str | None = None, progress=None) -> list[dict]:

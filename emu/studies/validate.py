@@ -32,9 +32,9 @@ MEASUREMENTS = data_dir("validation") / "measurements.toml"
 BAND = 0.15  # a calibration target is met within +-15%
 
 UNITS = {"GB/s": 1e9, "GiB/s": 2.0 ** 30, "us": 1e-6, "ms": 1e-3}
-PATTERNS = ("sync", "async")
+PATTERNS = ("sync", "async", "stream-sync", "copy-sync")
 MEMORY = ("pinned", "registered", "pageable", "device")
-DIRECTIONS = ("h2d", "d2h", "d2d", "p2p", "h2h", "register")
+DIRECTIONS = ("h2d", "d2h", "d2d", "p2p", "h2h", "register", "kernel")
 USES = ("fit", "same-run", "independent", "context")
 FIELDS = {"id": str, "product": str, "pattern": str, "streams": int, "count": int, "devices": int,
           "size_bytes": int, "memory": str, "direction": str, "value": float, "unit": str, "calibration": bool,
@@ -86,8 +86,9 @@ def check_row(row: dict, where: str) -> None:
     dst = row.get("dst_device", 1)
     if not isinstance(dst, int) or isinstance(dst, bool) or dst < 1:
         raise MeasurementError(f"{where}: field 'dst_device': expected a device id >= 1, got {dst!r}")
-    if not isinstance(row.get("both_ways", False), bool):
-        raise MeasurementError(f"{where}: field 'both_ways': expected true or false")
+    if not isinstance(row.get("both_ways", False), bool) or (row.get("both_ways") and row["pattern"] == "sync"):
+        raise MeasurementError(f"{where}: field 'both_ways': expected true or false, and not on blocking copies "
+                               f"(one host thread cannot run two at once)")
 
 
 def source_key(row: dict) -> str:
@@ -98,14 +99,14 @@ def source_key(row: dict) -> str:
 def route_of(row: dict, product=None) -> str:
     """The row's route (emu.routes.ROUTES) on its product."""
     direction = row["direction"]
-    if direction == "register":
-        return "register"
+    if direction in ("register", "kernel"):
+        return "register" if direction == "register" else "launch"
     if direction == "h2h":
         return "blocking-small" if row["size_bytes"] <= routes.SMALL else "h2h"
     product = product or config.load(row["product"])
     ends = {"h2d": (None, 0), "d2h": (0, None), "d2d": (0, 0), "p2p": (0, row.get("dst_device", 1))}[direction]
     return routes.of_copy(product.hardware.route(*ends), row["memory"], row["size_bytes"],
-                          blocking=row["pattern"] == "sync")
+                          blocking=row["pattern"] in ("sync", "copy-sync"))
 
 
 # -- replaying -------------------------------------------------------------------------------------------
@@ -115,6 +116,8 @@ def replay(row: dict, config: str | None = None) -> float:
     keep: list = []  # numpy buffers behind pageable and registered memory (never touched: no RAM used)
     if row["direction"] == "register":
         return _register(rt, row, keep)
+    if row["direction"] == "kernel":
+        return _kernel(rt, row)
     devices = list(range(row["devices"]))
     for dev in devices:
         rt.set_device(dev)
@@ -124,6 +127,8 @@ def replay(row: dict, config: str | None = None) -> float:
     if row.get("both_ways"):  # the same copies the other way at once (a bidirectional figure)
         jobs += [_buffers(rt, dict(row, dst_device=n - row.get("dst_device", 1)), peer, keep)
                  for peer in _peers(rt, row, devices) for n in [rt.product.device_count]]
+    if row["pattern"] in ("stream-sync", "copy-sync"):
+        return _host_timed(rt, row, jobs, each=row["pattern"] == "copy-sync")
     return _sync(rt, row, jobs) if row["pattern"] == "sync" else _async(rt, row, jobs)
 
 
@@ -201,6 +206,31 @@ def _async(rt, row: dict, jobs: list) -> float:
     return event_time(rt, lanes[0][1][0], lambda: _enqueue(rt, row, lanes, join=True))
 
 
+def _host_timed(rt, row: dict, jobs: list, each: bool) -> float:
+    """Async copies timed on the host clock: all queued, then each stream synchronized ("stream-sync"), or
+    each copy followed by a synchronize of its stream ("copy-sync": a small copy's whole round trip)."""
+    n, k = row["size_bytes"], row["streams"]
+    lanes = []
+    for dev, dst, src, kind in jobs:
+        rt.set_device(dev)
+        lanes.append((dev, [rt.create_stream() for _ in range(k)], dst, src, kind))
+    switch = len(lanes) > 1
+    t0 = rt.clock
+    for i in range(row["count"]):
+        for dev, streams, dst, src, kind in lanes:
+            if switch:
+                rt.set_device(dev)
+            rt.memcpy_async(dst, n, src, n, kind, streams[i % k])
+            if each:
+                rt.synchronize_stream(streams[i % k])
+    if not each:
+        for dev, streams, *_ in lanes:
+            rt.set_device(dev)
+            for s in streams:
+                rt.synchronize_stream(s)
+    return rt.clock - t0
+
+
 def _enqueue(rt, row: dict, lanes: list, join: bool) -> None:
     """Queue the row's copies round-robin over each device's streams; `join`: fork the streams from the
     first before them and join them back into it after them (one device)."""
@@ -227,6 +257,18 @@ def _join(rt, after: int, waiting: list) -> int:
     for s in waiting:
         rt.stream_wait_event(s, ev)
     return ev
+
+
+def _kernel(rt, row: dict) -> float:
+    """A kernel of no duration launched, then its stream synchronized, `count` times on the host clock: the
+    launch's round trip."""
+    rt.set_device(0)
+    s = rt.create_stream()
+    t0 = rt.clock
+    for _ in range(row["count"]):
+        rt.launch_kernel(lambda: None, (), s, duration_us=0.0, name="empty")
+        rt.synchronize_stream(s)
+    return rt.clock - t0
 
 
 def _register(rt, row: dict, keep: list) -> float:
