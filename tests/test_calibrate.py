@@ -40,18 +40,19 @@ def _dmi_table(path, direction: str, points) -> str:
 
 
 def test_fits_the_host_link_back_from_an_ascend_dmi_table(tmp_path, capsys):
-    truth = _truth(tmp_path, "[hardware.host_link]\nefficiency = 0.85\nlatency_us = 3.0\n"
-                             '[hardware.host_link.source]\nefficiency = "A: t"\nlatency_us = "A: t"\n')
+    """An H2D table sets the share DMA reads reach (read_efficiency: 910B's H2D and D2H differ)."""
+    truth = _truth(tmp_path, "[hardware.host_link]\nread_efficiency = 0.85\nlatency_us = 3.0\n"
+                             '[hardware.host_link.source]\nread_efficiency = "A: t"\nlatency_us = "A: t"\n')
     dmi = _dmi_table(tmp_path / "dmi.txt", "h2d", _measure(truth, "h2d", "pinned", "async"))
     out = tmp_path / "mine.toml"
     assert main(["calibrate", dmi, "--product", "910B", "-o", str(out), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["fields"]["hardware.host_link.efficiency"] == pytest.approx(0.85, rel=0.01)
+    assert report["fields"]["hardware.host_link.read_efficiency"] == pytest.approx(0.85, rel=0.01)
     assert report["fields"]["hardware.host_link.latency_us"] == pytest.approx(3.0, rel=0.05)
     assert max(abs(r["error_pct"]) for r in report["rows"]) < 2.0
     mine = config.load(out)
     assert mine.name == "mine" and mine.family == "A2"
-    assert mine.sources["hardware.host_link.efficiency"].startswith("fit: dmi.txt, residual ")
+    assert mine.sources["hardware.host_link.read_efficiency"].startswith("fit: dmi.txt, residual ")
     assert mine.sources["hardware.host_link.gen"] == config.load("910B").sources["hardware.host_link.gen"]
     assert (tmp_path / "mine.png").stat().st_size > 0
 
@@ -82,7 +83,7 @@ def test_a_field_the_data_cannot_determine_is_kept_and_refused_when_asked_for(tm
     big = [n for n in SIZES if n >= 64 << 20]  # the fixed cost is lost in the noise at these sizes
     dmi = _dmi_table(tmp_path / "big.txt", "h2d", _measure("910B", "h2d", "pinned", "async", big))
     result = C.calibrate(C.read(dmi), "910B", dmi)
-    assert "hardware.host_link.efficiency" in result["fields"]
+    assert "hardware.host_link.read_efficiency" in result["fields"]
     assert "hardware.host_link.latency_us" in result["kept"]
     assert main(["calibrate", dmi, "-o", str(tmp_path / "x.toml"), "--fit", "hardware.host_link.latency_us"]) == 2
     err = capsys.readouterr().err
@@ -100,7 +101,7 @@ def test_a_fit_faster_than_the_link_is_refused(tmp_path, capsys):
     dmi = _dmi_table(tmp_path / "fast.txt", "h2d", [(n, 45.0) for n in (64 << 20, 256 << 20)])  # Gen4 x16 < 28
     assert main(["calibrate", dmi, "--product", "910B", "-o", str(tmp_path / "x.toml")]) == 2
     err = capsys.readouterr().err
-    assert "hardware.host_link.efficiency" in err and "Gen4" in err
+    assert "hardware.host_link.read_efficiency" in err and "Gen4" in err
     assert not (tmp_path / "x.toml").exists()
 
 
@@ -118,9 +119,10 @@ def test_unreadable_input_is_refused_in_one_line(tmp_path, capsys, text, message
 def test_the_calibrated_config_drives_the_emulator(tmp_path):
     import emu
 
-    truth = _truth(tmp_path, "[hardware.host_link]\nefficiency = 0.8\n[hardware.host_link.source]\nefficiency = \"A\"\n")
+    truth = _truth(tmp_path, "[hardware.host_link]\nread_efficiency = 0.8\n[hardware.host_link.source]\n"
+                             "read_efficiency = \"A\"\n")
     dmi = _dmi_table(tmp_path / "d.txt", "h2d", _measure(truth, "h2d", "pinned", "async"))
     out = tmp_path / "srv.toml"
     assert main(["calibrate", dmi, "-o", str(out)]) == 0
     rt = emu.configure(product=out, functional=False)
-    assert rt.product.hardware.host_link.efficiency == pytest.approx(0.8, rel=0.01)
+    assert rt.product.hardware.host_link.read_efficiency == pytest.approx(0.8, rel=0.01)

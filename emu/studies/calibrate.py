@@ -37,7 +37,7 @@ DIRECTIONS = {"h2d": "h2d", "d2h": "d2h", "d2d": "d2d", "p2p": "p2p", "h2h": "h2
               "device to host": "d2h", "device to device": "d2d", "hosttodevice": "h2d", "devicetohost": "d2h"}
 FIXED_SHARE = 0.10  # a fixed cost is determined when it is at least this share of some row's time
 DATA_SHARE = 0.50  # a rate is determined when the bytes take at least this share of some row's time
-LIMITS = {"hardware.host_link.efficiency": 1.0}  # what a config may hold (emu.config checks it too)
+LIMITS = {"hardware.host_link.efficiency": 1.0, "hardware.host_link.read_efficiency": 1.0}  # what a config may hold (emu.config checks it too)
 FITTABLE = ("hardware.host_link.efficiency", "hardware.host_link.read_efficiency", "hardware.pair_link.gbps",
             "hardware.pair_link.latency_us", "hardware.sync_wait_us", "hardware.copy_submit_us", "hardware.host_link.gbps", "hardware.host_link.up_gbps",
             "hardware.host_link.per_engine_gbps", "hardware.host_link.latency_us", "hardware.sync_copy_us",
@@ -342,7 +342,7 @@ def check(name: str, value: float, hw) -> None:
     if not np.isfinite(value) or value <= 0:
         raise CalibrationError(f"{name}: the fit gives {value:.3g}, not a positive number: the rows disagree "
                                f"with a fixed cost plus bytes over a rate (mixed patterns or servers?)")
-    if name == "hardware.host_link.efficiency" and value > 1.05:
+    if name in LIMITS and value > 1.05:
         raise CalibrationError(f"{name}: the fit gives {value:.3f}, faster than PCIe Gen{hw.host_link.pcie.gen} "
                                f"x{hw.host_link.pcie.lanes} can carry: set the base config's link generation first")
 

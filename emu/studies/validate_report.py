@@ -12,8 +12,31 @@ import numpy as np
 from .common import Landing, figure, format_table, save_figure, write_csv, write_json
 from .validate import BAND
 
-COLUMNS = [("id", "row"), ("config", "config"), ("measured", "measured"), ("model", "model"), ("unit", "unit"),
-           ("error_pct", "error %"), ("target", "target")]
+COLUMNS = [("id", "row"), ("config", "config"), ("use", "use"), ("route", "route"), ("measured", "measured"),
+           ("model", "model"), ("unit", "unit"), ("error_pct", "error %"), ("target", "target")]
+
+
+def _pct(v) -> str:
+    return "" if v is None else f"{v:.1f}"
+
+
+def independent_table(result: dict) -> str:
+    """The independent rows alone (nothing was fitted to them), per product and route."""
+    rows = [{**g, "median": _pct(g["median_abs_error_pct"]), "worst": _pct(g["worst_abs_error_pct"])}
+            for g in result["independent"]]
+    return (f"independent rows (fitted to nothing) within +-{result['band_pct']:.0f}%, per product and route:\n"
+            + format_table(rows, [("product", "product"), ("route", "route"), ("rows", "rows"), ("within", "within"),
+                                  ("median", "median |err| %"), ("worst", "worst |err| %")]))
+
+
+def loso_table(result: dict) -> str:
+    """Leave one source out: each source's rows predicted with the fields it set refitted from the others."""
+    rows = [{**e, "error": "" if e["error_pct"] is None else f"{e['error_pct']:+.1f}",
+             "refit": ", ".join(f.removeprefix("hardware.") for f in e["refit"]) or "(none)",
+             "why": e["why"][:60]} for e in result.get("leave_one_source_out", [])]
+    return ("leave one source out (the fields a source set, refitted from the other sources; its rows predicted):\n"
+            + format_table(rows, [("id", "row"), ("route", "route"), ("use", "use"), ("refit", "refitted"),
+                                  ("error", "error %"), ("why", "not predicted because")]))
 
 
 def tables(result: dict) -> str:
@@ -25,7 +48,9 @@ def tables(result: dict) -> str:
             + format_table(summary, [("product", "product"), ("targets", "targets"), ("within", "within"),
                                      ("median_abs_error_pct", "median |err| %"),
                                      ("worst_abs_error_pct", "worst |err| %"), ("rows", "all rows"),
-                                     ("all_within", "all within"), ("all_median_abs_error_pct", "all median %")]))
+                                     ("all_within", "all within"), ("all_median_abs_error_pct", "all median %")])
+            + "\n\n" + independent_table(result)
+            + ("\n\n" + loso_table(result) if result.get("leave_one_source_out") else ""))
 
 
 def plot(result: dict, path: Path) -> Path:
