@@ -193,9 +193,13 @@ def test_an_unknown_route_in_a_config_is_refused(tmp_path):
 
 
 def test_a_route_note_names_the_unvalidated_routes():
+    import dataclasses
+
     from emu import routes
-    product = config.load("910B")
-    assert "launch" in routes.note(product, ["h2d", "launch"]) and "h2d," not in routes.note(product, ["h2d", "launch"])
+    product = dataclasses.replace(config.load("910B"), unvalidated=frozenset({"launch", "memset"}))
+    note = routes.note(product, ["h2d", "launch"])
+    assert note.endswith(": launch") and "h2d" not in note
+    assert routes.unvalidated(product, ["memset", "h2d", "launch"]) == ["memset", "launch"]
     assert "checked" in routes.note(product, ["h2d"])
 
 
