@@ -62,7 +62,7 @@ def test_config_missing_a_source_names_the_field(tmp_path):
 def test_config_missing_a_link_source_names_the_field(tmp_path):
     text = _base_text()
     broken = tmp_path / "nolinksource.toml"
-    line = next(ln for ln in text.splitlines() if ln.startswith('gbps = "3P: HCCS full mesh'))
+    line = next(ln for ln in text.splitlines() if ln.startswith('gbps = "fit: one direction of an HCCS link'))
     broken.write_text(text.replace(line + "\n", ""))
     with pytest.raises(ConfigError) as ei:
         config.load(broken)

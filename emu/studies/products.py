@@ -21,10 +21,10 @@ def describe(p: config.Product) -> dict:
     cpu = (f"{h.cpu}, {h.devices_per_cpu} dev/CPU" + (f", {h.bandwidth / 1e9:g} GB/s pooled" if h.bandwidth else "")
            if h.bandwidth or h.cpu != "unknown" else "not described (no pooled limit)")
     links = []
-    if hw.pair_link is not None:
-        links.append(f"{hw.pair_link.kind.upper()} pair {hw.pair_link.bandwidth / 1e9:g} GB/s")
-    if hw.peer_link is not None:
-        links.append(f"{hw.peer_link.kind.upper()} {hw.peer_link.topology} {hw.peer_link.bandwidth / 1e9:g} GB/s")
+    for link, what in ((hw.pair_link, "pair"), (hw.peer_link, hw.peer_link and hw.peer_link.topology)):
+        if link is not None:
+            engine = f", {link.per_engine / 1e9:g} per engine" if link.per_engine else ""
+            links.append(f"{link.kind.upper()} {what} {link.bandwidth / 1e9:g} GB/s{engine}")
     groups = [sorted(g) for g in p.peer_groups]
     return {
         "product": p.name,
