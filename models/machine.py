@@ -624,11 +624,20 @@ class Machine:
         return wire, latency * chunks + rows * self.hardware.row_overhead
 
     def _kernel(self, task: Task, slot: int) -> None:
+        """A kernel holds its compute slot from here: `kernel_dispatch` to hand it to the cores, then its work,
+        which is its span (start to end), as a profile shows it."""
         task.engine = slot
+        dispatch = self.hardware.kernel_dispatch
+        if dispatch > 0:
+            self.env.at(self.env._now + dispatch, self._run_kernel, task)
+        else:
+            self._run_kernel(task)
+
+    def _run_kernel(self, task: Task) -> None:
         task.start = self.env._now
         if task.on_start is not None:
             self._call(task, task.on_start)
-        self._after((task.duration or 0.0) + self.hardware.kernel_dispatch, task)  # dispatch holds the cores too
+        self._after(task.duration or 0.0, task)
 
     def _after(self, delay: float, task: Task) -> None:
         if delay > 0:

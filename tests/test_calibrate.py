@@ -79,6 +79,33 @@ def test_fits_pageable_peer_and_blocking_costs_from_a_csv(tmp_path):
     assert f["hardware.peer_link.latency_us"] == pytest.approx(2.0, rel=0.05)
 
 
+def test_fits_a3_peer_links_and_small_copy_costs_from_a_csv(tmp_path):
+    """Issue 28: peer rows fit the link they cross (dst_device 1: the other die of the package, SIO; 2: the
+    next package), host-timed small copies fit the submit of each copy (stream-sync) and a synchronize's
+    wake (copy-sync)."""
+    truth = tmp_path / "a3truth.toml"
+    truth.write_text('inherit = "A3"\n[product]\nname = "a3truth"\n'
+                     "[hardware]\nsync_wait_us = 5.0\ncopy_submit_us = 2.0\n"
+                     '[hardware.source]\nsync_wait_us = "A: t"\ncopy_submit_us = "A: t"\n'
+                     '[hardware.pair_link]\ngbps = 150.0\n[hardware.pair_link.source]\ngbps = "A: t"\n'
+                     '[hardware.peer_link]\ngbps = 100.0\n[hardware.peer_link.source]\ngbps = "A: t"\n')
+    lines = ["size,direction,memory,pattern,count,dst_device,gbps"]
+    for pattern, dst, sizes, count in (("stream-sync", 1, SIZES[4:], 32), ("stream-sync", 2, SIZES[4:], 32),
+                                       ("stream-sync", 1, SIZES[:3], 32), ("copy-sync", 1, SIZES[:3], 1)):
+        for n in sizes:
+            row = {"id": "m", "product": "a3truth", "pattern": pattern, "streams": 1, "count": count, "devices": 1,
+                   "size_bytes": n, "memory": "device", "direction": "p2p", "dst_device": dst, "value": 1.0,
+                   "unit": "GB/s", "calibration": True, "source": "s", "use": "independent"}
+            lines.append(f"{n},p2p,device,{pattern},{count},{dst},{V.predict(row, str(truth)):.6f}")
+    csv = tmp_path / "a3.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    f = C.calibrate(C.read(csv), "A3", str(csv))["fields"]
+    assert f["hardware.pair_link.gbps"] == pytest.approx(150.0, rel=0.03)
+    assert f["hardware.peer_link.gbps"] == pytest.approx(100.0, rel=0.03)
+    assert f["hardware.copy_submit_us"] == pytest.approx(2.0, rel=0.1)
+    assert f["hardware.sync_wait_us"] == pytest.approx(5.0, rel=0.1)
+
+
 def test_a_field_the_data_cannot_determine_is_kept_and_refused_when_asked_for(tmp_path, capsys):
     big = [n for n in SIZES if n >= 64 << 20]  # the fixed cost is lost in the noise at these sizes
     dmi = _dmi_table(tmp_path / "big.txt", "h2d", _measure("910B", "h2d", "pinned", "async", big))

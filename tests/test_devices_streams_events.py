@@ -519,9 +519,10 @@ def test_event_elapsed_time_is_the_simulated_copy_duration(rt):
     rt.record_event(stop, s)
     rt.synchronize_stream(s)
     expected_ms = rt.product.hardware.alone(None, 0, n) * 1e3
-    # also cross-check against the measurement the config is fitted to: 24.9 GB/s H2D on an Atlas 800T A2
-    # (FlagPerf, ascend-dmi), plus 2 us per transfer
-    assert expected_ms == pytest.approx((2e-6 + n / 24.9e9) * 1e3, rel=0.02)
+    # also cross-check against the measurement the config's H2D rate (host_link.read_efficiency) is fitted to:
+    # about 23.4 GB/s H2D of 64 MiB from registered memory on a 910B4 (DeepSpeed issue 8531), plus 2 us per
+    # transfer (24.9 GB/s, FlagPerf's ascend-dmi figure, is D2H: host_link.efficiency)
+    assert expected_ms == pytest.approx((2e-6 + n / 23.4e9) * 1e3, rel=0.02)
     ms = rt.event_elapsed_time(start, stop)
     assert ms == pytest.approx(expected_ms, rel=0.01)
     assert rt.event_elapsed_time(stop, start) == pytest.approx(-ms)

@@ -474,10 +474,14 @@ class Core:
         self.machine.run_until(self.clock)
 
     def wait_for(self, task: Task) -> None:
-        """Block this host thread until `task` completes, then `sync_wait` more: the driver's round trip to
-        learn of a completion (the completion queue, the thread's wake), whether or not the thread waited."""
+        """Block this host thread until `task` completes."""
         end = self.machine.wait(task)
-        self.clock = max(self.clock, end) + self.product.hardware.sync_wait
+        self.clock = max(self.clock, end)
+
+    def woken(self) -> None:
+        """A synchronize call that joined work returns `sync_wait` after it was done: the driver's round trip
+        to learn of a completion (the completion queue, the thread's wake), once per call."""
+        self.clock = self.clock + self.product.hardware.sync_wait
         san = self.sanitizer
         if san is not None:
             san.joined(task)

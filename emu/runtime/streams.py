@@ -60,18 +60,22 @@ def create_stream_with_config(rt: Core, priority: int, flag: int) -> int:
     return _new_stream(rt, flags=flag, priority=min(max(prio, 0), 7))
 
 
-def _drain(rt: Core, s: Stream) -> None:
+def _drain(rt: Core, s: Stream, wake: bool = True) -> bool:
+    """Wait for what `s` has queued; `wake`: then pay the synchronize's round trip (Core.woken) if it had any
+    task. True when it had one."""
     if not s.m.idle:
         rt.wait_for(s.m.last)
     else:
-        if s.m.last is not None:  # done already: the driver still confirms it (Core.wait_for)
-            rt.tick(rt.product.hardware.sync_wait)
         san = rt.sanitizer
         if san is not None:
             san.joined(s.m.last)  # done already: the wait still orders what follows after it
     if s.m.failed:
         task, s.m.failed[:] = s.m.failed[0], []
         fail(ACL_ERROR_RT_DRV_INTERNAL_ERROR, f"{task.label} on {s.m.name} failed: {task.error}")
+    joined = s.m.last is not None
+    if joined and wake:
+        rt.woken()
+    return joined
 
 
 def _destroy_stream(rt: Core, handle: int, wait: bool) -> None:
@@ -386,6 +390,7 @@ def synchronize_event(rt: Core, event: int) -> None:
     ev = _event_to_observe(rt, event, "synchronized")
     if ev.record is not None:
         rt.wait_for(ev.record)
+        rt.woken()
     else:
         san = rt.sanitizer
         if san is not None:
