@@ -477,14 +477,14 @@ class Core:
         """Block this host thread until `task` completes."""
         end = self.machine.wait(task)
         self.clock = max(self.clock, end)
+        san = self.sanitizer
+        if san is not None:
+            san.joined(task)
 
     def woken(self) -> None:
         """A synchronize call that joined work returns `sync_wait` after it was done: the driver's round trip
         to learn of a completion (the completion queue, the thread's wake), once per call."""
         self.clock = self.clock + self.product.hardware.sync_wait
-        san = self.sanitizer
-        if san is not None:
-            san.joined(task)
 
     def current_context(self, implicit: bool = True) -> Context:
         """The thread's context, else 107002; `implicit` paths may first open the aclInit default device."""

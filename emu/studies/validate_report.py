@@ -16,6 +16,11 @@ COLUMNS = [("id", "row"), ("config", "config"), ("use", "use"), ("route", "route
            ("model", "model"), ("unit", "unit"), ("error_pct", "error %"), ("target", "target")]
 
 
+MARKERS = {"independent": "o", "fit": "s", "same-run": "^", "context": "D"}
+USE_LABELS = {"independent": "independent (a check)", "fit": "fit (set a field)", "same-run": "same run as a fit",
+              "context": "context (not a runtime copy)"}
+
+
 def _pct(v) -> str:
     return "" if v is None else f"{v:.1f}"
 
@@ -63,8 +68,9 @@ def plot(result: dict, path: Path) -> Path:
         to = (lambda r: r) if units[0] == "GB/s" else (lambda r: 1e3 if r["unit"] == "ms" else 1.0)
         for r in mine:
             k = to(r) if units[0] == "us" else (2.0 ** 30 / 1e9 if r["unit"] == "GiB/s" else 1.0)
-            ax.scatter(r["measured"] * k, r["model"] * k, s=46, color=colours[r["product"]],
-                       facecolors=colours[r["product"]] if r["calibration"] else "none", zorder=3)
+            filled = r["use"] == "independent"
+            ax.scatter(r["measured"] * k, r["model"] * k, s=46, color=colours[r["product"]], marker=MARKERS[r["use"]],
+                       facecolors=colours[r["product"]] if filled else "none", zorder=3)
         values = [v * (1e3 if r["unit"] == "ms" else 1.0) for r in mine for v in (r["measured"], r["model"])]
         if values:
             lo, hi = min(values) / 2, max(values) * 2
@@ -80,12 +86,16 @@ def plot(result: dict, path: Path) -> Path:
         ax.grid(True, which="both", alpha=0.3)
     for p, c in colours.items():
         axes[0].scatter([], [], color=c, label=p)
-    axes[0].scatter([], [], color="0.4", label="calibration target")
-    axes[0].scatter([], [], facecolors="none", color="0.4", label="shown, not a target")
+    for use, label in USE_LABELS.items():
+        axes[0].scatter([], [], color="0.4", marker=MARKERS[use], label=label,
+                        facecolors="0.4" if use == "independent" else "none")
     axes[0].legend(loc="upper left", fontsize=8)
     s = next(x for x in result["summary"] if x["product"] == "all")
+    ind = next((g for g in result.get("independent", []) if g["product"] == "all"), None)
+    checks = (f"; independent rows: {ind['within']}/{ind['rows']} within, median |error| "
+              f"{ind['median_abs_error_pct']:.1f}%" if ind else "")
     fig.suptitle(f"acl-emu model vs public measurements: {s['within']}/{s['targets']} targets within "
-                 f"+-{result['band_pct']:.0f}%, median |error| {s['median_abs_error_pct']:.1f}%")
+                 f"+-{result['band_pct']:.0f}%{checks}", fontsize=10)
     return save_figure(fig, path)
 
 
