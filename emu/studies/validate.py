@@ -128,7 +128,7 @@ def replay(row: dict, config: str | None = None) -> float:
         jobs += [_buffers(rt, dict(row, dst_device=n - row.get("dst_device", 1)), peer, keep)
                  for peer in _peers(rt, row, devices) for n in [rt.product.device_count]]
     if row["pattern"] in ("stream-sync", "copy-sync"):
-        return _host_timed(rt, row, jobs, each=row["pattern"] == "copy-sync")
+        return _host_timed(rt, row, _lanes(rt, row, jobs), each=row["pattern"] == "copy-sync")
     return _sync(rt, row, jobs) if row["pattern"] == "sync" else _async(rt, row, jobs)
 
 
@@ -191,38 +191,17 @@ def _async(rt, row: dict, jobs: list) -> float:
     them on the first stream (the others wait for it) and one after them (the first stream waits for the
     others). Several devices are timed on the host clock around the whole, from the first enqueue to the
     last synchronize."""
-    lanes = []
-    for dev, dst, src, kind in jobs:
-        rt.set_device(dev)
-        lanes.append((dev, [rt.create_stream() for _ in range(row["streams"])], dst, src, kind))
+    lanes = _lanes(rt, row, jobs)
     if len(lanes) > 1:
-        t0 = rt.clock
-        _enqueue(rt, row, lanes, join=False)
-        for dev, streams, *_ in lanes:
-            rt.set_device(dev)
-            for s in streams:
-                rt.synchronize_stream(s)
-        return rt.clock - t0
+        return _host_timed(rt, row, lanes, each=False)
     return event_time(rt, lanes[0][1][0], lambda: _enqueue(rt, row, lanes, join=True))
 
 
-def _host_timed(rt, row: dict, jobs: list, each: bool) -> float:
+def _host_timed(rt, row: dict, lanes: list, each: bool) -> float:
     """Async copies timed on the host clock: all queued, then each stream synchronized ("stream-sync"), or
     each copy followed by a synchronize of its stream ("copy-sync": a small copy's whole round trip)."""
-    n, k = row["size_bytes"], row["streams"]
-    lanes = []
-    for dev, dst, src, kind in jobs:
-        rt.set_device(dev)
-        lanes.append((dev, [rt.create_stream() for _ in range(k)], dst, src, kind))
-    switch = len(lanes) > 1
     t0 = rt.clock
-    for i in range(row["count"]):
-        for dev, streams, dst, src, kind in lanes:
-            if switch:
-                rt.set_device(dev)
-            rt.memcpy_async(dst, n, src, n, kind, streams[i % k])
-            if each:
-                rt.synchronize_stream(streams[i % k])
+    _enqueue(rt, row, lanes, join=False, each=each)
     if not each:
         for dev, streams, *_ in lanes:
             rt.set_device(dev)
@@ -231,9 +210,19 @@ def _host_timed(rt, row: dict, jobs: list, each: bool) -> float:
     return rt.clock - t0
 
 
-def _enqueue(rt, row: dict, lanes: list, join: bool) -> None:
+def _lanes(rt, row: dict, jobs: list) -> list:
+    """(device, its `streams` new streams, dst, src, kind) of each device's copies."""
+    lanes = []
+    for dev, dst, src, kind in jobs:
+        rt.set_device(dev)
+        lanes.append((dev, [rt.create_stream() for _ in range(row["streams"])], dst, src, kind))
+    return lanes
+
+
+def _enqueue(rt, row: dict, lanes: list, join: bool, each: bool = False) -> None:
     """Queue the row's copies round-robin over each device's streams; `join`: fork the streams from the
-    first before them and join them back into it after them (one device)."""
+    first before them and join them back into it after them (one device); `each`: synchronize each copy's
+    stream after it."""
     n, k = row["size_bytes"], row["streams"]
     streams = [s for _, mine, *_ in lanes for s in mine]
     join = join and len(streams) > 1
@@ -245,6 +234,8 @@ def _enqueue(rt, row: dict, lanes: list, join: bool) -> None:
             if switch:
                 rt.set_device(dev)
             rt.memcpy_async(dst, n, src, n, kind, mine[i % k])
+            if each:
+                rt.synchronize_stream(mine[i % k])
     if join:
         for s in streams[1:]:
             _join(rt, s, streams[:1])
