@@ -37,9 +37,11 @@ _PEER = {"hccs": "p2p-hccs", "sio": "p2p-sio", "ub": "p2p-ub", "pcie-p2p": "p2p-
 def of_copy(hw_route: str, memory: str = "pinned", nbytes: int | None = None, blocking: bool = False) -> str:
     """The route of one copy: `hw_route` is the hardware model's route of its ends (`Hardware.route`: "h2d",
     "d2h", "sdma", "hccs", "sio", "ub", "pcie-p2p"), `memory` the host memory's kind ("pinned", "registered",
-    "pageable" or "device"). A copy of at most SMALL bytes is a small one, whatever its ends."""
+    "pageable" or "device"). A copy of at most SMALL bytes is a small one, whatever its ends: one the host
+    waits for (blocking, or of pageable memory, which the driver copies before the call returns) or a queued
+    one."""
     if nbytes is not None and nbytes <= SMALL:
-        return "blocking-small" if blocking else "async-small"
+        return "blocking-small" if blocking or memory == "pageable" else "async-small"
     if hw_route in ("h2d", "d2h"):
         return hw_route + "-pageable" if memory == "pageable" else hw_route
     if hw_route == "sdma":

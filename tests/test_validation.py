@@ -134,6 +134,8 @@ def test_routes_of_rows():
     assert V.route_of(dict(row, size_bytes=64)) == "async-small"
     assert V.route_of(dict(row, size_bytes=64, pattern="sync")) == "blocking-small"
     assert V.route_of(dict(row, direction="h2d", memory="pageable")) == "h2d-pageable"
+    # a small pageable copy is copied by the driver before the call returns: the host waits for it
+    assert V.route_of(dict(row, direction="h2d", memory="pageable", size_bytes=4096)) == "blocking-small"
     assert V.route_of(dict(row, direction="d2h", memory="registered")) == "d2h"
     assert V.route_of(dict(row, direction="d2d")) == "d2d"
 
