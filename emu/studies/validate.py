@@ -344,8 +344,9 @@ def independent(rows: list[dict]) -> list[dict]:
 
 
 def leave_one_source_out(rows: list[dict]) -> list[dict]:
-    """For each source and product: refit the config fields that source's rows set from every other source's
-    rows of that product (`acl-emu calibrate`'s fit), and predict the source's rows on the refitted config.
+    """For each source, product and route: refit the config fields that source's rows of the route set from
+    every other source's rows of that route (`acl-emu calibrate`'s fit), and predict the source's rows on
+    the refitted config.
     A source that set no field is predicted as the config stands (its rows were never fitted). When another
     source cannot determine a field this one set, its rows are not predicted, and `why` says so."""
     import tempfile
@@ -366,7 +367,7 @@ def _predict_source(C, usable: list[dict], key: str, tmp: Path, out: list) -> No
     for product, route in sorted({(r["product"], route_of(r)) for r in mine}):
         held = [r for r in mine if r["product"] == product and route_of(r) == route]
         fields = sorted({r["fitted"] for r in held if r["use"] == "fit"})
-        rest = [r for r in usable if source_key(r) != key and r["product"] == product]
+        rest = [r for r in usable if source_key(r) != key and r["product"] == product and route_of(r) == route]
         cfg, why = _refit(C, rest, product, fields, tmp / f"{len(out)}.toml")
         for r in held:
             entry = {"source": key, "product": product, "id": r["id"], "route": route, "use": r["use"],
@@ -383,7 +384,7 @@ def _refit(C, rest: list[dict], product: str, fields: list[str], path: Path) -> 
     if not fields:
         return None, None
     if not rest:
-        return None, f"no other source measures {product}: {', '.join(fields)} cannot be refitted"
+        return None, f"no other source measures this route on {product}: {', '.join(fields)} cannot be refitted"
     try:
         fit = C.calibrate(rest, product, "leave-one-source-out")
     except C.CalibrationError as e:
