@@ -3,9 +3,11 @@
     acl-emu calibrate dmi-h2d.txt --product 910B -o my-server.toml
 
 Reads the table `ascend-dmi --bw` prints (or a CSV of size, direction, memory kind and GB/s or us per
-copy), groups the rows by what they exercise (host link each way, pinned or pageable, peer link, device
-memory), fits each group's per-copy time as a fixed cost plus bytes over a rate (relative least squares),
-and maps the two numbers onto the config fields behind them. It writes a config that inherits the base
+copy, and optionally pattern, count and dst_device: see validate's patterns), groups the rows by what they
+exercise (host link each way, pinned or pageable, each peer link by its device pair, device memory, and
+how the copies were timed), fits each group's per-copy time as a fixed cost plus bytes over a rate
+(relative least squares; queued small copies by the host's submit of each), and maps the two numbers onto
+the config fields behind them. It writes a config that inherits the base
 product and overrides only the fitted fields, each with `source = "fit: <file>, residual <x>%"`, then
 replays every input row on the new config and reports the residuals (table, JSON, plot).
 
