@@ -106,6 +106,22 @@ def test_fits_a3_peer_links_and_small_copy_costs_from_a_csv(tmp_path):
     assert f["hardware.sync_wait_us"] == pytest.approx(5.0, rel=0.1)
 
 
+def test_a_both_ways_peer_figure_fits_the_one_way_link_rate(tmp_path):
+    """ascend-dmi's default p2p figure counts both directions (validation/measurements.toml row
+    flagperf-910b-p2p-default): a CSV row marked both_ways fits the link's one-way rate, not their sum."""
+    truth = _truth(tmp_path, '[hardware.peer_link]\ngbps = 30.0\n[hardware.peer_link.source]\ngbps = "A: t"\n')
+    lines = ["size,direction,memory,pattern,both_ways,gbps"]
+    for n in SIZES[3:]:
+        row = {"id": "m", "product": "truth", "pattern": "async", "streams": 1, "count": 10, "devices": 1,
+               "size_bytes": n, "memory": "device", "direction": "p2p", "both_ways": True, "value": 1.0,
+               "unit": "GB/s", "calibration": True, "source": "s", "use": "independent"}
+        lines.append(f"{n},p2p,device,async,true,{V.predict(row, truth):.6f}")
+    csv = tmp_path / "bidir.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    f = C.calibrate(C.read(csv), "910B", str(csv))["fields"]
+    assert f["hardware.peer_link.gbps"] == pytest.approx(30.0, rel=0.02)
+
+
 def test_a_field_the_data_cannot_determine_is_kept_and_refused_when_asked_for(tmp_path, capsys):
     big = [n for n in SIZES if n >= 64 << 20]  # the fixed cost is lost in the noise at these sizes
     dmi = _dmi_table(tmp_path / "big.txt", "h2d", _measure("910B", "h2d", "pinned", "async", big))

@@ -90,6 +90,10 @@ def _row(path: Path, i: int, r: dict, direction: str, memory: str | None) -> dic
            "calibration": True, "source": str(path), "use": "fit", "fitted": "what calibrate fits"}
     if r.get("dst_device"):
         row["dst_device"] = int(r["dst_device"])
+    if r.get("both_ways"):
+        if r["both_ways"].lower() not in ("true", "false", "1", "0", "yes", "no"):
+            raise CalibrationError(f"{path}: row {i + 1}: both_ways {r['both_ways']!r} is not true or false")
+        row["both_ways"] = r["both_ways"].lower() in ("true", "1", "yes")
     try:
         V.check_row(row, f"{path}: row {i + 1}")
     except V.MeasurementError as e:
@@ -109,7 +113,7 @@ def _read_csv(text: str) -> list[dict]:
             out.append({"size": parse_size(rec["size"]), "value": float(value[0]), "unit": value[1],
                         "direction": rec.get("direction"), "memory": rec.get("memory"),
                         "pattern": rec.get("pattern"), "count": rec.get("count"),
-                        "dst_device": rec.get("dst_device")})
+                        "dst_device": rec.get("dst_device"), "both_ways": rec.get("both_ways")})
         except (KeyError, ValueError) as e:
             raise CalibrationError(f"CSV line {line}: {e}") from None
     return out
@@ -160,8 +164,9 @@ class Group:
 
 def seconds_per_copy(row: dict) -> float:
     scale = V.UNITS[row["unit"]]
-    if row["unit"] in ("GB/s", "GiB/s"):
-        return row["size_bytes"] * row["devices"] / (row["value"] * scale)
+    if row["unit"] in ("GB/s", "GiB/s"):  # (a both-ways figure counts each copy's bytes twice)
+        ways = 2 if row.get("both_ways") else 1
+        return row["size_bytes"] * row["devices"] * ways / (row["value"] * scale)
     return row["value"] * scale
 
 
