@@ -33,8 +33,8 @@ from pathlib import Path
 
 from . import config
 from .config import ConfigError, load
-from .studies import (bandwidth, bandwidth_report, calibrate, calibrate_report, compare, compare_report, overlap,
-                      overlap_report, products, products_report, replay, replay_report, sweep, validate,
+from .studies import (bandwidth, bandwidth_report, calibrate, calibrate_report, compare, compare_report, holdout,
+                      overlap, overlap_report, products, products_report, replay, replay_report, sweep, validate,
                       validate_report)
 from .studies.args import (microseconds, microseconds_list, names_arg, parse_ints, parse_sizes_arg, positive_int,
                            positive_ints, product_arg, product_error, product_list, typed)
@@ -736,6 +736,8 @@ def validate_command(args) -> int:
         rows = [r for r in rows if r["calibration"]]
     with Progress(len(rows), "validate") as bar:
         result = validate.validate(rows, args.config, bar)
+    if args.config is None:  # each source predicted from the others (on the products' own configs)
+        result["leave_one_source_out"] = holdout.leave_one_source_out(rows)
     files = validate_report.write(result, Path(args.out))
     if args.json:
         print(json.dumps({**result, "files": files}, indent=2))

@@ -7,6 +7,7 @@ import pytest
 
 from emu import config
 from emu.cli import main
+from emu.studies import holdout
 from emu.studies import validate as V
 
 ROWS = V.load()
@@ -142,7 +143,7 @@ def test_routes_of_rows():
 
 def test_independent_rows_are_summarised_per_product_and_route():
     rows = [r for r in ROWS if r["product"] == "910B" and r["use"] in ("independent", "fit")]
-    result = V.validate(rows, loso=False)
+    result = V.validate(rows)
     ind = [r for r in result["rows"] if r["use"] == "independent"]
     groups = {(g["product"], g["route"]): g for g in result["independent"]}
     assert groups[("910B", "all")]["rows"] == len(ind) == groups[("all", "all")]["rows"]
@@ -166,12 +167,12 @@ def test_leave_one_source_out_refits_what_a_source_set_from_the_others(tmp_path)
     a = dict(base, id="a", url="https://a.example/x", value=20.0)  # sets efficiency
     b = dict(base, id="b", url="https://b.example/y", value=15.0, use="independent", size_bytes=256 << 20)
     b.pop("fitted")
-    out = {e["id"]: e for e in V.leave_one_source_out([a, b])}
+    out = {e["id"]: e for e in holdout.leave_one_source_out([a, b])}
     # held out, `a`'s efficiency is refit from `b` (15 GB/s): `a` is predicted near 15, 25% under its 20
     assert out["a"]["refit"] == ["hardware.host_link.efficiency"]
     assert out["a"]["error_pct"] == pytest.approx(-25, abs=3)
     assert out["b"]["refit"] == [] and out["b"]["error_pct"] == pytest.approx(100 * (V.predict(b) / 15 - 1), rel=1e-6)
-    alone = {e["id"]: e for e in V.leave_one_source_out([a])}
+    alone = {e["id"]: e for e in holdout.leave_one_source_out([a])}
     assert alone["a"]["model"] is None and "no other source" in alone["a"]["why"]
 
 

@@ -9,8 +9,8 @@ is held to (+-15%); the others are shown beside it with the reason they are not 
 Each row also says how it is used (`use`): "fit" (it set a config field, named in `fitted`), "same-run"
 (another figure of the run that set a field, named in `same_run_as`), "independent" (nothing was fitted
 to it: a check of the model) or "context" (not a runtime copy the model can replay, shown beside with
-`why`). The independent rows are reported on their own, per product and per route (`emu.routes`), and
-`leave_one_source_out` refits the fields each source set from the other sources and predicts its rows.
+`why`). The independent rows are reported on their own, per product and per route (`emu.routes`);
+`holdout` refits the fields each source set from the other sources and predicts its rows.
 
 This module replays and returns plain data; `validate_report` draws it (tables, the plot, the files).
 """
@@ -288,9 +288,9 @@ def predict(row: dict, config: str | None = None) -> float:
 
 
 # -- the whole table -------------------------------------------------------------------------------------
-def validate(rows: list[dict], config: str | None = None, progress=None, loso: bool = True) -> dict:
-    """Every row replayed: the rows with their errors, the targets' summary, the independent rows per product
-    and route, and (`loso`) the leave-one-source-out check."""
+def validate(rows: list[dict], config: str | None = None, progress=None) -> dict:
+    """Every row replayed: the rows with their errors, the targets' summary and the independent rows per
+    product and route (the leave-one-source-out check is `holdout`'s)."""
     out = []
     for row in rows:
         model = predict(row, config)
@@ -303,10 +303,7 @@ def validate(rows: list[dict], config: str | None = None, progress=None, loso: b
                     "calibration": row["calibration"], "why": row.get("why", ""), "source": row["source"]})
         if progress is not None:
             progress.advance(1, row["id"])
-    result = {"rows": out, "summary": summarise(out), "independent": independent(out), "band_pct": 100 * BAND}
-    if loso and config is None:
-        result["leave_one_source_out"] = leave_one_source_out(rows)
-    return result
+    return {"rows": out, "summary": summarise(out), "independent": independent(out), "band_pct": 100 * BAND}
 
 
 def summarise(rows: list[dict]) -> list[dict]:
@@ -341,56 +338,3 @@ def independent(rows: list[dict]) -> list[dict]:
         out.append({"product": product, "route": route, "rows": len(rs), "within": sum(r["within"] for r in rs),
                     "median_abs_error_pct": statistics.median(errs), "worst_abs_error_pct": max(errs)})
     return out
-
-
-def leave_one_source_out(rows: list[dict]) -> list[dict]:
-    """For each source, product and route: refit the config fields that source's rows of the route set from
-    every other source's rows of that route (`acl-emu calibrate`'s fit), and predict the source's rows on
-    the refitted config.
-    A source that set no field is predicted as the config stands (its rows were never fitted). When another
-    source cannot determine a field this one set, its rows are not predicted, and `why` says so."""
-    import tempfile
-
-    from . import calibrate as C  # calibrate reads rows through this module
-
-    usable = [r for r in rows if r["use"] != "context"]
-    out: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="acl-emu-loso-") as tmp:
-        for key in sorted({source_key(r) for r in usable}):
-            _predict_source(C, usable, key, Path(tmp), out)
-    return out
-
-
-def _predict_source(C, usable: list[dict], key: str, tmp: Path, out: list) -> None:
-    """The rows of one source, route by route: the fields its fit rows of that route set are refitted."""
-    mine = [r for r in usable if source_key(r) == key]
-    for product, route in sorted({(r["product"], route_of(r)) for r in mine}):
-        held = [r for r in mine if r["product"] == product and route_of(r) == route]
-        fields = sorted({r["fitted"] for r in held if r["use"] == "fit"})
-        rest = [r for r in usable if source_key(r) != key and r["product"] == product and route_of(r) == route]
-        cfg, why = _refit(C, rest, product, fields, tmp / f"{len(out)}.toml")
-        for r in held:
-            entry = {"source": key, "product": product, "id": r["id"], "route": route, "use": r["use"],
-                     "refit": fields, "measured": r["value"], "unit": r["unit"], "model": None,
-                     "error_pct": None, "why": why or ""}
-            if why is None:
-                model = predict(r, cfg)
-                entry.update(model=model, error_pct=100 * (model / r["value"] - 1))
-            out.append(entry)
-
-
-def _refit(C, rest: list[dict], product: str, fields: list[str], path: Path) -> tuple[str | None, str | None]:
-    """(a config with `fields` refitted from `rest`, None), or (None, why not)."""
-    if not fields:
-        return None, None
-    if not rest:
-        return None, f"no other source measures this route on {product}: {', '.join(fields)} cannot be refitted"
-    try:
-        fit = C.calibrate(rest, product, "leave-one-source-out")
-    except C.CalibrationError as e:
-        return None, f"the other sources fit nothing: {e}"
-    missing = [f for f in fields if f not in fit["fields"]]
-    if missing:
-        return None, f"no other source determines {', '.join(missing)}"
-    path.write_text(C.override(product, {f: fit["fields"][f] for f in fields}))
-    return str(path), None
