@@ -79,6 +79,13 @@ def test_fits_pageable_peer_and_blocking_costs_from_a_csv(tmp_path):
     assert f["hardware.peer_link.latency_us"] == pytest.approx(2.0, rel=0.05)
 
 
+def _p2p(product: str, n: int, **fields) -> dict:
+    """A row of peer copies of `n` bytes from device 0 (to device 1 unless `dst_device` says otherwise)."""
+    return {"id": "m", "product": product, "pattern": "async", "streams": 1, "count": 10, "devices": 1,
+            "size_bytes": n, "memory": "device", "direction": "p2p", "value": 1.0, "unit": "GB/s",
+            "calibration": True, "source": "s", "use": "independent", **fields}
+
+
 def test_fits_a3_peer_links_and_small_copy_costs_from_a_csv(tmp_path):
     """Issue 28: peer rows fit the link they cross (dst_device 1: the other die of the package, SIO; 2: the
     next package), host-timed small copies fit the submit of each copy (stream-sync) and a synchronize's
@@ -93,9 +100,7 @@ def test_fits_a3_peer_links_and_small_copy_costs_from_a_csv(tmp_path):
     for pattern, dst, sizes, count in (("stream-sync", 1, SIZES[4:], 32), ("stream-sync", 2, SIZES[4:], 32),
                                        ("stream-sync", 1, SIZES[:3], 32), ("copy-sync", 1, SIZES[:3], 1)):
         for n in sizes:
-            row = {"id": "m", "product": "a3truth", "pattern": pattern, "streams": 1, "count": count, "devices": 1,
-                   "size_bytes": n, "memory": "device", "direction": "p2p", "dst_device": dst, "value": 1.0,
-                   "unit": "GB/s", "calibration": True, "source": "s", "use": "independent"}
+            row = _p2p("a3truth", n, pattern=pattern, count=count, dst_device=dst)
             lines.append(f"{n},p2p,device,{pattern},{count},{dst},{V.predict(row, str(truth)):.6f}")
     csv = tmp_path / "a3.csv"
     csv.write_text("\n".join(lines) + "\n")
@@ -112,10 +117,7 @@ def test_a_both_ways_peer_figure_fits_the_one_way_link_rate(tmp_path):
     truth = _truth(tmp_path, '[hardware.peer_link]\ngbps = 30.0\n[hardware.peer_link.source]\ngbps = "A: t"\n')
     lines = ["size,direction,memory,pattern,both_ways,gbps"]
     for n in SIZES[3:]:
-        row = {"id": "m", "product": "truth", "pattern": "async", "streams": 1, "count": 10, "devices": 1,
-               "size_bytes": n, "memory": "device", "direction": "p2p", "both_ways": True, "value": 1.0,
-               "unit": "GB/s", "calibration": True, "source": "s", "use": "independent"}
-        lines.append(f"{n},p2p,device,async,true,{V.predict(row, truth):.6f}")
+        lines.append(f"{n},p2p,device,async,true,{V.predict(_p2p('truth', n, both_ways=True), truth):.6f}")
     csv = tmp_path / "bidir.csv"
     csv.write_text("\n".join(lines) + "\n")
     f = C.calibrate(C.read(csv), "910B", str(csv))["fields"]
