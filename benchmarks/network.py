@@ -2,10 +2,10 @@
 
 Run from the repository root:  python benchmarks/network.py [--reps 5] [--sizes 10,100,1000] [--against TREE]
 
-The reference (`naive`, below) is the textbook algorithm: at every flow start or end, advance every flow
-in flight and recompute every rate by progressive filling, then find the next end by scanning them all.
-It is checked to give the same completion times as `models.network` in every case before anything is
-timed. Cases, each with N = 10, 100, 1000 flows in flight, every flow restarted on its completion (as a
+The reference (`naive`, below: models/reference.py's `ReferenceNetwork`) is the textbook algorithm: at every
+flow start or end, advance every flow in flight and recompute every rate by progressive filling, then find the
+next end by scanning them all. It is checked to give the same completion times as `models.network` in every
+case before anything is timed. Cases, each with N = 10, 100, 1000 flows in flight, every flow restarted on its completion (as a
 stream's next copy starts when the last ends) ROUNDS times, and more for a small N: a run has at least
 EVENTS events, so that a run's fixed cost (making the environment, the network and the links) is not what a
 small N measures:
@@ -14,7 +14,8 @@ small N measures:
                 grow with N).
 Reported: microseconds per flow event (a start or an end), best of --reps (of more for a short case: as many
 as take SAMPLE seconds, up to MAX_REPS), interleaved, and the ratio; with
---against TREE, also the model of TREE/models/network.py (loaded as a module of its own), interleaved too.
+--against TREE, also the model of TREE/models/network.py (TREE/models loaded as a package of its own),
+interleaved too.
 With --model-only, the model alone (no reference, no check, no ratio): how its cost per event grows with N
 where the reference would take minutes an event (e.g. `--cases disjoint --sizes 10,100,1000,10000`).
 The model runs on the environment the machine gives it, its module's `Clock` (a simpy environment with the
@@ -46,7 +47,8 @@ if REPO not in sys.path:
 
 import simpy  # noqa: E402
 
-from models.network import Link, Network  # noqa: E402
+# The flow model is emu.models (models/ as installed), imported where it is used: importing emu here would
+# fix which tree's emu case (c) and benchmarks/instructions.py run, before they put theirs first on the path.
 
 ROUNDS = 3
 EVENTS = 600
@@ -56,47 +58,25 @@ CAPACITY = 10e9
 
 
 def naive(links: dict[str, float], flows: list[tuple[str, list[str], float]], rounds: int) -> dict:
-    """Recompute-everything max-min sharing. flows: (name, link names, size); each flow restarts `rounds`
-    times. Returns {name: time of its last completion}."""
-    t, left, active, out = 0.0, {n: rounds for n, _, _ in flows}, {}, {}
-    for name, path, size in flows:
-        active[name] = [path, size, size, 0.0]  # path, size, remaining, rate
-    while active:
-        cap, load, unfixed = dict(links), {}, set(active)
-        for name in active:
-            for link in active[name][0]:
-                load[link] = load.get(link, 0) + 1
-        while unfixed:
-            link = min((l for l in load if load[l] > 0), key=lambda l: cap[l] / load[l])
-            share = cap[link] / load[link]
-            for name in [n for n in unfixed if link in active[n][0]]:
-                active[name][3] = share
-                unfixed.discard(name)
-                for other in active[name][0]:
-                    cap[other] -= share
-                    load[other] -= 1
-        dt = min(f[2] / f[3] for f in active.values())
-        t += dt
-        for name in list(active):
-            f = active[name]
-            f[2] -= f[3] * dt
-            if f[2] <= f[1] * 1e-9:
-                left[name] -= 1
-                if left[name]:
-                    f[2] = f[1]
-                else:
-                    out[name] = t
-                    del active[name]
-    return out
+    """The same workload on the reference, models/reference.py's `ReferenceNetwork`: at every start and end,
+    every flow advanced and every rate recomputed by progressive filling. Returns {name: time of its last
+    completion}."""
+    from emu.models import ReferenceNetwork
+
+    return model(links, flows, rounds, make=ReferenceNetwork)
 
 
-def model(links: dict[str, float], flows: list[tuple[str, list[str], float]], rounds: int, network=None) -> dict:
-    """The same workload on models.network (or on `network`, another version of that module)."""
-    module = network or sys.modules[Network.__module__]
-    env = getattr(module, "Clock", simpy.Environment)()  # (as the machine runs it)
-    net = module.Network(env)
+def model(links: dict[str, float], flows: list[tuple[str, list[str], float]], rounds: int, network=None,
+          make=None) -> dict:
+    """The workload (flows: (name, link names, size); each flow restarts `rounds` times) on emu.models.network
+    (or on `network`, another version of that module; or on `make(env)`, e.g. the reference). Returns {name:
+    time of its last completion}."""
+    if network is None:
+        import emu.models.network as network
+    env = getattr(network, "Clock", simpy.Environment)()  # (as the machine runs it)
+    net = (make or network.Network)(env)
     send = getattr(net, "send", net.start)  # (as the machine starts its flows; a version before `send`: start)
-    objs = {name: (network.Link if network else Link)(name, cap) for name, cap in links.items()}
+    objs = {name: network.Link(name, cap) for name, cap in links.items()}
     out = {}
 
     # As the machine starts its flows: the links made once (a route's), and one callback, done(owner), with the
@@ -230,14 +210,18 @@ def all_to_all_case(reps: int, against: str | None) -> None:
 
 
 def load_network(tree: str):
-    """TREE/models/network.py as a module of its own (another version of the flow model)."""
+    """TREE/models/network.py, of TREE/models loaded as a package of its own (`against_models`): another
+    version of the flow model, beside emu.models."""
+    import importlib
     import importlib.util
 
-    path = os.path.join(os.path.abspath(tree), "models", "network.py")
-    spec = importlib.util.spec_from_file_location("against_network", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    root = os.path.join(os.path.abspath(tree), "models")
+    spec = importlib.util.spec_from_file_location("against_models", os.path.join(root, "__init__.py"),
+                                                  submodule_search_locations=[root])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules["against_models"] = package
+    spec.loader.exec_module(package)
+    return importlib.import_module("against_models.network")
 
 
 def best_of(fn, reps: int) -> float:

@@ -165,13 +165,8 @@ def _api_entry(rt, name: str) -> list[str]:
     return [f"### `rt.{signature(fn, name)}`", "", " · ".join(where), "", *_docblock(fn)]
 
 
-def render() -> str:
-    """docs/api.md as the docstrings give it."""
-    import emu
-    import emu.acl  # noqa: F401  (the facade modules, for the pyACL names)
-    from emu import errors
-    from emu import runtime as rt
-
+def _check_groups(rt) -> None:
+    """Every API of emu.runtime sits in exactly one of GROUPS, and every name there is an API."""
     grouped = [n for _, names in GROUPS for n in names]
     missing = sorted(set(rt.API_NAMES) - set(grouped))
     unknown = sorted(set(grouped) - set(rt.API_NAMES))
@@ -180,12 +175,18 @@ def render() -> str:
         raise ValueError(f"emu.apidoc.GROUPS: APIs in no group {missing}, names that are no API {unknown}, "
                          f"APIs in two groups {doubled}")
 
+
+def _contents() -> list[str]:
+    """The intro and the contents list; its titles are the page's "## " sections, in order."""
     sections = ["emu", "The pyACL facade (emu.acl)", "emu.runtime: module functions",
                 *(title for title, _ in GROUPS), "Helpers (not ACL APIs)", "Classes", "The runtime object"]
     out = [INTRO.format(command=COMMAND), "## Contents", ""]
-    out += [f"- [{t}](#{_anchor(t)})" for t in sections] + [""]
+    return out + [f"- [{t}](#{_anchor(t)})" for t in sections] + [""]
 
-    out += ["## emu", "", "`import emu`: the package's own names.", ""]
+
+def _package_section(emu, rt) -> list[str]:
+    """`emu.__all__`, in its order; a runtime function re-exported there links to its rt. entry."""
+    out = ["## emu", "", "`import emu`: the package's own names.", ""]
     for name in emu.__all__:
         obj = getattr(emu, name)
         if getattr(rt, name, None) is obj and name in RUNTIME_FUNCTIONS:
@@ -198,39 +199,64 @@ def render() -> str:
             out += [f"### class `emu.{name}`", "", *_docblock(obj)]
         else:
             out += [f"### `emu.{signature(obj, name)}`", "", *_docblock(obj)]
+    return out
 
-    out += [FACADE]
 
-    out += ["## emu.runtime: module functions", ""]
+def _runtime_functions_section(rt) -> list[str]:
+    """RUNTIME_FUNCTIONS, each with the anchor `_package_section` links to."""
+    out = ["## emu.runtime: module functions", ""]
     for name in RUNTIME_FUNCTIONS:
         out += [f"### `rt.{signature(getattr(rt, name), name)}`", "", f'<a id="{_anchor("rt." + name)}"></a>', "",
                 *_docblock(getattr(rt, name))]
+    return out
 
+
+def _api_sections(rt) -> list[str]:
+    """One section per group of GROUPS, then the helpers; HELPERS must be exactly emu.runtime's helpers."""
+    out = []
     for title, names in GROUPS:
         out += [f"## {title}", ""]
         for name in names:
             out += _api_entry(rt, name)
-
     out += ["## Helpers (not ACL APIs)", ""]
     if set(HELPERS) != set(rt._HELPERS):
         raise ValueError(f"emu.runtime's helpers {sorted(rt._HELPERS)} and the page's {sorted(HELPERS)} differ")
     for name in HELPERS:
         out += _api_entry(rt, name)
+    return out
 
-    out += ["## Classes", ""]
+
+def _classes_section(rt, errors) -> list[str]:
+    out = ["## Classes", ""]
     for name in RUNTIME_CLASSES:
         out += [f"### class `rt.{name}`", "", *_docblock(getattr(rt, name))]
-    out += ["### class `emu.errors.BatchError`", "", *_docblock(errors.BatchError)]
+    return out + ["### class `emu.errors.BatchError`", "", *_docblock(errors.BatchError)]
 
-    out += ["## The runtime object", "",
-            "`emu.current()` (or the value `emu.configure` returns) is the process's `Runtime`; besides the",
-            "APIs above it answers these.", ""]
+
+def _runtime_object_section(rt) -> list[str]:
+    """RUNTIME_MEMBERS of `Runtime`, read statically so a property shows as one."""
+    out = ["## The runtime object", "",
+           "`emu.current()` (or the value `emu.configure` returns) is the process's `Runtime`; besides the",
+           "APIs above it answers these.", ""]
     for name in RUNTIME_MEMBERS:
         member = inspect.getattr_static(rt.Runtime, name)
         if isinstance(member, property):
             out += [f"### `Runtime.{name}` (property)", "", *_docblock(member)]
         else:
             out += [f"### `Runtime.{signature(member, name)}`", "", *_docblock(member)]
+    return out
+
+
+def render() -> str:
+    """docs/api.md as the docstrings give it."""
+    import emu
+    import emu.acl  # noqa: F401  (the facade modules, for the pyACL names)
+    from emu import errors
+    from emu import runtime as rt
+
+    _check_groups(rt)
+    out = [*_contents(), *_package_section(emu, rt), FACADE, *_runtime_functions_section(rt), *_api_sections(rt),
+           *_classes_section(rt, errors), *_runtime_object_section(rt)]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

@@ -138,18 +138,7 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
     import emu
     from .studies.runsummary import summary, print_summary
 
-    previous = emu.runtime.configured()
-    if product is None and previous is not None:  # a fresh process on the product chosen before
-        if host_time is None:
-            host_time = previous.host_time
-            if host_time_scale is None:
-                host_time_scale = previous.host_time_scale
-        emu.configure(product=previous.product.path, functional=previous.functional, host_time=host_time,
-                      host_time_scale=host_time_scale, sanitize=sanitize)
-    else:
-        if host_time is None and emu.runtime.host_time_from_env() is None:
-            host_time = "wall"
-        emu.configure(product=product, host_time=host_time, host_time_scale=host_time_scale, sanitize=sanitize)
+    _configure_for_script(product, host_time, host_time_scale, sanitize)
     with _python_like_state(script, module):
         emu.install()
         with (_stdout_to_stderr() if as_json else contextlib.nullcontext()):
@@ -172,11 +161,38 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
         print(f"msprof timeline: {result['msprof']} (MindStudio Insight, Perfetto; acl-emu replay reads it)",
               file=sys.stderr)
     if san is not None:
-        print(san.report(), file=sys.stderr)
-        if sanitize_json:
-            print(f"sanitizer findings: {sanitize_json}", file=sys.stderr)
-        if san.findings and code == 0:
-            code = 1
+        code = _report_sanitizer(san, sanitize_json, code)
+    return code
+
+
+def _configure_for_script(product: str | None, host_time: str | None, host_time_scale: float | None,
+                          sanitize) -> None:
+    """A fresh runtime for the script: without product, on the previous runtime's product, functional mode
+    and (unless given) host time; otherwise on `product`, host time defaulting to $ACL_EMU_HOST_TIME, else
+    "wall"."""
+    import emu
+
+    previous = emu.runtime.configured()
+    if product is None and previous is not None:  # a fresh process on the product chosen before
+        if host_time is None:
+            host_time = previous.host_time
+            if host_time_scale is None:
+                host_time_scale = previous.host_time_scale
+        emu.configure(product=previous.product.path, functional=previous.functional, host_time=host_time,
+                      host_time_scale=host_time_scale, sanitize=sanitize)
+    else:
+        if host_time is None and emu.runtime.host_time_from_env() is None:
+            host_time = "wall"
+        emu.configure(product=product, host_time=host_time, host_time_scale=host_time_scale, sanitize=sanitize)
+
+
+def _report_sanitizer(san, sanitize_json: str | None, code: int) -> int:
+    """The sanitizer's report on stderr; the script's exit code, made 1 by a finding if it was 0."""
+    print(san.report(), file=sys.stderr)
+    if sanitize_json:
+        print(f"sanitizer findings: {sanitize_json}", file=sys.stderr)
+    if san.findings and code == 0:
+        code = 1
     return code
 
 

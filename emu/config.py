@@ -290,70 +290,87 @@ def check_unknown(opened: list) -> None:
 PCIE_FIELDS = ("gen", "lanes", "mps", "mrrs", "efficiency", "read_efficiency")
 
 
-def _hardware(f: _Fields, devices: int, peer_groups: tuple) -> Hardware:
-    path = f.path
-    us, gbps = 1e-6, 1e9
+_US, _GBPS = 1e-6, 1e9  # the config's units (us, GB/s) in the model's (s, B/s)
+
+
+def _host_link(f: _Fields) -> HostLink:
+    """hardware.host_link: a PCIe link by its generation and lanes, or any kind by its effective rate; the
+    other way's fields are marked read, so a table inherited from another kind is not refused."""
     host = f.sub("host_link")
     kind = host.get("kind", str, choices=("pcie", "hccs", "ub", "soc"))
     host.read.update(("gbps", "up_gbps") if kind == "pcie" else PCIE_FIELDS)  # inherited from another kind
-    common = dict(latency=host.get("latency_us", float) * us,
+    common = dict(latency=host.get("latency_us", float) * _US,
                   shared_by=host.get("shared_by", int, positive=True, maximum=64),
-                  per_engine=host.opt("per_engine_gbps", float, 0.0, positive=True) * gbps)
+                  per_engine=host.opt("per_engine_gbps", float, 0.0, positive=True) * _GBPS)
     if kind == "pcie":
         fields = {k: host.get(k, int) for k in ("gen", "lanes", "mps", "mrrs")}
         try:
             pcie = PcieLink(**fields)
         except ValueError as e:
-            raise ConfigError(path, "hardware.host_link", str(e)) from None
-        host_link = HostLink(kind, pcie=pcie, efficiency=host.opt("efficiency", float, 1.0, positive=True, maximum=1.0),
-                             read_efficiency=host.opt("read_efficiency", float, 0.0, positive=True, maximum=1.0),
-                             **common)
-    else:
-        host_link = HostLink(kind, bandwidth=host.get("gbps", float, positive=True) * gbps,
-                             bandwidth_up=host.opt("up_gbps", float, 0.0, positive=True) * gbps, **common)
+            raise ConfigError(f.path, "hardware.host_link", str(e)) from None
+        return HostLink(kind, pcie=pcie, efficiency=host.opt("efficiency", float, 1.0, positive=True, maximum=1.0),
+                        read_efficiency=host.opt("read_efficiency", float, 0.0, positive=True, maximum=1.0),
+                        **common)
+    return HostLink(kind, bandwidth=host.get("gbps", float, positive=True) * _GBPS,
+                    bandwidth_up=host.opt("up_gbps", float, 0.0, positive=True) * _GBPS, **common)
 
-    def device_link(name: str, topology: bool) -> DeviceLink | None:
-        if name not in f.table:
-            return None
-        t = f.sub(name)
-        return DeviceLink(kind=t.get("kind", str, choices=("hccs", "ub", "sio")),
-                          bandwidth=t.get("gbps", float, positive=True) * gbps,
-                          latency=t.get("latency_us", float) * us,
-                          topology=t.get("topology", str, choices=("mesh", "switch")) if topology else "mesh",
-                          per_engine=t.opt("per_engine_gbps", float, 0.0, positive=True) * gbps)
 
+def _device_link(f: _Fields, name: str, topology: bool) -> DeviceLink | None:
+    """hardware.<name> (peer_link, pair_link), or None without that table; topology=False: always "mesh"."""
+    if name not in f.table:
+        return None
+    t = f.sub(name)
+    return DeviceLink(kind=t.get("kind", str, choices=("hccs", "ub", "sio")),
+                      bandwidth=t.get("gbps", float, positive=True) * _GBPS,
+                      latency=t.get("latency_us", float) * _US,
+                      topology=t.get("topology", str, choices=("mesh", "switch")) if topology else "mesh",
+                      per_engine=t.opt("per_engine_gbps", float, 0.0, positive=True) * _GBPS)
+
+
+def _host_side(f: _Fields) -> Host:
+    """hardware.host: the host's CPUs and memory; without that table, `Host()`'s defaults."""
+    if "host" not in f.table:
+        return Host()
+    h = f.sub("host")
+    return Host(cpu=h.get("cpu", str), devices_per_cpu=h.get("devices_per_cpu", int, positive=True, maximum=64),
+                bandwidth=h.opt("gbps", float, 0.0, positive=True) * _GBPS,
+                register=h.get("register_us", float) * _US,
+                pin_bandwidth=h.get("pin_gbps", float, positive=True) * _GBPS)
+
+
+def _staging(st: _Fields) -> Staging:
+    """hardware.staging: the bounce buffers a pageable copy goes through."""
+    return Staging(chunk_bytes=st.get("chunk_bytes", int, positive=True),
+                   buffers=st.get("buffers", int, positive=True, maximum=1024),
+                   setup=st.get("setup_us", float) * _US,
+                   copy_bandwidth=st.get("copy_gbps", float, positive=True) * _GBPS)
+
+
+def _hardware(f: _Fields, devices: int, peer_groups: tuple) -> Hardware:
+    """The [hardware] table as a `Hardware`, its fields read in the order the errors name them."""
+    host_link = _host_link(f)
     st = f.sub("staging")
-    host_side = Host()
-    if "host" in f.table:
-        h = f.sub("host")
-        host_side = Host(cpu=h.get("cpu", str), devices_per_cpu=h.get("devices_per_cpu", int, positive=True,
-                                                                       maximum=64),
-                         bandwidth=h.opt("gbps", float, 0.0, positive=True) * gbps,
-                         register=h.get("register_us", float) * us,
-                         pin_bandwidth=h.get("pin_gbps", float, positive=True) * gbps)
+    host_side = _host_side(f)
     return Hardware(
         num_devices=devices,
         engines_per_device=f.get("engines_per_device", int, positive=True, maximum=64),
-        call_overhead=f.get("call_overhead_us", float) * us,
-        host_memcpy_bandwidth=f.get("host_memcpy_gbps", float, positive=True) * gbps,
-        host_memset_bandwidth=f.get("host_memset_gbps", float, positive=True) * gbps,
-        memory_bandwidth=f.get("memory_gbps", float, positive=True) * gbps,
+        call_overhead=f.get("call_overhead_us", float) * _US,
+        host_memcpy_bandwidth=f.get("host_memcpy_gbps", float, positive=True) * _GBPS,
+        host_memset_bandwidth=f.get("host_memset_gbps", float, positive=True) * _GBPS,
+        memory_bandwidth=f.get("memory_gbps", float, positive=True) * _GBPS,
         peak_flops=f.get("peak_tflops", float, positive=True) * 1e12,
-        sdma_latency=f.get("sdma_latency_us", float) * us,
+        sdma_latency=f.get("sdma_latency_us", float) * _US,
         row_overhead=f.get("row_overhead_ns", float) * 1e-9,
         kernel_slots=f.get("kernel_slots", int, positive=True, maximum=64),
         host_link=host_link,
-        peer_link=device_link("peer_link", topology=True),
-        pair_link=device_link("pair_link", topology=False),
-        staging=Staging(chunk_bytes=st.get("chunk_bytes", int, positive=True),
-                        buffers=st.get("buffers", int, positive=True, maximum=1024),
-                        setup=st.get("setup_us", float) * us,
-                        copy_bandwidth=st.get("copy_gbps", float, positive=True) * gbps),
-        sync_copy=f.get("sync_copy_us", float) * us,
-        sync_wait=f.opt("sync_wait_us", float, 0.0) * us,
-        copy_submit=f.opt("copy_submit_us", float, 0.0) * us,
-        launch=f.opt("launch_us", float, 0.0) * us,
-        kernel_dispatch=f.opt("kernel_dispatch_us", float, 0.0) * us,
+        peer_link=_device_link(f, "peer_link", topology=True),
+        pair_link=_device_link(f, "pair_link", topology=False),
+        staging=_staging(st),
+        sync_copy=f.get("sync_copy_us", float) * _US,
+        sync_wait=f.opt("sync_wait_us", float, 0.0) * _US,
+        copy_submit=f.opt("copy_submit_us", float, 0.0) * _US,
+        launch=f.opt("launch_us", float, 0.0) * _US,
+        kernel_dispatch=f.opt("kernel_dispatch_us", float, 0.0) * _US,
         host=host_side,
         peer_groups=peer_groups,
     )

@@ -5,12 +5,17 @@
     s = m.stream("s0", device=0)
     t = m.submit(s, Task(COPY, nbytes=1 << 30, device=0, src=None, dst=0), at=0.0)
     m.wait(t)                     # simulated seconds
+
+    Machine(hw, network=ReferenceNetwork(Clock()))   # the same task times, every rate recomputed at every change
 """
+from .clock import Clock
 from .hardware import HOST, DeviceLink, Hardware, Host, HostLink, Staging
 from .machine import COPY, FILL, GROUP, KERNEL, MARKER, STAGED, Machine, Stream, Task
 from .network import Flow, Link, Network
 from .pcie import PcieLink
+from .reference import ReferenceNetwork
 from . import trace
 
 __all__ = ["HOST", "DeviceLink", "Hardware", "Host", "HostLink", "Staging", "Machine", "Stream", "Task", "COPY", "FILL",
-           "GROUP", "KERNEL", "MARKER", "STAGED", "Flow", "Link", "Network", "PcieLink", "trace"]
+           "GROUP", "KERNEL", "MARKER", "STAGED", "Flow", "Link", "Network", "PcieLink", "trace",
+           "Clock", "ReferenceNetwork"]

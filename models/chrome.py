@@ -155,6 +155,23 @@ def build(records: np.ndarray, calls: np.ndarray | list, findings: list[dict] | 
     findings of a checker (see the module's docstring)."""
     t = _Tracks()
     t.process(HOST_PID, "host")
+    callers, by_thread = _host_spans(t, calls, bool(findings))
+    spans = _DeviceSpans(t, callers, bool(findings))
+    spans.add(records)
+    if findings:
+        _findings(t, findings, spans.task_spans, by_thread, spans.flow_id)
+    for (pid, track), steps in spans.link_steps.items():
+        t.counter(pid, f"{track} GB/s", steps, "GB/s")
+    for device, steps in spans.engine_steps.items():
+        t.counter(DEVICE_PID + device, "busy SDMA engines", steps, "engines")
+    return {"traceEvents": t.events, "displayTimeUnit": "ns",
+            "otherData": {"counters": "link GB/s counts each flow in flight at its average rate (bytes over its "
+                                      "span, latency included)"}}
+
+
+def _host_spans(t: _Tracks, calls, keep_threads: bool) -> tuple[_Calls, dict[int, list]]:
+    """Each call a span on its host thread's track (threads numbered from 1 in order of first call): (the
+    calls, sorted for `find`; with keep_threads, thread -> (start, end, where) of its calls, else {})."""
     callers = _Calls()
     threads: dict[int, int] = {}
     by_thread: dict[int, list] = {}  # thread -> (start, end, where) of its calls, for the findings' ends
@@ -162,17 +179,35 @@ def build(records: np.ndarray, calls: np.ndarray | list, findings: list[dict] | 
         no = threads.setdefault(thread, len(threads) + 1)
         where = t.span(HOST_PID, f"host thread {no}", api, start, end, {"thread": thread})
         callers.add(api, start, end, where)
-        if findings:
+        if keep_threads:
             by_thread.setdefault(thread, []).append((start, end, where))
     callers.sort()
-    task_spans: dict[tuple[str, float], tuple] = {}  # (stream, start) -> (start, end, where)
-    streams = _StreamNames()
-    link_steps: dict[tuple[int, str], list] = {}
-    engine_steps: dict[int, list] = {}
-    flow_id = 0
-    rows = [r for r in records.tolist() if not (math.isnan(r[10]) or math.isnan(r[11]))]
-    rows.sort(key=lambda r: (r[10], r[11]))  # by start: lanes are filled greedily in time order
-    for (label, kind, stream, device, engine, route, links, nbytes, tasks, submit, start, end, asked, used) in rows:
+    return callers, by_thread
+
+
+class _DeviceSpans:
+    """The records' spans, in start order (lanes are filled greedily in time order): on their stream with an
+    enqueue arrow from the call that queued them, on their engine or AI core, on each link they cross; and
+    the steps of the link and engine counters. Flow ids count from 1."""
+
+    def __init__(self, t: _Tracks, callers: _Calls, keep_tasks: bool):
+        self.t, self.callers, self.keep_tasks = t, callers, keep_tasks
+        self.task_spans: dict[tuple[str, float], tuple] = {}  # (stream, start) -> (start, end, where)
+        self.streams = _StreamNames()
+        self.link_steps: dict[tuple[int, str], list] = {}
+        self.engine_steps: dict[int, list] = {}
+        self.flow_id = 0
+
+    def add(self, records: np.ndarray) -> None:
+        """Every record with a start and an end."""
+        rows = [r for r in records.tolist() if not (math.isnan(r[10]) or math.isnan(r[11]))]
+        rows.sort(key=lambda r: (r[10], r[11]))  # by start: lanes are filled greedily in time order
+        for row in rows:
+            self._record(*row)
+
+    def _record(self, label, kind, stream, device, engine, route, links, nbytes, tasks, submit, start, end, asked,
+                used) -> None:
+        t = self.t
         pid = DEVICE_PID + device
         t.process(pid, f"device {device}")
         args = {"bytes": nbytes, "route": route or kind, "tasks": tasks,
@@ -181,20 +216,13 @@ def build(records: np.ndarray, calls: np.ndarray | list, findings: list[dict] | 
             args["kind_asked"], args["kind_used"] = asked, used
         if stream:
             args["stream"] = stream
-            where = t.span(pid, streams(stream, device), label, start, end, args)
-            if findings:
-                task_spans.setdefault((stream, start), (start, end, where))
-            caller = callers.find(label, submit)
-            if caller is not None:
-                flow_id += 1
-                _, _, (cpid, ctid) = caller
-                t.events.append({"ph": "s", "id": flow_id, "name": "enqueue", "cat": "enqueue", "pid": cpid,
-                                 "tid": ctid, "ts": submit * 1e6})  # the instant the call queued the task
-                t.events.append({"ph": "f", "bp": "e", "id": flow_id, "name": "enqueue", "cat": "enqueue",
-                                 "pid": where[0], "tid": where[1], "ts": (start + (end - start) / 2) * 1e6})
+            where = t.span(pid, self.streams(stream, device), label, start, end, args)
+            if self.keep_tasks:
+                self.task_spans.setdefault((stream, start), (start, end, where))
+            self._enqueue_arrow(label, submit, start, end, where)
         if engine >= 0 and kind in ("copy", "fill"):
             t.span(pid, f"SDMA {engine}", label, start, end, args)
-            engine_steps.setdefault(device, []).extend(((start, 1.0), (end, -1.0)))
+            self.engine_steps.setdefault(device, []).extend(((start, 1.0), (end, -1.0)))
         elif engine >= 0 and kind == "kernel":
             t.span(pid, f"AI core {engine}", label, start, end, args)
         rate = nbytes / (end - start) / 1e9 if end > start else 0.0
@@ -202,16 +230,19 @@ def build(records: np.ndarray, calls: np.ndarray | list, findings: list[dict] | 
             lpid, track = _link_place(link)
             t.process(lpid, "interconnect" if lpid == LINKS_PID else f"device {lpid - DEVICE_PID}")
             t.span(lpid, track, label, start, end, {**args, "link": link})
-            link_steps.setdefault((lpid, track), []).extend(((start, rate), (end, -rate)))
-    if findings:
-        _findings(t, findings, task_spans, by_thread, flow_id)
-    for (pid, track), steps in link_steps.items():
-        t.counter(pid, f"{track} GB/s", steps, "GB/s")
-    for device, steps in engine_steps.items():
-        t.counter(DEVICE_PID + device, "busy SDMA engines", steps, "engines")
-    return {"traceEvents": t.events, "displayTimeUnit": "ns",
-            "otherData": {"counters": "link GB/s counts each flow in flight at its average rate (bytes over its "
-                                      "span, latency included)"}}
+            self.link_steps.setdefault((lpid, track), []).extend(((start, rate), (end, -rate)))
+
+    def _enqueue_arrow(self, label: str, submit: float, start: float, end: float, where: tuple) -> None:
+        """An arrow from the instant the call under way at `submit` queued the task to the task's middle."""
+        caller = self.callers.find(label, submit)
+        if caller is None:
+            return
+        self.flow_id += 1
+        _, _, (cpid, ctid) = caller
+        self.t.events.append({"ph": "s", "id": self.flow_id, "name": "enqueue", "cat": "enqueue", "pid": cpid,
+                              "tid": ctid, "ts": submit * 1e6})  # the instant the call queued the task
+        self.t.events.append({"ph": "f", "bp": "e", "id": self.flow_id, "name": "enqueue", "cat": "enqueue",
+                              "pid": where[0], "tid": where[1], "ts": (start + (end - start) / 2) * 1e6})
 
 
 def _findings(t: _Tracks, findings: list[dict], task_spans: dict, by_thread: dict, flow_id: int) -> None:

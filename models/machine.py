@@ -25,7 +25,8 @@ import simpy
 
 from .hardware import HOST, Hardware
 from . import staging
-from .network import Clock, Link, Network, gc_pause, gc_resume
+from .clock import Clock, gc_pause, gc_resume
+from .network import Link, Network
 from .trace import ALL, CHUNK as _CHUNK, TaskLog, chunk_count, chunk_sizes
 
 COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
@@ -330,12 +331,21 @@ class Machine:
     (the last N), None (none), or a path / file (each written as a JSON line, none kept). The totals (tasks,
     bytes by route, the latest end) count every task whatever is kept. A completed Task object is never
     kept: `records` gives compact rows (`trace.Row`) read like tasks.
+
+    network: what shares the links among the copies' flows, on the clock the machine runs on (its `env`, a
+    `clock.Clock`): by default a `network.Network` on a clock of its own; or another model with its interface
+    (`send`, `alone`, `idle`), e.g. `reference.ReferenceNetwork(Clock())`, which recomputes every rate at every
+    change: slow, and a check on the default (the same task times).
     """
 
-    def __init__(self, hardware: Hardware, records=ALL):
+    def __init__(self, hardware: Hardware, records=ALL, network=None):
         self.hardware = hw = hardware
-        self.env = Clock()
-        self.network = Network(self.env)
+        if network is None:
+            network = Network(Clock())
+        elif not isinstance(network.env, Clock):
+            raise TypeError(f"Machine: the network runs on {type(network.env).__name__}, not a models.clock.Clock")
+        self.env = network.env
+        self.network = network
         n = hw.num_devices
         self.engines = [Pool(f"dev{d}.sdma", hw.engines_per_device) for d in range(n)]
         self.compute = [Pool(f"dev{d}.aicore", hw.kernel_slots) for d in range(n)]
@@ -396,7 +406,7 @@ class Machine:
         stream.pending.append(task)
         stream.last = task
         if stream.running is None and not stream.waking:
-            self._step(stream, self.env._now)
+            self._step(stream, self.env.now)
         return task
 
     def _step(self, stream: Stream, now: float) -> None:
@@ -426,11 +436,11 @@ class Machine:
     def _wake(self, stream: Stream) -> None:
         stream.waking = False
         if stream.running is None:
-            self._step(stream, self.env._now)
+            self._step(stream, self.env.now)
 
     # -- what each kind of task does when its stream reaches it (`_begin_kind`) ---------------------------
     def _begin_group(self, task: Task) -> None:  # a batch: its lanes at once, each on an engine of its device
-        task.start = self.env._now
+        task.start = self.env.now
         if task.batch is None and len(task.parts) < FEW_PARTS:  # a few copy tasks: each takes an engine
             self._begin_parts(task)
             return
@@ -523,7 +533,7 @@ class Machine:
         """A lane has its engine: its runs one after the other (`_lane_step`), on the links `_transfer` gives one
         copy (a host-to-host lane is the driver's memcpy; an engine's own limit applies on A3)."""
         lane.engine = engine
-        lane.start = self.env._now
+        lane.start = self.env.now
         route, links, weights, names, _, _ = lane.path
         lane.route = route
         if route == "h2h":
@@ -546,23 +556,23 @@ class Machine:
         self.network.send(links, wire, self._lane_step, weights, lane.path[4] * entries, lane)
 
     def _begin_staged(self, task: Task) -> None:  # a pageable copy through the staging buffers
-        task.start = self.env._now
+        task.start = self.env.now
         done = self.env.process(staging.pipeline(self.env, self.hardware.staging, task.nbytes, task.dst is not HOST,
                                                  lambda size: self._part(task, size)))
         done.callbacks.append(lambda _: self._finish(task))
 
     def _begin_marker(self, task: Task) -> None:  # an event record or wait: done when reached
-        task.start = self.env._now
+        task.start = self.env.now
         self._finish(task)
 
     def _begin_hostfunc(self, task: Task) -> None:  # tell the host, then wait for it (`complete`)
-        task.start = self.env._now
+        task.start = self.env.now
         if task.on_start is not None:
             self._call(task, task.on_start)
 
     def _transfer(self, task: Task, engine: int) -> None:
         task.engine = engine
-        task.start = self.env._now
+        task.start = self.env.now
         if task.on_start is not None:  # e.g. a descriptor read, which may set nbytes and the ends
             self._call(task, task.on_start)
         flow = self._flow(task, engine)
@@ -629,19 +639,19 @@ class Machine:
         task.engine = slot
         dispatch = self.hardware.kernel_dispatch
         if dispatch > 0:
-            self.env.at(self.env._now + dispatch, self._run_kernel, task)
+            self.env.at(self.env.now + dispatch, self._run_kernel, task)
         else:
             self._run_kernel(task)
 
     def _run_kernel(self, task: Task) -> None:
-        task.start = self.env._now
+        task.start = self.env.now
         if task.on_start is not None:
             self._call(task, task.on_start)
         self._after(task.duration or 0.0, task)
 
     def _after(self, delay: float, task: Task) -> None:
         if delay > 0:
-            self.env.at(self.env._now + delay, self._finish, task)
+            self.env.at(self.env.now + delay, self._finish, task)
         else:
             self._finish(task)
 
@@ -655,7 +665,7 @@ class Machine:
         return done
 
     def _finish(self, task: Task) -> None:
-        task.end = now = self.env._now
+        task.end = now = self.env.now
         held = task.held
         if held is not None:
             task.held = None
@@ -734,7 +744,7 @@ class Machine:
         if task.kind != HOSTFUNC or task.start is None or task._released:
             raise ValueError(f"{task!r} is not a reached, open HOSTFUNC task")
         task._released = True
-        self._after(max(at - self.env._now, 0.0), task)
+        self._after(max(at - self.env.now, 0.0), task)
 
     def done_event(self, task: Task) -> simpy.Event:
         if task._done is None:

@@ -108,10 +108,19 @@ def build(records: np.ndarray, calls, ends, origin_us: float = 0.0) -> list[dict
     extra = list(ends)
     if len(extra) != len(rows):
         raise ValueError(f"ends: {len(extra)} entries for {len(rows)} records")
-    names = records.dtype.names
-    at = {n: names.index(n) for n in names}
-    events: list[dict] = []
     cann = format_pid(HOST_DEVICE, CANN_SORT)
+    events, threads = _host_metadata(calls, cann)
+    tasks = _DeviceTasks(records.dtype.names, _Connections(calls), origin_us)
+    tasks.add(rows, extra)
+    events += _device_metadata(tasks.devices, tasks.streams)
+    events += _call_events(calls, threads, tasks.connection, cann, origin_us)
+    return events + tasks.events + tasks.flows
+
+
+def _host_metadata(calls: list, cann: int) -> tuple[list[dict], dict[int, int]]:
+    """(the CANN process's metadata events - none without calls - , {thread: its row number from 1, in the
+    order of the threads' first calls})."""
+    events: list[dict] = []
     if calls:
         events += [_meta("process_name", cann, 0, "name", "CANN"), _meta("process_labels", cann, 0, "labels", "CPU"),
                    _meta("process_sort_index", cann, 0, "sort_index", CANN_SORT)]
@@ -121,70 +130,101 @@ def build(records: np.ndarray, calls, ends, origin_us: float = 0.0) -> list[dict
     for thread, no in threads.items():
         events += [_meta("thread_name", cann, no, "name", f"Thread {thread}"),
                    _meta("thread_sort_index", cann, no, "sort_index", no)]
-    finder = _Connections(calls)
-    connection: dict[int, int] = {}  # call index -> connection id
-    # the DMA parts of a staged copy are left out: the staged copy is the task
-    staged = [(r[at["stream"]], r[at["start"]], r[at["end"]]) for r in rows if r[at["kind"]] == "staged"]
-    order = sorted(range(len(rows)), key=lambda i: (rows[i][at["start"]], rows[i][at["end"]], i))
-    streams: dict[tuple[int, str], int] = {}
-    devices: set[int] = set()
-    task_events, flows = [], []
-    task_id = 0
-    for i in order:
-        r = rows[i]
+    return events, threads
+
+
+class _DeviceTasks:
+    """The task events of the records, in start order: task ids count from 1 in that order, streams number
+    from 1 per device in order of first use, connection ids from 1 in order of the first task a call queued."""
+
+    def __init__(self, names: tuple, finder: _Connections, origin_us: float):
+        self.at = {n: names.index(n) for n in names}
+        self.finder, self.origin_us = finder, origin_us
+        self.connection: dict[int, int] = {}  # call index -> connection id
+        self.streams: dict[tuple[int, str], int] = {}
+        self.devices: set[int] = set()
+        self.events: list[dict] = []
+        self.flows: list[dict] = []
+        self.task_id = 0
+
+    def add(self, rows: list, extra: list) -> None:
+        """Every record but a group and the DMA parts of a staged copy (the staged copy is the task)."""
+        at = self.at
+        staged = [(r[at["stream"]], r[at["start"]], r[at["end"]]) for r in rows if r[at["kind"]] == "staged"]
+        order = sorted(range(len(rows)), key=lambda i: (rows[i][at["start"]], rows[i][at["end"]], i))
+        for i in order:
+            r = rows[i]
+            kind, stream, start, end = r[at["kind"]], r[at["stream"]], r[at["start"]], r[at["end"]]
+            src, dst, part = extra[i]
+            if math.isnan(start) or math.isnan(end) or kind == "group":
+                continue
+            if part and kind == "copy" and any(s == stream and a <= start and end <= b for s, a, b in staged):
+                continue
+            self._task(r, src, dst)
+
+    def _task(self, r: tuple, src, dst) -> None:
+        at, origin_us = self.at, self.origin_us
         kind, label, stream, device = r[at["kind"]], r[at["api"]], r[at["stream"]], int(r[at["device"]])
         start, end, submit = r[at["start"]], r[at["end"]], r[at["submit"]]
-        src, dst, part = extra[i]
-        if math.isnan(start) or math.isnan(end) or kind == "group":
-            continue
-        if part and kind == "copy" and any(s == stream and a <= start and end <= b for s, a, b in staged):
-            continue
-        devices.add(device)
-        sid = streams.setdefault((device, stream), sum(1 for d, _ in streams if d == device) + 1)
+        self.devices.add(device)
+        sid = self.streams.setdefault((device, stream), sum(1 for d, _ in self.streams if d == device) + 1)
         pid = format_pid(device, HARDWARE_SORT)
-        task_id += 1
-        args = {"Model Id": 4294967295, "Task Type": "", "Physic Stream Id": sid, "Task Id": task_id,
+        self.task_id += 1
+        args = {"Model Id": 4294967295, "Task Type": "", "Physic Stream Id": sid, "Task Id": self.task_id,
                 "Batch Id": 0, "Subtask Id": 4294967295, "connection_id": 0}
-        name = label
-        nbytes = int(r[at["bytes"]])
-        if kind in ("copy", "staged"):
-            name = args["Task Type"] = "MEMCPY_ASYNC"
-            route, used = r[at["route"]], int(r[at["kind_used"]])
-            operation = OPERATIONS.get(route) or _KIND_OPERATION.get(used, "other")
-            dur_ns = (end - start) * 1e9
-            args.update({"size(B)": nbytes, "bandwidth(GB/s)": round(nbytes / dur_ns, 6) if dur_ns > 0 else 0.0,
-                         "operation": operation})
-            if operation == "device to device":
-                if src is not None and dst is not None and src != dst:
-                    args[EXTENSION + "src device"], args[EXTENSION + "dst device"] = int(src), int(dst)
-            if kind == "staged":
-                args[EXTENSION + "memory"] = "pageable"
-            if int(r[at["tasks"]]) > 1:
-                args[EXTENSION + "tasks"] = int(r[at["tasks"]])
-        elif kind == "fill":
-            name = args["Task Type"] = "MEMSET_ASYNC"
-            args["size(B)"] = nbytes
-        elif kind == "kernel":
-            args["Task Type"] = "AI_CORE"
-        elif kind == "marker":
-            m = _EVENT.match(label)
-            if m:
-                name = args["Task Type"] = "EVENT_RECORD" if m.group(1) == "record" else "EVENT_WAIT"
-                args[EXTENSION + "event"] = m.group(2)
-            else:
-                args["Task Type"] = "EVENT_RECORD"
-        elif kind == "hostfunc":
-            args["Task Type"] = "HOSTFUNC_CALLBACK"
-        else:
-            args["Task Type"] = kind.upper()
-        call = finder.find(label, submit)
+        name = _task_type(args, r, at, src, dst)
+        call = self.finder.find(label, submit)
         if call is not None:
-            conn = connection.setdefault(call, len(connection) + 1)
+            conn = self.connection.setdefault(call, len(self.connection) + 1)
             args["connection_id"] = conn
-            flows.append({"name": f"{FLOW}{conn}", "pid": pid, "tid": sid, "ph": "f", "cat": FLOW, "id": str(conn),
-                          "ts": _us(start, origin_us), "bp": "e"})
-        task_events.append({"name": name, "pid": pid, "tid": sid, "ts": _us(start, origin_us),
+            self.flows.append({"name": f"{FLOW}{conn}", "pid": pid, "tid": sid, "ph": "f", "cat": FLOW,
+                               "id": str(conn), "ts": _us(start, origin_us), "bp": "e"})
+        self.events.append({"name": name, "pid": pid, "tid": sid, "ts": _us(start, origin_us),
                             "dur": round((end - start) * 1e6, 3), "ph": "X", "args": args})
+
+
+def _task_type(args: dict, r: tuple, at: dict, src, dst) -> str:
+    """Fill in a record's Task Type and the args of its kind; the event's name (the record's label unless its
+    kind names the task: MEMCPY_ASYNC, MEMSET_ASYNC, EVENT_RECORD / EVENT_WAIT)."""
+    kind, label, start, end = r[at["kind"]], r[at["api"]], r[at["start"]], r[at["end"]]
+    name = label
+    nbytes = int(r[at["bytes"]])
+    if kind in ("copy", "staged"):
+        name = args["Task Type"] = "MEMCPY_ASYNC"
+        route, used = r[at["route"]], int(r[at["kind_used"]])
+        operation = OPERATIONS.get(route) or _KIND_OPERATION.get(used, "other")
+        dur_ns = (end - start) * 1e9
+        args.update({"size(B)": nbytes, "bandwidth(GB/s)": round(nbytes / dur_ns, 6) if dur_ns > 0 else 0.0,
+                     "operation": operation})
+        if operation == "device to device":
+            if src is not None and dst is not None and src != dst:
+                args[EXTENSION + "src device"], args[EXTENSION + "dst device"] = int(src), int(dst)
+        if kind == "staged":
+            args[EXTENSION + "memory"] = "pageable"
+        if int(r[at["tasks"]]) > 1:
+            args[EXTENSION + "tasks"] = int(r[at["tasks"]])
+    elif kind == "fill":
+        name = args["Task Type"] = "MEMSET_ASYNC"
+        args["size(B)"] = nbytes
+    elif kind == "kernel":
+        args["Task Type"] = "AI_CORE"
+    elif kind == "marker":
+        m = _EVENT.match(label)
+        if m:
+            name = args["Task Type"] = "EVENT_RECORD" if m.group(1) == "record" else "EVENT_WAIT"
+            args[EXTENSION + "event"] = m.group(2)
+        else:
+            args["Task Type"] = "EVENT_RECORD"
+    elif kind == "hostfunc":
+        args["Task Type"] = "HOSTFUNC_CALLBACK"
+    else:
+        args["Task Type"] = kind.upper()
+    return name
+
+
+def _device_metadata(devices: set, streams: dict) -> list[dict]:
+    """Per device, in order, its "Ascend Hardware" process and its streams' rows."""
+    events: list[dict] = []
     for device in sorted(devices):
         pid = format_pid(device, HARDWARE_SORT)
         events += [_meta("process_name", pid, 0, "name", "Ascend Hardware"),
@@ -194,6 +234,12 @@ def build(records: np.ndarray, calls, ends, origin_us: float = 0.0) -> list[dict
             if d == device:
                 events += [_meta("thread_name", pid, sid, "name", f"Stream {sid}"),
                            _meta("thread_sort_index", pid, sid, "sort_index", sid)]
+    return events
+
+
+def _call_events(calls: list, threads: dict, connection: dict, cann: int, origin_us: float) -> list[dict]:
+    """The host calls as AscendCL rows on their threads; a call that queued a task starts its flow arrow."""
+    events: list[dict] = []
     for i, (api, thread, start, end) in enumerate(calls):
         no = threads[int(thread)]
         conn = connection.get(i, 0)
@@ -204,7 +250,7 @@ def build(records: np.ndarray, calls, ends, origin_us: float = 0.0) -> list[dict
         if conn:
             events.append({"name": f"{FLOW}{conn}", "pid": cann, "tid": no, "ph": "s", "cat": FLOW, "id": str(conn),
                            "ts": _us(start, origin_us)})
-    return events + task_events + flows
+    return events
 
 
 def write(path, records: np.ndarray, calls, ends) -> None:

@@ -15,8 +15,8 @@ whose rate changed is brought up to date and gets a new due time in the heap. Th
 instant (the flows that end then, those their completions start, those started at that instant) are
 re-rated once, together, before simulated time moves on.
 
-One timer stays armed for the next thing in the heap (on a `Clock`, the model's timers are plain entries in
-simpy's queue). A flow may end with a `tail` (a fixed latency after its last byte) that uses no bandwidth: it
+One timer stays armed for the next thing in the heap (`clock.timer`: on a `Clock`, a plain entry in simpy's
+queue). A flow may end with a `tail` (a fixed latency after its last byte) that uses no bandwidth: it
 leaves its links when its data is done and reports done `tail` seconds later; with no tail, it reports in the
 timer's work that found its data done. A flow alone on its links (the common case: a copy on an idle link) is
 "lone": its end is known when it starts, so it costs one timer, and it stays on its links until another flow
@@ -25,19 +25,18 @@ comes while its data moves. Flows alone together on one link move on the link's 
 Link.service), with a timer of the link's own for its next end (`_link_due`), set once when the work of an
 instant (the ends due, the reports, the flows their completions start) is done. No per-byte events, and no
 scan beyond the links a change reaches. A `Clock` keeps the collector out while it runs, as the machine does.
-On its busy paths the model reads simulated time as `env._now`, the field behind simpy's `Environment.now`
-property (simpy/core.py), without the property's call.
+The model reads simulated time as `env.now` (on a `Clock`, a plain attribute) and touches no private state of
+simpy's: models/clock.py does that, for the timers.
 """
 from __future__ import annotations
 
-import gc
-from functools import partial
 from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Callable, Sequence
 
 import simpy
-from simpy.events import NORMAL
+
+from .clock import Clock, timer  # noqa: F401  (Clock: also found here, its home before models/clock.py)
 
 EPS = 1e-12  # seconds: things due within this of each other happen together
 INF = float("inf")
@@ -164,96 +163,6 @@ class Lone:
         return f"<Lone {self.size:.0f} B over {[link.name for link in self.links]}>"
 
 
-class Call:
-    """A timer on a simpy environment that is not a `Clock` (whose timers are lighter still: `Clock.call`):
-    the smallest thing simpy's event loop can run (it needs `callbacks`, `_ok` and `_value`). simpy calls
-    `callback(event)`; `timer` makes it `partial(callback, value)`, so the model's timer callbacks take the
-    event as a second, unused argument."""
-
-    __slots__ = ("callbacks", "_ok", "_value")
-
-    def __init__(self, callback):
-        self.callbacks = [callback]
-        self._ok = True
-        self._value = None
-
-
-class Clock(simpy.Environment):
-    """simpy's environment, with its own timers and two things more for a blocking call that runs alone
-    (`Machine.blocking`). (simpy keeps its time and its queue in `_now` and `_queue`, entries (time, priority,
-    serial, event): simpy/core.py.)
-
-    A timer (`call`, `at`) is an entry (time, priority, serial, callback, value) in simpy's queue, ordered with
-    its events as they are (the serial settles every comparison before the callback); `step` runs it as
-    callback(value) and leaves every other event to simpy. The model makes a few timers per task: an entry is
-    cheaper than an event object and simpy's `schedule`."""
-
-    def call(self, delay: float, callback: Callable, value=None) -> None:
-        """Run `callback(value)` `delay` seconds from now (`schedule`'s time: now + delay)."""
-        heappush(self._queue, (self._now + delay, NORMAL, next(self._eid), callback, value))
-
-    def at(self, when: float, callback: Callable, value=None) -> None:
-        """Run `callback(value)` at simulated time `when` (now, if `when` has passed)."""
-        delay = when - self._now
-        self.call(delay if delay > 0 else 0.0, callback, value)
-
-    def step(self) -> None:
-        """Process the next event: a timer runs its callback here, anything else in simpy's `step`."""
-        queue = self._queue
-        if queue and len(queue[0]) == 5:  # (a timer; simpy's own entries have four items)
-            self._now, _, _, callback, value = heappop(queue)
-            callback(value)
-        else:
-            super().step()
-
-    def run(self, until=None):
-        """simpy's `run` (stepping through `step`), with the collector kept out while it runs, as the machine
-        runs the model (`gc_pause`)."""
-        enabled = gc_pause()
-        try:
-            return super().run(until)
-        finally:
-            gc_resume(enabled)
-
-    @property
-    def empty(self) -> bool:
-        """Nothing is scheduled (what `peek() == inf` says, without the IndexError peek raises inside)."""
-        return not self._queue
-
-    def skip(self, delay: float) -> None:
-        """Move the clock `delay` ahead, to the time a timer scheduled `delay` from now would step it to
-        (`call` computes now + delay). Only with nothing scheduled: an event due meanwhile would run late."""
-        if self._queue:
-            raise RuntimeError("Clock.skip: events are scheduled; step to them instead")
-        self._now = self._now + delay
-
-
-def gc_pause() -> bool:
-    """The simulation allocates many short-lived objects and makes no reference cycles: keep the collector out
-    of it. Returns whether it was enabled, for `gc_resume` (two plain calls: cheaper than a context manager,
-    which a small blocking call would pay on every call)."""
-    enabled = gc.isenabled()
-    if enabled:
-        gc.disable()
-    return enabled
-
-
-def gc_resume(enabled: bool) -> None:
-    if enabled:
-        gc.enable()
-
-
-def timer(env: simpy.Environment) -> Callable[[float, Callable, object], None]:
-    """`call(delay, callback, value)` on `env`: runs `callback(value)` `delay` seconds from now (a Clock's
-    own timer), or `callback(value, event)` (a `Call` event on another simpy environment)."""
-    if isinstance(env, Clock):
-        return env.call
-
-    def call(delay: float, callback: Callable, value=None) -> None:
-        env.schedule(Call(partial(callback, value)), NORMAL, delay)
-    return call
-
-
 class Network:
     """The flows in flight on a simpy environment and the max-min fair rates they share links at.
 
@@ -287,20 +196,14 @@ class Network:
     def send(self, links: list[Link], size: float, on_done: Callable,
              weights: Sequence[float] | None = None, tail: float = 0.0, owner=None) -> Flow | Lone:
         """`start`, for a caller that does not look at the flow: one alone on its links is a `Lone`."""
-        now = self.env._now
+        now = self.env.now
         if not weights:
             weights = _UNIT if len(links) == 1 else [1.0] * len(links)
         if owner is None:  # one calling convention for the reports: on_done(owner)
             on_done, owner = _call, on_done
         self._open += 1
         if size <= 0 or not links:
-            flow = Flow(self, links, weights, size, tail, on_done, now, owner)
-            flow.finish = now
-            flow.state = DRAINED
-            self._push(now + tail, flow)
-            if not self._firing:
-                self._arm(now)
-            return flow
+            return self._send_empty(links, weights, size, tail, on_done, now, owner)
         link = links[0]
         if link.service is not None and len(links) == 1:  # one more on a link with a service clock
             if link.served_at != now:  # (served at this instant: what was due then has left)
@@ -309,11 +212,31 @@ class Network:
                 flow = Flow(self, links, weights, size, tail, on_done, now, owner)
                 self._start_sharing(flow, link, now)
                 return flow
+        if self._clear_finished(links, now):  # (a lone link with a service clock took the flow above)
+            flow = Flow(self, links, weights, size, tail, on_done, now, owner)
+            self._start_moving(flow, now)
+            return flow
+        return self._send_lone(links, weights, size, tail, on_done, now, owner)
+
+    def _send_empty(self, links, weights, size: float, tail: float, on_done: Callable, now: float, owner) -> Flow:
+        """A flow with no bytes or no links: it moves nothing and reports `tail` from now."""
+        flow = Flow(self, links, weights, size, tail, on_done, now, owner)
+        flow.finish = now
+        flow.state = DRAINED
+        self._push(now + tail, flow)
+        if not self._firing:
+            self._arm(now)
+        return flow
+
+    def _clear_finished(self, links: list[Link], now: float) -> bool:
+        """Before a flow starts on `links`: the flows there whose data is done by now leave first (the new flow
+        does not share with them), and a lone flow still moving becomes a Flow. Returns whether any flow is
+        left on them (the new one shares; nothing here starts a service clock)."""
         crowded = False
         limit = now + EPS
         heap = self._heap
         due = heap and heap[0][0] <= limit  # else no moving flow's data is done by now (a lone one may be)
-        for link in links:  # flows whose data is done by now leave first: the new flow does not share with them
+        for link in links:
             lone = link.lone
             if lone is not None:  # (the usual case: the flow before, alone, done or not)
                 if lone.finish <= limit:
@@ -334,11 +257,10 @@ class Network:
                         if g.finish <= limit:
                             self._drain_due(g, now)
                 crowded = crowded or bool(flows)
-        if crowded:  # (a lone link with a service clock took the flow above; nothing here starts a clock)
-            flow = Flow(self, links, weights, size, tail, on_done, now, owner)
-            self._start_moving(flow, now)
-            return flow
-        # alone on its links: its end is known now; its neck is the link that holds it back most
+        return crowded
+
+    def _send_lone(self, links, weights, size: float, tail: float, on_done: Callable, now: float, owner) -> Lone:
+        """A flow alone on its links: its end is known now; its neck is the link that holds it back most."""
         lone = Lone(links, weights, size, now, tail, on_done, owner)
         lone.neck.level = lone.rate
         for link in links:
@@ -375,14 +297,14 @@ class Network:
         f = lone.flow
         if f is None:  # alone to the end
             if lone.links[0].lone is lone:  # (still on its links: no flow came after its data was done)
-                self._leave_lone(lone, self.env._now)
+                self._leave_lone(lone, self.env.now)
             self._open -= 1
             lone.on_done(lone.owner)
             return
         if f.version != LONE_VERSION:
             return  # it shared a link after all: the heap reports it
         if f.state == LONE:
-            self._leave(f, self.env._now)
+            self._leave(f, self.env.now)
         f.state = DONE
         self._open -= 1
         f.on_done(f.owner)
@@ -501,7 +423,7 @@ class Network:
             f.state = DRAINED
             self._push(due, f)
             if not self._firing:
-                self._arm(self.env._now)
+                self._arm(self.env.now)
 
     def _drain_due(self, f: Flow, now: float) -> None:
         """A flow whose data is done by now leaves its links (a lone one's report, at finish + tail, stands)."""
@@ -554,7 +476,7 @@ class Network:
         link, version = entry
         if version != link.version:
             return  # superseded: its flows changed since
-        now = self.env._now
+        now = self.env.now
         heap = self._heap
         top = heap[0] if heap else None
         done = []
@@ -617,7 +539,7 @@ class Network:
     # -- rates ---------------------------------------------------------------------------------------
     def _flush_event(self, _=None, _event=None) -> None:
         self._flush_due = False
-        now = self.env._now
+        now = self.env.now
         if self._dirty:
             self._flush(now)
         self._arm(now)  # (a rate read may have flushed already)
@@ -709,7 +631,7 @@ class Network:
         if generation != self._generation:
             return  # superseded by an earlier timer
         self._armed = INF
-        now = self.env._now
+        now = self.env.now
         limit = now + EPS
         heap, done = self._heap, []
         self._firing = True  # flows the callbacks start are rated once, below, with the rest

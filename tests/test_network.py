@@ -1,4 +1,5 @@
-"""Flow-level bandwidth sharing (models.network) on a bare simpy environment: closed forms by hand."""
+"""Flow-level bandwidth sharing (models.network) on a bare simpy environment: closed forms by hand, and against
+the recompute-everything reference (models.reference)."""
 from __future__ import annotations
 
 import math
@@ -11,7 +12,9 @@ from hypothesis import strategies as st
 import simpy
 
 from emu.models import Link, Network
-from emu.models.network import Clock, Lone
+from emu.models.clock import Clock
+from emu.models.network import Lone
+from emu.models.reference import ReferenceNetwork
 
 GB = 1e9
 MS = 1e-3
@@ -20,9 +23,9 @@ MS = 1e-3
 class Run:
     """A network on a fresh environment; `done[name]` is when each flow reported done."""
 
-    def __init__(self, how="start", env=simpy.Environment):
+    def __init__(self, how="start", env=simpy.Environment, network=Network):
         self.env = env()
-        self.net = Network(self.env)
+        self.net = network(self.env)
         self.done: dict[str, float] = {}
         self.events = 0
         self.how = how  # "start" (a Flow for every flow) or "send" (none for a flow alone on its links)
@@ -399,55 +402,19 @@ def test_link_bytes_with_sharing_and_gaps():
     assert r.done["c"] == pytest.approx(0.7, rel=1e-9)
 
 
-# -- against an independent fluid reference -------------------------------------------------------------------
+# -- against the recompute-everything reference (models/reference.py) -----------------------------------------
 def _reference(caps, flows):
-    """Fluid max-min sharing stepped from event to event. flows: (start, links, weights, size, tail).
-    Returns (done time of each flow, bytes per link, busy seconds per link)."""
-    n = len(flows)
-    rem = [float(f[3]) for f in flows]
-    started, data_end = [False] * n, [None] * n
-    moved = [0.0] * len(caps)
-    busy = [0.0] * len(caps)
-    t = 0.0
-    while True:
-        for i, (start, links, weights, size, tail) in enumerate(flows):
-            if not started[i] and start <= t + 1e-15:
-                started[i] = True
-                if size <= 0:
-                    data_end[i] = start
-        active = [i for i in range(n) if started[i] and data_end[i] is None]
-        pending = [flows[i][0] for i in range(n) if not started[i]]
-        if not active and not pending:
-            break
-        # weighted max-min by progressive filling
-        rate, left, unfixed = {}, list(caps), set(active)
-        while unfixed:
-            best = None
-            for l in range(len(caps)):
-                load = sum(flows[i][2][flows[i][1].index(l)] for i in unfixed if l in flows[i][1])
-                if load > 0 and (best is None or left[l] / load < best[0]):
-                    best = (left[l] / load, l)
-            level, l = best
-            for i in [i for i in unfixed if l in flows[i][1]]:
-                rate[i] = level
-                unfixed.discard(i)
-                for link, w in zip(flows[i][1], flows[i][2]):
-                    left[link] -= level * w
-        finish = {i: t + rem[i] / rate[i] for i in active}
-        t_next = min(list(finish.values()) + pending)
-        dt = t_next - t
-        for l in range(len(caps)):
-            if any(l in flows[i][1] for i in active):
-                busy[l] += dt
-        for i in active:
-            step = rem[i] if finish[i] <= t_next * (1 + 1e-12) else rate[i] * dt
-            rem[i] -= step
-            for link, w in zip(flows[i][1], flows[i][2]):
-                moved[link] += step * w
-            if finish[i] <= t_next * (1 + 1e-12):
-                data_end[i] = t_next
-        t = t_next
-    return [data_end[i] + flows[i][4] for i in range(n)], moved, busy
+    """The flows (start, links, weights, size, tail) on `ReferenceNetwork`: (report time of each, bytes per link,
+    busy seconds per link)."""
+    r = Run(network=ReferenceNetwork)
+    links = [Link(f"l{i}", c) for i, c in enumerate(caps)]
+    for k, (start, path, weights, size, tail) in enumerate(flows):
+        if start == 0.0:
+            r.start(k, [links[j] for j in path], size, weights, tail)
+        else:
+            r.at(start, k, [links[j] for j in path], size, weights, tail)
+    r.run()
+    return [r.done[k] for k in range(len(flows))], [link.bytes for link in links], [link.busy_time for link in links]
 
 
 _flow = st.tuples(
@@ -463,7 +430,7 @@ _flow = st.tuples(
 @settings(max_examples=150, deadline=None)
 @given(caps=st.lists(st.sampled_from([1e9, 2e9, 5e9, 10e9]), min_size=4, max_size=4),
        specs=st.lists(_flow, min_size=1, max_size=8))
-def test_network_matches_a_fluid_reference(how, caps, specs):
+def test_network_matches_the_reference(how, caps, specs):
     flows = [(start, sorted(links), [w] * len(links), size, tail) for start, links, w, size, tail in specs]
     expected, moved, busy = _reference(caps, flows)
     r = Run(how)
@@ -677,3 +644,61 @@ def test_zero_tail_reports_come_at_the_times_the_heap_gives(caps, specs):
     (got, links), (want, want_links) = _chains(specs, caps, False), _chains(specs, caps, True)
     assert sorted(got, key=lambda r: (r[2], r[0], -r[1])) == sorted(want, key=lambda r: (r[2], r[0], -r[1]))
     assert links == want_links
+
+
+# -- the reference itself, and as the machine's network ------------------------------------------------------
+def test_the_reference_gives_the_closed_forms():
+    """`ReferenceNetwork` by hand: a flow alone at its narrowest link plus its tail; two on a link share it,
+    the longer then gets it all; weights count; a flow with no bytes reports after its tail."""
+    r = Run(network=ReferenceNetwork)
+    fast, slow, l = Link("fast", 30 * GB), Link("slow", 10 * GB), Link("l", 8 * GB)
+    r.start("path", [fast, slow], 1e9, tail=1e-3)
+    r.start("small", [l], 1e9)
+    r.start("big", [l], 3e9, weights=[1.0])
+    r.start("zero", [l], 0, tail=5e-6)
+    r.run()
+    assert r.done == {"path": pytest.approx(0.1 + 1e-3), "small": pytest.approx(2e9 / (8 * GB)),
+                      "big": pytest.approx(4e9 / (8 * GB)), "zero": pytest.approx(5e-6)}
+    assert l.bytes == pytest.approx(4e9) and l.busy_time == pytest.approx(0.5) and r.net.idle
+    r = Run(network=ReferenceNetwork)
+    r.start("w2", [slow], 1e9, weights=[2.0])
+    r.start("w1", [slow], 1e9)
+    r.run()  # both at 10/3 GB/s until w1 ends at 0.3 s; then w2 alone at 5 GB/s
+    assert r.done == {"w1": pytest.approx(0.3), "w2": pytest.approx(0.3 + (1e9 - 0.3 * 10 / 3 * GB) / (5 * GB))}
+
+
+def _machine_ends(network) -> list:
+    """A small workload on an Atlas 910B machine: host-to-device copies of a few sizes on four streams of two
+    devices (sharing the host links), a device-to-device copy and a kernel; the end time of every task."""
+    import emu
+    from emu.models import COPY, KERNEL, Machine, Task
+
+    m = Machine(emu.config.load("910B").hardware, network=network)
+    streams = [m.stream(f"s{i}", device=i % 2) for i in range(4)]
+    tasks = []
+    for i in range(12):
+        s = streams[i % 4]
+        size = (4 << 10, 1 << 20, 16 << 20)[i % 3]
+        tasks.append(m.submit(s, Task(COPY, nbytes=size, device=s.device, src=None, dst=s.device), at=i * 1e-6))
+    tasks.append(m.submit(streams[0], Task(COPY, nbytes=8 << 20, device=0, src=0, dst=1), at=0.0))
+    tasks.append(m.submit(streams[1], Task(KERNEL, device=1, duration=2e-4), at=0.0))
+    for t in tasks:
+        m.wait(t)
+    return [t.end for t in tasks]
+
+
+def test_a_machine_on_the_reference_network_gives_the_default_task_times():
+    """`Machine(hw, network=ReferenceNetwork(Clock()))`, the debug mode: the same task end times as the
+    default network (to rounding), on a workload whose copies share links."""
+    default = _machine_ends(None)
+    reference = _machine_ends(ReferenceNetwork(Clock()))
+    assert reference == pytest.approx(default, rel=1e-9, abs=1e-15)
+    assert len(set(default)) > 4  # (the copies do overlap and end apart)
+
+
+def test_a_machine_wants_its_network_on_a_clock():
+    import emu
+    from emu.models import Machine
+
+    with pytest.raises(TypeError, match="Clock"):
+        Machine(emu.config.load("910B").hardware, network=ReferenceNetwork(simpy.Environment()))

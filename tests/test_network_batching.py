@@ -1,21 +1,17 @@
 """The flow model's incremental re-rating (models.network): changes of one instant are re-rated once, together,
 and a re-rating replays progressive filling over the links a change reaches only. Checked against a full
-progressive filling after every re-rating, and against the naive reference of benchmarks/network.py."""
+progressive filling after every re-rating, and against the recompute-everything reference (models.reference)."""
 from __future__ import annotations
 
 import math
-import os
 import random
-import sys
 
 import pytest
 import simpy
 
 from emu.models import Link, Network
-from emu.models.network import Clock
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
-from network import naive  # noqa: E402  (benchmarks/network.py: recompute everything at every event)
+from emu.models.clock import Clock
+from emu.models.reference import ReferenceNetwork, max_min_rates
 
 GB = 1e9
 
@@ -35,22 +31,29 @@ def counting(net: Network) -> list:
 
 def full_max_min(flows) -> dict:
     """Weighted max-min rates of `flows` (anything with links and weights) by progressive filling from scratch."""
-    left, load = {}, {}
-    for f in flows:
-        for link, w in zip(f.links, f.weights):
-            left[link] = link.capacity
-            load[link] = load.get(link, 0.0) + w
-    rate = {}
-    while len(rate) < len(flows):
-        best = min((link for link in load if load[link] > 1e-12), key=lambda link: left[link] / load[link])
-        level = left[best] / load[best]
-        for f in flows:
-            if f not in rate and best in f.links:
-                rate[f] = level
-                for link, w in zip(f.links, f.weights):
-                    left[link] -= level * w
-                    load[link] -= w
-    return rate
+    return max_min_rates(flows)
+
+
+def naive(caps: dict[str, float], flows: list[tuple[str, list[str], float]], rounds: int) -> dict:
+    """On the reference (every rate recomputed at every event): flows (name, link names, size), each restarted
+    from its own completion `rounds` times. Returns {name: time of its last completion}."""
+    env = Clock()
+    net = ReferenceNetwork(env)
+    links = {name: Link(name, cap) for name, cap in caps.items()}
+    out = {}
+
+    def begin(name, path, size, left):
+        def done():
+            if left > 1:
+                begin(name, path, size, left - 1)
+            else:
+                out[name] = env.now
+        net.send(path, size, done)
+
+    for name, path, size in flows:
+        begin(name, [links[p] for p in path], size, rounds)
+    env.run()
+    return out
 
 
 # -- one re-rating per instant ----------------------------------------------------------------------------

@@ -83,10 +83,10 @@ LEAVES_MATPLOTLIB_ALONE = r"""
 import base64, sys
 import matplotlib
 matplotlib.use("pdf")
-from emu.studies import compare, overlap
+from emu.studies import compare, compare_report
 result = compare.compare_overlap(["910B"], 1 << 20, 1 << 20, 100.0, [1], [1, 2])
-files = compare.write_outputs(result, sys.argv[1])
-fig = compare.figure_of(result)
+files = compare_report.write_outputs(result, sys.argv[1])
+fig = compare_report.figure_of(result)
 png = fig._repr_png_()
 assert png.startswith(b"\x89PNG"), png[:8]
 assert matplotlib.get_backend() == "pdf", matplotlib.get_backend()

@@ -113,58 +113,64 @@ def api(name: str, gate: bool = True, sizes: tuple = ()):
     """
 
     def wrap(fn):
-        where = _size_args(fn, sizes)
-        spots = tuple(i for i, _ in where)  # the size_t positions, worked out once
-        need = max(spots, default=-1) + 1  # fewer positional arguments: a size came by keyword (or is missing)
-
-        @functools.wraps(fn)
-        def call(self: "Core", *args, **kwargs):
-            if where:  # sizes given by keyword or negative are read as size_t; the common case is one test each
-                if len(args) < need:
-                    args = _as_size_t(where, args, kwargs)
-                else:
-                    for i in spots:
-                        a = args[i]
-                        if type(a) is int and a < 0:  # (type() is cheaper than reading __class__)
-                            args = _as_size_t(where, args, kwargs)
-                            break
-            lock = self.lock
-            lock.acquire()  # (acquire and release: half the cost of `with`'s context-manager protocol)
-            try:
-                st = self.caller = self._tls.state  # this thread's state, for the rest of the call
-                wall = self.wall_scale
-                if wall:  # host_time="wall": the host's own time since this thread's previous call
-                    now = perf_counter()
-                    last, st.returned = st.returned, None  # None while inside a call: no gap for nested ones
-                    if last is not None:
-                        st.clock += (now - last) * wall
-                t0 = st.clock
-                st.clock = t0 + self.call_overhead
-                st.gate = name if gate and name in self._unsupported else None
-                try:
-                    if kwargs:
-                        return fn(self, *args, **kwargs)
-                    return fn(self, *args)  # (no keywords, the usual call: no dict merged for the call)
-                except AclError as err:
-                    if not err.message:
-                        err.message = f"{name} failed"
-                    set_recent_error(f"{name}: {err}")
-                    raise
-                finally:
-                    st.gate = None
-                    calls = self._calls  # the call log's pending tuples, turned into compact rows by the chunk
-                    calls.append((name, st.ident, t0, st.clock))
-                    if len(calls) >= CHUNK:
-                        self.call_log.flush()
-                    if wall:
-                        st.returned = perf_counter()
-            finally:
-                lock.release()
-
-        call.acl_name = name
-        return call
+        return _api_method(fn, name, gate, sizes)
 
     return wrap
+
+
+def _api_method(fn, name: str, gate: bool, sizes: tuple):
+    """`fn` wrapped as the ACL API `name` (see `api`). Everything that depends only on `fn` is worked out
+    here, once; the returned wrapper does only the per-call work."""
+    where = _size_args(fn, sizes)
+    spots = tuple(i for i, _ in where)  # the size_t positions, worked out once
+    need = max(spots, default=-1) + 1  # fewer positional arguments: a size came by keyword (or is missing)
+
+    @functools.wraps(fn)
+    def call(self: "Core", *args, **kwargs):
+        if where:  # sizes given by keyword or negative are read as size_t; the common case is one test each
+            if len(args) < need:
+                args = _as_size_t(where, args, kwargs)
+            else:
+                for i in spots:
+                    a = args[i]
+                    if type(a) is int and a < 0:  # (type() is cheaper than reading __class__)
+                        args = _as_size_t(where, args, kwargs)
+                        break
+        lock = self.lock
+        lock.acquire()  # (acquire and release: half the cost of `with`'s context-manager protocol)
+        try:
+            st = self.caller = self._tls.state  # this thread's state, for the rest of the call
+            wall = self.wall_scale
+            if wall:  # host_time="wall": the host's own time since this thread's previous call
+                now = perf_counter()
+                last, st.returned = st.returned, None  # None while inside a call: no gap for nested ones
+                if last is not None:
+                    st.clock += (now - last) * wall
+            t0 = st.clock
+            st.clock = t0 + self.call_overhead
+            st.gate = name if gate and name in self._unsupported else None
+            try:
+                if kwargs:
+                    return fn(self, *args, **kwargs)
+                return fn(self, *args)  # (no keywords, the usual call: no dict merged for the call)
+            except AclError as err:
+                if not err.message:
+                    err.message = f"{name} failed"
+                set_recent_error(f"{name}: {err}")
+                raise
+            finally:
+                st.gate = None
+                calls = self._calls  # the call log's pending tuples, turned into compact rows by the chunk
+                calls.append((name, st.ident, t0, st.clock))
+                if len(calls) >= CHUNK:
+                    self.call_log.flush()
+                if wall:
+                    st.returned = perf_counter()
+        finally:
+            lock.release()
+
+    call.acl_name = name
+    return call
 
 
 def fail(code: int, message: str) -> None:

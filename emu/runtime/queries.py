@@ -93,8 +93,8 @@ def completed_tasks(rt) -> list[dict]:
 
 def link_usage(rt) -> dict[str, dict]:
     """Every link the run's copies have crossed so far, by name ("pcie0.down", "hccs0-1", ...):
-    {"bytes": wire bytes carried (headers and read requests included), "capacity": wire bytes per
-    second}."""
+    {"bytes": wire bytes carried, "capacity": wire bytes per second}. Wire bytes are the payload and its TLP
+    headers on PCIe; the read requests an H2D sends upstream are not charged (Hardware.path)."""
     return {name: {"bytes": link.bytes, "capacity": link.capacity} for name, link in rt.machine.links.items()}
 
 

@@ -360,114 +360,168 @@ def _end(e):
     return "host" if e is None else e
 
 
-def _peers(rt, bench: _Bench, peer_sizes: list[int], reps: int, rows: list, notes: list, step) -> dict:
-    """The all-pairs matrix at the largest peer size, and one pair per route kind across the peer sizes."""
-    p, hw = rt.product, rt.product.hardware
-    n_dev = rt.get_device_count()
-    phys = queries.physical_devices(rt)  # the model knows physical devices; ACL calls take visible ones
+class _Peers:
+    """The device-to-device copies of one study: routes between visible devices (the model knows physical
+    ones), the rows they make, and one (source, destination) pair of buffers per device once `open`ed."""
 
-    def route(i: int, j: int) -> str:
-        return hw.route(phys[i], phys[j])
+    def __init__(self, rt, bench: _Bench, reps: int):
+        self.rt, self.bench, self.reps = rt, bench, reps
+        self.p, self.hw = rt.product, rt.product.hardware
+        self.n_dev = rt.get_device_count()
+        self.phys = queries.physical_devices(rt)  # the model knows physical devices; ACL calls take visible ones
+        self.bufs: dict[int, tuple[int, int]] = {}  # device -> (source, destination) of the matrix's bytes
 
-    def peer_row(test: str, i: int, j: int, size: int, *args, **kwargs) -> dict:
-        return _checked(p, bench, _row(test, "device", i, j, route(i, j), size, reps, *args, **kwargs), route(i, j))
-    n = peer_sizes[-1]
-    empty = [[None] * n_dev for _ in range(n_dev)]
-    out = {"bytes": n, "devices": n_dev, "status": "ok", "access": [[None] * n_dev for _ in range(n_dev)],
-           "routes": [r[:] for r in empty], "timing_routes": [r[:] for r in empty],
-           "validated": [r[:] for r in empty], "unidirectional": [r[:] for r in empty],
-           "bidirectional": [r[:] for r in empty], "model_unidirectional": [r[:] for r in empty],
-           "model_bidirectional": [r[:] for r in empty], "curves": []}
-    if n_dev < 2:
-        out["status"] = f"{p.name} has one device: no device-to-device matrix"
-        notes.append(out["status"])
-        return out
-    # who may access whom, as a user finds out: aclrtDeviceCanAccessPeer
-    reason = None
-    access = out["access"]
-    for i in range(n_dev):
-        for j in range(n_dev):
-            if i == j:
-                continue
-            try:
-                access[i][j] = bool(rt.device_can_access_peer(i, j))
-            except AclError as e:
-                reason = e.message or str(e)
-                access[i][j] = False
-    if reason is not None:
-        out["status"] = f"no peer access: {reason}"
-        notes.append(out["status"])
-    if any(access[i][j] is False for i in range(n_dev) for j in range(n_dev) if i != j) and reason is None:
-        notes.append("pairs with aclrtDeviceCanAccessPeer = 0 are reported as n/a (None), not measured")
-    bench.reps = reps
-    bufs: dict[int, tuple[int, int]] = {}  # device -> (source, destination) of `n` bytes
-    if any(access[i][j] for i in range(n_dev) for j in range(n_dev) if i != j):
-        for d in range(n_dev):
-            bench.open(d)
-            bufs[d] = (rt.malloc(n), rt.malloc(n))
-            if p.has("peer_copy_needs_enable"):  # both directions, for the bidirectional pairs
-                for peer in range(n_dev):
+    def route(self, i: int, j: int) -> str:
+        return self.hw.route(self.phys[i], self.phys[j])
+
+    def pairs(self):
+        """Every ordered pair of distinct devices, row by row."""
+        return ((i, j) for i in range(self.n_dev) for j in range(self.n_dev) if i != j)
+
+    def row(self, test: str, i: int, j: int, size: int, *args, **kwargs) -> dict:
+        route = self.route(i, j)
+        return _checked(self.p, self.bench, _row(test, "device", i, j, route, size, self.reps, *args, **kwargs),
+                        route)
+
+    def open(self, n: int, access: list) -> None:
+        """Two buffers of `n` bytes on each device and, where the product needs it, peer access enabled
+        both ways for every pair that may access each other."""
+        rt = self.rt
+        for d in range(self.n_dev):
+            self.bench.open(d)
+            self.bufs[d] = (rt.malloc(n), rt.malloc(n))
+            if self.p.has("peer_copy_needs_enable"):  # both directions, for the bidirectional pairs
+                for peer in range(self.n_dev):
                     if peer != d and access[d][peer]:
                         rt.device_enable_peer_access(peer)
-    why_not = "no peer access" + (f": {reason}" if reason else " (aclrtDeviceCanAccessPeer = 0)")
 
-    def unidirectional(i: int, j: int, size: int) -> dict:
-        t = bench.one(i, bufs[j][1], bufs[i][0], size, C.ACL_MEMCPY_DEVICE_TO_DEVICE)
-        model = size / hw.alone(phys[i], phys[j], size, rt.copy_unit(phys[i], phys[j])) / 1e9
-        return peer_row("p2p", i, j, size, t, model, "alone")
+    def close(self) -> None:
+        for d, (a, b) in self.bufs.items():
+            self.bench.open(d)
+            self.rt.free(a)
+            self.rt.free(b)
 
-    def bidirectional(i: int, j: int, size: int) -> dict:
-        ta, tb = bench.pair((i, bufs[j][1], bufs[i][0]), (j, bufs[i][1], bufs[j][0]), size)
-        model = _bidirectional_model(hw, phys[i], phys[j], size)
-        return peer_row("p2p_bidir", i, j, size, max(ta, tb), model, "alone, links shared",
+    def unidirectional(self, i: int, j: int, size: int) -> dict:
+        phys, bufs = self.phys, self.bufs
+        t = self.bench.one(i, bufs[j][1], bufs[i][0], size, C.ACL_MEMCPY_DEVICE_TO_DEVICE)
+        model = size / self.hw.alone(phys[i], phys[j], size, self.rt.copy_unit(phys[i], phys[j])) / 1e9
+        return self.row("p2p", i, j, size, t, model, "alone")
+
+    def bidirectional(self, i: int, j: int, size: int) -> dict:
+        bufs = self.bufs
+        ta, tb = self.bench.pair((i, bufs[j][1], bufs[i][0]), (j, bufs[i][1], bufs[j][0]), size)
+        model = _bidirectional_model(self.hw, self.phys[i], self.phys[j], size)
+        return self.row("p2p_bidir", i, j, size, max(ta, tb), model, "alone, links shared",
                         gbps=(size / ta + size / tb) / 1e9)
 
-    # one pair per route kind, across the peer sizes (the largest comes from the matrix below)
+
+def _empty_matrix(n: int, n_dev: int) -> dict:
+    """The matrix result before anything is measured: every cell None, status "ok"."""
+    empty = [[None] * n_dev for _ in range(n_dev)]
+    return {"bytes": n, "devices": n_dev, "status": "ok", "access": [[None] * n_dev for _ in range(n_dev)],
+            "routes": [r[:] for r in empty], "timing_routes": [r[:] for r in empty],
+            "validated": [r[:] for r in empty], "unidirectional": [r[:] for r in empty],
+            "bidirectional": [r[:] for r in empty], "model_unidirectional": [r[:] for r in empty],
+            "model_bidirectional": [r[:] for r in empty], "curves": []}
+
+
+def _peer_access(peers: _Peers, access: list) -> str | None:
+    """Fill `access` as a user finds it out, with aclrtDeviceCanAccessPeer (a refused call: False); the
+    reason of the last refusal, or None."""
+    reason = None
+    for i, j in peers.pairs():
+        try:
+            access[i][j] = bool(peers.rt.device_can_access_peer(i, j))
+        except AclError as e:
+            reason = e.message or str(e)
+            access[i][j] = False
+    return reason
+
+
+def _route_sizes(peers: _Peers, access: list, peer_sizes: list[int], rows: list, step) -> dict:
+    """One pair per route kind (the first reachable in row order), across the peer sizes but the largest
+    (the matrix measures that): {route: (i, j)}, empty without events."""
     routes: dict[str, tuple[int, int]] = {}
-    for i in range(n_dev):
-        for j in range(n_dev):
-            if i != j and access[i][j] and bench.events:
-                routes.setdefault(route(i, j), (i, j))
+    for i, j in peers.pairs():
+        if access[i][j] and peers.bench.events:
+            routes.setdefault(peers.route(i, j), (i, j))
     for kind, (i, j) in routes.items():
         for size in peer_sizes[:-1]:
-            rows.append(unidirectional(i, j, size))
+            rows.append(peers.unidirectional(i, j, size))
             step(1, f"p2p {kind} {human_bytes(size)}")
-            rows.append(bidirectional(i, j, size))
+            rows.append(peers.bidirectional(i, j, size))
             step(1, f"p2p bidir {kind} {human_bytes(size)}")
-    # the matrix
-    for i in range(n_dev):
-        for j in range(n_dev):
-            if i == j:
-                continue
-            out["routes"][i][j] = route(i, j)
-            if access[i][j]:
-                r = unidirectional(i, j, n)
-                out["unidirectional"][i][j], out["model_unidirectional"][i][j] = r["gbps"], r["model_gbps"]
-            else:
-                r = peer_row("p2p", i, j, n, None, None, "", why_not)
-            out["timing_routes"][i][j], out["validated"][i][j] = r["timing_route"], r["validated"]
-            rows.append(r)
-            step(1, f"p2p {i}->{j}")
-    for i in range(n_dev):
-        for j in range(i + 1, n_dev):
-            if access[i][j] and access[j][i] and bench.events:
-                r = bidirectional(i, j, n)
+    return routes
+
+
+def _unidirectional_matrix(peers: _Peers, out: dict, n: int, why_not: str, rows: list, step) -> None:
+    """Every ordered pair at `n` bytes; a pair without access gets a row of None, saying `why_not`."""
+    access = out["access"]
+    for i, j in peers.pairs():
+        out["routes"][i][j] = peers.route(i, j)
+        if access[i][j]:
+            r = peers.unidirectional(i, j, n)
+            out["unidirectional"][i][j], out["model_unidirectional"][i][j] = r["gbps"], r["model_gbps"]
+        else:
+            r = peers.row("p2p", i, j, n, None, None, "", why_not)
+        out["timing_routes"][i][j], out["validated"][i][j] = r["timing_route"], r["validated"]
+        rows.append(r)
+        step(1, f"p2p {i}->{j}")
+
+
+def _bidirectional_matrix(peers: _Peers, out: dict, n: int, why_not: str, rows: list, step) -> None:
+    """Every unordered pair at `n` bytes, both cells of the matrix the same; measured only with access both
+    ways and events."""
+    access = out["access"]
+    for i in range(peers.n_dev):
+        for j in range(i + 1, peers.n_dev):
+            if access[i][j] and access[j][i] and peers.bench.events:
+                r = peers.bidirectional(i, j, n)
                 for a, b in ((i, j), (j, i)):
                     out["bidirectional"][a][b], out["model_bidirectional"][a][b] = r["gbps"], r["model_gbps"]
             else:
-                r = peer_row("p2p_bidir", i, j, n, None, None, "",
-                             why_not if not (access[i][j] and access[j][i]) else "needs events and async copies")
+                r = peers.row("p2p_bidir", i, j, n, None, None, "",
+                              why_not if not (access[i][j] and access[j][i]) else "needs events and async copies")
             rows.append(r)
             step(1, f"p2p bidir {i}<->{j}")
+
+
+def _curves(routes: dict, rows: list) -> list[dict]:
+    """Per route kind, its pair's measured points across the sizes, one way and both ways."""
+    curves = []
     for kind, (i, j) in routes.items():
         uni = [r for r in rows if r["test"] == "p2p" and (r["src"], r["dst"]) == (i, j) and r["gbps"] is not None]
         bi = [r for r in rows if r["test"] == "p2p_bidir" and (r["src"], r["dst"]) == (i, j) and r["gbps"] is not None]
-        out["curves"].append({"route": kind, "src": i, "dst": j, "unidirectional": [_point(r) for r in uni],
-                              "bidirectional": [_point(r) for r in bi]})
-    for d, (a, b) in bufs.items():
-        bench.open(d)
-        rt.free(a)
-        rt.free(b)
+        curves.append({"route": kind, "src": i, "dst": j, "unidirectional": [_point(r) for r in uni],
+                       "bidirectional": [_point(r) for r in bi]})
+    return curves
+
+
+def _peers(rt, bench: _Bench, peer_sizes: list[int], reps: int, rows: list, notes: list, step) -> dict:
+    """The all-pairs matrix at the largest peer size, and one pair per route kind across the peer sizes."""
+    peers = _Peers(rt, bench, reps)
+    n, n_dev = peer_sizes[-1], peers.n_dev
+    out = _empty_matrix(n, n_dev)
+    if n_dev < 2:
+        out["status"] = f"{rt.product.name} has one device: no device-to-device matrix"
+        notes.append(out["status"])
+        return out
+    access = out["access"]
+    reason = _peer_access(peers, access)
+    if reason is not None:
+        out["status"] = f"no peer access: {reason}"
+        notes.append(out["status"])
+    if any(access[i][j] is False for i, j in peers.pairs()) and reason is None:
+        notes.append("pairs with aclrtDeviceCanAccessPeer = 0 are reported as n/a (None), not measured")
+    bench.reps = reps
+    if any(access[i][j] for i, j in peers.pairs()):
+        peers.open(n, access)
+    why_not = "no peer access" + (f": {reason}" if reason else " (aclrtDeviceCanAccessPeer = 0)")
+    routes = _route_sizes(peers, access, peer_sizes, rows, step)
+    _unidirectional_matrix(peers, out, n, why_not, rows, step)
+    _bidirectional_matrix(peers, out, n, why_not, rows, step)
+    out["curves"] = _curves(routes, rows)
+    peers.close()
     return out
 
 
@@ -482,16 +536,3 @@ def _host_view(rows: list[dict]) -> dict:
         if r["test"] in ("h2d", "d2h"):
             out.setdefault(r["memory"], {}).setdefault(r["test"], []).append(_point(r))
     return out
-
-
-# Tables, figures and files moved to bandwidth_report; their names still answer here, for code written before.
-_MOVED = frozenset({"COLUMNS", "KIND_TITLES", "tables", "bandwidth_figure", "p2p_figure", "plot_bandwidth", "plot_p2p",
-                    "write"})
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        from . import bandwidth_report
-
-        return getattr(bandwidth_report, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -146,17 +146,3 @@ def compare_overlap(products: list[str], h2d: int, d2h: int, compute_us: float, 
     return {"study": "overlap", "products": list(plans), "h2d_bytes": h2d, "d2h_bytes": d2h,
             "compute_us": compute_us, "pageable": pageable, "rows": rows, "results": plans,
             **_unvalidated(rows, {name: r["routes_note"] for name, r in plans.items()})}
-
-
-# The table, the figures and the files moved to compare_report; their names still answer here, for code
-# written before.
-_MOVED = frozenset({"BANDWIDTH_COLUMNS", "OVERLAP_COLUMNS", "bandwidth_figure", "overlap_figure", "figure_of",
-                    "write_outputs", "table"})
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        from . import compare_report
-
-        return getattr(compare_report, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

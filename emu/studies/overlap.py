@@ -417,16 +417,3 @@ def timelines(product, result: dict) -> dict[str, dict]:
     best = result["best"]
     return {"naive": _Schedule(product, h2d, d2h, compute_us, 1, 1, pageable).timeline(),
             "best": _Schedule(product, h2d, d2h, compute_us, best["streams"], best["chunks"], pageable).timeline()}
-
-
-# The table, the summary and the colours moved to overlap_report; their names still answer here, for code
-# written before (the Gantt chart and the files take `timelines` now: overlap_report.gantt_figure, write_outputs).
-_MOVED = frozenset({"COLOURS", "COLUMNS", "table", "summary"})
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        from . import overlap_report
-
-        return getattr(overlap_report, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -235,8 +235,8 @@ _NPU = re.compile(r"(?:NPU|Device|device)\s*(\d+)")
 _STREAM_KEYS = ("Physic Stream Id", "Stream Id", "stream id", "Stream ID")
 
 
-def read_msprof_json(path, data) -> Profile:
-    """The device tasks and host calls of an msprof timeline (already parsed JSON)."""
+def _trace_events(path, data) -> list:
+    """The trace events of a timeline given as {"traceEvents": [...]} or as the bare array."""
     if isinstance(data, dict):
         if "traceEvents" not in data:
             raise ProfileError(path, None, "traceEvents", "a JSON object without a traceEvents array is not a "
@@ -245,9 +245,14 @@ def read_msprof_json(path, data) -> Profile:
     if not isinstance(data, list):
         raise ProfileError(path, None, "traceEvents", f"expected an array of trace events, got "
                                                       f"{type(data).__name__}")
+    return data
+
+
+def _process_metadata(path, events: list) -> tuple[dict, dict]:
+    """({pid: process name}, {pid: process labels}) from the metadata events; every event must be an object."""
     processes: dict = {}
     labels: dict = {}
-    for i, ev in enumerate(data):
+    for i, ev in enumerate(events):
         if not isinstance(ev, dict):
             raise ProfileError(path, i, None, f"expected a trace event (an object), got {type(ev).__name__}")
         if ev.get("ph") == "M":
@@ -256,6 +261,97 @@ def read_msprof_json(path, data) -> Profile:
                 processes[ev.get("pid")] = str(args.get("name", ""))
             elif ev.get("name") == "process_labels":
                 labels[ev.get("pid")] = str(args.get("labels", ""))
+    return processes, labels
+
+
+def _event_args(path, i: int, ev: dict) -> dict:
+    """An event's args: missing or null reads as {}; anything else but an object is refused."""
+    args = ev.get("args", {})
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise ProfileError(path, i, "args", f"expected an object, got {type(args).__name__}")
+    return args
+
+
+def _task_stream(path, i: int, ev: dict, args: dict) -> int:
+    """A task's stream: the first of _STREAM_KEYS in its args, else its tid."""
+    stream_key = next((k for k in _STREAM_KEYS if k in args), None)
+    if stream_key is not None:
+        return _number(path, i, f"args.{stream_key}", args[stream_key], integer=True)
+    if "tid" in ev:
+        return _number(path, i, "tid", ev["tid"], integer=True)
+    raise ProfileError(path, i, "args.Physic Stream Id", "missing (and no tid)")
+
+
+def _task_device(path, i: int, ev: dict, args: dict, labels: dict) -> tuple[int, bool]:
+    """(device, assumed): from the args, else the process's 'NPU <n>' label, else a formatted pid (its low 5
+    bits); with none of them device 0, assumed=True."""
+    if "Device Id" in args or "device_id" in args:
+        key = "Device Id" if "Device Id" in args else "device_id"
+        return _number(path, i, f"args.{key}", args[key], integer=True), False
+    m = _NPU.search(labels.get(ev.get("pid"), ""))
+    pid = ev.get("pid")
+    if m:
+        return int(m.group(1)), False
+    if isinstance(pid, int) and pid >= 1 << 10:
+        return pid & 0x1F, False
+    return 0, True
+
+
+def _copy_details(path, i: int, task: DeviceTask, args: dict) -> None:
+    """A copy task's direction, and what acl-emu's own timelines add: ends, pageable memory, task count."""
+    op = args.get("operation")
+    if op is not None:
+        if not isinstance(op, str) or op.strip().lower() not in OPERATION_DIRECTIONS:
+            raise ProfileError(path, i, "args.operation", f"{op!r} is not one of "
+                                                          f"{sorted(OPERATION_DIRECTIONS)}")
+        task.direction = OPERATION_DIRECTIONS[op.strip().lower()]
+    if EXTENSION + "src device" in args:
+        task.src = _number(path, i, "args.acl-emu src device", args[EXTENSION + "src device"], integer=True)
+    if EXTENSION + "dst device" in args:
+        task.dst = _number(path, i, "args.acl-emu dst device", args[EXTENSION + "dst device"], integer=True)
+    if args.get(EXTENSION + "memory") == "pageable":
+        task.memory = "pageable"
+    if EXTENSION + "tasks" in args:
+        task.tasks = max(1, _number(path, i, "args.acl-emu tasks", args[EXTENSION + "tasks"], integer=True))
+
+
+def _device_task(path, i: int, ev: dict, name, args: dict, labels: dict) -> tuple[DeviceTask, bool]:
+    """(the task of a complete event that is a stream task, whether its device was assumed)."""
+    if not isinstance(name, str):
+        raise ProfileError(path, i, "name", f"expected a task name, got {name!r}")
+    if "ts" not in ev:
+        raise ProfileError(path, i, "ts", "missing")
+    if "dur" not in ev:
+        raise ProfileError(path, i, "dur", "missing")
+    start = _number(path, i, "ts", ev["ts"], minimum=None) * 1e-6
+    dur = _number(path, i, "dur", ev["dur"]) * 1e-6
+    stream = _task_stream(path, i, ev, args)
+    device, assumed = _task_device(path, i, ev, args, labels)
+    task_type = args.get("Task Type", "")
+    if not isinstance(task_type, str):
+        raise ProfileError(path, i, "args.Task Type", f"expected a string, got {task_type!r}")
+    kind, known = kind_of(task_type, name)
+    task = DeviceTask(row=i, name=name, type=task_type or name, kind=kind, device=device, stream=stream,
+                      start=start, end=start + dur, known=known,
+                      task_id=_optional_int(path, i, "args.Task Id", args.get("Task Id")),
+                      connection=_optional_int(path, i, "args.connection_id", args.get("connection_id")) or None)
+    if "size(B)" in args:
+        task.nbytes = _number(path, i, "args.size(B)", args["size(B)"], integer=True)
+    if kind == "copy":
+        _copy_details(path, i, task, args)
+    for key in (EXTENSION + "event", "event_id", "Event Id"):
+        if key in args:
+            task.event = str(args[key])
+            break
+    return task, assumed
+
+
+def read_msprof_json(path, data) -> Profile:
+    """The device tasks and host calls of an msprof timeline (already parsed JSON)."""
+    data = _trace_events(path, data)
+    processes, labels = _process_metadata(path, data)
     profile = Profile(str(path), "msprof-json", [], [])
     assumed_device = False
     skipped = 0
@@ -264,11 +360,7 @@ def read_msprof_json(path, data) -> Profile:
         if ev.get("ph") != "X":
             continue
         name = ev.get("name")
-        args = ev.get("args", {})
-        if args is None:
-            args = {}
-        if not isinstance(args, dict):
-            raise ProfileError(path, i, "args", f"expected an object, got {type(args).__name__}")
+        args = _event_args(path, i, ev)
         process = processes.get(ev.get("pid"), "")
         is_task = "Task Type" in args and (process == "Ascend Hardware" or any(k in args for k in _STREAM_KEYS))
         if process == "Ascend Hardware" and not is_task:
@@ -284,64 +376,16 @@ def read_msprof_json(path, data) -> Profile:
             continue
         if not is_task:
             continue
-        if not isinstance(name, str):
-            raise ProfileError(path, i, "name", f"expected a task name, got {name!r}")
-        if "ts" not in ev:
-            raise ProfileError(path, i, "ts", "missing")
-        if "dur" not in ev:
-            raise ProfileError(path, i, "dur", "missing")
-        start = _number(path, i, "ts", ev["ts"], minimum=None) * 1e-6
-        dur = _number(path, i, "dur", ev["dur"]) * 1e-6
-        stream_key = next((k for k in _STREAM_KEYS if k in args), None)
-        if stream_key is not None:
-            stream = _number(path, i, f"args.{stream_key}", args[stream_key], integer=True)
-        elif "tid" in ev:
-            stream = _number(path, i, "tid", ev["tid"], integer=True)
-        else:
-            raise ProfileError(path, i, "args.Physic Stream Id", "missing (and no tid)")
-        if "Device Id" in args or "device_id" in args:
-            key = "Device Id" if "Device Id" in args else "device_id"
-            device = _number(path, i, f"args.{key}", args[key], integer=True)
-        else:
-            m = _NPU.search(labels.get(ev.get("pid"), ""))
-            pid = ev.get("pid")
-            if m:
-                device = int(m.group(1))
-            elif isinstance(pid, int) and pid >= 1 << 10:
-                device = pid & 0x1F
-            else:
-                device, assumed_device = 0, True
-        task_type = args.get("Task Type", "")
-        if not isinstance(task_type, str):
-            raise ProfileError(path, i, "args.Task Type", f"expected a string, got {task_type!r}")
-        kind, known = kind_of(task_type, name)
-        task = DeviceTask(row=i, name=name, type=task_type or name, kind=kind, device=device, stream=stream,
-                          start=start, end=start + dur, known=known,
-                          task_id=_optional_int(path, i, "args.Task Id", args.get("Task Id")),
-                          connection=_optional_int(path, i, "args.connection_id", args.get("connection_id")) or None)
-        if "size(B)" in args:
-            task.nbytes = _number(path, i, "args.size(B)", args["size(B)"], integer=True)
-        if kind == "copy":
-            op = args.get("operation")
-            if op is not None:
-                if not isinstance(op, str) or op.strip().lower() not in OPERATION_DIRECTIONS:
-                    raise ProfileError(path, i, "args.operation", f"{op!r} is not one of "
-                                                                  f"{sorted(OPERATION_DIRECTIONS)}")
-                task.direction = OPERATION_DIRECTIONS[op.strip().lower()]
-            if EXTENSION + "src device" in args:
-                task.src = _number(path, i, "args.acl-emu src device", args[EXTENSION + "src device"], integer=True)
-            if EXTENSION + "dst device" in args:
-                task.dst = _number(path, i, "args.acl-emu dst device", args[EXTENSION + "dst device"], integer=True)
-            if args.get(EXTENSION + "memory") == "pageable":
-                task.memory = "pageable"
-            if EXTENSION + "tasks" in args:
-                task.tasks = max(1, _number(path, i, "args.acl-emu tasks", args[EXTENSION + "tasks"], integer=True))
-        for key in (EXTENSION + "event", "event_id", "Event Id"):
-            if key in args:
-                task.event = str(args[key])
-                break
+        task, assumed = _device_task(path, i, ev, name, args, labels)
+        assumed_device = assumed_device or assumed
         profile.tasks.append(task)
     profile.calls = _host_calls(path, api_rows)
+    _finish_msprof(profile, path, skipped, assumed_device)
+    return profile
+
+
+def _finish_msprof(profile: Profile, path, skipped: int, assumed_device: bool) -> None:
+    """The notes on what was left out or assumed; a timeline without device tasks is refused."""
     if skipped:
         profile.notes.append(f"{skipped} rows of the Ascend Hardware process have no 'Task Type' (step trace, "
                              f"fused-operator turns): left out")
@@ -352,7 +396,6 @@ def read_msprof_json(path, data) -> Profile:
         raise ProfileError(path, None, None, "no device tasks: no complete event of an 'Ascend Hardware' process "
                                              "and none with 'Task Type' and a stream id")
     _count_unknown(profile)
-    return profile
 
 
 def _host_calls(path, rows: list[tuple]) -> list[HostCall]:

@@ -245,6 +245,17 @@ def _kernel_slots(g: Graph) -> None:
 def _host_calls(g: Graph) -> None:
     """The host calls: per thread in order with their gaps, the nodes each queued (by connection id), blocking
     calls and what they wait for."""
+    calls = _joined_calls(g)
+    _thread_gaps(calls)
+    _blocking_calls(g, calls)
+    g.calls = calls
+    if calls:
+        _host_call_notes(g, calls)
+
+
+def _joined_calls(g: Graph) -> list[Call]:
+    """The profile's calls as `Call`s on the graph's time origin, each node joined to the first call (in the
+    profile's order) sharing one of its tasks' connection ids."""
     prof = g.profile
     by_conn: dict[int, list[int]] = {}
     for n in g.nodes:
@@ -258,6 +269,12 @@ def _host_calls(g: Graph) -> None:
                 if g.nodes[j].call is None:
                     g.nodes[j].call = c.index
                     c.nodes.append(j)
+    return calls
+
+
+def _thread_gaps(calls: list[Call]) -> None:
+    """Each call's gap: the host time since the end of its thread's latest-ending earlier call (for a thread's
+    first call, its start)."""
     by_thread: dict[int, list[Call]] = {}
     for c in calls:
         by_thread.setdefault(c.thread, []).append(c)
@@ -267,6 +284,12 @@ def _host_calls(g: Graph) -> None:
         for c in cs:
             c.gap = c.start - prev_end if prev_end is not None else c.start
             prev_end = max(c.end, prev_end if prev_end is not None else c.end)
+
+
+def _blocking_calls(g: Graph, calls: list[Call]) -> None:
+    """Mark the calls that block: "own" (a blocking API, or a copy that returned once its own tasks ended) and
+    "sync" (a synchronize: every task issued before it that had ended when it returned, each awaited once per
+    thread)."""
     issue = [calls[n.call].start if n.call is not None else n.start for n in g.nodes]  # when the host issued it
     by_issue = sorted(range(len(g.nodes)), key=lambda j: (issue[j], j))
     issue_times = [issue[j] for j in by_issue]
@@ -277,14 +300,7 @@ def _host_calls(g: Graph) -> None:
         copies = "Memcpy" in c.api or "Memset" in c.api  # an "async" copy from pageable memory blocks too
         if own and (c.api in BLOCKING_APIS or (copies and any(n.duration > tol and n.end > c.start + tol
                                                                and n.end <= c.end + tol for n in own))):
-            c.blocking = "own"
-            c.awaits = [n.index for n in own]
-            last = max(n.end for n in own)
-            c.tail = min(max(c.end - last, 0.0), c.end - c.start)
-            first = min(own, key=lambda n: n.start)
-            prev = _stream_prev(g, first)
-            busy_until = max(c.start, prev.end if prev is not None else c.start)
-            c.lead = min(max(first.start - busy_until, 0.0), c.end - c.start)
+            _awaits_own(g, c, own)
         elif "Synchronize" in c.api:
             # every task issued before it that had ended when it returned; one an earlier synchronize of this
             # thread waited for is done already
@@ -296,16 +312,30 @@ def _host_calls(g: Graph) -> None:
             seen[c.thread] = (max(looked, upto), [j for j in pending if g.nodes[j].end > c.end + tol])
             last = max((g.nodes[j].end for j in c.awaits), default=c.start)
             c.tail = min(max(c.end - max(last, c.start), 0.0), c.end - c.start)
-    g.calls = calls
-    if calls:
-        syncs = sum(1 for c in calls if c.blocking == "sync")
-        if syncs:
-            g.notes.append(f"{syncs} synchronize calls wait for every task issued before them that had ended by the "
-                           f"time they returned (the profile does not say which stream or event they waited on)")
-        unlinked = sum(1 for n in g.nodes if n.call is None)
-        if unlinked:
-            g.notes.append(f"{unlinked} device tasks have no host call joined to them (no connection id): each may "
-                           f"start at its measured start if its stream was idle before it")
+
+
+def _awaits_own(g: Graph, c: Call, own: list[Node]) -> None:
+    """A call that waits for the tasks it queued: its tail after the last ends, its lead before the first
+    starts (once its stream is free); both within the call."""
+    c.blocking = "own"
+    c.awaits = [n.index for n in own]
+    last = max(n.end for n in own)
+    c.tail = min(max(c.end - last, 0.0), c.end - c.start)
+    first = min(own, key=lambda n: n.start)
+    prev = _stream_prev(g, first)
+    busy_until = max(c.start, prev.end if prev is not None else c.start)
+    c.lead = min(max(first.start - busy_until, 0.0), c.end - c.start)
+
+
+def _host_call_notes(g: Graph, calls: list[Call]) -> None:
+    syncs = sum(1 for c in calls if c.blocking == "sync")
+    if syncs:
+        g.notes.append(f"{syncs} synchronize calls wait for every task issued before them that had ended by the "
+                       f"time they returned (the profile does not say which stream or event they waited on)")
+    unlinked = sum(1 for n in g.nodes if n.call is None)
+    if unlinked:
+        g.notes.append(f"{unlinked} device tasks have no host call joined to them (no connection id): each may "
+                       f"start at its measured start if its stream was idle before it")
 
 
 def _stream_prev(g: Graph, n: Node) -> Node | None:
@@ -491,6 +521,97 @@ def _make_task(graph: Graph, n: Node, sim: Machine, host_memory: str) -> Task:
     return task
 
 
+class _Replay:
+    """One re-timing in progress: the machine and the graph's tasks on it, the host threads issuing the calls.
+    A node reaches its stream's queue only once its call is issued (or at once if no call queues it), in its
+    stream's order; a blocking call holds its thread until every task it awaits has ended."""
+
+    def __init__(self, graph: Graph, p: config.Product, host_memory: str):
+        self.graph = graph
+        self.sim = sim = Machine(p.hardware)
+        self.env = sim.env
+        self.tasks = tasks = [_make_task(graph, n, sim, host_memory) for n in graph.nodes]
+        for n, t in zip(graph.nodes, tasks):
+            if n.deps:
+                t.waits = tuple(tasks[d] for d in n.deps)
+        self.streams = {key: sim.stream(f"dev{key[0]}/stream{key[1]}", key[0]) for key in graph.streams}
+        self.cursor = {key: 0 for key in graph.streams}  # the next node of each stream to submit
+        self.queued = [False] * len(graph.nodes)  # its call has been issued (or no call queues it)
+        for n in graph.nodes:
+            self.queued[n.index] = n.call is None
+        self.submit_at = [0.0] * len(graph.nodes)
+        calls = graph.calls
+        self.call_start = np.zeros(len(calls))
+        self.call_end = np.zeros(len(calls))
+        self.threads: dict[int, list[Call]] = {}
+        for c in calls:
+            self.threads.setdefault(c.thread, []).append(c)
+        for cs in self.threads.values():
+            cs.sort(key=lambda c: (c.start, c.index))
+        self.nxt = {th: 0 for th in self.threads}  # each thread's next call
+        self.clock = {th: 0.0 for th in self.threads}  # when each thread's previous call returned
+        self.blocked: dict[int, tuple[Call, float]] = {}  # thread -> (its blocking call, when it was issued)
+
+    def feed(self, key) -> None:
+        """Submit the stream's nodes, in order, up to the first one not queued yet."""
+        graph, cursor, queued = self.graph, self.cursor, self.queued
+        order = graph.streams[key]
+        while cursor[key] < len(order) and queued[order[cursor[key]]]:
+            n = graph.nodes[order[cursor[key]]]
+            at = self.submit_at[n.index] if n.call is not None else (n.release if n.release is not None else 0.0)
+            self.sim.submit(self.streams[key], self.tasks[n.index], max(at, self.env.now))
+            cursor[key] += 1
+
+    def issue(self, c: Call, start: float) -> None:
+        """The call made at `start`: its nodes queued (after its lead if it blocks on them, else at its
+        return); a call that does not block returns after its measured duration."""
+        self.call_start[c.index] = start
+        at = start + (c.lead if c.blocking == "own" else c.end - c.start)
+        for j in c.nodes:
+            self.submit_at[j] = at
+            self.queued[j] = True
+        for key in {(self.graph.nodes[j].device, self.graph.nodes[j].stream) for j in c.nodes}:
+            self.feed(key)
+        if c.blocking:
+            self.blocked[c.thread] = (c, start)
+        else:
+            self.call_end[c.index] = self.clock[c.thread] = start + (c.end - c.start)
+            self.nxt[c.thread] += 1
+
+    def unblock(self) -> None:
+        """Return the blocking calls whose awaited tasks have all ended, their measured tail after the last."""
+        for th, (c, start) in list(self.blocked.items()):
+            waited = [self.tasks[j] for j in c.awaits]
+            if all(t.end is not None for t in waited):
+                last = max((t.end for t in waited), default=start)
+                self.call_end[c.index] = self.clock[th] = max(last, start) + c.tail
+                del self.blocked[th]
+                self.nxt[th] += 1
+
+    def run(self) -> None:
+        """Interleave the machine's events and the threads' calls in time order (an event first on a tie),
+        until every call has returned; then let the machine finish."""
+        env, threads, nxt, clock, blocked = self.env, self.threads, self.nxt, self.clock, self.blocked
+        for key in self.graph.streams:
+            self.feed(key)
+        while True:
+            self.unblock()
+            ready = [(clock[th] + cs[nxt[th]].gap, th) for th, cs in threads.items()
+                     if th not in blocked and nxt[th] < len(cs)]
+            when, th = min(ready) if ready else (math.inf, None)
+            if th is None and not blocked:
+                break
+            if env.peek() < when:
+                env.step()
+                continue
+            if th is None:  # blocked calls, and nothing left to simulate
+                c = next(iter(blocked.values()))[0]
+                raise ReplayError(f"{self.graph.profile.path}: row {self.graph.profile.calls[c.index].row}: host "
+                                  f"call {c.api} waits for device tasks that never run")
+            self.issue(threads[th][nxt[th]], when)
+        env.run()
+
+
 def retime(graph: Graph, product, host_memory: str = "as-profiled") -> Retimed:
     """The graph re-timed on `product` (a name, a config path or a Product) in timing-only mode: the device tasks
     on the machine's streams, engines, links and AI cores, the host calls issued as the profile timed them
@@ -500,81 +621,9 @@ def retime(graph: Graph, product, host_memory: str = "as-profiled") -> Retimed:
         raise ValueError(f"host memory {host_memory!r}: expected one of {', '.join(HOST_MEMORY)}")
     p = _product(product)
     _check_devices(graph, p)
-    sim = Machine(p.hardware)
-    env = sim.env
-    tasks = [_make_task(graph, n, sim, host_memory) for n in graph.nodes]
-    for n, t in zip(graph.nodes, tasks):
-        if n.deps:
-            t.waits = tuple(tasks[d] for d in n.deps)
-    streams = {key: sim.stream(f"dev{key[0]}/stream{key[1]}", key[0]) for key in graph.streams}
-    cursor = {key: 0 for key in graph.streams}  # the next node of each stream to submit
-    queued = [False] * len(graph.nodes)  # its call has been issued (or no call queues it)
-    for n in graph.nodes:
-        queued[n.index] = n.call is None
-    submit_at = [0.0] * len(graph.nodes)
-
-    def feed(key) -> None:
-        order = graph.streams[key]
-        while cursor[key] < len(order) and queued[order[cursor[key]]]:
-            n = graph.nodes[order[cursor[key]]]
-            at = submit_at[n.index] if n.call is not None else (n.release if n.release is not None else 0.0)
-            sim.submit(streams[key], tasks[n.index], max(at, env.now))
-            cursor[key] += 1
-
-    for key in graph.streams:
-        feed(key)
-
-    calls = graph.calls
-    call_start = np.zeros(len(calls))
-    call_end = np.zeros(len(calls))
-    threads: dict[int, list[Call]] = {}
-    for c in calls:
-        threads.setdefault(c.thread, []).append(c)
-    for cs in threads.values():
-        cs.sort(key=lambda c: (c.start, c.index))
-    nxt = {th: 0 for th in threads}
-    clock = {th: 0.0 for th in threads}
-    blocked: dict[int, tuple[Call, float]] = {}
-
-    def issue(c: Call, start: float) -> None:
-        call_start[c.index] = start
-        at = start + (c.lead if c.blocking == "own" else c.end - c.start)
-        for j in c.nodes:
-            submit_at[j] = at
-            queued[j] = True
-        for key in {(graph.nodes[j].device, graph.nodes[j].stream) for j in c.nodes}:
-            feed(key)
-        if c.blocking:
-            blocked[c.thread] = (c, start)
-        else:
-            call_end[c.index] = clock[c.thread] = start + (c.end - c.start)
-            nxt[c.thread] += 1
-
-    def unblock() -> None:
-        for th, (c, start) in list(blocked.items()):
-            waited = [tasks[j] for j in c.awaits]
-            if all(t.end is not None for t in waited):
-                last = max((t.end for t in waited), default=start)
-                call_end[c.index] = clock[th] = max(last, start) + c.tail
-                del blocked[th]
-                nxt[th] += 1
-
-    while True:
-        unblock()
-        ready = [(clock[th] + cs[nxt[th]].gap, th) for th, cs in threads.items()
-                 if th not in blocked and nxt[th] < len(cs)]
-        when, th = min(ready) if ready else (math.inf, None)
-        if th is None and not blocked:
-            break
-        if env.peek() < when:
-            env.step()
-            continue
-        if th is None:  # blocked calls, and nothing left to simulate
-            c = next(iter(blocked.values()))[0]
-            raise ReplayError(f"{graph.profile.path}: row {graph.profile.calls[c.index].row}: host call {c.api} waits "
-                              f"for device tasks that never run")
-        issue(threads[th][nxt[th]], when)
-    env.run()
+    replay = _Replay(graph, p, host_memory)
+    replay.run()
+    tasks = replay.tasks
     stuck = [n for n, t in zip(graph.nodes, tasks) if t.end is None]
     if stuck:
         n = stuck[0]
@@ -582,7 +631,7 @@ def retime(graph: Graph, product, host_memory: str = "as-profiled") -> Retimed:
                           f"{p.name} (the first waits for a task that never completes)")
     return Retimed(p.name, np.array([t.start for t in tasks], dtype=float),
                    np.array([t.end for t in tasks], dtype=float),
-                   call_start, call_end, sim.records, host_memory)
+                   replay.call_start, replay.call_end, replay.sim.records, host_memory)
 
 
 # -- comparing ---------------------------------------------------------------------------------------------------
