@@ -407,6 +407,12 @@ def _reference(caps, flows):
     """The flows (start, links, weights, size, tail) on `ReferenceNetwork`: (report time of each, bytes per link,
     busy seconds per link)."""
     r = Run(network=ReferenceNetwork)
+    links = _run_flows(r, caps, flows)
+    return [r.done[k] for k in range(len(flows))], [link.bytes for link in links], [link.busy_time for link in links]
+
+
+def _run_flows(r, caps, flows) -> list:
+    """Start each flow (start, links, weights, size, tail) on `r` at its start time, run to the end; the links."""
     links = [Link(f"l{i}", c) for i, c in enumerate(caps)]
     for k, (start, path, weights, size, tail) in enumerate(flows):
         if start == 0.0:
@@ -414,7 +420,7 @@ def _reference(caps, flows):
         else:
             r.at(start, k, [links[j] for j in path], size, weights, tail)
     r.run()
-    return [r.done[k] for k in range(len(flows))], [link.bytes for link in links], [link.busy_time for link in links]
+    return links
 
 
 _flow = st.tuples(
@@ -434,13 +440,7 @@ def test_network_matches_the_reference(how, caps, specs):
     flows = [(start, sorted(links), [w] * len(links), size, tail) for start, links, w, size, tail in specs]
     expected, moved, busy = _reference(caps, flows)
     r = Run(how)
-    links = [Link(f"l{i}", c) for i, c in enumerate(caps)]
-    for k, (start, path, weights, size, tail) in enumerate(flows):
-        if start == 0.0:
-            r.start(k, [links[j] for j in path], size, weights, tail)
-        else:
-            r.at(start, k, [links[j] for j in path], size, weights, tail)
-    r.run()
+    links = _run_flows(r, caps, flows)
     assert sorted(r.done) == list(range(len(flows)))
     for k, t in enumerate(expected):
         assert r.done[k] == pytest.approx(t, rel=1e-9, abs=1e-12), (k, flows[k])

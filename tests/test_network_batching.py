@@ -38,7 +38,12 @@ def naive(caps: dict[str, float], flows: list[tuple[str, list[str], float]], rou
     """On the reference (every rate recomputed at every event): flows (name, link names, size), each restarted
     from its own completion `rounds` times. Returns {name: time of its last completion}."""
     env = Clock()
-    net = ReferenceNetwork(env)
+    return in_rounds(env, ReferenceNetwork(env).send, caps, flows, rounds)
+
+
+def in_rounds(env, send, caps: dict[str, float], flows: list, rounds: int) -> dict:
+    """Each flow (name, link names, size) sent with `send(links, size, done)` and sent again from its own
+    completion, `rounds` times in all; {name: time of its last completion}."""
     links = {name: Link(name, cap) for name, cap in caps.items()}
     out = {}
 
@@ -48,7 +53,7 @@ def naive(caps: dict[str, float], flows: list[tuple[str, list[str], float]], rou
                 begin(name, path, size, left - 1)
             else:
                 out[name] = env.now
-        net.send(path, size, done)
+        send(path, size, done)
 
     for name, path, size in flows:
         begin(name, [links[p] for p in path], size, rounds)
@@ -246,21 +251,7 @@ def test_all_to_all_on_a_mesh_matches_the_naive_reference(nodes, rounds):
             flows.append((f"{i}>{j}", path, 1e6 * (1 + rng.randrange(1000) / 997)))
     want = naive(caps, flows, rounds)
     env = simpy.Environment()
-    net = Network(env)
-    links = {name: Link(name, cap) for name, cap in caps.items()}
-    got = {}
-
-    def begin(name, path, size, left):
-        def done():
-            if left > 1:
-                begin(name, path, size, left - 1)
-            else:
-                got[name] = env.now
-        net.start([links[p] for p in path], size, done)
-
-    for name, path, size in flows:
-        begin(name, path, size, rounds)
-    env.run()
+    got = in_rounds(env, Network(env).start, caps, flows, rounds)
     assert got.keys() == want.keys()
     worst = max(abs(got[k] - want[k]) / want[k] for k in want)
     assert worst < 1e-9, worst
