@@ -68,8 +68,6 @@ RUNTIME_CLASSES = ["Runtime", "Context", "Device", "Stream", "Event", "Capture",
 RUNTIME_MEMBERS = ["records", "record_totals", "flush_records", "write_trace", "calls", "host_calls", "clock",
                    "host_time", "host_time_scale"]
 
-FACADE_MODULES = ("emu.acl", "emu.acl.rt", "emu.acl.mdl", "emu.acl.media", "emu.acl.util")
-
 INTRO = """\
 # API reference
 
@@ -117,16 +115,12 @@ with these Python forms of their C arguments:
 
 
 def _facade(name: str) -> list[str]:
-    """The facade functions that call emu.runtime's `name` (found by name in the facade's modules)."""
+    """The facade functions that call emu.runtime's `name`: an API's declared pyACL entry, a helper's HELPERS."""
     if name in HELPERS:
         return HELPERS[name]
-    found = []
-    for mod_name in FACADE_MODULES:
-        mod = sys.modules.get(mod_name) or __import__(mod_name, fromlist=["_"])
-        obj = vars(mod).get(name)
-        if callable(obj) and not inspect.ismodule(obj):
-            found.append(f"{mod_name.replace('emu.acl', 'acl')}.{name}")
-    return found
+    from emu import runtime as rt
+    pyacl = getattr(rt.Runtime, name).api.pyacl
+    return [pyacl] if pyacl else []
 
 
 def signature(fn, name: str | None = None) -> str:

@@ -8,10 +8,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 from .pcie import PcieLink, read_wire_bytes, tlp_bandwidth, write_wire_bytes
 
 HOST = None  # the host end of a route
+
+
+
+class Tlp(NamedTuple):
+    """What PCIe adds to a route's payload: a TLP of at most `payload` bytes carries `overhead` bytes more."""
+    payload: int
+    overhead: int
+
+
+class Plan(NamedTuple):
+    """The plan of the copies between two ends (`Hardware.plan`): their `route`; `spec`, the links they cross,
+    ((link name, capacity, weight), ...); `latency`, the fixed cost of each DMA task; `tlp`, where the route
+    crosses the PCIe host link, else None."""
+    route: str
+    spec: tuple
+    latency: float
+    tlp: Tlp | None
 
 
 @dataclass(frozen=True)
@@ -139,24 +157,24 @@ class Hardware:
     def _plans(self) -> dict:
         return {}  # (fill, src, dst) -> `plan`
 
-    def plan(self, fill: bool, src: int | None, dst: int | None) -> tuple:
-        """(route, ((link name, capacity, weight), ...), latency, TLP) of the copies between two ends (`fill`:
-        of the fills of `dst`'s memory), from which each machine builds its route (`Machine._path`); worked
-        out once per Hardware. TLP: (payload, overhead) per TLP where the route crosses the PCIe host link,
-        else None."""
+    def plan(self, fill: bool, src: int | None, dst: int | None) -> Plan:
+        """The `Plan` (route, ((link name, capacity, weight), ...), latency, TLP) of the copies between two ends
+        (`fill`: of the fills of `dst`'s memory), from which each machine builds its route (`Machine._path`);
+        worked out once per Hardware. TLP: (payload, overhead) per TLP where the route crosses the PCIe host
+        link, else None."""
         key = (fill, src, dst)
         plan = self._plans.get(key)
         if plan is None:
             route = "fill" if fill else self.route(src, dst)
             if route == "h2h":
-                plan = (route, (), 0.0, None)
+                plan = Plan(route, (), 0.0, None)
             else:
                 links, _ = self.path(route, src, dst, 0)
                 tlp = None
                 if self.host_link.pcie is not None and route in ("h2d", "d2h", "pcie-p2p"):
                     p = self.host_link.pcie
-                    tlp = (p.mps, self.host_link.wire_bytes(p.mps, read=route == "h2d") - p.mps)
-                plan = (route, tuple(links), self.sdma_latency if fill else self.latency(route), tlp)
+                    tlp = Tlp(p.mps, self.host_link.wire_bytes(p.mps, read=route == "h2d") - p.mps)
+                plan = Plan(route, tuple(links), self.sdma_latency if fill else self.latency(route), tlp)
             self._plans[key] = plan
         return plan
 

@@ -18,12 +18,12 @@ import heapq
 import math
 from collections import deque
 from itertools import count
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 import numpy as np
 import simpy
 
-from .hardware import HOST, Hardware
+from .hardware import HOST, Hardware, Tlp
 from . import staging
 from .clock import Clock, gc_pause, gc_resume
 from .network import Link, Network
@@ -36,6 +36,31 @@ FEW_PARTS = 16  # a GROUP of fewer COPY tasks runs them one by one (`_begin_part
 _SHAPES_KEPT = 4096  # the machine keeps the flows of at most this many task shapes (`Machine._shape`)
 
 
+class Path(NamedTuple):
+    """A route between two ends as a machine runs it (`Machine._path`): its `route` name; the `links` it
+    crosses, the `weight` of a copy's flow on each and their `names`; the `latency` of each DMA task on it;
+    `tlp`, where it crosses the PCIe host link (else None)."""
+    route: str
+    links: list
+    weights: list
+    names: tuple
+    latency: float
+    tlp: Tlp | None
+
+
+class Shape(NamedTuple):
+    """The fields of the flow of the tasks of one shape (`Machine._shape`, which keeps it as a plain tuple of
+    these fields, in this order, for speed): their route's `route`, link `names`, `links` and
+    `weights` (`Path`); the `wire` bytes the flow carries; the `tail`, seconds of fixed costs after its last
+    byte."""
+    route: str
+    names: tuple
+    links: list
+    weights: list
+    wire: float
+    tail: float
+
+
 class Task:
     """One unit of device work. Times are simulated seconds.
 
@@ -45,32 +70,34 @@ class Task:
     COPY tasks), run as lanes on its devices' engines (`Machine._lanes`); STAGED is a
     pageable copy through the driver's staging buffers; HOSTFUNC calls `on_start` when reached,
     then holds its stream until the host completes it (`Machine.complete`).
+
+    Fields: every field is a slot, and there is no __dict__: setting one Task does not declare (a misspelt
+    one) raises AttributeError. Each is set whenever a task is made, but the notes (`NOTES`): the fields a
+    caller outside the model keeps on a task (the sanitizer's `sanitize_op` and `sanitize_capture`), which
+    the model never sets nor reads: unset until the caller sets them, they read with `getattr(task, name,
+    None)`. A caller with something more to note declares it in `NOTES`.
     """
 
-    # The fields every task has are slots, set when it is made (`__init__`, `copy`, then `_unrun`): a slot reads
-    # and writes at the interpreter's fastest. As class defaults, each was read through the instance from the
-    # class until set (CPython 3.11 does not specialize such a read, and a site that meets both set and unset
-    # tasks falls back to a lookup by name: about 40 reads and writes a copy). The fields most tasks leave at
-    # their default stay on the class (a task that sets one keeps it in its __dict__, made only then), so that a
-    # queued task stays small.
+    # The rule: every field is a slot, and there is no __dict__, so that setting a field Task does not declare
+    # (a misspelt one) raises AttributeError. Every field but the notes below is set whenever a task is made
+    # (`__init__` and `copy` set the ones they are given, then `_unrun` all the others to their defaults), so
+    # that none raises on its first read deep in a run: a slot reads and writes at the interpreter's fastest,
+    # set or not by the caller (a class default read through the instance is not specialized by CPython 3.11).
+    # Notes: fields a caller outside the model keeps on a task (the sanitizer, emu/sanitize/checker.py:
+    # `sanitize_op`, the ordering of the call that queued it; `sanitize_capture`, what a captured task touches).
+    # They are declared slots the model never sets nor reads: unset until the caller sets them, read with
+    # `getattr(task, name, None)` (`hasattr` is false while unset). A caller with more to note declares it here.
+    NOTES = ("sanitize_op", "sanitize_capture")
     __slots__ = ("kind", "nbytes", "device", "src", "dst", "label", "on_complete", "chunk",
                  "stream", "submit", "start", "end", "engine", "route", "links", "held", "kind_asked", "kind_used",
-                 "__dict__")
+                 "rows", "duration", "waits", "parts", "batch", "on_start", "error", "waiters", "_done", "_left",
+                 "_parent", "_released") + NOTES
     # chunk: a copy the runtime splits into DMA tasks of this many bytes, run back to back. held: the pool its
     # engine or compute slot came from, while it holds one. kind_asked: a copy: its direction code as the caller
-    # gave it (emu: aclrtMemcpyKind); kind_used: ... and as it ran (the runtime may correct it).
-    rows = 0  # 2D copies: row descriptors to process
-    duration: float | None = None
-    waits: tuple = ()
-    parts: tuple = ()
-    batch: "Batch | None" = None  # GROUP: its entries
-    on_start: Callable[[], None] | None = None
-    error: BaseException | None = None
-    waiters: list | None = None
-    _done: simpy.Event | None = None
-    _left = 0
-    _parent: "Task | None" = None
-    _released = False  # HOSTFUNC: the host has completed it (its end may still be due)
+    # gave it (emu: aclrtMemcpyKind); kind_used: ... and as it ran (the runtime may correct it). rows: 2D
+    # copies: row descriptors to process. batch: a GROUP's entries. waiters: the streams waiting for it.
+    # _done: its simpy event, once asked for (`done_event`). _left: a parent: its parts not done yet.
+    # _released: HOSTFUNC: the host has completed it (its end may still be due).
 
     def __init__(self, kind: str, *, nbytes: int = 0, device: int = 0, src: int | None = HOST,
                  dst: int | None = HOST, rows: int = 0, chunk: int = 0, label: str = "",
@@ -82,16 +109,12 @@ class Task:
         _unrun(self)
         if rows:
             self.rows = rows
-        if duration is not None:
-            self.duration = duration
+        self.duration = duration
         if waits:
             self.waits = tuple(waits)
         if parts:
             self.parts = tuple(parts)
-        if batch is not None:
-            self.batch = batch
-        if on_start is not None:
-            self.on_start = on_start
+        self.batch, self.on_start = batch, on_start
 
     @classmethod
     def copy(cls, nbytes: int, device: int, src: int | None, dst: int | None, label: str,
@@ -133,9 +156,13 @@ class Task:
 
 
 def _unrun(t: Task) -> None:
-    """The slots a task has before a stream runs it (and a copy's kinds: none)."""
-    t.stream = t.submit = t.start = t.end = t.engine = t.route = t.held = t.kind_asked = t.kind_used = None
-    t.links = ()
+    """The slots a task has before a stream runs it, and the defaults of those its maker may not set (a copy's
+    kinds, none; the fields few tasks set: `Task.__init__` sets its own after)."""
+    t.stream = t.submit = t.start = t.end = t.engine = t.route = t.held = t.kind_asked = t.kind_used = \
+        t.duration = t.batch = t.on_start = t.error = t.waiters = t._done = t._parent = None
+    t.links = t.waits = t.parts = ()
+    t.rows = t._left = 0
+    t._released = False
 
 
 class Batch:
@@ -171,14 +198,10 @@ class _Lane(Task):
     """One engine's share of a batch (`Machine._lanes`): its entries run back to back, as one COPY task of their
     bytes. `path` is their route's (`Machine._path`), `runs` their (wire bytes, entries) run by run (`_runs`),
     `entries` their places in the batch; `callbacks`, what runs when the lane is done (a GROUP of COPY parts:
-    theirs)."""
+    theirs). `step`: the next run; `flow`: (links, weights) its runs cross, from when it has its engine. Its
+    fields are slots too, as Task's (`_lanes` sets them all)."""
 
-    path: tuple = ()
-    runs: list = []
-    step = 0  # the next run
-    flow: tuple = ()  # (links, weights) its runs cross, from when it has its engine
-    entries = None
-    callbacks: tuple = ()
+    __slots__ = ("path", "runs", "step", "flow", "entries", "callbacks")
 
     def run_callbacks(self) -> None:
         """Every callback, in order, even when one raises (the first error is raised once all have run)."""
@@ -357,7 +380,7 @@ class Machine:
                             STAGED: (None, self._begin_staged), HOSTFUNC: (None, self._begin_hostfunc),
                             MARKER: (None, self._begin_marker)}
         self.links: dict[str, Link] = {}
-        self._paths: dict[tuple, tuple] = {}
+        self._paths: dict[tuple, Path] = {}
         self._shapes: dict[tuple, tuple] = {}  # the flows of task shapes met (`_shape`)
         # bytes/s one DMA engine moves on a route, where the route has such a limit (Hardware.per_engine)
         self._per_engine = {r: hw.per_engine(r) for r in ("h2d", "d2h", "sio", "hccs", "ub") if hw.per_engine(r)}
@@ -382,10 +405,10 @@ class Machine:
             link = self.links[name] = Link(name, capacity)
         return link
 
-    def _path(self, key: tuple) -> tuple:
-        """(route, links, weights, link names, latency, TLP) of a route between two ends, built once and kept,
-        from the hardware's plan of it (`Hardware.plan`). TLP: (payload, overhead) per TLP where the route
-        crosses the PCIe host link, else None."""
+    def _path(self, key: tuple) -> Path:
+        """The `Path` (route, links, weights, link names, latency, TLP) of a route between two ends, built once
+        and kept, from the hardware's plan of it (`Hardware.plan`). TLP: (payload, overhead) per TLP where the
+        route crosses the PCIe host link, else None."""
         kind, src, dst = key
         route, spec, latency, tlp = self.hardware.plan(kind != COPY, src, dst)
         links, weights, names = [], [], []
@@ -393,7 +416,7 @@ class Machine:
             links.append(self.link(name, cap))
             weights.append(w)
             names.append(name)
-        path = self._paths[key] = (route, links, weights, tuple(names), latency, tlp)
+        path = self._paths[key] = Path(route, links, weights, tuple(names), latency, tlp)
         return path
 
     # -- submitting and running ------------------------------------------------------------
@@ -498,31 +521,32 @@ class Machine:
             wire = self._wire(sizes, path)
             k = min(engines, len(idx))
             byte_time = k / self._rate(path, device, k)  # a wire byte's time, the lanes sharing the link
-            for i, mine in enumerate(_deal(path[4] + wire * byte_time, k)):
+            for i, mine in enumerate(_deal(path.latency + wire * byte_time, k)):
                 part = sizes[mine]
                 lane = _Lane.copy(int(part.sum()), device, None if src < 0 else src, None if dst < 0 else dst,
                                   group.label, None, _chunk_for(part), None if kind < 0 else kind,
                                   None if kind < 0 else kind)
-                lane.path, lane.runs, lane.entries = path, _runs(wire[mine], byte_time, path[4], i / k), idx[mine]
+                lane.path, lane.runs, lane.entries = path, _runs(wire[mine], byte_time, path.latency, i / k), idx[mine]
+                lane.step, lane.flow, lane.callbacks = 0, (), ()
                 lane.stream, lane.submit, lane._parent = group.stream, group.submit, group
                 lanes.append(lane)
         return lanes
 
-    def _path_of(self, key: tuple) -> tuple:
+    def _path_of(self, key: tuple) -> Path:
         path = self._paths.get(key)
         return path if path is not None else self._path(key)
 
     @staticmethod
-    def _wire(sizes: np.ndarray, path: tuple) -> np.ndarray:
+    def _wire(sizes: np.ndarray, path: Path) -> np.ndarray:
         """The wire bytes of copies of `sizes` bytes each on a route: on PCIe, a TLP header per MPS of payload."""
-        tlp = path[5]
+        tlp = path.tlp
         if not tlp:
             return sizes.astype(np.float64)
-        return sizes + (-(-sizes // tlp[0])) * float(tlp[1])
+        return sizes + (-(-sizes // tlp.payload)) * float(tlp.overhead)
 
-    def _rate(self, path: tuple, device: int, engines: int) -> float:
+    def _rate(self, path: Path, device: int, engines: int) -> float:
         """Wire bytes per second `engines` lanes of a route get together with the machine to themselves."""
-        route, links, weights = path[0], path[1], path[2]
+        route, links, weights = path.route, path.links, path.weights
         if route == "h2h":
             return self.hardware.host_memcpy_bandwidth
         rate = min(link.capacity / w for link, w in zip(links, weights))
@@ -553,7 +577,7 @@ class Machine:
         wire, entries = lane.runs[lane.step]
         lane.step += 1
         links, weights = lane.flow
-        self.network.send(links, wire, self._lane_step, weights, lane.path[4] * entries, lane)
+        self.network.send(links, wire, self._lane_step, weights, lane.path.latency * entries, lane)
 
     def _begin_staged(self, task: Task) -> None:  # a pageable copy through the staging buffers
         task.start = self.env.now
@@ -609,26 +633,29 @@ class Machine:
         return [*links, self.link(name, self._per_engine[route])], [*weights, 1.0]
 
     def _shape(self, key: tuple) -> tuple:
-        """(route, link names, links, weights, wire bytes, tail) of the flow of a task of `key` (kind, source,
-        destination, bytes, chunk, rows), kept for the tasks of its shape to come: the route's path
+        """The `Shape` (route, link names, links, weights, wire bytes, tail) of the flow of a task of `key`
+        (kind, source, destination, bytes, chunk, rows), kept for the tasks of its shape to come: the route's path
         (`_path_of`) and the copy's cost on it (`_cost`). At most _SHAPES_KEPT shapes are kept: past that,
         the memo starts again."""
-        route, links, weights, names, latency, tlp = self._path_of(key[:3])
-        wire, tail = self._cost(key[3], key[4], key[5], latency, tlp)
+        kind, src, dst, nbytes, chunk, rows = key  # (a plain tuple: `_flow` makes one a task, to look it up)
+        route, links, weights, names, latency, tlp = self._path_of((kind, src, dst))
+        wire, tail = self._cost(nbytes, chunk, rows, latency, tlp)
         if len(self._shapes) >= _SHAPES_KEPT:
             self._shapes.clear()
-        shape = self._shapes[key] = (route, names, links, weights, wire, tail)
+        shape = self._shapes[key] = (route, names, links, weights, wire, tail)  # (a plain tuple: `_flow`, a task's
+        # hot path, unpacks it, which CPython 3.11 specializes for a tuple, not for a NamedTuple: `Shape` names it)
         return shape
 
-    def _cost(self, n: int, chunk: int, rows: int, latency: float, tlp: tuple | None) -> tuple[float, float]:
+    def _cost(self, n: int, chunk: int, rows: int, latency: float, tlp: Tlp | None) -> tuple[float, float]:
         """(wire bytes, tail seconds) of a copy of `n` bytes (split into DMA tasks of `chunk`; `rows` row
         descriptors) on a route of `latency` per DMA task: on PCIe (`tlp`), a TLP header per MPS of payload in
         each DMA task."""
         chunks = -(-n // chunk) if chunk and n else 1
         if tlp:
-            tlps = -(-n // tlp[0]) if not chunk or chunk % tlp[0] == 0 else \
-                n // chunk * -(-chunk // tlp[0]) + -(-(n % chunk) // tlp[0])
-            wire = n + tlps * tlp[1]
+            mps = tlp.payload
+            tlps = -(-n // mps) if not chunk or chunk % mps == 0 else \
+                n // chunk * -(-chunk // mps) + -(-(n % chunk) // mps)
+            wire = n + tlps * tlp.overhead
         else:
             wire = n
         return wire, latency * chunks + rows * self.hardware.row_overhead

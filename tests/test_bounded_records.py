@@ -392,14 +392,13 @@ def test_the_call_log_keeps_each_calls_api_thread_and_times_across_threads(recor
     lambda: Task("marker", device=0, waits=(Task("marker"),)),
 ], ids=["Task.copy", "Task()", "a kernel", "a marker with a wait"])
 def test_every_field_of_a_new_task_reads_and_a_caller_may_note_its_own(make):
-    """Task keeps its common fields in slots, which every way of making one sets (an unset slot would raise on
-    its first read, deep in a run), its rare ones on the class; a caller (the sanitizer) notes its own on it."""
+    """Task keeps every field in a slot, which every way of making one sets (an unset slot would raise on its
+    first read, deep in a run) but the notes a caller (the sanitizer) keeps on it, unset until it notes them."""
     t = make()
-    fields = [f for f in Task.__slots__ if f != "__dict__"] + ["rows", "duration", "waits", "parts", "batch",
-                                                                "on_start", "error", "waiters", "_done", "_left",
-                                                                "_parent", "_released"]
+    fields = [f for f in Task.__slots__ if f not in Task.NOTES]
     values = {f: getattr(t, f) for f in fields}
     assert values["end"] is None and values["stream"] is None and values["links"] == ()
     assert not t.completed and t.chunks >= 1
+    assert not hasattr(t, "sanitize_op")
     t.sanitize_op = "noted"
-    assert t.sanitize_op == "noted" and Task.copy(N, 0, HOST, 0, "other").__dict__ == {}
+    assert t.sanitize_op == "noted" and not hasattr(Task.copy(N, 0, HOST, 0, "other"), "__dict__")

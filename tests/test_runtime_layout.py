@@ -1,6 +1,6 @@
-"""The runtime's layout: every API is a function of its family's module, bound on `Runtime` by name and
-delegated at module level by an explicit assignment (grep and IDEs find each one), and no family module
-reaches another through the runtime object."""
+"""The runtime's layout: every API is a function of its family's module, declared once there (`@api(...)`);
+`Runtime`'s method, the module function and the pyACL facade entry are all made from that declaration
+(`emu.runtime.APIS`), and no family module reaches another through the runtime object."""
 from __future__ import annotations
 
 import ast
@@ -19,25 +19,83 @@ def _assigned_names(tree: ast.AST) -> set[str]:
             if isinstance(t, ast.Name)}
 
 
-def test_every_api_is_an_explicit_module_level_name():
+FACADE_MODULES = ("emu.acl", "emu.acl.rt", "emu.acl.mdl", "emu.acl.media", "emu.acl.util")
+
+
+def _facade_entries() -> list:
+    """Every callable of the facade modules: (qualified pyACL name, the object)."""
+    import importlib
+    import inspect
+    out = []
+    for name in FACADE_MODULES:
+        mod = importlib.import_module(name)
+        for attr, obj in vars(mod).items():
+            if not attr.startswith("_") and callable(obj) and not inspect.ismodule(obj) and not inspect.isclass(obj):
+                out.append((f"{name.replace('emu.acl', 'acl')}.{attr}", obj))
+    return out
+
+
+def test_the_declarations_are_the_family_functions_in_the_documented_order():
+    """APIS: every @api function of the family modules, module by module in FAMILIES' order, each once."""
+    expected = []
+    for module in rtm.FAMILIES:
+        tree = ast.parse(Path(module.__file__).read_text())
+        expected += [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+                     and any(isinstance(d, ast.Call) and getattr(d.func, "id", None) == "api" for d in n.decorator_list)]
+    assert [d.name for d in rtm.APIS] == expected
+    assert {m.__name__.rsplit(".", 1)[-1] for m in rtm.FAMILIES} <= set(FAMILIES)
+    for name in FAMILIES:  # no family module outside FAMILIES declares an API
+        module = getattr(rtm, name)
+        if module not in rtm.FAMILIES:
+            assert not [f for f in vars(module).values() if isinstance(getattr(f, "api", None), rtm.Declaration)], name
+    assert sorted(rtm.API_NAMES) == sorted(d.name for d in rtm.APIS)
+
+
+def test_every_declared_api_is_once_in_each_surface_and_no_surface_has_an_undeclared_one():
+    """The three surfaces of an API (Runtime's method, the module function, the facade entry) are made from
+    its declaration: each declared API is in each exactly once, and nothing in a surface is an API without one."""
+    declared = {d.name: d for d in rtm.APIS}
+    assert len(declared) == len(rtm.APIS)
+    # Runtime.<name> is the declared function itself; no other method of Runtime is an API
+    methods = {n: v for n, v in vars(rtm.Runtime).items() if hasattr(v, "acl_name")}
+    assert sorted(methods) == sorted(declared)
+    for name, d in declared.items():
+        assert methods[name] is d.method and d.method.api is d, name
+    # emu.runtime.<name> calls that method; no other module function calls an API
+    delegates = {n: v for n, v in vars(rtm).items()
+                 if callable(v) and isinstance(getattr(getattr(v, "__wrapped__", None), "api", None), rtm.Declaration)}
+    assert sorted(delegates) == sorted(declared)
+    for name, d in declared.items():
+        assert delegates[name].__wrapped__ is d.method, name
+    # acl.<module>.<name>: one facade entry per API declaring a pyACL name, carrying that declaration
+    entries = _facade_entries()
+    with_api = [(q, obj.api) for q, obj in entries if hasattr(obj, "api")]
+    assert sorted(q for q, _ in with_api) == sorted(d.pyacl for d in rtm.APIS if d.pyacl)
+    for q, d in with_api:
+        assert q == d.pyacl and d in rtm.APIS, q
+    undeclared = [q for q, obj in entries if not hasattr(obj, "api") and q.rsplit(".", 1)[-1] in declared]
+    assert not undeclared, f"facade entries named as an API but made without its declaration: {undeclared}"
+    assert [d.acl for d in rtm.APIS if d.pyacl is None] == ["aclmdlRICaptureThreadExchangeMode"]
+
+
+def test_no_surface_repeats_a_declaration():
+    """Neither `Runtime`, the module functions nor the facade modules name an API again: no `x = family.x`
+    binding of an API, no `_delegate("x")` of one, no `_bind("acl...")` call."""
+    text = (RUNTIME / "__init__.py").read_text()
+    for d in rtm.APIS:
+        assert f"= {d.family}.{d.name}\n" not in text, d.name
+        assert f'_delegate("{d.name}")' not in text, d.name
+    for path in sorted((RUNTIME.parent / "acl").glob("*.py")):
+        if path.name != "_bind.py":
+            assert "_bind(" not in path.read_text(), path.name
+
+
+def test_helpers_are_explicit_module_level_names():
     tree = ast.parse((RUNTIME / "__init__.py").read_text())
     top = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
-    for name in [*rtm.API_NAMES, *rtm._HELPERS]:
+    for name in rtm._HELPERS:
         assert name in top, f"emu.runtime.{name} is not assigned at the module's top level"
         assert getattr(rtm, name).__wrapped__ is getattr(rtm.Runtime, name), name
-
-
-def test_every_family_function_is_bound_on_runtime_by_name():
-    cls = next(n for n in ast.parse((RUNTIME / "__init__.py").read_text()).body
-               if isinstance(n, ast.ClassDef) and n.name == "Runtime")
-    bound = {}
-    for node in cls.body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute):
-            bound[node.targets[0].id] = (node.value.value.id, node.value.attr)
-    for name in rtm.API_NAMES:
-        fn = getattr(rtm.Runtime, name)
-        module = fn.__module__.rsplit(".", 1)[-1]
-        assert bound.get(name) == (module, name), f"Runtime.{name} should be `{name} = {module}.{name}`"
 
 
 def test_family_modules_call_each_other_explicitly():

@@ -3,6 +3,10 @@
 Same module tree, names, argument order and return convention as pyACL:
 ints in, a return code (or `(outputs..., ret)`) out. What the emulator does not
 provide raises AttributeError saying so.
+
+`init` and `finalize` come from their APIs' declarations (`@api(..., pyacl="acl.init", ...)` in
+emu/runtime/devices.py, `emu.runtime.APIS`), bound by `declared(__name__)`; `get_soc_name` is declared
+`by_hand` and written here.
 """
 from __future__ import annotations
 
@@ -11,16 +15,16 @@ import types
 from .. import runtime as _rt
 from ..errors import AclError, recent_error as _recent_error
 from . import mdl, media, rt, util
-from ._bind import bind as _bind, install_missing as _install_missing
+from ._bind import by_hand as _by_hand, declared as _declared, install_missing as _install_missing
 
-init = _bind("acl.init", _rt.init, "s", optional=1)
-finalize = _bind("acl.finalize", _rt.finalize)
+globals().update(_declared(__name__))  # init, finalize: the APIs declared pyacl="acl.<name>" but get_soc_name
 
 
+@_by_hand(_rt.get_soc_name)
 def get_soc_name(*args) -> str | None:
     """name = acl.get_soc_name(): the SoC name (aclrtGetSocName), None if it cannot be had."""
     if args:
-        raise TypeError("acl.get_soc_name args parse failed")
+        raise TypeError(f"{get_soc_name.__qualname__} args parse failed")
     try:
         return _rt.get_soc_name()
     except AclError:

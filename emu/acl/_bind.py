@@ -3,6 +3,11 @@
 pyACL parses its arguments with fixed C formats: the wrong number or type of
 arguments raises TypeError("acl.<module>.<name> args parse failed"); an ACL
 failure is a return code, never an exception.
+
+Each facade entry of an ACL API comes from the API's one declaration (`@api(..., pyacl=..., params=...,
+outputs=...)` on its family function in emu/runtime, listed in `emu.runtime.APIS`): a facade module takes
+its share with `globals().update(declared(__name__))`, and writes by hand only the entries declared
+`by_hand`, from the same declaration (`bind_declared`, `by_hand`).
 """
 from __future__ import annotations
 
@@ -117,6 +122,45 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
     call.__qualname__ = qualname
     call.__doc__ = _doc(qualname, fn, params, outputs, optional, convert)
     return call
+
+
+def declaration(fn):
+    """The `emu.runtime.core.Declaration` of a runtime API (its method, or the module function calling it)."""
+    return getattr(fn, "__wrapped__", fn).api
+
+
+def bind_declared(fn, convert=None):
+    """`bind` with the pyACL name, formats, outputs and optional arguments of `fn`'s declaration; the entry
+    carries the declaration as `.api`."""
+    d = declaration(fn)
+    if d.pyacl is None:
+        raise ValueError(f"{d.acl} declares no pyACL entry")
+    call = bind(d.pyacl, fn, d.params, d.outputs, d.optional, convert)
+    call.api = d
+    return call
+
+
+def by_hand(fn):
+    """Decorator of a facade entry written by hand for the API of `fn` (declared `by_hand=True`): it gets the
+    declared pyACL name as its __qualname__ and the declaration as `.api`."""
+    d = declaration(fn)
+
+    def mark(entry):
+        if not d.by_hand:
+            raise ValueError(f"{d.pyacl} is written by hand but {d.acl} is not declared by_hand=True")
+        entry.__qualname__, entry.api = d.pyacl, d
+        return entry
+
+    return mark
+
+
+def declared(module_name: str) -> dict:
+    """{name: facade entry} for every API whose declaration puts its pyACL entry in the facade module
+    `module_name` (emu.acl.rt: "acl.rt.*"), but those declared `by_hand`; in the order of `emu.runtime.APIS`."""
+    from .. import runtime
+    where = "acl" + module_name[len("emu.acl"):]
+    return {d.name: bind_declared(getattr(runtime, d.name)) for d in runtime.APIS
+            if d.facade_module == where and not d.by_hand}
 
 
 def _runtime_signature(fn) -> tuple[list[str], str]:

@@ -1,11 +1,10 @@
-"""acl.mdl: graph capture of copies and memsets (extensions for the C-only aclmdlRI* APIs)."""
-from .. import runtime as _rt
-from ._bind import bind as _bind, install_missing as _install_missing
+"""acl.mdl: graph capture of copies and memsets (extensions for the C-only aclmdlRI* APIs).
 
-ri_capture_begin = _bind("acl.mdl.ri_capture_begin", _rt.ri_capture_begin, "ii")
-ri_capture_get_info = _bind("acl.mdl.ri_capture_get_info", _rt.ri_capture_get_info, "i", (0, 0))
-ri_capture_end = _bind("acl.mdl.ri_capture_end", _rt.ri_capture_end, "i", (0,))
-ri_execute_async = _bind("acl.mdl.ri_execute_async", _rt.ri_execute_async, "ii")
-ri_destroy = _bind("acl.mdl.ri_destroy", _rt.ri_destroy, "i")
+Each function comes from its API's declaration, `@api(..., pyacl="acl.mdl.<name>", ...)` on the family function
+in emu/runtime (`emu.runtime.APIS`), bound by `declared(__name__)`.
+"""
+from ._bind import declared as _declared, install_missing as _install_missing
+
+globals().update(_declared(__name__))  # every API declared pyacl="acl.mdl.<name>"
 
 _install_missing(__name__)

@@ -1,8 +1,10 @@
-"""acl.media: the DVPP memory functions sample scripts use beside copies."""
-from .. import runtime as _rt
-from ._bind import bind as _bind, install_missing as _install_missing
+"""acl.media: the DVPP memory functions sample scripts use beside copies.
 
-dvpp_malloc = _bind("acl.media.dvpp_malloc", _rt.dvpp_malloc, "i", (0,))
-dvpp_free = _bind("acl.media.dvpp_free", _rt.dvpp_free, "i")
+Each function comes from its API's declaration, `@api(..., pyacl="acl.media.<name>", ...)` on the family function
+in emu/runtime (`emu.runtime.APIS`), bound by `declared(__name__)`.
+"""
+from ._bind import declared as _declared, install_missing as _install_missing
+
+globals().update(_declared(__name__))  # every API declared pyacl="acl.media.<name>"
 
 _install_missing(__name__)

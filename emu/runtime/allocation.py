@@ -71,7 +71,7 @@ def _device_region(rt: Core, device: int, nbytes: int, p: int, origin: str, func
     return space.alloc_device(device, nbytes, 64, HOST_PAGE, origin, functional)
 
 
-@api("aclrtMalloc", sizes=("size",))
+@api("aclrtMalloc", sizes=("size",), pyacl="acl.rt.malloc", params="ii", outputs=(0,))
 def malloc(rt: Core, size: int, policy: int = C.ACL_MEM_MALLOC_HUGE_FIRST, *,
            functional: bool | None = None) -> int:
     """Allocate `size` bytes of device memory on the current device (aclrtMalloc); returns the address.
@@ -113,7 +113,7 @@ def _driver_allocation(rt: Core, ptr: int, what: str) -> Region:
     return r
 
 
-@api("aclrtFree")
+@api("aclrtFree", pyacl="acl.rt.free", params="i")
 def free(rt: Core, ptr: int) -> None:
     """Free the device allocation that starts at `ptr` (aclrtFree), whether aclrtMalloc, aclrtMallocWithCfg or
     acldvppMalloc made it, at once: tasks still queued on it drop their bytes, with a warning. Any other
@@ -128,7 +128,7 @@ def free(rt: Core, ptr: int) -> None:
     rt.space.free_device(r)
 
 
-@api("aclrtMallocHost", sizes=("size",))
+@api("aclrtMallocHost", sizes=("size",), pyacl="acl.rt.malloc_host", params="i", outputs=(0,))
 def malloc_host(rt: Core, size: int, *, functional: bool | None = None) -> int:
     """Allocate `size` bytes of page-locked host memory (aclrtMallocHost); returns the address.
 
@@ -159,7 +159,7 @@ def _alloc_host(rt: Core, nbytes: int, functional: bool | None = None) -> Region
     return r
 
 
-@api("aclrtFreeHost")
+@api("aclrtFreeHost", pyacl="acl.rt.free_host", params="i")
 def free_host(rt: Core, ptr: int) -> None:
     """Free memory of aclrtMallocHost, and the host registrations inside it, at once (aclrtFreeHost). Device
     memory, or an address that is not the start of such an allocation, raises 107000."""
@@ -184,7 +184,7 @@ def free_host(rt: Core, ptr: int) -> None:
         rt.space.free_pinned(r)
 
 
-@api("aclrtGetMemInfo")
+@api("aclrtGetMemInfo", pyacl="acl.rt.get_mem_info", params="i", outputs=(0, 0))
 def get_mem_info(rt: Core, attr: int) -> tuple[int, int]:
     """(free, total) bytes of the current device's memory of kind `attr` (aclrtMemAttr 0..17, else 107016)
     (aclrtGetMemInfo). A DDR attribute on an HBM product is (0, 0)."""
@@ -203,7 +203,7 @@ def get_mem_info(rt: Core, attr: int) -> tuple[int, int]:
     return total - rt.space.used[dev], total
 
 
-@api("aclrtPointerGetAttributes")
+@api("aclrtPointerGetAttributes", pyacl="acl.rt.pointer_get_attributes", params="i", outputs=({},), by_hand=True)
 def pointer_get_attributes(rt: Core, ptr: int) -> PointerAttributes:
     """Where `ptr` is (aclrtPointerGetAttributes): a PointerAttributes(type, id, page_size) whose type is
     DEVICE (id: the device), HOST (page-locked or registered memory) or UNREGISTERED (other host memory).
@@ -287,7 +287,7 @@ def device_array(rt: Core, ptr: int, shape, dtype, *, writable: bool = False) ->
 
 
 # -- DVPP memory (acl.media) --------------------------------------------------------------------
-@api("acldvppMalloc", sizes=("size",))
+@api("acldvppMalloc", sizes=("size",), pyacl="acl.media.dvpp_malloc", params="i", outputs=(0,))
 def dvpp_malloc(rt: Core, size: int) -> int:
     """Allocate `size` bytes of device memory for DVPP on the current device (acldvppMalloc); returns the
     address. As aclrtMalloc with the default policy; acldvppFree or aclrtFree releases it."""
@@ -298,7 +298,7 @@ def dvpp_malloc(rt: Core, size: int) -> int:
                               C.ACL_MEM_MALLOC_HUGE_FIRST, origin="dvpp").base
 
 
-@api("acldvppFree")
+@api("acldvppFree", pyacl="acl.media.dvpp_free", params="i")
 def dvpp_free(rt: Core, ptr: int) -> None:
     """Free device memory at the start of a device allocation, whichever API made it (acldvppFree).
 
@@ -330,7 +330,7 @@ def _attributes(cfg) -> list[tuple[int, int]]:
     return out
 
 
-@api("aclrtMallocWithCfg", sizes=("size",))
+@api("aclrtMallocWithCfg", sizes=("size",), pyacl="acl.rt.malloc_with_cfg", params="iio", outputs=(0,))
 def malloc_with_cfg(rt: Core, size: int, policy: int, cfg=None) -> int:
     """Allocate `size` bytes of device memory on the current device with a policy and a config
     (aclrtMallocWithCfg); returns the address.
@@ -357,7 +357,7 @@ def malloc_with_cfg(rt: Core, size: int, policy: int, cfg=None) -> int:
     return DevicePointer(_alloc_device(rt, ctx.device.id, transfer.roundup(size, 32), policy & 0xFF).base, rt)
 
 
-@api("aclrtMallocHostWithCfg", sizes=("size",))
+@api("aclrtMallocHostWithCfg", sizes=("size",), pyacl="acl.rt.malloc_host_with_cfg", params="io", outputs=(0,))
 def malloc_host_with_cfg(rt: Core, size: int, cfg=None) -> int:
     """Allocate `size` bytes of page-locked host memory with a config (aclrtMallocHostWithCfg); returns the
     address. cfg: None or a non-empty list of {"attr", "value"}, MODULE_ID and VA_FLAG only; VA_FLAG 1 asks

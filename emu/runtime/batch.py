@@ -612,7 +612,8 @@ def _batch(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, 
     return SIZE_MAX
 
 
-@api("aclrtMemcpyBatch", gate=False, sizes=("num_batches", "num_attrs"))
+@api("aclrtMemcpyBatch", gate=False, sizes=("num_batches", "num_attrs"),
+     pyacl="acl.rt.memcpy_batch", params="lllliali", outputs=(SIZE_MAX,))
 def memcpy_batch(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs) -> int:
     """Copy `num_batches` entries (`sizes[i]` bytes from `srcs[i]` to `dsts[i]`) and block this thread until
     all are done (aclrtMemcpyBatch); returns failIndex: SIZE_MAX, no entry failed. A failure raises
@@ -626,7 +627,8 @@ def memcpy_batch(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, att
                        "aclrtMemcpyBatch")
 
 
-@api("aclrtMemcpyBatchAsync", gate=False, sizes=("num_batches", "num_attrs"))
+@api("aclrtMemcpyBatchAsync", gate=False, sizes=("num_batches", "num_attrs"),
+     pyacl="acl.rt.memcpy_batch_async", params="llllialii", outputs=(SIZE_MAX,))
 def memcpy_batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
                        stream: int = 0) -> int:
     """Queue a batch copy (as aclrtMemcpyBatch) on `stream` (aclrtMemcpyBatchAsync); returns failIndex
@@ -639,7 +641,8 @@ def memcpy_batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attr
                        "aclrtMemcpyBatchAsync")
 
 
-@api("aclrtMemcpyBatchV2", gate=False, sizes=("num_batches", "num_attrs"))
+@api("aclrtMemcpyBatchV2", gate=False, sizes=("num_batches", "num_attrs"),
+     pyacl="acl.rt.memcpy_batch_v2", params="lllliali")
 def memcpy_batch_v2(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes,
                     num_attrs) -> None:
     """As aclrtMemcpyBatch, without failIndex (aclrtMemcpyBatchV2): returns None; a failure raises BatchError."""
@@ -647,7 +650,8 @@ def memcpy_batch_v2(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, 
                 "aclrtMemcpyBatchV2")
 
 
-@api("aclrtMemcpyBatchAsyncV2", gate=False, sizes=("num_batches", "num_attrs"))
+@api("aclrtMemcpyBatchAsyncV2", gate=False, sizes=("num_batches", "num_attrs"),
+     pyacl="acl.rt.memcpy_batch_async_v2", params="llllialii")
 def memcpy_batch_async_v2(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
                           stream: int = 0) -> None:
     """As aclrtMemcpyBatchAsync, without failIndex (aclrtMemcpyBatchAsyncV2): returns None; a failure raises

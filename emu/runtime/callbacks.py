@@ -161,7 +161,7 @@ def _alive(thread_id: int) -> bool:
 # -- SocOps ----------------------------------------------------------------------------------------
 
 
-@api("aclrtGetSocName")
+@api("aclrtGetSocName", pyacl="acl.get_soc_name", by_hand=True)
 def get_soc_name(rt: Core) -> str:
     """The SoC name of the product, e.g. "Ascend910B3" (aclrtGetSocName); no context needed. 507000 for a
     product whose SoC name the emulator does not know (acl_rt_impl_base.cpp aclrtGetSocNameImpl)."""
@@ -204,7 +204,7 @@ def _wait_wall(rt: Core, cbs: _CallbackState, seconds: float) -> float:
 
 
 # -- subscriptions ------------------------------------------------------------------
-@api("aclrtSubscribeReport")
+@api("aclrtSubscribeReport", pyacl="acl.rt.subscribe_report", params="ii")
 def subscribe_report(rt: Core, thread_id: int, stream: int = 0) -> None:
     """Have host thread `thread_id` run the callbacks of `stream` (0: the current context's default stream)
     (aclrtSubscribeReport).
@@ -230,7 +230,7 @@ def subscribe_report(rt: Core, thread_id: int, stream: int = 0) -> None:
     cbs.notify()
 
 
-@api("aclrtUnSubscribeReport")
+@api("aclrtUnSubscribeReport", pyacl="acl.rt.unsubscribe_report", params="ii")
 def unsubscribe_report(rt: Core, thread_id: int, stream: int = 0) -> None:
     """Stop thread `thread_id` running the callbacks of `stream` (aclrtUnSubscribeReport).
 
@@ -272,7 +272,7 @@ def _drop(rt: Core, r: _Report) -> None:
 
 
 # -- launching ---------------------------------------------------------------------------
-@api("aclrtLaunchCallback")
+@api("aclrtLaunchCallback", pyacl="acl.rt.launch_callback", params="ooii")
 def launch_callback(rt: Core, fn: Callable, user_data=None, block_type: int = C.ACL_CALLBACK_BLOCK,
                     stream: int = 0) -> None:
     """Enqueue `fn(user_data)` on `stream`, to run on the stream's subscribed thread (aclrtLaunchCallback).
@@ -326,7 +326,7 @@ def _reached(rt: Core, r: _Report) -> None:
 
 
 # -- processing --------------------------------------------------------------------------
-@api("aclrtProcessReport")
+@api("aclrtProcessReport", pyacl="acl.rt.process_report", params="i", by_hand=True)
 def process_report(rt: Core, timeout_ms: int = -1) -> None:
     """Run, on this thread, the callbacks that reached it; wait up to `timeout_ms` (-1: forever) for one
     (aclrtProcessReport).

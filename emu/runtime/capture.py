@@ -125,7 +125,7 @@ def _release_capture(rt: Core, s: Stream) -> Capture:
     return cap
 
 
-@api("aclmdlRICaptureBegin", gate=False)
+@api("aclmdlRICaptureBegin", gate=False, pyacl="acl.mdl.ri_capture_begin", params="ii")
 def ri_capture_begin(rt: Core, stream: int, mode: int) -> None:
     """Begin capturing `stream` (aclmdlRICaptureBegin): from now on the tasks queued on it (copies, memsets,
     kernels, event records) go into a model instead of running. mode (aclmdlRICaptureMode): GLOBAL 0,
@@ -144,7 +144,7 @@ def ri_capture_begin(rt: Core, stream: int, mode: int) -> None:
     tm[mode] = tm.get(mode, 0) + 1
 
 
-@api("aclmdlRICaptureGetInfo", gate=False)
+@api("aclmdlRICaptureGetInfo", gate=False, pyacl="acl.mdl.ri_capture_get_info", params="i", outputs=(0, 0))
 def ri_capture_get_info(rt: Core, stream: int) -> tuple[int, int]:
     """(status, model handle) of a stream's capture (aclmdlRICaptureGetInfo): (ACTIVE (1), the model being
     captured), or (NONE (0), 0) if it is not captured. No context is needed
@@ -155,7 +155,7 @@ def ri_capture_get_info(rt: Core, stream: int) -> tuple[int, int]:
     return s.capture.status, s.capture.model.handle
 
 
-@api("aclmdlRICaptureEnd", gate=False)
+@api("aclmdlRICaptureEnd", gate=False, pyacl="acl.mdl.ri_capture_end", params="i", outputs=(0,))
 def ri_capture_end(rt: Core, stream: int) -> int:
     """End the capture of `stream` (aclmdlRICaptureEnd); returns the captured model's handle, for
     aclmdlRIExecuteAsync. A stream not captured raises 107029. Ended on another thread than the one that
@@ -196,7 +196,7 @@ def _check_model_context(rt: Core, m: Model) -> None:
         fail(ACL_ERROR_RT_MODEL_CONTEXT, f"modelRI 0x{m.handle:x} was captured in another context")
 
 
-@api("aclmdlRIExecuteAsync", gate=False)
+@api("aclmdlRIExecuteAsync", gate=False, pyacl="acl.mdl.ri_execute_async", params="ii")
 def ri_execute_async(rt: Core, model: int, stream: int = 0) -> None:
     """Replay a captured model's tasks, in order, on `stream` (0: the default stream of the model's context)
     (aclmdlRIExecuteAsync); each replay reads its sources when its tasks run. A stream being captured raises
@@ -218,7 +218,7 @@ def ri_execute_async(rt: Core, model: int, stream: int = 0) -> None:
         rt.submit(s, clone, None if san is None else san.captured(t))
 
 
-@api("aclmdlRIDestroy", gate=False)
+@api("aclmdlRIDestroy", gate=False, pyacl="acl.mdl.ri_destroy", params="i")
 def ri_destroy(rt: Core, model: int) -> None:
     """Destroy a captured model (aclmdlRIDestroy), from the context it was captured in (else 107004)."""
     if model == 0:

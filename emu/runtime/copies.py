@@ -21,7 +21,7 @@ def _check_copy_args(rt: Core, dst: int, src: int, kind: int) -> None:
         fail(ACL_ERROR_INVALID_PARAM, f"copy kind {kind} is not one of 0..5")
 
 
-@api("aclrtMemcpy", sizes=("dest_max", "count"))
+@api("aclrtMemcpy", sizes=("dest_max", "count"), pyacl="acl.rt.memcpy", params="iiiii")
 def memcpy(rt: Core, dst: int, dest_max: int, src: int, count: int, kind: int) -> None:
     """Copy `count` bytes from `src` to `dst` and block this thread until done (aclrtMemcpy).
 
@@ -97,7 +97,7 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
     transfer.enqueue_copy(rt, s, plan, what)
 
 
-@api("aclrtMemcpyAsync", sizes=("dest_max", "count"))
+@api("aclrtMemcpyAsync", sizes=("dest_max", "count"), pyacl="acl.rt.memcpy_async", params="iiiiii")
 def memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind: int,
                  stream: int = 0) -> None:
     """Queue a copy of `count` bytes from `src` to `dst` on `stream` (0: the default stream) (aclrtMemcpyAsync).
@@ -110,7 +110,8 @@ def memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind: 
     _memcpy_async(rt, dst, dest_max, src, count, kind, stream, "aclrtMemcpyAsync")
 
 
-@api("aclrtMemcpyAsyncWithCondition", sizes=("dest_max", "count"))
+@api("aclrtMemcpyAsyncWithCondition", sizes=("dest_max", "count"),
+     pyacl="acl.rt.memcpy_async_with_condition", params="iiiiii")
 def memcpy_async_with_condition(rt: Core, dst: int, dest_max: int, src: int, count: int, kind: int,
                                 stream: int = 0) -> None:
     """Queue a copy as aclrtMemcpyAsync does, with the same checks (aclrtMemcpyAsyncWithCondition, which ACL

@@ -120,7 +120,7 @@ def _access_2d(plan: transfer.CopyPlan, dpitch: int, spitch: int, width: int, he
     return (plan.src, plan.soff, width, "r", spitch, height), (plan.dst, plan.doff, width, "w", dpitch, height)
 
 
-@api("aclrtMemcpy2d", sizes=("dpitch", "spitch", "width", "height"))
+@api("aclrtMemcpy2d", sizes=("dpitch", "spitch", "width", "height"), pyacl="acl.rt.memcpy2d", params="iiiiiii")
 def memcpy2d(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
              kind: int) -> None:
     """Copy a matrix of `height` rows of `width` bytes from `src` (rows `spitch` bytes apart) to `dst` (rows
@@ -144,7 +144,8 @@ def memcpy2d(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width: int,
     _copy_2d_now(rt, plan, dpitch, spitch, width, height, "aclrtMemcpy2d")
 
 
-@api("aclrtMemcpy2dAsync", sizes=("dpitch", "spitch", "width", "height"))
+@api("aclrtMemcpy2dAsync", sizes=("dpitch", "spitch", "width", "height"),
+     pyacl="acl.rt.memcpy2d_async", params="iiiiiiii")
 def memcpy2d_async(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int,
                    kind: int, stream: int = 0) -> None:
     """Queue a 2D copy (as aclrtMemcpy2d: `width` x `height` bytes, rows `spitch` and `dpitch` apart) on

@@ -93,8 +93,49 @@ def _as_size_t(where: tuple, args: tuple, kwargs: dict) -> tuple:
     return args
 
 
-def api(name: str, gate: bool = True, sizes: tuple = ()):
-    """Mark a method as the ACL API `name`: lock, host clock, product gate, error message.
+class Declaration:
+    """One ACL API, declared once by `@api(...)` on its family function: the source of `Runtime.<name>`, the
+    module function `emu.runtime.<name>` and the pyACL facade entry `<pyacl>` (see `emu.runtime.APIS`).
+
+    acl: the C name ("aclrtMemcpyAsync"); name: the Python name, the family function's ("memcpy_async");
+    family: its module ("copies"); method: the decorated function, which `Runtime` binds as a method.
+    pyacl: the facade's qualified name ("acl.rt.memcpy_async"), None if the facade has none; params, outputs,
+    optional: its argument formats, failure values and omittable trailing arguments (`emu.acl._bind.bind`);
+    by_hand: the facade module writes the entry itself (a converter, special parsing), taking `pyacl`,
+    `params` and `outputs` from here (`emu.acl._bind.bind_declared`, `by_hand`)."""
+
+    __slots__ = ("acl", "name", "family", "method", "pyacl", "params", "outputs", "optional", "by_hand")
+
+    def __init__(self, acl: str, method, pyacl: str | None, params: str, outputs: tuple, optional: int,
+                 by_hand: bool):
+        wrapped = method.__wrapped__
+        self.acl, self.method, self.name = acl, method, wrapped.__name__
+        self.family = wrapped.__module__.rsplit(".", 1)[-1]
+        self.pyacl, self.params, self.outputs, self.optional, self.by_hand = pyacl, params, outputs, optional, by_hand
+        if pyacl is not None and pyacl.rsplit(".", 1)[-1] != self.name:
+            raise ValueError(f"{acl}: pyACL name {pyacl!r} does not end in the function's name {self.name!r}")
+
+    @property
+    def facade_module(self) -> str | None:
+        """The facade module of the pyACL entry: "acl.rt" for "acl.rt.memcpy_async", "acl" for "acl.init"."""
+        return None if self.pyacl is None else self.pyacl.rsplit(".", 1)[0]
+
+    def __repr__(self) -> str:
+        return f"<API {self.acl}: {self.family}.{self.name}, pyACL {self.pyacl}>"
+
+
+def api(name: str, gate: bool = True, sizes: tuple = (), *, pyacl: str | None = None, params: str = "",
+        outputs: tuple = (), optional: int = 0, by_hand: bool = False):
+    """Declare the family function below as the ACL API `name`, once for all its surfaces, and wrap it:
+    lock, host clock, product gate, error message.
+
+    The declaration (`Declaration`, on the wrapper as `.api`) is all that is written of an API outside its
+    function: `emu.runtime` makes `Runtime.<function name>`, the module function `emu.runtime.<function name>`
+    and the facade entry `pyacl` from it (`emu.runtime.APIS`).
+    pyacl: the pyACL facade's name, "acl.rt.<function name>" (or acl.mdl., acl.media., acl.); None: no facade
+    entry. params: one letter per facade argument (i int, l list of ints, s str, a batch attributes, o
+    object); outputs: the facade's values on failure, one per output; optional: how many trailing arguments
+    may be omitted. by_hand: the facade module writes the entry itself from this declaration.
 
     Host clock: the call costs `call_overhead`; in "wall" host-time mode the thread's
     clock first gains the wall time since its previous call returned (times the
@@ -113,7 +154,9 @@ def api(name: str, gate: bool = True, sizes: tuple = ()):
     """
 
     def wrap(fn):
-        return _api_method(fn, name, gate, sizes)
+        method = _api_method(fn, name, gate, sizes)
+        method.api = Declaration(name, method, pyacl, params, tuple(outputs), optional, by_hand)
+        return method
 
     return wrap
 
@@ -589,8 +632,10 @@ class Core:
         self.ctx = dev.primary
 
 
-    def submit(self, stream: Stream, task: Task, access=None) -> Task:
-        """Queue a task on a stream; on a capturing stream it is recorded into the graph instead. access: the
+    def submit(self, stream: Stream, task: Task, access=None, cost: float = 0.0) -> Task:
+        """Queue a task on a stream, the one place of the order every queued task follows: the sanitizer sees
+        it, then on a capturing stream it is recorded into the graph instead, else the host pays `cost`
+        (seconds: building and submitting it, as a copy's task does) and the machine queues it. access: the
         bytes it reads and writes, for the sanitizer ((region, offset, nbytes, mode) tuples; see
         `emu.sanitize.Sanitizer.queued`)."""
         san = self.sanitizer
@@ -599,4 +644,7 @@ class Core:
         if stream.capture is not None:
             stream.capture.tasks.append(task)
             return task
-        return self.machine.submit(stream.m, task, self.caller.clock)
+        st = self.caller
+        if cost:
+            st.clock += cost
+        return self.machine.submit(stream.m, task, st.clock)

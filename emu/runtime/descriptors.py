@@ -57,7 +57,7 @@ def _desc_on_device(desc: int, r) -> None:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"descriptor 0x{desc:x} is not in device memory")
 
 
-@api("aclrtGetMemcpyDescSize")
+@api("aclrtGetMemcpyDescSize", pyacl="acl.rt.get_memcpy_desc_size", params="i", outputs=(0,))
 def get_memcpy_desc_size(rt: Core, kind: int) -> int:
     """The size in bytes of a memcpy descriptor on this product (aclrtGetMemcpyDescSize). kind must be
     INNER_DEVICE_TO_DEVICE (6), on a product with descriptor copies; else 207000."""
@@ -67,7 +67,7 @@ def get_memcpy_desc_size(rt: Core, kind: int) -> int:
     return rt.product.memcpy_desc_size
 
 
-@api("aclrtSetMemcpyDesc", sizes=("count",))
+@api("aclrtSetMemcpyDesc", sizes=("count",), pyacl="acl.rt.set_memcpy_desc", params="iiiiio", outputs=(0,))
 def set_memcpy_desc(rt: Core, desc: int, kind: int, src: int, dst: int, count: int, config=None) -> int:
     """Write the record of a copy of `count` bytes from `src` to `dst` (device memory of one device) into the
     descriptor at `desc` (64-byte aligned device memory), by a synchronous host-to-device copy
@@ -112,7 +112,7 @@ def _read_desc(rt: Core, r, off: int, desc: int) -> tuple[int | None, int | None
     return src, dst, n
 
 
-@api("aclrtMemcpyAsyncWithDesc")
+@api("aclrtMemcpyAsyncWithDesc", pyacl="acl.rt.memcpy_async_with_desc", params="iii")
 def memcpy_async_with_desc(rt: Core, desc: int, kind: int, stream: int) -> None:
     """Queue on `stream` the copy the descriptor at `desc` describes (aclrtMemcpyAsyncWithDesc). The record is
     read when the task starts, so rewriting it before then changes what is copied. kind:
@@ -180,7 +180,8 @@ def _enqueue_indirect(rt: Core, s: Stream, what: str, resolve, doff: int, soff: 
     rt.submit(s, task, None if san is None else _indirect_access(rt, resolve, doff, soff, slots, known))
 
 
-@api("aclrtMemcpyAsyncWithOffset", gate=False, sizes=("dest_max", "dst_offset", "count", "src_offset"))
+@api("aclrtMemcpyAsyncWithOffset", gate=False, sizes=("dest_max", "dst_offset", "count", "src_offset"),
+     pyacl="acl.rt.memcpy_async_with_offset", params="iiiiiiii")
 def memcpy_async_with_offset(rt: Core, dst: int, dest_max: int, dst_offset: int, src: int, count: int,
                              src_offset: int, kind: int, stream: int = 0) -> None:
     """Queue on `stream` a copy of `count` bytes from *src + src_offset to *dst + dst_offset

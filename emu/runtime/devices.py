@@ -14,7 +14,7 @@ from .core import Context, Core, Device, api, fail
 
 
 # -- init / finalize ------------------------------------------------------------
-@api("aclInit")
+@api("aclInit", pyacl="acl.init", params="s", optional=1)
 def init(rt: Core, config_path: str | None = None) -> None:
     """Initialise ACL (aclInit), optionally from a JSON config file.
 
@@ -53,7 +53,7 @@ def init(rt: Core, config_path: str | None = None) -> None:
     rt.finalized = False
 
 
-@api("aclFinalize")
+@api("aclFinalize", pyacl="acl.finalize")
 def finalize(rt: Core) -> None:
     """Finalise ACL (aclFinalize); a second call raises 100037. Devices, memory and streams stay as they are."""
     if rt.finalized:
@@ -62,7 +62,7 @@ def finalize(rt: Core) -> None:
     rt.init_refcount = 0
 
 
-@api("aclrtSetDevice")
+@api("aclrtSetDevice", pyacl="acl.rt.set_device", params="i")
 def set_device(rt: Core, device_id: int) -> None:
     """Make `device_id` (an index into the visible devices) this thread's current device (aclrtSetDevice).
 
@@ -105,7 +105,7 @@ def _release_device(rt: Core, dev: Device) -> None:
         rt.space.free_device(r)
 
 
-@api("aclrtResetDevice")
+@api("aclrtResetDevice", pyacl="acl.rt.reset_device", params="i")
 def reset_device(rt: Core, device_id: int) -> None:
     """Release one reference on `device_id` held by aclrtSetDevice or aclrtCreateContext (aclrtResetDevice).
 
@@ -119,7 +119,7 @@ def reset_device(rt: Core, device_id: int) -> None:
         _release_device(rt, dev)
 
 
-@api("aclrtResetDeviceForce")
+@api("aclrtResetDeviceForce", pyacl="acl.rt.reset_device_force", params="i")
 def reset_device_force(rt: Core, device_id: int) -> None:
     """Release `device_id` whatever its reference count, as aclrtResetDevice does at the last reference
     (aclrtResetDeviceForce). A device that is not set (or already reset) raises 507007."""
@@ -129,7 +129,7 @@ def reset_device_force(rt: Core, device_id: int) -> None:
     _release_device(rt, dev)
 
 
-@api("aclrtGetDevice")
+@api("aclrtGetDevice", pyacl="acl.rt.get_device", outputs=(0,))
 def get_device(rt: Core) -> int:
     """This thread's current device id (aclrtGetDevice); without a context, the aclInit default device, else
     107002."""
@@ -141,7 +141,7 @@ def get_device(rt: Core) -> int:
     return rt.visible.index(ctx.device.id)
 
 
-@api("aclrtGetDeviceCount")
+@api("aclrtGetDeviceCount", pyacl="acl.rt.get_device_count", outputs=(0,))
 def get_device_count(rt: Core) -> int:
     """How many devices are visible (aclrtGetDeviceCount): the product's, or those ASCEND_RT_VISIBLE_DEVICES
     names (207004 when it names none of them)."""
@@ -150,14 +150,14 @@ def get_device_count(rt: Core) -> int:
     return len(rt.visible)
 
 
-@api("aclrtGetRunMode")
+@api("aclrtGetRunMode", pyacl="acl.rt.get_run_mode", outputs=(0,))
 def get_run_mode(rt: Core) -> int:
     """ACL_HOST (1) on an EP deployment (the host drives a card), ACL_DEVICE (0) on RC and control-CPU ones
     (the program runs on the board) (aclrtGetRunMode)."""
     return C.ACL_HOST if rt.product.ep_mode else C.ACL_DEVICE
 
 
-@api("aclrtSynchronizeDevice")
+@api("aclrtSynchronizeDevice", pyacl="acl.rt.synchronize_device")
 def synchronize_device(rt: Core) -> None:
     """Block this thread until every stream of the current context, its default stream included, is drained
     (aclrtSynchronizeDevice). A task that failed on one raises 507899."""
@@ -168,7 +168,7 @@ def synchronize_device(rt: Core) -> None:
 
 
 # -- contexts -------------------------------------------------------------------
-@api("aclrtCreateContext")
+@api("aclrtCreateContext", pyacl="acl.rt.create_context", params="i", outputs=(0,))
 def create_context(rt: Core, device_id: int) -> int:
     """Create a context on `device_id` and make it this thread's current one (aclrtCreateContext); returns its
     handle. Like aclrtSetDevice it holds a reference on the device (creating its primary context first if
@@ -182,7 +182,7 @@ def create_context(rt: Core, device_id: int) -> int:
     return ctx.handle
 
 
-@api("aclrtDestroyContext")
+@api("aclrtDestroyContext", pyacl="acl.rt.destroy_context", params="i")
 def destroy_context(rt: Core, handle: int) -> None:
     """Destroy a context of aclrtCreateContext (aclrtDestroyContext): its streams go (after their queued
     tasks), and its reference on the device, the last of which releases the device as aclrtResetDevice does.
@@ -201,7 +201,7 @@ def destroy_context(rt: Core, handle: int) -> None:
         _release_device(rt, dev)
 
 
-@api("aclrtSetCurrentContext")
+@api("aclrtSetCurrentContext", pyacl="acl.rt.set_context", params="i")
 def set_context(rt: Core, handle: int) -> None:
     """Make context `handle` this thread's current context, and its device the current device
     (aclrtSetCurrentContext).
@@ -222,7 +222,7 @@ def _live_context(rt: Core, handle: int, code: int) -> Context:
     return ctx
 
 
-@api("aclrtGetCurrentContext")
+@api("aclrtGetCurrentContext", pyacl="acl.rt.get_context", outputs=(0,))
 def get_context(rt: Core) -> int:
     """This thread's current context handle (aclrtGetCurrentContext); 107002 without one (the aclInit default
     device is not opened)."""

@@ -28,7 +28,7 @@ def _fill_host_now(rt: Core, r: Region, off: int, n: int, value: int, what: str)
     transfer._filler(rt, r, off, n, value, what)()
 
 
-@api("aclrtMemset", sizes=("max_count", "count"))
+@api("aclrtMemset", sizes=("max_count", "count"), pyacl="acl.rt.memset", params="iiii")
 def memset(rt: Core, ptr: int, max_count: int, value: int, count: int) -> None:
     """Fill `count` bytes at `ptr` with the low byte of `value` and block this thread until done (aclrtMemset).
 
@@ -52,7 +52,7 @@ def memset(rt: Core, ptr: int, max_count: int, value: int, count: int) -> None:
                           ((r, off, count, "w"),))
 
 
-@api("aclrtMemsetAsync", sizes=("max_count", "count"))
+@api("aclrtMemsetAsync", sizes=("max_count", "count"), pyacl="acl.rt.memset_async", params="iiiii")
 def memset_async(rt: Core, ptr: int, max_count: int, value: int, count: int, stream: int = 0) -> None:
     """Queue a fill of `count` bytes at `ptr` with the low byte of `value` on `stream` (0: the default stream)
     (aclrtMemsetAsync).
@@ -180,7 +180,7 @@ def _d32_device_async(rt: Core, s: Stream, r: Region, off: int, nbytes: int, val
                             on_complete=_d32_filler(rt, r, off + b, m, value, what)), ((r, off + b, m, "w"),))
 
 
-@api("aclrtMemsetD32", gate=False, sizes=("mem_size", "n"))
+@api("aclrtMemsetD32", gate=False, sizes=("mem_size", "n"), pyacl="acl.rt.memset_d32", params="iiii")
 def memset_d32(rt: Core, ptr: int, mem_size: int, value: int, n: int) -> None:
     """Fill `n` 32-bit words at `ptr` with `value` and block this thread until done (aclrtMemsetD32).
 
@@ -190,7 +190,7 @@ def memset_d32(rt: Core, ptr: int, mem_size: int, value: int, n: int) -> None:
     _d32(rt, ptr, mem_size, value, n, None)
 
 
-@api("aclrtMemsetD32Async", gate=False, sizes=("mem_size", "n"))
+@api("aclrtMemsetD32Async", gate=False, sizes=("mem_size", "n"), pyacl="acl.rt.memset_d32_async", params="iiiii")
 def memset_d32_async(rt: Core, ptr: int, mem_size: int, value: int, n: int, stream: int = 0) -> None:
     """Queue a fill of `n` 32-bit words at `ptr` with `value` on `stream` (0: the default stream)
     (aclrtMemsetD32Async). The checks are aclrtMemsetD32's, then the stream handle (107017); a host target is

@@ -53,7 +53,7 @@ def _record(rt: Core, ptr: int, size: int, host: Region, pinned: bool, mapped: b
     return reg
 
 
-@api("aclrtHostRegister", gate=False, sizes=("size",))
+@api("aclrtHostRegister", gate=False, sizes=("size",), pyacl="acl.rt.host_register", params="iii", outputs=(0,))
 def host_register(rt: Core, ptr: int, size: int, type: int = C.ACL_HOST_REGISTER_MAPPED) -> int:
     """Register and map `size` bytes of host memory at `ptr` (aclrtHostRegister); returns the device address
     kernels use to reach it (the host address itself for VA-consistent memory). The range counts as
@@ -71,7 +71,7 @@ def host_register(rt: Core, ptr: int, size: int, type: int = C.ACL_HOST_REGISTER
     return reg.alias.base if reg.alias is not None else ptr
 
 
-@api("aclrtHostRegisterV2", gate=False, sizes=("size",))
+@api("aclrtHostRegisterV2", gate=False, sizes=("size",), pyacl="acl.rt.host_register_v2", params="iii")
 def host_register_v2(rt: Core, ptr: int, size: int, flag: int) -> None:
     """Pin (PINNED) and/or map (MAPPED, IOMEMORY, READONLY) `size` bytes of host memory at `ptr`
     (aclrtHostRegisterV2); aclrtHostGetDevicePointer gives a mapping's device address. A mapping raises
@@ -91,7 +91,7 @@ def host_register_v2(rt: Core, ptr: int, size: int, flag: int) -> None:
     _record(rt, ptr, size, host, pinned=bool(flag & C.ACL_HOST_REG_PINNED), mapped=mapped, flags=flag)
 
 
-@api("aclrtHostGetDevicePointer", gate=False)
+@api("aclrtHostGetDevicePointer", gate=False, pyacl="acl.rt.host_get_device_pointer", params="ii", outputs=(0,))
 def host_get_device_pointer(rt: Core, host_ptr: int, flag: int = 0) -> int:
     """The device address of registered, mapped host memory at `host_ptr` (aclrtHostGetDevicePointer).
 
@@ -110,7 +110,7 @@ def host_get_device_pointer(rt: Core, host_ptr: int, flag: int = 0) -> int:
     return reg.alias.base + (host_ptr - reg.base)
 
 
-@api("aclrtHostUnregister", gate=False)
+@api("aclrtHostUnregister", gate=False, pyacl="acl.rt.host_unregister", params="i")
 def host_unregister(rt: Core, ptr: int) -> None:
     """Unregister the host range registered at `ptr`, its start (aclrtHostUnregister).
 

@@ -60,7 +60,7 @@ def _kernel_arg(rt: Core, arg) -> tuple[Region, int, int, tuple, np.dtype]:
     return r, off, int(nbytes), shape, dtype
 
 
-@api("aclrtLaunchKernel")
+@api("aclrtLaunchKernel", pyacl="acl.rt.launch_kernel", by_hand=True)
 def launch_kernel(rt: Core, fn: Callable, buffers: Sequence = (), stream: int = 0, *,
                   duration_us: float | None = None, nbytes: float = 0, flops: float = 0,
                   name: str | None = None, access=None) -> None:

@@ -35,14 +35,14 @@ def _new_stream(rt: Core, flags: int = 0, priority: int = 0) -> int:
     return StreamHandle(s.handle, rt)
 
 
-@api("aclrtCreateStream")
+@api("aclrtCreateStream", pyacl="acl.rt.create_stream", outputs=(0,))
 def create_stream(rt: Core) -> int:
     """Create a stream in the current context (aclrtCreateStream); returns its handle. Past the product's stream
     limit per device (default streams included): 207008."""
     return _new_stream(rt)
 
 
-@api("aclrtCreateStreamWithConfig")
+@api("aclrtCreateStreamWithConfig", pyacl="acl.rt.create_stream_with_config", params="ii", outputs=(0,))
 def create_stream_with_config(rt: Core, priority: int, flag: int) -> int:
     """Create a stream in the current context with a priority (clamped to 0..7) and ACL_STREAM_* flags
     (aclrtCreateStreamWithConfig); returns its handle. HUGE on a product without it raises 207000;
@@ -96,7 +96,7 @@ def _destroy_stream(rt: Core, handle: int, wait: bool) -> None:
         s.ctx.streams.remove(s)
 
 
-@api("aclrtDestroyStream")
+@api("aclrtDestroyStream", pyacl="acl.rt.destroy_stream", params="i")
 def destroy_stream(rt: Core, handle: int) -> None:
     """Destroy a stream of the current context once its queued tasks complete (aclrtDestroyStream).
 
@@ -104,7 +104,7 @@ def destroy_stream(rt: Core, handle: int) -> None:
     _destroy_stream(rt, handle, wait=True)
 
 
-@api("aclrtDestroyStreamForce")
+@api("aclrtDestroyStreamForce", pyacl="acl.rt.destroy_stream_force", params="i")
 def destroy_stream_force(rt: Core, handle: int) -> None:
     """Destroy a stream at once, without waiting for its queued tasks (aclrtDestroyStreamForce); the checks are
     aclrtDestroyStream's."""
@@ -128,7 +128,7 @@ def _sync_target(rt: Core, handle: int, timeout_ms: int = -1) -> Stream | None:
     return s if s is not None else ctx.default_stream
 
 
-@api("aclrtSynchronizeStream")
+@api("aclrtSynchronizeStream", pyacl="acl.rt.synchronize_stream", params="i")
 def synchronize_stream(rt: Core, handle: int = 0) -> None:
     """Block this thread until every task queued on stream `handle` (0: the default stream) has completed
     (aclrtSynchronizeStream); a stream created PERSISTENT, DEVICE_USE_ONLY or CPU_SCHEDULE returns at
@@ -140,7 +140,7 @@ def synchronize_stream(rt: Core, handle: int = 0) -> None:
         _drain(rt, s)
 
 
-@api("aclrtSynchronizeStreamWithTimeout")
+@api("aclrtSynchronizeStreamWithTimeout", pyacl="acl.rt.synchronize_stream_with_timeout", params="ii")
 def synchronize_stream_with_timeout(rt: Core, handle: int, timeout_ms: int) -> None:
     """As aclrtSynchronizeStream, waiting at most `timeout_ms` of simulated time (-1: forever)
     (aclrtSynchronizeStreamWithTimeout). Past it, this thread's clock is at the deadline and 507046 is
@@ -162,7 +162,7 @@ def synchronize_stream_with_timeout(rt: Core, handle: int, timeout_ms: int) -> N
     _drain(rt, s)
 
 
-@api("aclrtStreamQuery")
+@api("aclrtStreamQuery", pyacl="acl.rt.stream_query", params="i", outputs=(0,))
 def stream_query(rt: Core, handle: int = 0) -> int:
     """ACL_STREAM_STATUS_COMPLETE (0) when every task queued on stream `handle` (0: the default stream) has
     completed by this thread's time, else ACL_STREAM_STATUS_NOT_READY (1) (aclrtStreamQuery).
@@ -194,7 +194,7 @@ def _new_event(rt: Core, flags: int, ex: bool = False) -> int:
     return EventHandle(ev.handle, rt)
 
 
-@api("aclrtCreateEvent")
+@api("aclrtCreateEvent", pyacl="acl.rt.create_event", outputs=(0,))
 def create_event(rt: Core) -> int:
     """Create an event on the current device with the default flags 0x0E (aclrtCreateEvent): timed, can be
     waited on and reset; returns its handle. Past the product's event limit per device: 207007."""
@@ -206,7 +206,7 @@ _EVENT_FLAGS = (C.ACL_EVENT_SYNC | C.ACL_EVENT_CAPTURE_STREAM_PROGRESS | C.ACL_E
                 | C.ACL_EVENT_DEVICE_USE_ONLY | C.ACL_EVENT_EXTERNAL)
 
 
-@api("aclrtCreateEventWithFlag")
+@api("aclrtCreateEventWithFlag", pyacl="acl.rt.create_event_with_flag", params="i", outputs=(0,))
 def create_event_with_flag(rt: Core, flag: int) -> int:
     """Create an event with ACL_EVENT_* flags (aclrtCreateEventWithFlag); returns its handle.
 
@@ -222,7 +222,7 @@ def create_event_with_flag(rt: Core, flag: int) -> int:
     return _new_event(rt, flag)
 
 
-@api("aclrtCreateEventExWithFlag")
+@api("aclrtCreateEventExWithFlag", pyacl="acl.rt.create_event_ex_with_flag", params="i", outputs=(0,))
 def create_event_ex_with_flag(rt: Core, flag: int) -> int:
     """Create a "new mode" event, the only kind a capture may record (aclrtCreateEventExWithFlag); returns
     its handle. `flag`: an OR of SYNC 0x1, CAPTURE_STREAM_PROGRESS 0x2, DDSYNC 0x4 and TIME_LINE 0x8, or
@@ -243,7 +243,7 @@ def create_event_ex_with_flag(rt: Core, flag: int) -> int:
     return _new_event(rt, flag, ex=True)
 
 
-@api("aclrtDestroyEvent")
+@api("aclrtDestroyEvent", pyacl="acl.rt.destroy_event", params="i")
 def destroy_event(rt: Core, handle: int) -> None:
     """Destroy an event (aclrtDestroyEvent); records and waits already queued still run."""
     if handle == 0:
@@ -285,7 +285,7 @@ def _check_capturable(ev: Event, s: Stream) -> None:
                                                "be used on a capturing stream: use aclrtCreateEventExWithFlag")
 
 
-@api("aclrtRecordEvent")
+@api("aclrtRecordEvent", pyacl="acl.rt.record_event", params="ii")
 def record_event(rt: Core, event: int, stream: int = 0) -> None:
     """Queue a record of `event` on `stream` (0: the default stream) (aclrtRecordEvent): the record
     completes when every earlier task on the stream has. On a capturing stream it goes into the capture:
@@ -305,7 +305,7 @@ def record_event(rt: Core, event: int, stream: int = 0) -> None:
         ev.capture = s.capture  # a captured record runs only when the model does: the live one stays
 
 
-@api("aclrtResetEvent")
+@api("aclrtResetEvent", pyacl="acl.rt.reset_event", params="ii")
 def reset_event(rt: Core, event: int, stream: int = 0) -> None:
     """Forget the latest record of `event` (aclrtResetEvent), at once: `stream` is checked, nothing is
     queued on it. An event that cannot be waited on (no SYNC, DDSYNC, EXTERNAL or IPC flag), or made by
@@ -326,7 +326,7 @@ def reset_event(rt: Core, event: int, stream: int = 0) -> None:
     ev.record = None
 
 
-@api("aclrtStreamWaitEvent")
+@api("aclrtStreamWaitEvent", pyacl="acl.rt.stream_wait_event", params="ii")
 def stream_wait_event(rt: Core, stream: int, event: int) -> None:
     """Make the tasks queued next on `stream` (0: the default stream) wait for the latest record of
     `event` (aclrtStreamWaitEvent); an event never recorded is no wait. An event that cannot be waited on
@@ -383,7 +383,7 @@ def _event_to_observe(rt: Core, event: int, verb: str) -> Event:
     return ev
 
 
-@api("aclrtSynchronizeEvent")
+@api("aclrtSynchronizeEvent", pyacl="acl.rt.synchronize_event", params="i")
 def synchronize_event(rt: Core, event: int) -> None:
     """Block this thread until the latest record of `event` has completed (aclrtSynchronizeEvent); at once if it
     was never recorded. An EXTERNAL event raises 207000, one recorded into an active capture 107028."""
@@ -397,7 +397,7 @@ def synchronize_event(rt: Core, event: int) -> None:
             san.unrecorded_wait(ev, "aclrtSynchronizeEvent")
 
 
-@api("aclrtQueryEventStatus")
+@api("aclrtQueryEventStatus", pyacl="acl.rt.query_event_status", params="i", outputs=(0,))
 def query_event_status(rt: Core, event: int) -> int:
     """ACL_EVENT_RECORDED_STATUS_COMPLETE (1) when the latest record of `event` has completed by this thread's
     time, else ACL_EVENT_RECORDED_STATUS_NOT_READY (0), also for an event never recorded
@@ -412,7 +412,7 @@ def query_event_status(rt: Core, event: int) -> int:
     return C.ACL_EVENT_RECORDED_STATUS_COMPLETE
 
 
-@api("aclrtQueryEventWaitStatus")
+@api("aclrtQueryEventWaitStatus", pyacl="acl.rt.query_event_wait_status", params="i", outputs=(0,))
 def query_event_wait_status(rt: Core, event: int) -> int:
     """Whether the stream waits on `event` are over (aclrtQueryEventWaitStatus): COMPLETE (0) when the
     event cannot be waited on or every stream wait on it has completed by this thread's time, else
@@ -434,7 +434,7 @@ def query_event_wait_status(rt: Core, event: int) -> int:
     return C.ACL_EVENT_WAIT_STATUS_COMPLETE
 
 
-@api("aclrtEventElapsedTime")
+@api("aclrtEventElapsedTime", pyacl="acl.rt.event_elapsed_time", params="ii", outputs=(0.0,))
 def event_elapsed_time(rt: Core, start: int, end: int) -> float:
     """Milliseconds of simulated time from the completion of `start`'s latest record to that of `end`'s
     (aclrtEventElapsedTime); negative if `end` completed first. Both must be recorded (else 507000), created

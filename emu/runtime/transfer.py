@@ -280,12 +280,5 @@ def enqueue_copy(rt: Core, s: Stream, plan: CopyPlan, what: str) -> None:
     task = Task.copy(plan.nbytes, s.device, s_dev, d_dev, what,
                      None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
                      _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit, plan.kind, plan.used)
-    san = rt.sanitizer
-    if san is not None:
-        san.queued(s, task, plan_access(plan))
-    if s.capture is not None:  # (Core.submit, without a call: the copy goes into the capture's graph)
-        s.capture.tasks.append(task)
-    else:
-        st = rt.caller
-        st.clock += rt.machine.hardware.copy_submit  # the host builds and submits the copy's task
-        rt.machine.submit(s.m, task, st.clock)
+    # the host builds and submits the copy's task (copy_submit); the access only if a sanitizer looks
+    rt.submit(s, task, None if rt.sanitizer is None else plan_access(plan), rt.machine.hardware.copy_submit)
