@@ -336,9 +336,27 @@ def _run(args) -> int:
     out = writable_dir(args.out, "argument --out")  # absolute: the script may change directory
     msprof = str(writable_file(args.msprof, "argument --msprof")) if args.msprof else None
     sanitize_json = str(writable_file(args.sanitize_json, "argument --sanitize-json")) if args.sanitize_json else None
-    return run_script(target, script_args, args.product, str(out), args.json, args.host_time,
-                      args.host_time_scale, module=args.module is not None, msprof=msprof, sanitize=sanitize,
-                      sanitize_json=sanitize_json)
+    with _environment("ACL_EMU_NETWORK", "reference" if args.reference else None):
+        return run_script(target, script_args, args.product, str(out), args.json, args.host_time,
+                          args.host_time_scale, module=args.module is not None, msprof=msprof, sanitize=sanitize,
+                          sanitize_json=sanitize_json)
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str | None):
+    """`name` set to `value` in the environment while the block runs (nothing changed when value is None)."""
+    if value is None:
+        yield
+        return
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 def _sanitize_arg(args):
@@ -893,6 +911,10 @@ def build_parser() -> Parser:
                           "work 2x faster; 0 counts none (default: 1, or the scale in $ACL_EMU_HOST_TIME "
                           "as wall:X)")
     run.add_argument("--out", help="directory for the trace file (default: acl-emu-out)", default="acl-emu-out")
+    run.add_argument("--reference", action="store_true",
+                     help="time the run on the max-min reference network, which recomputes every rate at every "
+                          "change: the same times, far slower; to check the model on your own script (as "
+                          "ACL_EMU_NETWORK=reference)")
     run.add_argument("--msprof", metavar="PATH", help="also write the run in the msprof timeline layout (opens in "
                                                        "MindStudio Insight and Perfetto; acl-emu replay reads it)")
     run.add_argument("--json", action="store_true",

@@ -702,3 +702,49 @@ def test_a_machine_wants_its_network_on_a_clock():
 
     with pytest.raises(TypeError, match="Clock"):
         Machine(emu.config.load("910B").hardware, network=ReferenceNetwork(simpy.Environment()))
+
+
+# -- the reference as a debug mode of the emulator (issue 29) -----------------------------------------------
+def _copies_end(network: str) -> list[float]:
+    import emu
+    rt = emu.configure(product="A3", functional=False, network=network)
+    rt.set_device(0)
+    streams = [rt.create_stream() for _ in range(3)]
+    host, dev, peer = rt.malloc_host(8 << 20), rt.malloc(8 << 20), None
+    rt.set_device(2)
+    peer = rt.malloc(8 << 20)
+    rt.set_device(0)
+    rt.memcpy_async(dev, 8 << 20, host, 8 << 20, 1, streams[0])
+    rt.memcpy_async(peer, 8 << 20, dev, 8 << 20, 3, streams[1])
+    rt.memcpy_async(host, 4 << 20, dev, 4 << 20, 2, streams[2])
+    rt.synchronize_device()
+    return sorted(float(r["end"]) for r in rt.records())
+
+
+def test_configure_network_reference_gives_the_same_times():
+    """emu.configure(network="reference") (acl-emu run --reference, ACL_EMU_NETWORK=reference) times the
+    run on the max-min reference: the same task ends as the default flow model."""
+    assert _copies_end("reference") == pytest.approx(_copies_end("flows"), rel=1e-9)
+
+
+def test_an_unknown_network_is_refused():
+    import emu
+    with pytest.raises(ValueError, match="'fast' is not one of flows, reference"):
+        emu.configure(network="fast")
+
+
+def test_acl_emu_run_reference(tmp_path, capsys, monkeypatch):
+    """`acl-emu run --reference` runs the bundled example on the reference: the same simulated time; the
+    setting ends with the run."""
+    import json
+    import os
+
+    from emu.cli import main
+    monkeypatch.delenv("ACL_EMU_NETWORK", raising=False)
+    runs = {}
+    for flag in ([], ["--reference"]):
+        assert main(["run", *flag, "--host-time", "calls", "--out", str(tmp_path), "--json"]) == 0
+        runs[bool(flag)] = json.loads(capsys.readouterr().out)
+    assert runs[True]["simulated_ms"] == pytest.approx(runs[False]["simulated_ms"], rel=1e-9)
+    assert runs[True]["device_tasks"] == runs[False]["device_tasks"] > 0
+    assert "ACL_EMU_NETWORK" not in os.environ

@@ -103,7 +103,7 @@ def host_time_from_env() -> tuple[str, float] | None:
 
 
 def configure(product: str | os.PathLike | None = None, *, functional: bool = True, host_time: str | None = None,
-              host_time_scale: float | None = None, records="all", sanitize=None) -> Runtime:
+              host_time_scale: float | None = None, records="all", sanitize=None, network: str | None = None) -> Runtime:
     """Start a fresh emulated process on a product and make it the current one.
 
     product: a name from configs/ or a TOML path (default: $ACL_EMU_PRODUCT, else 910B).
@@ -144,6 +144,10 @@ def configure(product: str | os.PathLike | None = None, *, functional: bool = Tr
     `sanitizer.report()` gives them as text, `sanitizer.to_dict()` as JSON-ready data. In
     timing-only mode every check runs but the fingerprint of a copy's source (bytes the host
     changed before the copy ran), and the report says so. A bad value raises ValueError.
+
+    network: how the model shares links between copies: "flows" (the default) or "reference" (the
+    max-min reference, recomputing every rate at every change: the same times, far slower; to check the
+    model on your own workload). Without it, $ACL_EMU_NETWORK decides, else "flows".
     """
     global _current
     name = product or os.environ.get("ACL_EMU_PRODUCT") or config.DEFAULT_PRODUCT
@@ -153,7 +157,8 @@ def configure(product: str | os.PathLike | None = None, *, functional: bool = Tr
     if host_time_scale is not None:
         scale = host_time_scale
     runtime = Runtime(config.load(name), functional=functional, host_time=host_time, host_time_scale=scale,
-                      records=records, sanitize=sanitize)
+                      records=records, sanitize=sanitize,
+                      network=network or os.environ.get("ACL_EMU_NETWORK") or "flows")
     with _lock:
         _current = runtime
     return runtime

@@ -25,7 +25,7 @@ from itertools import count
 from numbers import Real
 from time import perf_counter
 
-from emu.models import Machine, Task, trace
+from emu.models import Clock, Machine, ReferenceNetwork, Task, trace
 from emu.models.trace import ALL, CHUNK
 
 from .. import constants as C
@@ -372,10 +372,12 @@ class Core:
     kept). Counts (calls by API, bytes by route, the latest completion) cover every one whatever is kept.
     sanitize: the sanitizer's checks (see `emu.sanitize.parse_tools`: True, "race,host,init", ...); the
     runtime calls its hooks (`sanitizer`, None when off) wherever work is queued, waited for or released.
+    network: the link-sharing model, "flows" (models.network, the default) or "reference" (the max-min
+    reference that recomputes every rate at every change: the same times, slowly; for debugging the model).
     """
 
     def __init__(self, product: Product, functional: bool = True, host_time: str = "calls",
-                 host_time_scale: float = 1.0, records=ALL, sanitize=None):
+                 host_time_scale: float = 1.0, records=ALL, sanitize=None, network: str = "flows"):
         self.product = product
         self.functional = functional
         self._host_time = check_host_time(host_time, host_time_scale)
@@ -383,7 +385,7 @@ class Core:
         self.lock = threading.RLock()
         self.space = AddressSpace(product.device_count, product.memory_bytes, functional)
         policy, sink = trace.parse_keep(records)  # one sink (one file) for tasks and calls
-        self.machine = Machine(product.hardware, records=sink or policy)
+        self.machine = Machine(product.hardware, records=sink or policy, network=_network(network))
         self.call_log = trace.CallLog(sink or policy)
         self._calls = self.call_log.pending
         self.visible = self._visible_devices()
@@ -648,3 +650,13 @@ class Core:
         if cost:
             st.clock += cost
         return self.machine.submit(stream.m, task, st.clock)
+
+
+NETWORKS = ("flows", "reference")
+
+
+def _network(name: str):
+    """The machine's network for `Core(network=name)`: None (the machine's own default) or the reference."""
+    if name not in NETWORKS:
+        raise ValueError(f"network {name!r} is not one of {', '.join(NETWORKS)}")
+    return ReferenceNetwork(Clock()) if name == "reference" else None
