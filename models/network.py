@@ -58,6 +58,16 @@ SHARING = 4  # one of many flows on a link of their own (see Link.service): serv
 LONE_VERSION = 1  # the version of a flow alone on its links since its start (its report: `_report_lone`)
 SERVICE_FROM = 4  # flows alone together on one link before it keeps a service clock
 
+# The records kept as plain tuples: they are built at every start, end and re-rated flow (a NamedTuple's
+# construction would cost there), and compared in heaps in field order. Their fields, named once here; code
+# reads them by unpacking into these names, or a lone field through the index below.
+HEAP_ENTRY = ("due", "seq", "version", "flow")  # Network._heap: a data end (MOVING) or a report (LONE, DRAINED)
+TAG_ENTRY = ("tag", "seq", "flow")  # Link.tags, the service clock's heap: a SHARING flow's last byte
+QUEUE_ENTRY = ("level", "kind", "uid", "stamp", "link")  # a re-rating's queue (`_rerate`): FILL or CHECK
+LINK_TIMER = ("link", "version")  # the argument of a service-clock link's own timer (`_link_due`)
+_DUE, _VERSION, _FLOW = (HEAP_ENTRY.index(name) for name in ("due", "version", "flow"))
+_TAG = TAG_ENTRY.index("tag")
+
 
 class Link:
     """One direction of a link (full duplex links are two of these), or a shared resource like HBM."""
@@ -88,7 +98,7 @@ class Link:
         self.service: float | None = None  # bytes each flow has moved since the clock began; None: no clock
         self.served_at = 0.0  # when `service` was brought up to date
         self.weight = 0.0  # its flows' summed weights, while it keeps a service clock
-        self.tags: list = []  # heap of (tag, seq, flow)
+        self.tags: list = []  # heap of TAG_ENTRY: (tag, seq, flow)
         self.version = 0  # its entry in the network's heap is current while it carries this
         self.lone: Lone | None = None  # a flow alone on it (and its other links) that no flow has met yet
 
@@ -174,7 +184,7 @@ class Network:
         self.env = env
         self._call = timer(env)  # schedules the model's timers
         self.flows: dict[Flow, None] = {}  # flows moving data and sharing a link
-        self._heap: list = []  # (due, seq, version, flow): a data end (MOVING) or a report (LONE, DRAINED)
+        self._heap: list = []  # HEAP_ENTRY: (due, seq, version, flow), a data end or a report
         self._seq = count()
         self._open = 0  # flows started and not yet reported
         self._armed = INF  # when the pending timer fires
@@ -235,7 +245,7 @@ class Network:
         crowded = False
         limit = now + EPS
         heap = self._heap
-        due = heap and heap[0][0] <= limit  # else no moving flow's data is done by now (a lone one may be)
+        due = heap and heap[0][_DUE] <= limit  # else no moving flow's data is done by now (a lone one may be)
         for link in links:
             lone = link.lone
             if lone is not None:  # (the usual case: the flow before, alone, done or not)
@@ -341,7 +351,7 @@ class Network:
         w = flow.weights[0]
         link.weight += w
         link.flows[flow] = w
-        heappush(link.tags, (tag, next(self._seq), flow))
+        heappush(link.tags, (tag, next(self._seq), flow))  # TAG_ENTRY
         if self._firing:  # its next end is set when the timer's work is done (`_done`)
             self._relink[link] = None
         else:
@@ -376,7 +386,7 @@ class Network:
 
     def _push(self, due: float, f: Flow) -> None:
         f.version += 1
-        heappush(self._heap, (due, next(self._seq), f.version, f))
+        heappush(self._heap, (due, next(self._seq), f.version, f))  # HEAP_ENTRY
 
     @staticmethod
     def _settle(f: Flow, now: float) -> None:
@@ -416,7 +426,7 @@ class Network:
         timer was due, comes first); or, in the timer's work (`done`: the reports it makes), with them when it
         has no tail and nothing in the heap comes before it."""
         heap = self._heap
-        if done is not None and f.tail <= 0.0 and (not heap or heap[0][0] > due):
+        if done is not None and f.tail <= 0.0 and (not heap or heap[0][_DUE] > due):
             f.state = DONE
             done.append(f)
         else:
@@ -459,7 +469,7 @@ class Network:
             f.tag = f.remaining
             f.version += 1
             link.weight += w
-            tags.append((f.tag, next(self._seq), f))
+            tags.append((f.tag, next(self._seq), f))  # TAG_ENTRY
         heapify(tags)
         link.tags = tags
         self._push_link(link, now)
@@ -467,13 +477,14 @@ class Network:
     def _push_link(self, link: Link, now: float) -> None:
         """A timer of the link's own for its next end (`_link_due`); the one before no longer stands."""
         link.version = version = link.version + 1
-        self._call((link.tags[0][0] - link.service) / (link.capacity / link.weight), self._link_due, (link, version))
+        self._call((link.tags[0][_TAG] - link.service) / (link.capacity / link.weight), self._link_due,
+                   (link, version))  # LINK_TIMER
 
     def _link_due(self, entry: tuple, _event=None) -> None:
         """The next end on a link with a service clock: the flows whose last byte has arrived leave it, those
         with no tail report now, and what their completions start is rated with them (as the timer's work,
         `_fire`, does for the heap)."""
-        link, version = entry
+        link, version = entry  # LINK_TIMER
         if version != link.version:
             return  # superseded: its flows changed since
         now = self.env.now
@@ -501,8 +512,8 @@ class Network:
             link.bytes += link.capacity * dt  # work conserving: its flows fill it
             link.served_at = now
         tags, due = link.tags, link.service + level * EPS
-        while tags and tags[0][0] <= due:
-            f = heappop(tags)[2]
+        while tags and tags[0][_TAG] <= due:
+            _tag, _seq, f = heappop(tags)
             link.weight -= f.weights[0]
             del link.flows[f]
             f.remaining, f.counted, f.finish = 0.0, f.size, now
@@ -513,7 +524,7 @@ class Network:
             link.service = None
             link.version += 1
         elif link.weight <= 0:  # (only rounding left: restart the sum)
-            link.weight = sum(f.weights[0] for _, _, f in tags)
+            link.weight = sum(f.weights[0] for _tag, _seq, f in tags)
 
     def _stop_clock(self, link: Link, now: float) -> None:
         """A flow that crosses other links joins: the link's flows share like any others from now on."""
@@ -522,7 +533,7 @@ class Network:
             return
         level = link.capacity / link.weight
         service = link.service
-        for _, _, f in link.tags:
+        for _tag, _seq, f in link.tags:
             f.remaining = f.tag - service
             f.counted = f.size - f.remaining  # the link's bytes already count what it moved
             f.speed, f.updated = level, now
@@ -568,7 +579,7 @@ class Network:
             elif link.flows:
                 self._fill_alone(link, run, changed)
         while queue:
-            level, kind, _, stamp, link = heappop(queue)
+            level, kind, _uid, stamp, link = heappop(queue)  # QUEUE_ENTRY
             if link.filled == run:
                 continue
             if kind == FILL:
@@ -589,12 +600,12 @@ class Network:
             f.version = version = f.version + 1
             for link in f.links:
                 if len(link.flows) > 1:
-                    heappush(heap, (finish, next(seq), version, f))
+                    heappush(heap, (finish, next(seq), version, f))  # HEAP_ENTRY
                     break
             else:  # alone on its links: nothing can change it before its end
                 del self.flows[f]
                 f.state = LONE
-                heappush(heap, (finish + f.tail, next(seq), f.version, f))
+                heappush(heap, (finish + f.tail, next(seq), f.version, f))  # HEAP_ENTRY
 
     @staticmethod
     def _fill_alone(link: Link, run: int, changed: list) -> None:
@@ -615,13 +626,13 @@ class Network:
     # -- the timer ------------------------------------------------------------------------------------
     def _arm(self, now: float) -> None:
         heap = self._heap
-        while heap and heap[0][2] != heap[0][3].version:
+        while heap and heap[0][_VERSION] != heap[0][_FLOW].version:  # (superseded)
             heappop(heap)
         if len(heap) > 4 * self._open + 64:  # mostly superseded entries: keep the current ones
-            heap[:] = [e for e in heap if e[2] == e[3].version]
+            heap[:] = [e for e in heap if e[_VERSION] == e[_FLOW].version]
             heapify(heap)
         if heap:
-            t = heap[0][0]
+            t = heap[0][_DUE]
             if t < self._armed - EPS:
                 self._armed = t
                 self._generation += 1
@@ -636,8 +647,8 @@ class Network:
         heap, done = self._heap, []
         self._firing = True  # flows the callbacks start are rated once, below, with the rest
         try:
-            while heap and heap[0][0] <= limit:
-                _, _, version, f = heappop(heap)
+            while heap and heap[0][_DUE] <= limit:
+                _due, _seq, version, f = heappop(heap)
                 if version != f.version:
                     continue
                 if f.state == MOVING:  # its last byte: off its links, the flows it shared them with re-rated
@@ -708,11 +719,11 @@ def _touch(link: Link, run: int, queue: list, floor: float) -> None:
     if link.mark != run:  # (a link that fixes none of the flows the run has not touched has nothing to let go)
         link.mark = run
         if fixes and link.level < INF:
-            heappush(queue, (link.level * _ABOVE, CHECK, link.uid, 0, link))
+            heappush(queue, (link.level * _ABOVE, CHECK, link.uid, 0, link))  # QUEUE_ENTRY
     link.stamp = stamp = link.stamp + 1
     level = room / free if free > 0.0 else INF
     if level < INF:
-        heappush(queue, (level if level > floor else floor, FILL, link.uid, stamp, link))
+        heappush(queue, (level if level > floor else floor, FILL, link.uid, stamp, link))  # QUEUE_ENTRY
 
 
 def _fill(link: Link, level: float, run: int, queue: list, changed: list) -> None:

@@ -55,3 +55,36 @@ def test_a_machine_builds_its_records_as_named_tuples():
     assert Shape(*shape).route == "h2d" and Shape(*shape).wire >= 1 << 20
     g = m.submit(s, Task(GROUP, device=0, batch=Batch([4096] * 64, -1, 0, 0)), 0.0)
     assert m.wait(g) >= t.end
+
+
+def test_the_networks_plain_tuple_records_are_laid_out_as_their_field_names_say():
+    """The network's heap entries (built where a NamedTuple would cost) stay plain tuples: their fields are named
+    once, in the layouts, and the entries it builds hold what those names say."""
+    import simpy
+
+    from emu.models import Link, Network
+    from emu.models import network as net_mod
+    from emu.models.network import HEAP_ENTRY, LINK_TIMER, QUEUE_ENTRY, SHARING, TAG_ENTRY, Flow
+
+    assert HEAP_ENTRY == ("due", "seq", "version", "flow")
+    assert TAG_ENTRY == ("tag", "seq", "flow")
+    assert QUEUE_ENTRY == ("level", "kind", "uid", "stamp", "link")
+    assert LINK_TIMER == ("link", "version")
+    assert (net_mod._DUE, net_mod._VERSION, net_mod._FLOW, net_mod._TAG) == (0, 2, 3, 0)
+
+    env = simpy.Environment()
+    net = Network(env)
+    a, b, c = Link("a", 1e9), Link("b", 2e9), Link("c", 1e9)
+    shared = [net.start([a, b], 1e6, lambda: None), net.start([a], 2e6, lambda: None, tail=1e-6)]
+    alone = [net.start([c], 1e6 * (i + 1), lambda: None) for i in range(4)]  # a service clock on c
+    env.run(until=1e-9)  # (the instant's flush)
+    entries = [dict(zip(HEAP_ENTRY, e)) for e in net._heap]
+    current = [r for r in entries if r["version"] == r["flow"].version]
+    assert sorted((r["flow"] for r in current), key=id) == sorted(shared, key=id)
+    for r in current:
+        assert isinstance(r["flow"], Flow) and r["due"] == r["flow"].finish and isinstance(r["seq"], int)
+    assert c.service is not None and len(c.tags) == 4
+    for r in (dict(zip(TAG_ENTRY, e)) for e in c.tags):
+        assert r["flow"] in alone and r["flow"].state == SHARING and r["tag"] == r["flow"].tag
+    env.run()
+    assert net.idle

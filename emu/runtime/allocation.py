@@ -43,22 +43,18 @@ def _alloc_device(rt: Core, device: int, nbytes: int, policy: int, origin: str =
     p = policy if 0 <= policy <= 7 else C.ACL_MEM_MALLOC_HUGE_FIRST  # unknown -> default
     # npu_driver.cc NpuDriver::transMemAttribute gates only the three 2 MiB / 4 KiB P2P policies on the
     # chip's P2P flag; HUGE1G_ONLY_P2P (7) is gated by the 1 GiB page flag alone (below)
-    if p in _P2P_2M_4K and not rt.product.has("p2p"):
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"P2P malloc policies need peer access, which "
-                                               f"{rt.product.name} lacks")
+    if p in _P2P_2M_4K:
+        rt.require_feature("p2p", f"P2P malloc policy {p}")
     nbytes = transfer.roundup(nbytes, 32)
     r = _device_region(rt, device, nbytes, p, origin, functional)
-    san = rt.sanitizer
-    if san is not None:
-        san.allocated(r)
+    rt.sanitize("allocated", r)
     return r
 
 
 def _device_region(rt: Core, device: int, nbytes: int, p: int, origin: str, functional: bool | None) -> Region:
     space = rt.space
     if p in _HUGE1G:
-        if not rt.product.has("huge1g"):
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"1 GiB pages are not available on {rt.product.name}")
+        rt.require_feature("huge1g", f"malloc policy {p} (1 GiB pages)")
         return space.alloc_device(device, transfer.roundup(nbytes, HUGE_1G), HUGE_1G, HUGE_1G, origin, functional)
     if p in (C.ACL_MEM_MALLOC_HUGE_ONLY, C.ACL_MEM_MALLOC_HUGE_ONLY_P2P):
         return space.alloc_device(device, transfer.roundup(nbytes, HUGE_PAGE), HUGE_PAGE, HUGE_PAGE, origin, functional)
@@ -122,9 +118,7 @@ def free(rt: Core, ptr: int) -> None:
         fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
     rt.runtime_layer()
     r = _driver_allocation(rt, ptr, "aclrtFree")
-    san = rt.sanitizer
-    if san is not None:
-        san.freed(r, "aclrtFree")
+    rt.sanitize("freed", r, "aclrtFree")
     rt.space.free_device(r)
 
 
@@ -153,9 +147,7 @@ def _alloc_host(rt: Core, nbytes: int, functional: bool | None = None) -> Region
             r = rt.space.alloc_pinned(nbytes, functional=functional)
         except (MemoryError, ValueError):  # numpy refuses sizes beyond what the machine can address
             fail(ACL_ERROR_RT_MEMORY_ALLOCATION, f"cannot allocate {nbytes} bytes of page-locked host memory")
-    san = rt.sanitizer
-    if san is not None:
-        san.allocated(r)
+    rt.sanitize("allocated", r)
     return r
 
 
@@ -171,12 +163,10 @@ def free_host(rt: Core, ptr: int) -> None:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is device memory: free it with aclrtFree")
     if r is None or r.origin != "malloc_host" or r.base != ptr:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of an aclrtMallocHost allocation")
-    san = rt.sanitizer
-    if san is not None:
-        san.freed(r, "aclrtFreeHost")
+    rt.sanitize("freed", r, "aclrtFreeHost")
     for reg in rt.space.registrations_overlapping(r.base, r.size):
-        if san is not None and reg.alias is not None:
-            san.freed(reg.alias, "aclrtFreeHost")
+        if reg.alias is not None:
+            rt.sanitize("freed", reg.alias, "aclrtFreeHost")
         rt.space.unregister(reg)
     if r.is_device:
         rt.space.free_device(r)
@@ -196,9 +186,8 @@ def get_mem_info(rt: Core, attr: int) -> tuple[int, int]:
     # npu_driver_mem.cc NpuDriver::MemGetInfoEx: a 1 GiB page attribute on a chip without 1 GiB pages is
     # FEATURE_NOT_SUPPORT, except on the DDR chips (dc, mini_v3), whose driver first maps every attribute
     # its table lacks (the 1 GiB ones included) to DDR: there the query reports the whole memory
-    if attr in _HUGE1G_ATTRS and not rt.product.has("huge1g") and rt.product.memory_kind == "HBM":
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"memory attribute {attr} (1 GiB pages) is not supported on "
-                                               f"{rt.product.name}")
+    if attr in _HUGE1G_ATTRS and rt.product.memory_kind == "HBM":
+        rt.require_feature("huge1g", f"memory attribute {attr} (1 GiB pages)")
     total = rt.space.capacity
     return total - rt.space.used[dev], total
 
@@ -239,9 +228,7 @@ def host_array(rt: Core, ptr: int, nbytes: int) -> np.ndarray:
             raise ValueError(f"0x{ptr:x} is device memory: the host cannot read it directly; "
                              f"copy it to the host with aclrtMemcpy first")
         r, off = rt.space.resolve(ptr, max(nbytes, 1))
-        san = rt.sanitizer
-        if san is not None:
-            san.host_access(((r, off, nbytes, "r"),), "host_array")  # the program reads what it asked for
+        rt.sanitize_host_span("host_array", r, off, nbytes, "r")  # the program reads what it asked for
         if r.kind != Region.PAGEABLE:
             return r.buffer()[off:off + nbytes]
         # memory the program showed read-only (a read-only array, a one-byte bytes object) stays read-only
@@ -277,9 +264,7 @@ def device_array(rt: Core, ptr: int, shape, dtype, *, writable: bool = False) ->
         if off + nbytes > r.size:
             raise ValueError(f"{dims} x {dtype} is {nbytes} bytes from 0x{int(ptr):x}: {off + nbytes - r.size} "
                              f"bytes past the end of {r.describe()}")
-        san = rt.sanitizer
-        if san is not None:
-            san.host_access(((r, off, nbytes, "rw" if writable else "r"),), "emu.runtime.device_array")
+        rt.sanitize_host_span("emu.runtime.device_array", r, off, nbytes, "rw" if writable else "r")
         view = r.buffer()[off:off + nbytes].view(dtype).reshape(dims)
     if not writable:
         view.flags.writeable = False
@@ -309,9 +294,7 @@ def dvpp_free(rt: Core, ptr: int) -> None:
         fail(ACL_ERROR_INVALID_PARAM, "devPtr is null")
     rt.runtime_layer()
     r = _driver_allocation(rt, ptr, "acldvppFree")
-    san = rt.sanitizer
-    if san is not None:
-        san.freed(r, "acldvppFree")
+    rt.sanitize("freed", r, "acldvppFree")
     rt.space.free_device(r)
 
 
@@ -370,8 +353,8 @@ def malloc_host_with_cfg(rt: Core, size: int, cfg=None) -> int:
     rt.runtime_layer()
     va_flag = _host_malloc_va_flag(cfg) == 1  # NpuDriver::HostMemAlloc asks for host UVA on 1 only
     rt.current_context()
-    if va_flag and not rt.product.has("va_flag"):
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"VA_FLAG is not supported on {rt.product.name}")
+    if va_flag:
+        rt.require_feature("va_flag", "VA_FLAG")
     r = _alloc_host(rt, transfer.roundup(size, 32))
     r.va_flag = va_flag
     return HostPointer(r.base, rt)

@@ -479,8 +479,7 @@ def _runtime_entry(rt: Core, stream: int | None, what: str) -> None:
     """rtsMemcpyBatch / rtsMemcpyBatchAsync: the chip check, then (async) the stream handle."""
     try:
         rt.gate(what)
-        if not rt.product.has("batch_copy"):
-            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"batch copies are not supported on {rt.product.name}")
+        rt.feature_gate()
         if stream is not None:
             rt.check_stream_handle(stream)
     except AclError as e:
@@ -612,7 +611,7 @@ def _batch(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, 
     return SIZE_MAX
 
 
-@api("aclrtMemcpyBatch", gate=False, sizes=("num_batches", "num_attrs"),
+@api("aclrtMemcpyBatch", gate=False, sizes=("num_batches", "num_attrs"), feature="batch_copy",
      pyacl="acl.rt.memcpy_batch", params="lllliali", outputs=(SIZE_MAX,))
 def memcpy_batch(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs) -> int:
     """Copy `num_batches` entries (`sizes[i]` bytes from `srcs[i]` to `dsts[i]`) and block this thread until
@@ -627,7 +626,7 @@ def memcpy_batch(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, att
                        "aclrtMemcpyBatch")
 
 
-@api("aclrtMemcpyBatchAsync", gate=False, sizes=("num_batches", "num_attrs"),
+@api("aclrtMemcpyBatchAsync", gate=False, sizes=("num_batches", "num_attrs"), feature="batch_copy",
      pyacl="acl.rt.memcpy_batch_async", params="llllialii", outputs=(SIZE_MAX,))
 def memcpy_batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
                        stream: int = 0) -> int:
@@ -641,7 +640,7 @@ def memcpy_batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attr
                        "aclrtMemcpyBatchAsync")
 
 
-@api("aclrtMemcpyBatchV2", gate=False, sizes=("num_batches", "num_attrs"),
+@api("aclrtMemcpyBatchV2", gate=False, sizes=("num_batches", "num_attrs"), feature="batch_copy",
      pyacl="acl.rt.memcpy_batch_v2", params="lllliali")
 def memcpy_batch_v2(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes,
                     num_attrs) -> None:
@@ -650,7 +649,7 @@ def memcpy_batch_v2(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, 
                 "aclrtMemcpyBatchV2")
 
 
-@api("aclrtMemcpyBatchAsyncV2", gate=False, sizes=("num_batches", "num_attrs"),
+@api("aclrtMemcpyBatchAsyncV2", gate=False, sizes=("num_batches", "num_attrs"), feature="batch_copy",
      pyacl="acl.rt.memcpy_batch_async_v2", params="llllialii")
 def memcpy_batch_async_v2(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
                           stream: int = 0) -> None:

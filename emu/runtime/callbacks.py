@@ -409,11 +409,8 @@ def _run_callback(rt: Core, cbs: _CallbackState, r: _Report, st) -> BaseExceptio
         pass
     wall = rt.wall_scale
     error = None
-    san = rt.sanitizer
     try:
-        if san is not None:
-            with rt.lock:
-                san.callback_begin(r.task, r.block)
+        rt.sanitize("callback_begin", r.task, r.block)  # (under the runtime's lock, which this thread let go)
         if wall:
             st.returned = perf_counter()  # the callback's own time counts, as between API calls
         r.fn(r.data)
@@ -423,8 +420,7 @@ def _run_callback(rt: Core, cbs: _CallbackState, r: _Report, st) -> BaseExceptio
         for _ in range(held):
             rt.lock.acquire()
         rt.caller = st
-        if san is not None:
-            san.callback_end()
+        rt.sanitize("callback_end")
         if wall and st.returned is not None:
             st.clock += (perf_counter() - st.returned) * wall
         st.returned = None  # back inside the process_report call
@@ -461,10 +457,7 @@ def start_thread(rt: Core, fn: Callable, args=None) -> int:
         raise TypeError(f"{fn!r} is not callable")
     t = threading.Thread(target=fn, args=(args,), name=f"acl-thread-{getattr(fn, '__name__', 'fn')}",
                          daemon=True)
-    san = rt.sanitizer
-    if san is not None:
-        with rt.lock:
-            san.thread_starting(t)
+    rt.sanitize("thread_starting", t)
     with _threads_lock:
         t.start()
         _threads[t.ident] = t
@@ -481,7 +474,4 @@ def stop_thread(rt: Core, thread_id: int) -> None:
                  if t is None else "a thread cannot stop itself")
         del _threads[thread_id]
     t.join()
-    san = rt.sanitizer
-    if san is not None:
-        with rt.lock:
-            san.thread_joined(t)
+    rt.sanitize("thread_joined", t)

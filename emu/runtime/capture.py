@@ -93,8 +93,7 @@ def _capture_stream(rt: Core, stream: int) -> Stream:
     """ACL: stream null -> 100000. C entry: no ACL-graph chip flag -> 207000, then the handle -> 107017."""
     if stream == 0:
         fail(ACL_ERROR_INVALID_PARAM, "stream is null")
-    if not rt.product.has("acl_graph"):
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"graph capture is not supported on {rt.product.name}")
+    rt.feature_gate()
     return rt.lookup(stream, Stream, "stream")
 
 
@@ -125,7 +124,7 @@ def _release_capture(rt: Core, s: Stream) -> Capture:
     return cap
 
 
-@api("aclmdlRICaptureBegin", gate=False, pyacl="acl.mdl.ri_capture_begin", params="ii")
+@api("aclmdlRICaptureBegin", gate=False, feature="acl_graph", pyacl="acl.mdl.ri_capture_begin", params="ii")
 def ri_capture_begin(rt: Core, stream: int, mode: int) -> None:
     """Begin capturing `stream` (aclmdlRICaptureBegin): from now on the tasks queued on it (copies, memsets,
     kernels, event records) go into a model instead of running. mode (aclmdlRICaptureMode): GLOBAL 0,
@@ -144,7 +143,8 @@ def ri_capture_begin(rt: Core, stream: int, mode: int) -> None:
     tm[mode] = tm.get(mode, 0) + 1
 
 
-@api("aclmdlRICaptureGetInfo", gate=False, pyacl="acl.mdl.ri_capture_get_info", params="i", outputs=(0, 0))
+@api("aclmdlRICaptureGetInfo", gate=False, feature="acl_graph", pyacl="acl.mdl.ri_capture_get_info", params="i",
+     outputs=(0, 0))
 def ri_capture_get_info(rt: Core, stream: int) -> tuple[int, int]:
     """(status, model handle) of a stream's capture (aclmdlRICaptureGetInfo): (ACTIVE (1), the model being
     captured), or (NONE (0), 0) if it is not captured. No context is needed
@@ -155,7 +155,7 @@ def ri_capture_get_info(rt: Core, stream: int) -> tuple[int, int]:
     return s.capture.status, s.capture.model.handle
 
 
-@api("aclmdlRICaptureEnd", gate=False, pyacl="acl.mdl.ri_capture_end", params="i", outputs=(0,))
+@api("aclmdlRICaptureEnd", gate=False, feature="acl_graph", pyacl="acl.mdl.ri_capture_end", params="i", outputs=(0,))
 def ri_capture_end(rt: Core, stream: int) -> int:
     """End the capture of `stream` (aclmdlRICaptureEnd); returns the captured model's handle, for
     aclmdlRIExecuteAsync. A stream not captured raises 107029. Ended on another thread than the one that
@@ -175,12 +175,11 @@ def ri_capture_end(rt: Core, stream: int) -> int:
     return cap.model.handle
 
 
-@api("aclmdlRICaptureThreadExchangeMode", gate=False)
+@api("aclmdlRICaptureThreadExchangeMode", gate=False, feature="acl_graph")
 def ri_capture_thread_exchange_mode(rt: Core, mode: int) -> int:
     """Set this thread's capture exchange mode (aclmdlRICaptureThreadExchangeMode): which synchronous APIs
     an active capture refuses on this thread; returns the old mode."""
-    if not rt.product.has("acl_graph"):
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"graph capture is not supported on {rt.product.name}")
+    rt.feature_gate()
     if not 0 <= mode < len(MODES):
         fail(ACL_ERROR_RT_PARAM_INVALID, f"capture mode {mode} is not one of 0..2")
     rt.current_context()
@@ -211,11 +210,17 @@ def ri_execute_async(rt: Core, model: int, stream: int = 0) -> None:
     s = given or m.ctx.default_stream
     if s.ctx is not m.ctx:  # Model::Execute
         fail(ACL_ERROR_RT_STREAM_CONTEXT, f"stream 0x{s.handle:x} is not in the modelRI's context")
-    san = rt.sanitizer
     for t in m.tasks:
         clone = t.clone()
         clone.device = s.device
-        rt.submit(s, clone, None if san is None else san.captured(t))
+        rt.submit(s, clone, (rt, t), 0.0, _replayed)
+
+
+def _replayed(of: tuple) -> object:
+    """What a replayed task of a captured model reads and writes, of (runtime, the captured task), for
+    `Core.submit` (called only when the sanitizer is on)."""
+    rt, task = of
+    return rt.sanitizer.captured(task)
 
 
 @api("aclmdlRIDestroy", gate=False, pyacl="acl.mdl.ri_destroy", params="i")

@@ -88,9 +88,7 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
         sr = plan.src
         staging = Region(0, count, Region.PINNED, buf=None if sr.virtual else np.empty(count, dtype=np.uint8))
         staging.virtual = sr.virtual
-        san = rt.sanitizer
-        if san is not None:  # the host reads the source now
-            san.host_access(((sr, plan.soff, count, "r"),), what)
+        rt.sanitize_host_span(what, sr, plan.soff, count, "r")  # the host reads the source now
         rt.tick(count / rt.product.hardware.host_memcpy_bandwidth)
         transfer._mover(rt, staging, 0, sr, plan.soff, count, what)()
         plan.src, plan.soff = staging, 0

@@ -173,9 +173,8 @@ def memcpy2d_async(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width
         _copy_2d_now(rt, plan, dpitch, spitch, width, height, what)
         return
     s = rt.stream_of(stream)
-    if plan.used == D2D and not rt.product.has("memcpy2d_async_d2d"):
-        fail(ACL_ERROR_INVALID_PARAM, f"asynchronous 2D DEVICE_TO_DEVICE copies are not supported on "
-                                      f"{rt.product.name}")
+    if plan.used == D2D:
+        rt.require_feature("memcpy2d_async_d2d", "asynchronous 2D DEVICE_TO_DEVICE copies", ACL_ERROR_INVALID_PARAM)
     _enqueue_2d(rt, s, plan, dpitch, spitch, width, height, what, per_row=plan.used == D2D)
 
 

@@ -102,16 +102,18 @@ class Declaration:
     pyacl: the facade's qualified name ("acl.rt.memcpy_async"), None if the facade has none; params, outputs,
     optional: its argument formats, failure values and omittable trailing arguments (`emu.acl._bind.bind`);
     by_hand: the facade module writes the entry itself (a converter, special parsing), taking `pyacl`,
-    `params` and `outputs` from here (`emu.acl._bind.bind_declared`, `by_hand`)."""
+    `params` and `outputs` from here (`emu.acl._bind.bind_declared`, `by_hand`). feature: the chip feature
+    (`Product.has`) without which the product refuses the whole API (`Core.feature_gate`), None if none."""
 
-    __slots__ = ("acl", "name", "family", "method", "pyacl", "params", "outputs", "optional", "by_hand")
+    __slots__ = ("acl", "name", "family", "method", "pyacl", "params", "outputs", "optional", "by_hand", "feature")
 
     def __init__(self, acl: str, method, pyacl: str | None, params: str, outputs: tuple, optional: int,
-                 by_hand: bool):
+                 by_hand: bool, feature: str | None = None):
         wrapped = method.__wrapped__
         self.acl, self.method, self.name = acl, method, wrapped.__name__
         self.family = wrapped.__module__.rsplit(".", 1)[-1]
         self.pyacl, self.params, self.outputs, self.optional, self.by_hand = pyacl, params, outputs, optional, by_hand
+        self.feature = feature
         if pyacl is not None and pyacl.rsplit(".", 1)[-1] != self.name:
             raise ValueError(f"{acl}: pyACL name {pyacl!r} does not end in the function's name {self.name!r}")
 
@@ -125,7 +127,7 @@ class Declaration:
 
 
 def api(name: str, gate: bool = True, sizes: tuple = (), *, pyacl: str | None = None, params: str = "",
-        outputs: tuple = (), optional: int = 0, by_hand: bool = False):
+        outputs: tuple = (), optional: int = 0, by_hand: bool = False, feature: str | None = None):
     """Declare the family function below as the ACL API `name`, once for all its surfaces, and wrap it:
     lock, host clock, product gate, error message.
 
@@ -149,24 +151,29 @@ def api(name: str, gate: bool = True, sizes: tuple = (), *, pyacl: str | None = 
     gate=False leaves the gate to the method (see `Core.gate`), for APIs whose
     ACL layer treats the runtime's "not supported" specially.
 
+    feature: a chip feature (`Product.has`, e.g. "p2p") the whole API needs: on a product without it the
+    API fails with 207000 where the method calls `Core.feature_gate()`, the step of the validation order at
+    which the reference runtime checks its chip (an argument-dependent need calls `Core.require_feature`).
+
     sizes: the names of the arguments the C API declares size_t (sizes, counts, pitches, widths,
     heights, offsets), read as C reads them (see `_as_size_t`).
     """
 
     def wrap(fn):
-        method = _api_method(fn, name, gate, sizes)
-        method.api = Declaration(name, method, pyacl, params, tuple(outputs), optional, by_hand)
+        method = _api_method(fn, name, gate, sizes, feature)
+        method.api = Declaration(name, method, pyacl, params, tuple(outputs), optional, by_hand, feature)
         return method
 
     return wrap
 
 
-def _api_method(fn, name: str, gate: bool, sizes: tuple):
+def _api_method(fn, name: str, gate: bool, sizes: tuple, feature: str | None = None):
     """`fn` wrapped as the ACL API `name` (see `api`). Everything that depends only on `fn` is worked out
     here, once; the returned wrapper does only the per-call work."""
     where = _size_args(fn, sizes)
     spots = tuple(i for i, _ in where)  # the size_t positions, worked out once
     need = max(spots, default=-1) + 1  # fewer positional arguments: a size came by keyword (or is missing)
+    needs = None if feature is None else (name, feature)  # what `Core.feature_gate` checks
 
     @functools.wraps(fn)
     def call(self: "Core", *args, **kwargs):
@@ -192,6 +199,7 @@ def _api_method(fn, name: str, gate: bool, sizes: tuple):
             t0 = st.clock
             st.clock = t0 + self.call_overhead
             st.gate = name if gate and name in self._unsupported else None
+            st.needs = needs
             try:
                 if kwargs:
                     return fn(self, *args, **kwargs)
@@ -224,7 +232,8 @@ class ThreadState:
     """What the runtime knows of one host thread, and the per-call context of the API call it is making.
 
     ctx: its current context; clock: its virtual time (simulated seconds); gate: the API name whose product
-    gate the `api` decorator deferred to the call's first runtime-layer step (None: nothing pending);
+    gate the `api` decorator deferred to the call's first runtime-layer step (None: nothing pending); needs:
+    the (API name, chip feature) the call's declaration needs, for `Core.feature_gate` (None: none);
     ident: its thread id; capture_modes, exchange_mode: the capture modes it began and its
     aclmdlRICaptureThreadExchangeMode; returned: (host_time="wall") the wall time its previous call returned.
 
@@ -232,13 +241,14 @@ class ThreadState:
     call's clock and pending gate there (`rt.caller`), never through thread-local lookups of their own.
     """
 
-    __slots__ = ("ctx", "clock", "gate", "ident", "capture_modes", "exchange_mode", "returned")
+    __slots__ = ("ctx", "clock", "gate", "needs", "ident", "capture_modes", "exchange_mode", "returned")
 
     def __init__(self):
         self.ctx = None
         self.clock = 0.0
         self.returned: float | None = None  # perf_counter() at the last return; None: no call yet
         self.gate = None
+        self.needs = None
         self.ident = threading.get_ident()
         self.capture_modes: dict[int, int] = {}
         self.exchange_mode = C.ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
@@ -406,8 +416,10 @@ class Core:
         self.ep_mode = product.ep_mode
         self.copy_units: dict[tuple, int] = {}  # (src device, dst device) -> the runtime's task size
         self.sync_streams: dict = {}  # device -> the model stream its blocking copies and fills run on
-        # emu.sanitize.Sanitizer when configured: each hook is one `is not None` test. (An instance attribute, not
-        # a class default: CPython 3.11 does not specialize a read through the instance that finds the class's.)
+        # emu.sanitize.Sanitizer when configured, None when off. The family modules reach it only through the
+        # hooks below (`sanitize`, `sanitize_host_access`, `sanitize_host_span`, `submit`), each one
+        # `is not None` test. (An instance attribute, not a class default: CPython 3.11 does not specialize a
+        # read through the instance that finds the class's.)
         self.sanitizer = None
         if sanitize:
             from ..sanitize import Sanitizer, parse_tools
@@ -426,6 +438,49 @@ class Core:
         if name in self.product.unsupported:
             fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                  f"{name} is not supported on {self.product.name} ({self.product.title})")
+
+    def feature_gate(self) -> None:
+        """The chip-feature gate of the API being called, the one place it fires: an API declared
+        `api(..., feature=f)` fails with 207000 (ACL_ERROR_RT_FEATURE_NOT_SUPPORT) on a product without `f`.
+        The method calls it at the step of its validation order where the reference runtime checks the chip."""
+        needs = self.caller.needs
+        if needs is not None and needs[1] not in self.product.features:
+            fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
+                 f"{needs[0]} needs the chip feature {needs[1]!r}, which {self.product.name} lacks")
+
+    def require_feature(self, feature: str, what: str, code: int = ACL_ERROR_RT_FEATURE_NOT_SUPPORT) -> None:
+        """A chip feature a call needs for some values of its arguments (`what`: those values, for the
+        message): `code` (by default 207000) on a product without it. A feature the whole API needs is
+        declared instead (`api(..., feature=...)`, `feature_gate`)."""
+        if feature not in self.product.features:
+            fail(code, f"{what}: not supported on {self.product.name} (no chip feature {feature!r})")
+
+    # -- the sanitizer's hooks: the one place that tests whether it is on ------------------------------
+    def sanitize(self, hook: str, *args):
+        """Call the sanitizer's `hook` (e.g. "freed", "joined", "stream_created") with `args`, under the
+        runtime's (re-entrant) lock, and return what it returns; nothing (None) when the sanitizer is off. For
+        a hook whose arguments cost work to build, see `sanitize_host_access`, `sanitize_host_span` and
+        `submit`."""
+        san = self.sanitizer
+        if san is not None:
+            with self.lock:  # (held already inside an API call; not by a callback or a pyACL thread)
+                return getattr(san, hook)(*args)
+        return None
+
+    def sanitize_host_access(self, what: str, access, build=None) -> None:
+        """The host thread touches bytes now (a blocking copy, a view of memory): the sanitizer's
+        `host_access`. access: the (region, offset, nbytes, mode) tuples; or, with `build`, what
+        `build(access)` makes them from, called only when the sanitizer is on (so accesses nobody checks
+        cost nothing to build). (Fixed arguments, no *args: this is on the path of every blocking copy.)"""
+        san = self.sanitizer
+        if san is not None:
+            san.host_access(access if build is None else build(access), what)
+
+    def sanitize_host_span(self, what: str, region, offset: int, nbytes: int, mode: str) -> None:
+        """`sanitize_host_access` of one range ("r", "w" or "rw"), its tuple built only when the sanitizer is on."""
+        san = self.sanitizer
+        if san is not None:
+            san.host_access(((region, offset, nbytes, mode),), what)
 
     def runtime_layer(self) -> None:
         """The call has passed the ACL layer: apply the product gate the decorator deferred."""
@@ -516,8 +571,7 @@ class Core:
         (and, with the sanitizer, an arrow between the two calls of each finding)."""
         with self.lock:
             tasks, calls = self.machine.records.array(), self.call_log.array()
-            san = self.sanitizer
-            findings = None if san is None else san.trace_findings()
+            findings = self.sanitize("trace_findings")
         trace.write_chrome_trace(path, tasks, calls, findings)
 
     def catch_up(self) -> None:
@@ -634,15 +688,16 @@ class Core:
         self.ctx = dev.primary
 
 
-    def submit(self, stream: Stream, task: Task, access=None, cost: float = 0.0) -> Task:
+    def submit(self, stream: Stream, task: Task, access=None, cost: float = 0.0, build=None) -> Task:
         """Queue a task on a stream, the one place of the order every queued task follows: the sanitizer sees
         it, then on a capturing stream it is recorded into the graph instead, else the host pays `cost`
         (seconds: building and submitting it, as a copy's task does) and the machine queues it. access: the
         bytes it reads and writes, for the sanitizer ((region, offset, nbytes, mode) tuples; see
-        `emu.sanitize.Sanitizer.queued`)."""
+        `emu.sanitize.Sanitizer.queued`); or, with `build`, what `build(access)` makes them from, called only
+        when the sanitizer is on."""
         san = self.sanitizer
         if san is not None:
-            san.queued(stream, task, access)
+            san.queued(stream, task, access if build is None else build(access))
         if stream.capture is not None:
             stream.capture.tasks.append(task)
             return task

@@ -36,8 +36,8 @@ _RECORD = struct.Struct("<3IIQQ")  # resv0..2, len, src, dst: 32 bytes (V1)
 
 
 def _stars(rt: Core, kind: int) -> None:
-    if not rt.product.has("stars"):
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies are not supported on {rt.product.name}")
+    """The chip's descriptor copies (the declared feature "stars"), then their one kind."""
+    rt.feature_gate()
     if kind != C.ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies take kind INNER_DEVICE_TO_DEVICE (6), not {kind}")
 
@@ -57,7 +57,7 @@ def _desc_on_device(desc: int, r) -> None:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"descriptor 0x{desc:x} is not in device memory")
 
 
-@api("aclrtGetMemcpyDescSize", pyacl="acl.rt.get_memcpy_desc_size", params="i", outputs=(0,))
+@api("aclrtGetMemcpyDescSize", feature="stars", pyacl="acl.rt.get_memcpy_desc_size", params="i", outputs=(0,))
 def get_memcpy_desc_size(rt: Core, kind: int) -> int:
     """The size in bytes of a memcpy descriptor on this product (aclrtGetMemcpyDescSize). kind must be
     INNER_DEVICE_TO_DEVICE (6), on a product with descriptor copies; else 207000."""
@@ -67,7 +67,8 @@ def get_memcpy_desc_size(rt: Core, kind: int) -> int:
     return rt.product.memcpy_desc_size
 
 
-@api("aclrtSetMemcpyDesc", sizes=("count",), pyacl="acl.rt.set_memcpy_desc", params="iiiiio", outputs=(0,))
+@api("aclrtSetMemcpyDesc", feature="stars", sizes=("count",), pyacl="acl.rt.set_memcpy_desc", params="iiiiio",
+     outputs=(0,))
 def set_memcpy_desc(rt: Core, desc: int, kind: int, src: int, dst: int, count: int, config=None) -> int:
     """Write the record of a copy of `count` bytes from `src` to `dst` (device memory of one device) into the
     descriptor at `desc` (64-byte aligned device memory), by a synchronous host-to-device copy
@@ -112,7 +113,7 @@ def _read_desc(rt: Core, r, off: int, desc: int) -> tuple[int | None, int | None
     return src, dst, n
 
 
-@api("aclrtMemcpyAsyncWithDesc", pyacl="acl.rt.memcpy_async_with_desc", params="iii")
+@api("aclrtMemcpyAsyncWithDesc", feature="stars", pyacl="acl.rt.memcpy_async_with_desc", params="iii")
 def memcpy_async_with_desc(rt: Core, desc: int, kind: int, stream: int) -> None:
     """Queue on `stream` the copy the descriptor at `desc` describes (aclrtMemcpyAsyncWithDesc). The record is
     read when the task starts, so rewriting it before then changes what is copied. kind:
@@ -123,8 +124,7 @@ def memcpy_async_with_desc(rt: Core, desc: int, kind: int, stream: int) -> None:
         fail(ACL_ERROR_INVALID_PARAM, f"kind {kind} is not one of 0..7")
     if stream == 0:
         fail(ACL_ERROR_INVALID_PARAM, "stream is null: descriptor copies need an explicit stream")
-    if not rt.product.has("stars"):
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"descriptor copies are not supported on {rt.product.name}")
+    rt.feature_gate()
     rt.check_stream_handle(stream)
     _stars(rt, kind)
     r, off = _desc_lookup(rt, desc)  # ApiErrorDecorator::MemcpyAsyncWithDesc: location, then alignment
@@ -135,9 +135,11 @@ def memcpy_async_with_desc(rt: Core, desc: int, kind: int, stream: int) -> None:
                       ((r, off, rt.product.memcpy_desc_size),), rt.descriptors.get(desc))
 
 
-def _indirect_access(rt: Core, resolve, doff: int, soff: int, slots, known) -> tuple:
+def _indirect_access(of: tuple) -> tuple:
     """What an indirect copy reads and writes, for the sanitizer, as its addresses read now: the slots or the
-    descriptor, and the copy's ends (those last set, in timing-only mode)."""
+    descriptor, and the copy's ends (those last set, in timing-only mode). of: (rt, resolve, doff, soff,
+    slots, known) of `_enqueue_indirect` (built only when the sanitizer is on, `Core.submit`)."""
+    rt, resolve, doff, soff, slots, known = of
     access = [(r, off, n, "r") for r, off, n in slots]
     try:
         src, dst, n = resolve()
@@ -176,11 +178,11 @@ def _enqueue_indirect(rt: Core, s: Stream, what: str, resolve, doff: int, soff: 
             kernels.copy(plan["dr"].target(plan["do"], plan["n"]), plan["sr"].view(plan["so"], plan["n"]))
 
     task.on_start, task.on_complete = start, complete
-    san = rt.sanitizer
-    rt.submit(s, task, None if san is None else _indirect_access(rt, resolve, doff, soff, slots, known))
+    rt.submit(s, task, (rt, resolve, doff, soff, slots, known), 0.0, _indirect_access)
 
 
-@api("aclrtMemcpyAsyncWithOffset", gate=False, sizes=("dest_max", "dst_offset", "count", "src_offset"),
+@api("aclrtMemcpyAsyncWithOffset", gate=False, feature="d2d_by_offset",
+     sizes=("dest_max", "dst_offset", "count", "src_offset"),
      pyacl="acl.rt.memcpy_async_with_offset", params="iiiiiiii")
 def memcpy_async_with_offset(rt: Core, dst: int, dest_max: int, dst_offset: int, src: int, count: int,
                              src_offset: int, kind: int, stream: int = 0) -> None:
@@ -192,8 +194,7 @@ def memcpy_async_with_offset(rt: Core, dst: int, dest_max: int, dst_offset: int,
     if kind != C.ACL_MEMCPY_INNER_DEVICE_TO_DEVICE:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"kind must be INNER_DEVICE_TO_DEVICE (6), not {kind}")
     rt.gate("aclrtMemcpyAsyncWithOffset")
-    if not rt.product.has("d2d_by_offset"):
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"copies by offset are not supported on {rt.product.name}")
+    rt.feature_gate()
     rt.check_stream_handle(stream)
     if dst == 0 or src == 0:
         fail(ACL_ERROR_RT_PARAM_INVALID, "dst is null" if dst == 0 else "src is null")

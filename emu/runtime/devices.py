@@ -73,9 +73,7 @@ def set_device(rt: Core, device_id: int) -> None:
 
 
 def _release_context(rt: Core, ctx: Context) -> None:
-    san = rt.sanitizer
-    if san is not None:
-        san.context_released(ctx)
+    rt.sanitize("context_released", ctx)
     for s in [ctx.default_stream, *ctx.streams]:
         if not s.m.idle:
             rt.wait_for(s.m.last)
@@ -98,10 +96,8 @@ def _release_device(rt: Core, dev: Device) -> None:
         _release_context(rt, ctx)
     dev.primary = None
     dev.refcount = 0
-    san = rt.sanitizer
     for r in [r for r in rt.space.regions() if r.is_device and r.device == dev.id and r.origin != "alias"]:
-        if san is not None:
-            san.freed(r)
+        rt.sanitize("freed", r)
         rt.space.free_device(r)
 
 

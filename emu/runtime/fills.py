@@ -21,9 +21,7 @@ MEMSET_BLOCK = 64 << 20
 
 # -- memsets ------------------------------------------------------------------------------------
 def _fill_host_now(rt: Core, r: Region, off: int, n: int, value: int, what: str) -> None:
-    san = rt.sanitizer
-    if san is not None:
-        san.host_access(((r, off, n, "w"),), what)
+    rt.sanitize_host_span(what, r, off, n, "w")
     rt.tick(n / rt.product.hardware.host_memset_bandwidth)
     transfer._filler(rt, r, off, n, value, what)()
 
@@ -134,9 +132,7 @@ def _d32(rt: Core, ptr: int, mem_size: int, value: int, n: int, stream: int | No
     rt.current_context()  # ApiImpl::CurrentContext() may open the configured default device
     value &= 0xFFFFFFFF
     if not r.is_device:  # host target: filled now; the async variant ignores the stream
-        san = rt.sanitizer
-        if san is not None:
-            san.host_access(((r, off, 4 * n, "w"),), what)
+        rt.sanitize_host_span(what, r, off, 4 * n, "w")
         rt.tick(4 * n / rt.product.hardware.host_memset_bandwidth)
         _d32_filler(rt, r, off, 4 * n, value, what)()
     elif stream is None:

@@ -24,9 +24,9 @@ _MAPPING = C.ACL_HOST_REG_MAPPED | C.ACL_HOST_REG_IOMEMORY | C.ACL_HOST_REG_READ
 # driver cannot pin): the runtime keeps the pinned and mapped ranges, and only a mapping reaches
 # the driver, whose chip check (NpuDriver::HostRegister) is the product gate.
 def _driver_host_register(rt: Core) -> None:
-    """NpuDriver::HostRegister / HostUnregister: a chip without RT_FEATURE_MEM_HOST_REGISTER -> 207000."""
-    if not rt.product.has("host_register"):
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"host memory registration is not supported on {rt.product.name}")
+    """NpuDriver::HostRegister / HostUnregister: a chip without RT_FEATURE_MEM_HOST_REGISTER -> 207000 (for
+    aclrtHostRegisterV2 and aclrtHostUnregister, only a mapping reaches the driver)."""
+    rt.require_feature("host_register", "host memory mapping")
 
 
 def _host_range(rt: Core, ptr: int, size: int) -> Region:
@@ -53,7 +53,8 @@ def _record(rt: Core, ptr: int, size: int, host: Region, pinned: bool, mapped: b
     return reg
 
 
-@api("aclrtHostRegister", gate=False, sizes=("size",), pyacl="acl.rt.host_register", params="iii", outputs=(0,))
+@api("aclrtHostRegister", gate=False, feature="host_register", sizes=("size",), pyacl="acl.rt.host_register",
+     params="iii", outputs=(0,))
 def host_register(rt: Core, ptr: int, size: int, type: int = C.ACL_HOST_REGISTER_MAPPED) -> int:
     """Register and map `size` bytes of host memory at `ptr` (aclrtHostRegister); returns the device address
     kernels use to reach it (the host address itself for VA-consistent memory). The range counts as
@@ -64,7 +65,7 @@ def host_register(rt: Core, ptr: int, size: int, type: int = C.ACL_HOST_REGISTER
     if type & ~0xC:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"register type 0x{type:x} is not supported")
     rt.current_context()
-    _driver_host_register(rt)
+    rt.feature_gate()  # NpuDriver::HostRegister's chip check
     host = _host_range(rt, ptr, size)
     _check_not_registered(rt, ptr, size)
     reg = _record(rt, ptr, size, host, pinned=True, mapped=True, flags=C.ACL_HOST_REG_MAPPED | type)
@@ -124,7 +125,5 @@ def host_unregister(rt: Core, ptr: int) -> None:
         fail(ACL_ERROR_HOST_MEMORY_NOT_REGISTERED, f"ptr 0x{ptr:x} is not the start of a registered host range")
     if reg.alias is not None or (reg.flags & _MAPPING):
         _driver_host_register(rt)
-    san = rt.sanitizer
-    if san is not None:
-        san.unregistered(reg)
+    rt.sanitize("unregistered", reg)
     rt.space.unregister(reg)

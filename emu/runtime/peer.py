@@ -42,8 +42,8 @@ def _driver_device(rt: Core, dev: int, what: str) -> None:
 
 
 def _p2p_feature(rt: Core) -> None:
-    if not rt.product.has("p2p"):
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"peer access is not supported on {rt.product.name}")
+    """The chip's peer access: the declared feature "p2p" of the peer-access APIs."""
+    rt.feature_gate()
 
 
 def _default_device_context(rt: Core, dev: int) -> None:
@@ -66,7 +66,8 @@ def _current_device(rt: Core) -> int:
     fail(ACL_ERROR_RT_CONTEXT_NULL, "no current device: call aclrtSetDevice first")
 
 
-@api("aclrtDeviceCanAccessPeer", gate=False, pyacl="acl.rt.device_can_access_peer", params="ii", outputs=(0,))
+@api("aclrtDeviceCanAccessPeer", gate=False, feature="p2p", pyacl="acl.rt.device_can_access_peer", params="ii",
+     outputs=(0,))
 def device_can_access_peer(rt: Core, device_id: int, peer_device_id: int) -> int:
     """1 if device `device_id` can access the memory of `peer_device_id` on this product's topology, else 0
     (aclrtDeviceCanAccessPeer). The two must differ (100000); products without peer access and RC
@@ -95,7 +96,7 @@ def _current_and_peer(rt: Core, peer: int) -> int:
     return cur
 
 
-@api("aclrtDeviceEnablePeerAccess", gate=False, pyacl="acl.rt.device_enable_peer_access", params="ii")
+@api("aclrtDeviceEnablePeerAccess", gate=False, feature="p2p", pyacl="acl.rt.device_enable_peer_access", params="ii")
 def device_enable_peer_access(rt: Core, peer_device_id: int, flags: int = 0) -> None:
     """Let the current device access the memory of `peer_device_id`, one direction
     (aclrtDeviceEnablePeerAccess). flags must be 0 (200006); devices that share no interconnect raise
@@ -108,14 +109,15 @@ def device_enable_peer_access(rt: Core, peer_device_id: int, flags: int = 0) -> 
     rt.peers.add((rt.visible[cur], rt.visible[peer_device_id]))
 
 
-@api("aclrtDeviceDisablePeerAccess", gate=False, pyacl="acl.rt.device_disable_peer_access", params="i")
+@api("aclrtDeviceDisablePeerAccess", gate=False, feature="p2p", pyacl="acl.rt.device_disable_peer_access", params="i")
 def device_disable_peer_access(rt: Core, peer_device_id: int) -> None:
     """Withdraw the current device's access to the memory of `peer_device_id` (aclrtDeviceDisablePeerAccess)."""
     cur = _current_and_peer(rt, peer_device_id)
     rt.peers.discard((rt.visible[cur], rt.visible[peer_device_id]))
 
 
-@api("aclrtDevicePeerAccessStatus", gate=False, pyacl="acl.rt.device_peer_access_status", params="ii", outputs=(0,))
+@api("aclrtDevicePeerAccessStatus", gate=False, feature="p2p", pyacl="acl.rt.device_peer_access_status", params="ii",
+     outputs=(0,))
 def device_peer_access_status(rt: Core, device_id: int, peer_device_id: int) -> int:
     """1 when `device_id` may access `peer_device_id`, as aclrtDeviceEnablePeerAccess allows, else 0
     (aclrtDevicePeerAccessStatus). The peer is a physical id: the ACL layer does not convert it

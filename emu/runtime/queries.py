@@ -103,6 +103,5 @@ def chrome_trace(rt) -> dict:
     writes: json.dump of it is that file."""
     with rt.lock:
         tasks, calls = rt.machine.records.array(), rt.call_log.array()
-        san = rt.sanitizer
-        findings = None if san is None else san.trace_findings()
+        findings = rt.sanitize("trace_findings")
     return _trace.chrome_trace(tasks, calls, findings)

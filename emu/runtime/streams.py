@@ -29,9 +29,7 @@ def _new_stream(rt: Core, flags: int = 0, priority: int = 0) -> int:
     s.m = rt.machine.stream(f"dev{dev.id}/stream{s.handle:x}", dev.id)
     ctx.streams.append(s)
     rt.handles[s.handle] = s
-    san = rt.sanitizer
-    if san is not None:
-        san.stream_created(s)
+    rt.sanitize("stream_created", s)
     return StreamHandle(s.handle, rt)
 
 
@@ -52,8 +50,8 @@ def create_stream_with_config(rt: Core, priority: int, flag: int) -> int:
     api_error.cc: ApiErrorDecorator::StreamCreate / CheckStreamFlags, api_impl.cc: ApiImpl::StreamCreate."""
     rt.runtime_layer()
     flag &= _STREAM_FLAGS
-    if flag & C.ACL_STREAM_HUGE and not rt.product.has("huge_stream"):  # RT_FEATURE_STREAM_HUGE_DEPTH
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"ACL_STREAM_HUGE streams are not supported on {rt.product.name}")
+    if flag & C.ACL_STREAM_HUGE:  # RT_FEATURE_STREAM_HUGE_DEPTH
+        rt.require_feature("huge_stream", "ACL_STREAM_HUGE streams")
     if flag & C.ACL_STREAM_DEVICE_USE_ONLY and flag != C.ACL_STREAM_DEVICE_USE_ONLY:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"stream flag 0x{flag:x}: ACL_STREAM_DEVICE_USE_ONLY must stand alone")
     prio = (int(priority) + 2**31) % 2**32 - 2**31  # the runtime reads the uint32 as int32
@@ -66,9 +64,7 @@ def _drain(rt: Core, s: Stream, wake: bool = True) -> bool:
     if not s.m.idle:
         rt.wait_for(s.m.last)
     else:
-        san = rt.sanitizer
-        if san is not None:
-            san.joined(s.m.last)  # done already: the wait still orders what follows after it
+        rt.sanitize("joined", s.m.last)  # done already: the wait still orders what follows after it
     if s.m.failed:
         task, s.m.failed[:] = s.m.failed[0], []
         fail(ACL_ERROR_RT_DRV_INTERNAL_ERROR, f"{task.label} on {s.m.name} failed: {task.error}")
@@ -85,9 +81,7 @@ def _destroy_stream(rt: Core, handle: int, wait: bool) -> None:
     s = rt.lookup(handle, Stream, "stream")
     rt.check_not_capturing(s)
     rt.stream_of(handle)  # 107002 without a context, 107003 from another context
-    san = rt.sanitizer
-    if san is not None:
-        san.stream_destroyed(s, wait)
+    rt.sanitize("stream_destroyed", s, wait)
     if wait and not s.m.idle:
         rt.wait_for(s.m.last)
     s.destroyed = True
@@ -174,9 +168,7 @@ def stream_query(rt: Core, handle: int = 0) -> int:
     rt.catch_up()
     if not s.m.idle:
         return C.ACL_STREAM_STATUS_NOT_READY
-    san = rt.sanitizer
-    if san is not None:
-        san.joined(s.m.last)  # the host saw it complete
+    rt.sanitize("joined", s.m.last)  # the host saw it complete
     return C.ACL_STREAM_STATUS_COMPLETE
 
 
@@ -188,9 +180,7 @@ def _new_event(rt: Core, flags: int, ex: bool = False) -> int:
     ev = Event(flags, dev.id, ex)
     dev.events += 1
     rt.handles[ev.handle] = ev
-    san = rt.sanitizer
-    if san is not None:
-        san.event_created(ev)
+    rt.sanitize("event_created", ev)
     return EventHandle(ev.handle, rt)
 
 
@@ -233,8 +223,8 @@ def create_event_ex_with_flag(rt: Core, flag: int) -> int:
     for solo in (C.ACL_EVENT_DEVICE_USE_ONLY, C.ACL_EVENT_EXTERNAL, C.ACL_EVENT_IPC):
         if flag & solo and flag & ~solo:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"event flag 0x{flag:x}: 0x{solo:x} cannot be combined with others")
-    if flag == C.ACL_EVENT_IPC and not rt.product.has("ipc_event"):  # RT_FEATURE_IPC_EVENT
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"IPC events are not supported on {rt.product.name}")
+    if flag == C.ACL_EVENT_IPC:  # RT_FEATURE_IPC_EVENT
+        rt.require_feature("ipc_event", "IPC events")
     known = C.ACL_EVENT_SYNC | C.ACL_EVENT_CAPTURE_STREAM_PROGRESS | C.ACL_EVENT_DDSYNC | \
         C.ACL_EVENT_TIME_LINE | C.ACL_EVENT_IPC
     if flag & known == 0 or flag > known:
@@ -356,9 +346,7 @@ def stream_wait_event(rt: Core, stream: int, event: int) -> None:
             ev.waits = [t for t in ev.waits if not t.completed]
         ev.waits.append(wait)
     else:
-        san = rt.sanitizer
-        if san is not None:
-            san.unrecorded_wait(ev, "aclrtStreamWaitEvent")
+        rt.sanitize("unrecorded_wait", ev, "aclrtStreamWaitEvent")
 
 
 def _wait_captured_event(rt: Core, ev: Event, s: Stream) -> None:
@@ -392,9 +380,7 @@ def synchronize_event(rt: Core, event: int) -> None:
         rt.wait_for(ev.record)
         rt.woken()
     else:
-        san = rt.sanitizer
-        if san is not None:
-            san.unrecorded_wait(ev, "aclrtSynchronizeEvent")
+        rt.sanitize("unrecorded_wait", ev, "aclrtSynchronizeEvent")
 
 
 @api("aclrtQueryEventStatus", pyacl="acl.rt.query_event_status", params="i", outputs=(0,))
@@ -406,9 +392,7 @@ def query_event_status(rt: Core, event: int) -> int:
     rt.catch_up()
     if not (ev.record is not None and ev.record.completed):
         return C.ACL_EVENT_RECORDED_STATUS_NOT_READY
-    san = rt.sanitizer
-    if san is not None:
-        san.joined(ev.record)  # the host saw it complete
+    rt.sanitize("joined", ev.record)  # the host saw it complete
     return C.ACL_EVENT_RECORDED_STATUS_COMPLETE
 
 
@@ -453,8 +437,6 @@ def event_elapsed_time(rt: Core, start: int, end: int) -> float:
     rt.catch_up()
     if not (a.record.completed and b.record.completed):
         fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID, "an event has not completed yet: synchronize first")
-    san = rt.sanitizer
-    if san is not None:  # the host saw both complete
-        san.joined(a.record)
-        san.joined(b.record)
+    rt.sanitize("joined", a.record)  # the host saw both complete
+    rt.sanitize("joined", b.record)
     return (b.record.end - a.record.end) * 1000.0

@@ -103,6 +103,13 @@ class CopyPlan:
                 f"kind {self.kind} used {self.used}{', staged' if self.staged else ''}>")
 
 
+def _given_or_planned(of: tuple) -> tuple:
+    """Of (the accesses given, the plan): those given, else the plan's (for `Core.sanitize_host_access`, only
+    when the sanitizer is on)."""
+    access, plan = of
+    return access or plan_access(plan)
+
+
 def plan_access(plan: CopyPlan) -> tuple:
     """The bytes a planned copy reads and writes, as the sanitizer takes them (`Core.submit`)."""
     return (plan.src, plan.soff, plan.nbytes, "r"), (plan.dst, plan.doff, plan.nbytes, "w")
@@ -195,9 +202,7 @@ def run_blocking(rt: Core, task: Task, access=None) -> None:
     """Run a task outside any stream and block this host thread until it completes. access: the bytes it
     reads and writes (see `Core.submit`), the calling thread's own accesses for the sanitizer."""
     if access is not None:
-        san = rt.sanitizer
-        if san is not None:
-            san.host_access(access, task.label)
+        rt.sanitize_host_access(task.label, access)
     dev = task.device
     s = rt.sync_streams.get(dev)
     if s is None or s.last is not None and s.last.end is None:  # (one per device: a blocking call waits
@@ -220,9 +225,7 @@ def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0, a
     the plan's contiguous range); rows: row descriptors of a 2D copy (none when staged); access: the bytes it
     touches, for the sanitizer (by default the plan's ranges). The host also pays the driver's round trip
     (`hardware.sync_copy`), once the copy is done."""
-    san = rt.sanitizer
-    if san is not None:
-        san.host_access(access or plan_access(plan), what)
+    rt.sanitize_host_access(what, (access, plan), _given_or_planned)
     if move is None:
         move = _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what)
     hw = rt.machine.hardware
@@ -281,4 +284,4 @@ def enqueue_copy(rt: Core, s: Stream, plan: CopyPlan, what: str) -> None:
                      None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
                      _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit, plan.kind, plan.used)
     # the host builds and submits the copy's task (copy_submit); the access only if a sanitizer looks
-    rt.submit(s, task, None if rt.sanitizer is None else plan_access(plan), rt.machine.hardware.copy_submit)
+    rt.submit(s, task, plan, rt.machine.hardware.copy_submit, plan_access)
