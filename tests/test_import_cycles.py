@@ -146,3 +146,17 @@ def test_each_emu_module_imports_first_in_a_fresh_interpreter():
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(len(names))
+
+
+def test_no_function_in_emu_or_models_is_over_60_lines():
+    """A function is read at once: none in emu/ or models/ runs over 60 lines, from `def` to its last line,
+    nested functions counted in their parent (issue 29)."""
+    root = Path(__file__).resolve().parent.parent
+    long = []
+    for path in sorted([*(root / "emu").rglob("*.py"), *(root / "models").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 60:
+                    long.append(f"{path.relative_to(root)}:{node.lineno} {node.name} ({lines} lines)")
+    assert not long, long
