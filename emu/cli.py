@@ -799,28 +799,52 @@ def add_calibrate(sub) -> None:
 
 
 def calibrate_command(args) -> int:
+    """Fit, replay and draw; the config and its plot appear at -o (and beside it) only when all of that
+    succeeded: each is written to a temporary file in the same folder and moved into place at the end."""
     out = Path(args.output)
     name = args.name or out.stem
+    out.parent.mkdir(parents=True, exist_ok=True)
+    temps: list[Path] = []
     try:
-        rows = calibrate.read(args.measurements, args.direction, args.memory)
-        result = calibrate.calibrate(rows, args.product, str(args.measurements), args.fit)
-        inherit = args.product if not Path(args.product).exists() else str(Path(args.product).resolve())
-        draft = calibrate.config_text(result, name, {k: 0.0 for k in result["fields"]}, inherit)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(draft)  # the rows are replayed on the config itself
-        table, per_field = calibrate.residuals(result, str(out))
-        out.write_text(calibrate.config_text(result, name, per_field, inherit))
-        load(out)  # it loads, with every number cited
-    except (calibrate.CalibrationError, ConfigError) as e:
-        return _argument_error("calibrate", str(e))
-    plot = calibrate_report.plot(table, out.with_suffix(".png"), f"{name} (from {result['base']})")
-    summary = {"config": str(out), "plot": str(plot), "base": result["base"], "fields": result["fields"],
+        try:
+            rows = calibrate.read(args.measurements, args.direction, args.memory)
+            result = calibrate.calibrate(rows, args.product, str(args.measurements), args.fit)
+            inherit = args.product if not Path(args.product).exists() else str(Path(args.product).resolve())
+            draft = calibrate.config_text(result, name, {k: 0.0 for k in result["fields"]}, inherit)
+            tmp_config = _calibrate_temp(out, ".toml", temps)
+            tmp_config.write_text(draft, encoding="utf-8")  # the rows are replayed on the config itself
+            table, per_field = calibrate.residuals(result, str(tmp_config))
+            tmp_config.write_text(calibrate.config_text(result, name, per_field, inherit), encoding="utf-8")
+            load(tmp_config)  # it loads, with every number cited
+        except (calibrate.CalibrationError, ConfigError) as e:
+            return _argument_error("calibrate", str(e))
+        except calibrate.FIT_FAILURES as e:
+            return _argument_error("calibrate", f"{args.measurements}: the fit failed ({e}): the rows disagree "
+                                                f"with a fixed cost plus bytes over a rate")
+        plot_path = out.with_suffix(".png")
+        tmp_plot = calibrate_report.plot(table, _calibrate_temp(out, ".png", temps),
+                                         f"{name} (from {result['base']})")
+        os.replace(tmp_config, out)
+        os.replace(tmp_plot, plot_path)
+        temps.clear()
+    finally:
+        for tmp in temps:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+    summary = {"config": str(out), "plot": str(plot_path), "base": result["base"], "fields": result["fields"],
                "residual_pct": per_field, "kept": result["kept"], "rows": table}
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
-    print(calibrate_report.report(result, table, per_field, out, plot))
+    print(calibrate_report.report(result, table, per_field, out, plot_path))
     return 0
+
+
+def _calibrate_temp(out: Path, suffix: str, temps: list[Path]) -> Path:
+    """A fresh temporary name beside `out` (same folder, so os.replace is atomic; written as any file, so
+    the umask's permissions), recorded in `temps` for removal if the run fails."""
+    temps.append(out.parent / f".{out.stem}.{os.getpid()}.{os.urandom(4).hex()}.tmp{suffix}")
+    return temps[-1]
 
 
 def add_replay(sub) -> None:

@@ -1,8 +1,10 @@
 """Turning runtime methods into pyACL functions: ints in, `(outputs..., ret)` out.
 
 pyACL parses its arguments with fixed C formats: the wrong number or type of
-arguments raises TypeError("acl.<module>.<name> args parse failed"); an ACL
-failure is a return code, never an exception.
+arguments, or an int that no 64-bit C integer holds (outside [-2**63, 2**64)), raises
+TypeError("acl.<module>.<name> args parse failed"); an ACL failure is a return code, never an exception.
+(pyACL's bindings call PyArg_ParseTuple inside CHECK_NULL(..., "acl.rt.memcpy args parse failed"), which
+replaces the parser's OverflowError by that TypeError.)
 
 Each facade entry of an ACL API comes from the API's one declaration (`@api(..., pyacl=..., params=...,
 outputs=...)` on its family function in emu/runtime, listed in `emu.runtime.APIS`): a facade module takes
@@ -20,6 +22,7 @@ import types
 from ..errors import AclError
 
 INT, STR, OBJ, INTS, ATTRS = "i", "s", "o", "l", "a"
+INT_MIN, INT_END = -(1 << 63), 1 << 64  # the ints some 64-bit C integer type holds: [INT_MIN, INT_END)
 RSV_BYTES = 16  # aclrtMemcpyBatchAttr.rsv: uint8_t[16]
 
 
@@ -52,9 +55,18 @@ def _attrs(value):
     return [dict(a, rsv=_rsv(a["rsv"])) if isinstance(a, dict) and "rsv" in a else a for a in value]
 
 
+def _int(value) -> int:
+    """An int argument as a C integer reads it: int, bool, numpy integers (not float or str), within 64 bits;
+    else TypeError (pyACL's CHECK_NULL turns the parser's OverflowError into its "args parse failed")."""
+    value = operator.index(value)
+    if not INT_MIN <= value < INT_END:
+        raise TypeError
+    return value
+
+
 def _parse(kind: str, value):
     if kind == INT:
-        return operator.index(value)  # int, bool, numpy integers; not float or str
+        return _int(value)
     if kind == INTS:  # a list of ints (a C array), or None (a null pointer)
         if value is None:
             return None
@@ -79,7 +91,7 @@ def _plain(value):
 def _parsed(qualname: str, params: str, ints_only: bool, args: tuple) -> list:
     """The arguments as the C formats read them, or TypeError("<qualname> args parse failed")."""
     try:
-        return list(map(operator.index, args)) if ints_only else [_parse(k, a) for k, a in zip(params, args)]
+        return list(map(_int, args)) if ints_only else [_parse(k, a) for k, a in zip(params, args)]
     except (TypeError, ValueError):
         raise TypeError(f"{qualname} args parse failed") from None
 
@@ -97,9 +109,9 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
         if not lo <= len(args) <= hi:
             raise TypeError(f"{qualname} args parse failed")
         if ints_only:
-            parsed = args  # plain ints (no bool, no subclass) pass as they are: operator.index gives each back
-            for a in args:  # (`type(a) is int` tests cost less than operator.index calls and a new list)
-                if type(a) is not int:
+            parsed = args  # plain 64-bit ints (no bool, no subclass) pass as they are: _int gives each back
+            for a in args:  # (`type(a) is int` tests cost less than _int calls and a new list)
+                if type(a) is not int or not INT_MIN <= a < INT_END:
                     parsed = _parsed(qualname, params, ints_only, args)
                     break
         else:

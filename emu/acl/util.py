@@ -63,10 +63,14 @@ def bytes_to_ptr(data) -> int:
 
 
 def _host(ptr: int, nbytes: int, name: str) -> np.ndarray:
+    """The host memory at `ptr`; memory the host cannot read (device memory, unknown memory) is a ValueError
+    named after the acl.util function, as all its other errors are."""
     try:
         return _rt.host_array(ptr, nbytes)
     except AclError as e:
         raise ValueError(f"acl.util.{name}: {e.message}") from None
+    except ValueError as e:
+        raise ValueError(f"acl.util.{name}: {e}") from None
 
 
 @_positional(3)

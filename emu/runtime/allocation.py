@@ -308,7 +308,7 @@ def _attributes(cfg) -> list[tuple[int, int]]:
     for i, a in enumerate(cfg):
         try:
             out.append((int(a["attr"]), int(a.get("value", 0))))
-        except (TypeError, KeyError, ValueError):
+        except (TypeError, KeyError, ValueError, OverflowError):  # OverflowError: int(inf); ValueError: int(nan)
             fail(ACL_ERROR_INVALID_PARAM, f"malloc config entry {i} ({a!r}) is not {{'attr': int, 'value': int}}")
     return out
 

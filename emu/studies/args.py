@@ -7,6 +7,7 @@ to read the same text (calibrate reads sizes from a CSV) uses `common.parse_size
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 from ..config import ConfigError, available, load
@@ -21,6 +22,8 @@ def typed(fn, what: str):
             return fn(text)
         except ValueError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
+        except (OverflowError, MemoryError, RecursionError):  # a last guard: a bad argument, never a traceback
+            raise argparse.ArgumentTypeError(f"{str(text)[:40]!r}: too large") from None
 
     parse.__name__ = what
     return parse
@@ -68,23 +71,40 @@ def parse_sizes_arg(text: str) -> list[int]:
     return sizes
 
 
-def positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a whole number") from None
+MAX_COUNT = 10_000  # repetitions and other counts: the model is deterministic, so more is only a long run
+MAX_INT = 1_000_000  # the largest value any list of whole numbers (streams, chunks) may name before its own limit
+
+
+def _whole(t: str, text: str, limit: int) -> int:
+    """One whole number of `text`, refused past `limit` before anything is built from it."""
+    t = t.strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", t):
+        raise ValueError(f"{text!r}: {t!r} is not a whole number")
+    if len(t.lstrip("+-").lstrip("0")) > len(str(limit)) or int(t) > limit:
+        raise ValueError(f"{text!r}: {t[:24]}{'...' if len(t) > 24 else ''} is more than {limit}")
+    return int(t)
+
+
+def positive_int(text: str, limit: int = MAX_COUNT) -> int:
+    """A whole number from 1 to `limit` (default MAX_COUNT)."""
+    v = _whole(text, text, limit)
     if v < 1:
         raise ValueError(f"{text!r}: expected at least 1")
     return v
 
 
-def parse_ints(text: str) -> list[int]:
-    """'1..8' -> [1, 2, ..., 8]; '1,2,4' -> [1, 2, 4]."""
+def parse_ints(text: str, limit: int = MAX_INT) -> list[int]:
+    """'1..8' -> [1, 2, ..., 8]; '1,2,4' -> [1, 2, 4]. Every value at most `limit`, checked on a range's bounds
+    before the range is built."""
     if ".." in text:
-        lo, hi = (int(t) for t in text.split("..", 1))
+        lo, hi = (_whole(t, text, limit) for t in text.split("..", 1))
+        if lo < 1:
+            raise ValueError(f"{text!r}: expected positive integers, e.g. 1..8 or 1,2,4")
+        if lo > hi:
+            raise ValueError(f"{text!r}: the range runs backwards")
         values = list(range(lo, hi + 1))
     else:
-        values = [int(t) for t in text.split(",") if t.strip()]
+        values = [_whole(t, text, limit) for t in text.split(",") if t.strip()]
     if not values or min(values) < 1:
         raise ValueError(f"{text!r}: expected positive integers, e.g. 1..8 or 1,2,4")
     return values
@@ -94,7 +114,12 @@ def positive_ints(limit: int, what: str):
     """A parser of `parse_ints` lists whose largest value is at most `limit` (`what`: the values' name)."""
 
     def parse(text: str) -> list[int]:
-        values = parse_ints(text)
+        try:
+            values = parse_ints(text, limit)
+        except ValueError as e:
+            if "is more than" in str(e):
+                raise ValueError(f"{text[:40]!r}: at most {limit} {what}") from None
+            raise
         if max(values) > limit:
             raise ValueError(f"{text!r}: at most {limit} {what}")
         return values

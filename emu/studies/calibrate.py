@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 import statistics
 from dataclasses import dataclass, field
@@ -53,17 +54,106 @@ class CalibrationError(ValueError):
     """The data cannot determine what was asked (the message names the field), or the input is unreadable."""
 
 
+FIT_FAILURES = (np.linalg.LinAlgError, ArithmeticError)  # numbers the least squares cannot take (the CLI's one line)
+
+
+MAX_FILE_BYTES = 16 << 20  # a measurements file larger than this is no ascend-dmi table or CSV of copies
+MAX_CELL_CHARS = 1000  # nor is a cell this long
+MAX_LINE_CHARS = 10_000  # or a line
+MAX_SIZE = 1 << 40  # a copy of at most 1 TiB
+MAX_COUNT = 100_000  # copies per sample
+MAX_DEVICE = 1023
+VALUE_RANGE = {"GB/s": (1e-6, 1e5), "us": (1e-4, 1e9)}  # 1 KB/s .. 100 TB/s; 0.1 ns .. 1000 s per copy
+
+
+def toml_string(text: str) -> str:
+    """`text` as a TOML basic string, quotes included: backslash, quote and control characters escaped,
+    so a name or file name can never end the string or start another field."""
+    out = []
+    for ch in str(text):
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch in "\b\t\n\f\r":
+            out.append({"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}[ch])
+        elif 0xD800 <= ord(ch) <= 0xDFFF:  # (an undecodable byte of a file name: no character TOML holds)
+            out.append("\\uFFFD")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _read_text(path: Path) -> str:
+    """The file's text: refused in one line when it is missing, too large, or not text."""
+    try:
+        with path.open("rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise CalibrationError(f"{path}: {e.strerror or e}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise CalibrationError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB: not an ascend-dmi table or a CSV "
+                               f"of measurements")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise CalibrationError(f"{path}: not a text file (byte {e.start} is not UTF-8): expected ascend-dmi "
+                               f"--bw output or a CSV") from None
+    if "\x00" in text:
+        raise CalibrationError(f"{path}: not a text file (it holds NUL bytes): expected ascend-dmi --bw output "
+                               f"or a CSV")
+    return text
+
+
+def _size(text: str) -> int:
+    """A copy size, at most MAX_SIZE (ValueError otherwise)."""
+    if len(str(text)) > 40:
+        raise ValueError(f"size {str(text)[:20]!r}... is too long to be a size (at most 1 TiB)")
+    try:
+        n = parse_size(text)
+    except OverflowError:
+        n = MAX_SIZE + 1
+    if n > MAX_SIZE:
+        raise ValueError(f"size {text!r} is more than 1 TiB")
+    return n
+
+
+def _value(text: str, unit: str) -> float:
+    """A measured GB/s or us, finite and within what a copy can show (ValueError otherwise)."""
+    if len(str(text)) > 40:
+        raise ValueError(f"{unit} value {str(text)[:20]!r}... is too long to be a number")
+    v = float(text)
+    lo, hi = VALUE_RANGE[unit]
+    if not math.isfinite(v) or not lo <= v <= hi:
+        raise ValueError(f"{unit} value {text!r} is not a finite number from {lo:g} to {hi:g}")
+    return v
+
+
+def _whole(text, what: str, hi: int) -> int:
+    """A whole number from 1 to `hi` (ValueError otherwise)."""
+    s = str(text).strip()
+    if not re.fullmatch(r"[0-9]{1,12}", s) or not 1 <= int(s) <= hi:
+        raise ValueError(f"{what} {s[:20]!r} is not a whole number from 1 to {hi}")
+    return int(s)
+
+
 # -- reading measurements --------------------------------------------------------------------------------
 def read(path: str | Path, direction: str | None = None, memory: str | None = None) -> list[dict]:
     """Rows in the measurements format of `validate` (one per size and direction), from an ascend-dmi table
     or a CSV."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise CalibrationError(f"{path}: {e.strerror}") from None
+    text = _read_text(path)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if len(line) > MAX_LINE_CHARS:
+            raise CalibrationError(f"{path}: line {number}: longer than {MAX_LINE_CHARS} characters: not a row "
+                                   f"of an ascend-dmi table or a CSV of measurements")
     first = next((line for line in text.splitlines() if line.strip()), "")
-    raw = _read_csv(text) if "," in first and "size" in first.lower() else _read_dmi(text)
+    try:
+        raw = _read_csv(text) if "," in first and "size" in first.lower() else _read_dmi(text)
+    except CalibrationError as e:
+        raise CalibrationError(f"{path}: {e}") from None
     rows = []
     for i, r in enumerate(raw):
         d = r.get("direction") or direction
@@ -84,12 +174,17 @@ def _row(path: Path, i: int, r: dict, direction: str, memory: str | None) -> dic
                                f"or h2h")
     memory = memory or ("device" if direction in ("d2d", "p2p") else "pinned")
     pattern = r.get("pattern") or ("sync" if direction == "h2h" else "async")  # no async H2H in EP mode
+    try:
+        count = _whole(r["count"], "count", MAX_COUNT) if r.get("count") else 10 if pattern == "async" else 1
+        dst = _whole(r["dst_device"], "dst_device", MAX_DEVICE) if r.get("dst_device") else None
+    except ValueError as e:
+        raise CalibrationError(f"{path}: row {i + 1}: {e}") from None
     row = {"id": f"{path.name}:{i + 1}", "product": "", "pattern": pattern, "streams": 1, "devices": 1,
-           "count": int(r.get("count") or (10 if pattern == "async" else 1)), "size_bytes": r["size"],
+           "count": count, "size_bytes": r["size"],
            "memory": memory, "direction": direction, "value": r["value"], "unit": r["unit"],
            "calibration": True, "source": str(path), "use": "fit", "fitted": "what calibrate fits"}
-    if r.get("dst_device"):
-        row["dst_device"] = int(r["dst_device"])
+    if dst is not None:
+        row["dst_device"] = dst
     if r.get("both_ways"):
         if r["both_ways"].lower() not in ("true", "false", "1", "0", "yes", "no"):
             raise CalibrationError(f"{path}: row {i + 1}: both_ways {r['both_ways']!r} is not true or false")
@@ -103,20 +198,33 @@ def _row(path: Path, i: int, r: dict, direction: str, memory: str | None) -> dic
 
 def _read_csv(text: str) -> list[dict]:
     out = []
-    for line, rec in enumerate(csv.DictReader(io.StringIO(text)), start=2):
-        rec = {k.strip().lower(): (v or "").strip() for k, v in rec.items() if k}
-        value = next(((rec[k], u) for k, u in (("gbps", "GB/s"), ("gb/s", "GB/s"), ("bandwidth", "GB/s"),
-                                               ("us", "us"), ("time_us", "us")) if rec.get(k)), None)
-        if value is None:
-            raise CalibrationError(f"CSV line {line}: needs a gbps (GB/s) or us (per copy) column")
-        try:
-            out.append({"size": parse_size(rec["size"]), "value": float(value[0]), "unit": value[1],
-                        "direction": rec.get("direction"), "memory": rec.get("memory"),
-                        "pattern": rec.get("pattern"), "count": rec.get("count"),
-                        "dst_device": rec.get("dst_device"), "both_ways": rec.get("both_ways")})
-        except (KeyError, ValueError) as e:
-            raise CalibrationError(f"CSV line {line}: {e}") from None
+    reader = csv.DictReader(io.StringIO(text))
+    try:
+        for line, rec in enumerate(reader, start=2):
+            out.append(_csv_row(line, rec))
+    except csv.Error as e:
+        raise CalibrationError(f"CSV near line {reader.line_num + 1}: {e}") from None
     return out
+
+
+def _csv_row(line: int, rec: dict) -> dict:
+    if any(len(k or "") > MAX_CELL_CHARS or len(v) > MAX_CELL_CHARS
+           for k, v in rec.items() if isinstance(v, str)):
+        raise CalibrationError(f"CSV line {line}: a cell longer than {MAX_CELL_CHARS} characters")
+    rec = {k.strip().lower(): (v or "").strip() for k, v in rec.items() if k and isinstance(v, (str, type(None)))}
+    value = next(((rec[k], u) for k, u in (("gbps", "GB/s"), ("gb/s", "GB/s"), ("bandwidth", "GB/s"),
+                                           ("us", "us"), ("time_us", "us")) if rec.get(k)), None)
+    if value is None:
+        raise CalibrationError(f"CSV line {line}: needs a gbps (GB/s) or us (per copy) column")
+    try:
+        return {"size": _size(rec["size"]), "value": _value(value[0], value[1]), "unit": value[1],
+                "direction": rec.get("direction"), "memory": rec.get("memory"),
+                "pattern": rec.get("pattern"), "count": rec.get("count"),
+                "dst_device": rec.get("dst_device"), "both_ways": rec.get("both_ways")}
+    except KeyError as e:
+        raise CalibrationError(f"CSV line {line}: no {e} column") from None
+    except ValueError as e:
+        raise CalibrationError(f"CSV line {line}: {e}") from None
 
 
 _HEADING = re.compile(r"\b(h2d|d2h|d2d|p2p|host\s*to\s*device|device\s*to\s*host|device\s*to\s*device)\b", re.I)
@@ -127,14 +235,19 @@ def _read_dmi(text: str) -> list[dict]:
     """ascend-dmi --bw tables: a section per direction (a heading naming it), a header with Size and
     Bandwidth (and maybe Execute Times), then one line per size."""
     out, direction, cols = [], None, None
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         cells = [c for c in re.split(r"\s{2,}|\t|\|", line.strip()) if c.strip()]
         if not cells:
             continue
         if all(_NUMBER.match(c.strip()) for c in cells) and len(cells) >= 2:
             size_at, bw_at, et_at = cols or (0, len(cells) - 1, 1 if len(cells) >= 3 else None)
-            out.append({"size": parse_size(cells[size_at]), "value": float(cells[bw_at]), "unit": "GB/s",
-                        "direction": direction, "count": cells[et_at] if et_at is not None else None})
+            if max(size_at, bw_at, et_at or 0) >= len(cells):
+                raise CalibrationError(f"line {number}: {len(cells)} numbers, fewer than the header's columns")
+            try:
+                out.append({"size": _size(cells[size_at]), "value": _value(cells[bw_at], "GB/s"), "unit": "GB/s",
+                            "direction": direction, "count": cells[et_at] if et_at is not None else None})
+            except ValueError as e:
+                raise CalibrationError(f"line {number}: {e}") from None
             continue
         low = [c.lower() for c in cells]
         if any("size" in c for c in low) and any("bandwidth" in c or "gb/s" in c for c in low):
@@ -342,7 +455,7 @@ def override(base: str, fields: dict[str, float]) -> str:
     for full, value in fields.items():
         section, key = full.rsplit(".", 1)
         sections.setdefault(section, {})[key] = value
-    lines = [f'inherit = "{inherit}"']
+    lines = [f"inherit = {toml_string(inherit)}"]
     for section, values in sections.items():
         lines += [f"[{section}]", *(f"{k} = {float(v)!r}" for k, v in values.items()), f"[{section}.source]",
                   *(f'{k} = "fit"' for k in values)]
@@ -407,15 +520,18 @@ def config_text(result: dict, name: str, residuals: dict[str, float], inherit: s
     for full, value in result["fields"].items():
         section, key = full.rsplit(".", 1)
         sections.setdefault(section, {})[key] = value
-    lines = [f"# Calibrated from {result['source']} by `acl-emu calibrate`; everything not set here is "
-             f"{result['base']}'s.", f'inherit = "{inherit}"', "", "[product]", f'name = "{name}"',
-             f'title = "{config.load(inherit).title}, calibrated to {Path(result["source"]).name}"', ""]
+    source = Path(result["source"]).name
+    lines = [f"# Calibrated from {toml_string(result['source'])[1:-1]} by `acl-emu calibrate`; everything not set "
+             f"here is {toml_string(result['base'])[1:-1]}'s.", f"inherit = {toml_string(inherit)}", "", "[product]",
+             f"name = {toml_string(name)}",
+             f"title = {toml_string(f'{config.load(inherit).title}, calibrated to {source}')}", ""]
     for section, values in sections.items():
         lines.append(f"[{section}]")
         lines += [f"{k} = {float(f'{v:.6g}')!r}" for k, v in values.items()]
         lines.append(f"[{section}.source]")
-        lines += [f'{k} = "fit: {Path(result["source"]).name}, residual {residuals[f"{section}.{k}"]:.1f}%"'
-                  for k in values]
+        for k in values:
+            residual = residuals[f"{section}.{k}"]
+            lines.append(f"{k} = {toml_string(f'fit: {source}, residual {residual:.1f}%')}")
         lines.append("")
     return "\n".join(lines)
 

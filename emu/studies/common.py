@@ -22,21 +22,26 @@ _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 
           "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
 
 
-def parse_size(text: str) -> int:
-    """'4K' -> 4096, '1.5M' -> 1572864, '64' -> 64 (binary units)."""
+def parse_size(text: str, limit: int = 1 << 40) -> int:
+    """'4K' -> 4096, '1.5M' -> 1572864, '64' -> 64 (binary units); at most `limit` bytes (1 TiB: more than
+    any product's device memory)."""
     m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(text))
     if not m or m.group(2).upper() not in _UNITS:
-        raise ValueError(f"{text!r} is not a size (e.g. 4096, 4K, 64M, 1G)")
+        raise ValueError(f"{str(text)[:40]!r} is not a size (e.g. 4096, 4K, 64M, 1G)")
     value = float(m.group(1)) * _UNITS[m.group(2).upper()]
+    if not math.isfinite(value) or value > limit:
+        raise ValueError(f"{str(text)[:40]!r}: more than {limit // (1 << 40)} TiB "
+                         "(larger than any product's device memory)" if limit % (1 << 40) == 0 else
+                         f"{str(text)[:40]!r}: more than {limit} bytes")
     if value <= 0 or value != int(value):
         raise ValueError(f"{text!r} is not a positive whole number of bytes")
     return int(value)
 
 
-def parse_sizes(text: str) -> list[int]:
-    """'4K..1G' -> powers of two from 4 KiB to 1 GiB; '4K,1M,64M' -> those sizes."""
+def parse_sizes(text: str, limit: int = 1 << 40) -> list[int]:
+    """'4K..1G' -> powers of two from 4 KiB to 1 GiB; '4K,1M,64M' -> those sizes (each at most `limit`)."""
     if ".." in text:
-        lo, hi = (parse_size(t) for t in text.split("..", 1))
+        lo, hi = (parse_size(t, limit) for t in text.split("..", 1))
         if lo > hi:
             raise ValueError(f"{text!r}: the range runs backwards")
         out, s = [], lo
@@ -44,7 +49,7 @@ def parse_sizes(text: str) -> list[int]:
             out.append(s)
             s *= 2
         return out
-    return [parse_size(t) for t in text.split(",") if t.strip()]
+    return [parse_size(t, limit) for t in text.split(",") if t.strip()]
 
 
 def human_bytes(n: float) -> str:

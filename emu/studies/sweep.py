@@ -21,10 +21,15 @@ the routes the run rests on that no independent measurement checks on its produc
 """
 from __future__ import annotations
 
+import bisect
 import itertools
+import math
+import numbers
 import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+
+import numpy as np
 
 from .. import routes as R
 from . import overlap
@@ -34,6 +39,8 @@ METRICS = ("iteration_ms", "exposed_copy_ms", "floor_ms", "vs_floor", "link_h2d_
            "engine_util", "compute_util", "binding")
 COLUMNS = PARAMETERS + METRICS + ("unvalidated",)
 MAX_RUNS = 1_000_000  # a grid larger than this is a mistake, not a study
+MAX_VALUES = 100_000  # values of one field: more is a mistake (and a slow check), not a study
+MAX_SIZE = 1 << 40  # bytes per copy: 1 TiB, more than the device memory of any product
 
 
 @dataclass(frozen=True)
@@ -51,24 +58,38 @@ class Grid:
     def __post_init__(self):
         for f in fields(self):
             value = getattr(self, f.name)
-            value = (value,) if isinstance(value, (str, int, float, bool)) else tuple(value)
+            if isinstance(value, (str, bytes, int, float, bool)):
+                value = (value,)
+            else:
+                try:
+                    value = tuple(value)
+                except TypeError:
+                    raise ValueError(f"sweep grid: {f.name}: expected a value or a list of values, "
+                                     f"not {type(value).__name__}") from None
             if not value:
                 raise ValueError(f"sweep grid: {f.name} is empty")
-            object.__setattr__(self, f.name, value)
+            if len(value) > MAX_VALUES:
+                raise ValueError(f"sweep grid: {f.name}: {len(value)} values (more than {MAX_VALUES})")
+            object.__setattr__(self, f.name, tuple(_value(f.name, v) for v in value))
+        n = self._count()
+        if n > MAX_RUNS:
+            raise ValueError(f"sweep grid: {n} runs (more than {MAX_RUNS})")
+        if not n:
+            raise ValueError("sweep grid: no combination has streams <= chunks")
         from .. import config
 
-        for p in self.products:
+        for p in dict.fromkeys(self.products):
             config.load(p)  # an unknown product fails here, before any run
-        for h in self.h2d:
-            for d in self.d2h:
-                for s in self.streams:
-                    for c in self.chunks:
-                        if s <= c:
-                            overlap._check(h, d, min(self.compute_us), s, c)
-        if len(self) > MAX_RUNS:
-            raise ValueError(f"sweep grid: {len(self)} runs (more than {MAX_RUNS})")
-        if not len(self):
-            raise ValueError("sweep grid: no combination has streams <= chunks")
+        # the one check across fields: no run copies fewer bytes than it has chunks
+        used = max(c for c in self.chunks if c >= min(self.streams))
+        overlap._check(min(self.h2d), min(self.d2h), min(self.compute_us), min(self.streams), used)
+
+    def _count(self) -> int:
+        """len(self), without listing the runs: pairs with streams <= chunks times every other field."""
+        chunks = sorted(self.chunks)
+        pairs = sum(len(chunks) - bisect.bisect_left(chunks, s) for s in self.streams)
+        return (pairs * len(self.products) * len(self.h2d) * len(self.d2h) * len(self.compute_us)
+                * len(self.pageable))
 
     def runs(self) -> list[dict]:
         """Every run's parameters, in grid order (products outermost, pageable innermost)."""
@@ -82,17 +103,24 @@ class Grid:
         return out
 
     def __len__(self) -> int:
-        return len(self.runs())
+        return self._count()
 
     @classmethod
     def from_toml(cls, path) -> "Grid":
         """A grid from a TOML file whose [sweep] table (or top level) sets any of the fields; sizes may be
         strings as on the command line ("64M")."""
-        from .common import parse_size
-
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        try:
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+        except RecursionError:
+            raise ValueError(f"{path}: arrays nested too deeply") from None
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"{path}: not a TOML file: {e}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: not a TOML file (not UTF-8 text)") from None
         data = data.get("sweep", data)
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: sweep: expected a table, not {_kind(data)}")
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:
@@ -100,10 +128,60 @@ class Grid:
         kwargs = {}
         for key, value in data.items():
             values = value if isinstance(value, list) else [value]
-            if key in ("h2d", "d2h"):
-                values = [parse_size(v) if isinstance(v, str) else int(v) for v in values]
-            kwargs[key] = tuple(values)
-        return cls(**kwargs)
+            try:
+                kwargs[key] = tuple(_value(key, v) for v in values)
+            except ValueError as e:
+                raise ValueError(f"{path}: {e}") from None
+        try:
+            return cls(**kwargs)
+        except ValueError as e:
+            message = str(e)
+            raise ValueError(message if message.startswith(f"{path}") else f"{path}: {message}") from None
+
+
+def _kind(v) -> str:
+    return {list: "a list", dict: "a table", str: "a string", bool: "a boolean", int: "an integer",
+            float: "a number"}.get(type(v), type(v).__name__)
+
+
+def _value(field: str, v):
+    """One value of a grid field, checked: its type and its range, refused with a message naming the field."""
+    where = f"sweep grid: {field}"
+    if field == "products":
+        if isinstance(v, (list, dict, bool, int, float)):
+            raise ValueError(f"{where}: expected a product name, not {_kind(v)}")
+        return v
+    if field == "pageable":
+        if not isinstance(v, (bool, np.bool_)):
+            raise ValueError(f"{where}: expected true or false, not {_kind(v)}")
+        return bool(v)
+    if field in ("h2d", "d2h"):
+        from .common import parse_size
+
+        if isinstance(v, str):
+            try:
+                return parse_size(v, MAX_SIZE)
+            except ValueError as e:
+                raise ValueError(f"{where}: {e}") from None
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+            raise ValueError(f"{where}: expected a size in bytes (an integer or a string such as \"64M\"), "
+                             f"not {_kind(v)}")
+        if not 1 <= v <= MAX_SIZE:
+            raise ValueError(f"{where}: {v} bytes: expected 1..{MAX_SIZE} (1 TiB, more than any product's "
+                             "device memory)")
+        return int(v)
+    if field == "compute_us":
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise ValueError(f"{where}: expected a number of microseconds, not {_kind(v)}")
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"{where}: {v}: expected a finite number of microseconds >= 0")
+        return float(v)
+    limit = {"streams": overlap.MAX_STREAMS, "chunks": overlap.MAX_CHUNKS}[field]
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+        raise ValueError(f"{where}: expected a whole number, not {_kind(v)}")
+    if not 1 <= v <= limit:
+        raise ValueError(f"{where}: {v}: expected 1..{limit}")
+    return int(v)
 
 
 def run_one(params: dict) -> dict:
