@@ -152,6 +152,9 @@ def _read(path: Path, seen=(), files: list | None = None) -> dict:
     if files is not None:
         files.append((real, _stamp(real)))
     parent = data.pop("inherit", None)
+    for key in data:  # `inherits = "910B"` would otherwise fail later as a missing [product] table
+        if difflib.get_close_matches(key.lower(), ["inherit"], n=1, cutoff=0.7):
+            raise ConfigError(path, key, "unknown field; did you mean 'inherit'?")
     if parent is not None:
         if not isinstance(parent, str):
             raise ConfigError(path, "inherit", "must be a product name or a path")
@@ -232,7 +235,7 @@ class _Fields:
         section = f"{self.section}.{key}" if self.section else key
         return _Fields(self.path, self.table.get(key), section, self.sources, self.opened, self.values)
 
-    def get(self, key: str, typ, *, choices=None, positive=False, cited=True, maximum=None):
+    def get(self, key: str, typ, *, choices=None, positive=False, cited=True, maximum=None, minimum=None):
         name = f"{self.section}.{key}"
         self.read.add(key)
         if key not in self.table:
@@ -246,7 +249,7 @@ class _Fields:
         if choices is not None and v not in choices:
             raise ConfigError(self.path, name, f"{v!r} is not one of {sorted(choices)}")
         if typ in (int, float):
-            _check_number(self.path, name, v, positive, maximum)
+            _check_number(self.path, name, v, positive, maximum, minimum)
         tag = self.src.get(key)
         if cited and typ in (int, float) and (not isinstance(tag, str) or not tag.strip()):
             raise ConfigError(self.path, f"{self.section}.source.{key}",
@@ -262,14 +265,37 @@ class _Fields:
         return self.get(key, typ, **checks) if key in self.table else default
 
 
-def _check_number(path: Path, name: str, v, positive: bool, maximum) -> None:
-    """Numbers are finite and not negative (rates, latencies, sizes, counts); > 0 where asked; and not absurd."""
+# a field's unit, by the end of its name, for the bounds its errors say
+_UNITS = (("_gbps", " GB/s"), ("_us", " us"), ("_ns", " ns"), ("_tflops", " TFLOPS"), ("_bytes", " bytes"),
+          ("_padding", " bytes"))
+
+
+def _bound(name: str, bound) -> str:
+    key = "_" + name.rsplit(".", 1)[-1]  # `gbps` as well as `copy_gbps`
+    unit = next((u for end, u in _UNITS if key.endswith(end)), "")
+    text = f"{bound:g}{unit}" if isinstance(bound, float) else f"{bound}{unit}"
+    if unit == " bytes" and bound >= 1024:
+        text += next(f" ({bound >> s} {u})" for s, u in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB"))
+                     if bound >= 1 << s)
+    elif unit == " us" and bound >= 1000:
+        text += f" ({bound / 1e6:g} s)"
+    elif unit == " ns" and bound >= 1000:
+        text += f" ({bound / 1e6:g} ms)"
+    return text
+
+
+def _check_number(path: Path, name: str, v, positive: bool, maximum, minimum=None) -> None:
+    """Numbers are finite and not negative (rates, latencies, sizes, counts); > 0 where asked; at least
+    `minimum` and at most `maximum` (bounds every shipped config meets with a wide margin: a value past
+    them is a typo or a units mistake, and would break the studies' arithmetic)."""
     if not math.isfinite(v):
         raise ConfigError(path, name, f"must be a finite number, got {v!r}")
     if v < 0 or (positive and v == 0):
         raise ConfigError(path, name, f"must be {'> 0' if positive else '>= 0'}, got {v!r}")
+    if minimum is not None and v < minimum:
+        raise ConfigError(path, name, f"{v!r} is less than the minimum {_bound(name, minimum)}: not a plausible value")
     if maximum is not None and v > maximum:
-        raise ConfigError(path, name, f"{v!r} is more than {maximum}: not a plausible value")
+        raise ConfigError(path, name, f"{v!r} is more than the maximum {_bound(name, maximum)}: not a plausible value")
 
 
 def check_unknown(opened: list) -> None:
@@ -292,6 +318,14 @@ PCIE_FIELDS = ("gen", "lanes", "mps", "mrrs", "efficiency", "read_efficiency")
 
 _US, _GBPS = 1e-6, 1e9  # the config's units (us, GB/s) in the model's (s, B/s)
 
+# Bounds of the numeric fields (issue 30): wide around every shipped config, tight enough that the studies'
+# arithmetic stays finite and nonzero (a rate of 1e-300 GB/s divides by zero, a latency of 1e300 us overflows).
+RATE = dict(positive=True, minimum=1e-3, maximum=1e5)  # GB/s: 1 MB/s .. 100 TB/s (shipped: 3 .. 4000);
+# also peak_tflops: 0.001 .. 100,000 TFLOPS (shipped: 1 .. 500)
+COST = dict(maximum=1e6)  # us: a latency or fixed cost of 0 .. 1 s (shipped: at most 11.5 us)
+COUNT = dict(positive=True, maximum=64)  # engines, kernel slots, devices per link or CPU (shipped: at most 4)
+EFFICIENCY = dict(positive=True, minimum=0.01, maximum=1.0)  # a share of a link's rate (shipped: 0.888, 0.96)
+
 
 def _host_link(f: _Fields) -> HostLink:
     """hardware.host_link: a PCIe link by its generation and lanes, or any kind by its effective rate; the
@@ -299,20 +333,20 @@ def _host_link(f: _Fields) -> HostLink:
     host = f.sub("host_link")
     kind = host.get("kind", str, choices=("pcie", "hccs", "ub", "soc"))
     host.read.update(("gbps", "up_gbps") if kind == "pcie" else PCIE_FIELDS)  # inherited from another kind
-    common = dict(latency=host.get("latency_us", float) * _US,
-                  shared_by=host.get("shared_by", int, positive=True, maximum=64),
-                  per_engine=host.opt("per_engine_gbps", float, 0.0, positive=True) * _GBPS)
+    common = dict(latency=host.get("latency_us", float, **COST) * _US,
+                  shared_by=host.get("shared_by", int, **COUNT),
+                  per_engine=host.opt("per_engine_gbps", float, 0.0, **RATE) * _GBPS)
     if kind == "pcie":
         fields = {k: host.get(k, int) for k in ("gen", "lanes", "mps", "mrrs")}
         try:
             pcie = PcieLink(**fields)
         except ValueError as e:
             raise ConfigError(f.path, "hardware.host_link", str(e)) from None
-        return HostLink(kind, pcie=pcie, efficiency=host.opt("efficiency", float, 1.0, positive=True, maximum=1.0),
-                        read_efficiency=host.opt("read_efficiency", float, 0.0, positive=True, maximum=1.0),
+        return HostLink(kind, pcie=pcie, efficiency=host.opt("efficiency", float, 1.0, **EFFICIENCY),
+                        read_efficiency=host.opt("read_efficiency", float, 0.0, **EFFICIENCY),
                         **common)
-    return HostLink(kind, bandwidth=host.get("gbps", float, positive=True) * _GBPS,
-                    bandwidth_up=host.opt("up_gbps", float, 0.0, positive=True) * _GBPS, **common)
+    return HostLink(kind, bandwidth=host.get("gbps", float, **RATE) * _GBPS,
+                    bandwidth_up=host.opt("up_gbps", float, 0.0, **RATE) * _GBPS, **common)
 
 
 def _device_link(f: _Fields, name: str, topology: bool) -> DeviceLink | None:
@@ -321,10 +355,10 @@ def _device_link(f: _Fields, name: str, topology: bool) -> DeviceLink | None:
         return None
     t = f.sub(name)
     return DeviceLink(kind=t.get("kind", str, choices=("hccs", "ub", "sio")),
-                      bandwidth=t.get("gbps", float, positive=True) * _GBPS,
-                      latency=t.get("latency_us", float) * _US,
+                      bandwidth=t.get("gbps", float, **RATE) * _GBPS,
+                      latency=t.get("latency_us", float, **COST) * _US,
                       topology=t.get("topology", str, choices=("mesh", "switch")) if topology else "mesh",
-                      per_engine=t.opt("per_engine_gbps", float, 0.0, positive=True) * _GBPS)
+                      per_engine=t.opt("per_engine_gbps", float, 0.0, **RATE) * _GBPS)
 
 
 def _host_side(f: _Fields) -> Host:
@@ -332,18 +366,18 @@ def _host_side(f: _Fields) -> Host:
     if "host" not in f.table:
         return Host()
     h = f.sub("host")
-    return Host(cpu=h.get("cpu", str), devices_per_cpu=h.get("devices_per_cpu", int, positive=True, maximum=64),
-                bandwidth=h.opt("gbps", float, 0.0, positive=True) * _GBPS,
-                register=h.get("register_us", float) * _US,
-                pin_bandwidth=h.get("pin_gbps", float, positive=True) * _GBPS)
+    return Host(cpu=h.get("cpu", str), devices_per_cpu=h.get("devices_per_cpu", int, **COUNT),
+                bandwidth=h.opt("gbps", float, 0.0, **RATE) * _GBPS,
+                register=h.get("register_us", float, **COST) * _US,
+                pin_bandwidth=h.get("pin_gbps", float, **RATE) * _GBPS)
 
 
 def _staging(st: _Fields) -> Staging:
     """hardware.staging: the bounce buffers a pageable copy goes through."""
-    return Staging(chunk_bytes=st.get("chunk_bytes", int, positive=True),
+    return Staging(chunk_bytes=st.get("chunk_bytes", int, positive=True, minimum=4 << 10, maximum=1 << 30),
                    buffers=st.get("buffers", int, positive=True, maximum=1024),
-                   setup=st.get("setup_us", float) * _US,
-                   copy_bandwidth=st.get("copy_gbps", float, positive=True) * _GBPS)
+                   setup=st.get("setup_us", float, **COST) * _US,
+                   copy_bandwidth=st.get("copy_gbps", float, **RATE) * _GBPS)
 
 
 def _hardware(f: _Fields, devices: int, peer_groups: tuple) -> Hardware:
@@ -353,24 +387,24 @@ def _hardware(f: _Fields, devices: int, peer_groups: tuple) -> Hardware:
     host_side = _host_side(f)
     return Hardware(
         num_devices=devices,
-        engines_per_device=f.get("engines_per_device", int, positive=True, maximum=64),
-        call_overhead=f.get("call_overhead_us", float) * _US,
-        host_memcpy_bandwidth=f.get("host_memcpy_gbps", float, positive=True) * _GBPS,
-        host_memset_bandwidth=f.get("host_memset_gbps", float, positive=True) * _GBPS,
-        memory_bandwidth=f.get("memory_gbps", float, positive=True) * _GBPS,
-        peak_flops=f.get("peak_tflops", float, positive=True) * 1e12,
-        sdma_latency=f.get("sdma_latency_us", float) * _US,
-        row_overhead=f.get("row_overhead_ns", float) * 1e-9,
-        kernel_slots=f.get("kernel_slots", int, positive=True, maximum=64),
+        engines_per_device=f.get("engines_per_device", int, **COUNT),
+        call_overhead=f.get("call_overhead_us", float, **COST) * _US,
+        host_memcpy_bandwidth=f.get("host_memcpy_gbps", float, **RATE) * _GBPS,
+        host_memset_bandwidth=f.get("host_memset_gbps", float, **RATE) * _GBPS,
+        memory_bandwidth=f.get("memory_gbps", float, **RATE) * _GBPS,
+        peak_flops=f.get("peak_tflops", float, **RATE) * 1e12,
+        sdma_latency=f.get("sdma_latency_us", float, **COST) * _US,
+        row_overhead=f.get("row_overhead_ns", float, maximum=1e6) * 1e-9,
+        kernel_slots=f.get("kernel_slots", int, **COUNT),
         host_link=host_link,
         peer_link=_device_link(f, "peer_link", topology=True),
         pair_link=_device_link(f, "pair_link", topology=False),
         staging=_staging(st),
-        sync_copy=f.get("sync_copy_us", float) * _US,
-        sync_wait=f.opt("sync_wait_us", float, 0.0) * _US,
-        copy_submit=f.opt("copy_submit_us", float, 0.0) * _US,
-        launch=f.opt("launch_us", float, 0.0) * _US,
-        kernel_dispatch=f.opt("kernel_dispatch_us", float, 0.0) * _US,
+        sync_copy=f.get("sync_copy_us", float, **COST) * _US,
+        sync_wait=f.opt("sync_wait_us", float, 0.0, **COST) * _US,
+        copy_submit=f.opt("copy_submit_us", float, 0.0, **COST) * _US,
+        launch=f.opt("launch_us", float, 0.0, **COST) * _US,
+        kernel_dispatch=f.opt("kernel_dispatch_us", float, 0.0, **COST) * _US,
         host=host_side,
         peer_groups=peer_groups,
     )
@@ -451,11 +485,11 @@ def _load(path: Path, data: dict) -> Product:
         family=p.get("family", str, choices=FAMILIES),
         deployment=p.get("deployment", str, choices=("EP", "RC", "CTRL_CPU")),
         device_count=device_count,
-        memory_bytes=dv.get("memory_bytes", int, positive=True),
+        memory_bytes=dv.get("memory_bytes", int, positive=True, minimum=1 << 20, maximum=1 << 42),
         memory_kind=dv.get("memory_kind", str, choices=("HBM", "DDR")),
-        malloc_padding=dv.get("malloc_padding", int),
-        max_streams=dv.get("max_streams", int, positive=True),
-        max_events=dv.get("max_events", int, positive=True),
+        malloc_padding=dv.get("malloc_padding", int, maximum=1 << 20),
+        max_streams=dv.get("max_streams", int, positive=True, minimum=2, maximum=1 << 16),
+        max_events=dv.get("max_events", int, positive=True, maximum=1 << 20),
         memcpy_desc_size=dv.get("memcpy_desc_size", int, choices=(32, 64)),
         host_link=host_link,
         peer_groups=peer_groups,

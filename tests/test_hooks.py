@@ -30,7 +30,9 @@ def test_no_family_module_tests_the_sanitizer_itself():
 def test_no_family_module_tests_a_feature_by_hand():
     """Product.has is read in core.py's gates; family modules call feature_gate / require_feature, except
     for features that choose how work runs rather than refuse it."""
-    behaviour = {"memset_task", "memcpy2d_default_stream", "peer_copy_needs_enable"}
+    # (stars: aclrtSubscribeReport creates an event first on a STARS chip, which needs a context: it
+    # chooses what the call does, it refuses no API)
+    behaviour = {"memset_task", "memcpy2d_default_stream", "peer_copy_needs_enable", "stars"}
     for path in sorted(RUNTIME.glob("*.py")):
         if path.name == "core.py":
             continue

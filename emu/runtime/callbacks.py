@@ -210,10 +210,13 @@ def subscribe_report(rt: Core, thread_id: int, stream: int = 0) -> None:
     (aclrtSubscribeReport).
 
     api_c.cc rtSubscribeReport (stream handle), ApiImpl::SubscribeReport (null stream: the current
-    context's default stream, 107002 without one), CbSubscribe::Insert: the stream already subscribed
+    context's default stream, 107002 without one); on STARS chips it then creates an event
+    (ApiImpl::EventCreate), which needs a current context even for an explicit stream (107002); CbSubscribe::Insert: the stream already subscribed
     -> 107011; the thread subscribed to streams of another device -> 107012; a 129th thread -> 507000.
     """
     s = rt.stream_of(stream, check_context=False)
+    if rt.product.has("stars"):  # ApiImpl::SubscribeReport: ChipIsHaveStars -> EventCreate(RT_EVENT_DDSYNC_NS)
+        rt.current_context()  # ApiImpl::EventCreate: CHECK_CONTEXT_VALID_WITH_RETURN -> 107002
     cbs = _callbacks(rt)
     _purge_destroyed(rt, cbs)
     owner = cbs.subs.get(s)

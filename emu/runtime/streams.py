@@ -387,9 +387,12 @@ def synchronize_event(rt: Core, event: int) -> None:
 def query_event_status(rt: Core, event: int) -> int:
     """ACL_EVENT_RECORDED_STATUS_COMPLETE (1) when the latest record of `event` has completed by this thread's
     time, else ACL_EVENT_RECORDED_STATUS_NOT_READY (0), also for an event never recorded
-    (aclrtQueryEventStatus)."""
+    (aclrtQueryEventStatus), except a never-recorded aclrtCreateEventExWithFlag ("new mode") event, which is
+    COMPLETE (event.cc Event::QueryEventStatus; ipc_event.cc IpcEvent::IpcEventQuery for IPC)."""
     ev = _event_to_observe(rt, event, "queried")
     rt.catch_up()
+    if ev.record is None and ev.ex:  # event.cc Event::QueryEventStatus: no record, new mode -> RT_EVENT_RECORDED
+        return C.ACL_EVENT_RECORDED_STATUS_COMPLETE
     if not (ev.record is not None and ev.record.completed):
         return C.ACL_EVENT_RECORDED_STATUS_NOT_READY
     rt.sanitize("joined", ev.record)  # the host saw it complete

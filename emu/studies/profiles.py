@@ -57,7 +57,9 @@ import csv
 import io
 import json
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,6 +194,14 @@ class Profile:
 
 
 # -- helpers -----------------------------------------------------------------------------------------------------
+def _short(value, limit: int = 60) -> str:
+    """repr(value) cut to `limit` characters, so one huge cell cannot flood the one-line error."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 4 * limit:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    text = repr(value) if not isinstance(value, (dict, list)) else f"{type(value).__name__} of {len(value)} items"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _number(path, row, name: str, value, *, integer: bool = False, minimum: float | None = 0.0):
     """A number from a JSON value or a CSV cell (msprof writes times as strings; its CSVs end some cells with
     a tab)."""
@@ -201,16 +211,22 @@ def _number(path, row, name: str, value, *, integer: bool = False, minimum: floa
         text = value.strip()
         if not text:
             raise ProfileError(path, row, name, "empty")
+        if len(text) > 400:  # no time, size or id needs this many characters (and int() refuses > 4300 digits)
+            raise ProfileError(path, row, name, f"expected a number, got {len(text)} characters")
         try:
             value = int(text) if integer and re.fullmatch(r"[+-]?\d+", text) else float(text)
         except ValueError:
-            raise ProfileError(path, row, name, f"expected a number, got {text!r}") from None
+            raise ProfileError(path, row, name, f"expected a number, got {_short(text)}") from None
     if not isinstance(value, (int, float)):
-        raise ProfileError(path, row, name, f"expected a number, got {type(value).__name__} {value!r}")
-    if not math.isfinite(value):
-        raise ProfileError(path, row, name, f"expected a finite number, got {value!r}")
+        raise ProfileError(path, row, name, f"expected a number, got {type(value).__name__} {_short(value)}")
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        finite = False
+    if not finite:
+        raise ProfileError(path, row, name, f"expected a finite number, got {_short(value)}")
     if minimum is not None and value < minimum:
-        raise ProfileError(path, row, name, f"expected a number >= {minimum:g}, got {value!r}")
+        raise ProfileError(path, row, name, f"expected a number >= {minimum:g}, got {_short(value)}")
     if integer:
         if value != int(value):
             raise ProfileError(path, row, name, f"expected a whole number, got {value!r}")
@@ -231,7 +247,7 @@ def _count_unknown(profile: Profile) -> None:
 
 
 # -- msprof timeline ---------------------------------------------------------------------------------------------
-_NPU = re.compile(r"(?:NPU|Device|device)\s*(\d+)")
+_NPU = re.compile(r"(?:NPU|Device|device)\s*(\d{1,9})(?!\d)")
 _STREAM_KEYS = ("Physic Stream Id", "Stream Id", "stream id", "Stream ID")
 
 
@@ -440,9 +456,33 @@ TASK_TIME_COLUMNS = ("Device_id", "kernel_name", "kernel_type", "stream_id", "ta
                      "task_start(us)", "task_stop(us)")
 
 
-def read_task_time(path, text: str) -> Profile:
+def _csv_rows(path, text: str):
+    """(header, rows): a CSV's column names and an iterator of (line, record); a row the csv module refuses (a
+    field over its 128 KiB limit, ...) is a ProfileError naming its line."""
     reader = csv.DictReader(io.StringIO(text))
-    header = {(h or "").strip().lower(): h for h in reader.fieldnames or []}
+    try:
+        fieldnames = reader.fieldnames or []
+    except csv.Error as e:
+        raise ProfileError(path, reader.reader.line_num or 1, None, f"not CSV: {e}") from None
+
+    def rows():
+        line = 1
+        while True:
+            try:
+                rec = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as e:
+                raise ProfileError(path, reader.reader.line_num, None, f"not CSV: {e}") from None
+            line += 1
+            yield line, rec
+
+    return fieldnames, rows()
+
+
+def read_task_time(path, text: str) -> Profile:
+    fieldnames, rows = _csv_rows(path, text)
+    header = {(h or "").strip().lower(): h for h in fieldnames}
     for need in ("kernel_type", "stream_id", "task_start(us)"):
         if need not in header:
             raise ProfileError(path, 1, need, f"missing column (a task_time CSV has {', '.join(TASK_TIME_COLUMNS)})")
@@ -450,7 +490,7 @@ def read_task_time(path, text: str) -> Profile:
         raise ProfileError(path, 1, "task_stop(us)", "missing column (and no task_time(us))")
     profile = Profile(str(path), "task-time-csv", [], [])
     no_size = 0
-    for line, rec in enumerate(reader, start=2):
+    for line, rec in rows:
         def cell(name):
             key = header.get(name.lower())
             return None if key is None else rec.get(key)
@@ -500,7 +540,7 @@ def _activity_kind(path, row, value) -> int | None:
     if isinstance(value, str):
         v = value.strip().upper()
         v = v[len("MSPTI_ACTIVITY_KIND_"):] if v.startswith("MSPTI_ACTIVITY_KIND_") else v
-        if re.fullmatch(r"\d+", v):
+        if re.fullmatch(r"\d{1,18}", v):
             return int(v)
         if v not in ACTIVITY_KINDS:
             return None
@@ -512,12 +552,12 @@ def _copy_kind(path, row, value) -> str | None:
     if isinstance(value, str):
         v = value.strip().upper()
         v = v[len("MSPTI_ACTIVITY_MEMCPY_KIND_"):] if v.startswith("MSPTI_ACTIVITY_MEMCPY_KIND_") else v
-        if re.fullmatch(r"\d+", v):
+        if re.fullmatch(r"\d{1,18}", v):
             value = int(v)
         elif v in COPY_KIND_NAMES:
             value = COPY_KIND_NAMES[v]
         else:
-            raise ProfileError(path, row, "copyKind", f"{value!r} is not one of {sorted(COPY_KIND_NAMES)}")
+            raise ProfileError(path, row, "copyKind", f"{_short(value)} is not one of {sorted(COPY_KIND_NAMES)}")
     value = _number(path, row, "copyKind", value, integer=True)
     if value not in COPY_KINDS:
         raise ProfileError(path, row, "copyKind", f"{value} is not a msptiActivityMemcpyKind (0..5)")
@@ -612,7 +652,7 @@ def read_mspti_json(path, items: list[tuple[int, object]]) -> Profile:
 
 def read_mspti_csv(path, text: str) -> Profile:
     return _mspti_records(path, [(line, {k.strip(): v for k, v in rec.items() if k})
-                                 for line, rec in enumerate(csv.DictReader(io.StringIO(text)), start=2)])
+                                 for line, rec in _csv_rows(path, text)[1]])
 
 
 # -- dispatch ----------------------------------------------------------------------------------------------------
@@ -625,28 +665,104 @@ def _find_in_directory(path: Path) -> Path:
     raise ProfileError(path, None, None, "a directory with no msprof_*.json or task_time_*.csv in it")
 
 
-def load(path) -> Profile:
-    """Read a profile: an msprof timeline (msprof_*.json), a task_time CSV, MSPTI records (the samples' printed
-    lines, JSON, JSON lines or CSV), or a PROF_* directory holding one of the first two."""
-    path = Path(path)
-    if not path.exists():
-        raise ProfileError(path, None, None, "no such file or directory")
-    if path.is_dir():
-        path = _find_in_directory(path)
+# The reader holds the whole file, its text and its parsed form in memory at once: a bound well above any
+# profiled step a replay is meant for, and well below what would exhaust a workstation.
+MAX_PROFILE_BYTES = 256 * 1024 * 1024
+
+
+def _regular_file(path: Path) -> os.stat_result:
+    """The stat of a regular file within MAX_PROFILE_BYTES, else a ProfileError; checked before the file is
+    opened, so a FIFO, a device (/dev/zero) or a socket never blocks or streams forever."""
     try:
-        raw = path.read_bytes()
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ProfileError(path, None, None, "no such file or directory") from None
+    except (OSError, ValueError) as e:
+        raise ProfileError(path, None, None, getattr(e, "strerror", None) or str(e)) from None
+    if not stat.S_ISREG(st.st_mode):
+        what = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else
+                "a character device" if stat.S_ISCHR(st.st_mode) else
+                "a block device" if stat.S_ISBLK(st.st_mode) else
+                "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise ProfileError(path, None, None, f"{what}, not a regular file: a profile is read from a file")
+    if st.st_size > MAX_PROFILE_BYTES:
+        raise ProfileError(path, None, None, f"{st.st_size} bytes, over the {MAX_PROFILE_BYTES >> 20} MiB a profile "
+                                             f"may have (profile a shorter step)")
+    return st
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes, opened without blocking and checked again once open (it may have been swapped)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     except OSError as e:
         raise ProfileError(path, None, None, e.strerror or str(e)) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ProfileError(path, None, None, "not a regular file: a profile is read from a file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            raw = f.read(MAX_PROFILE_BYTES + 1)
+    except OSError as e:
+        raise ProfileError(path, None, None, e.strerror or str(e)) from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_PROFILE_BYTES:
+        raise ProfileError(path, None, None, f"over the {MAX_PROFILE_BYTES >> 20} MiB a profile may have "
+                                             f"(profile a shorter step)")
+    return raw
+
+
+def load(path) -> Profile:
+    """Read a profile: an msprof timeline (msprof_*.json), a task_time CSV, MSPTI records (the samples' printed
+    lines, JSON, JSON lines or CSV), or a PROF_* directory holding one of the first two. Any file that cannot
+    be read (not a regular file, too large, nested too deep, a number of thousands of digits, a CSV field over
+    the csv module's limit, out of memory) is a ProfileError naming it."""
+    path = Path(path)
+    try:
+        if os.path.isdir(path):
+            path = _find_in_directory(path)
+        _regular_file(path)
+        return _parse(path, _read_bounded(path))
+    except ProfileError:
+        raise
+    except RecursionError:
+        raise ProfileError(path, None, None, "nested too deeply to read") from None
+    except MemoryError:
+        raise ProfileError(path, None, None, "out of memory reading it (too large a profile)") from None
+    except UnicodeDecodeError as e:
+        raise ProfileError(path, None, None, f"not UTF-8 text (byte {e.start})") from None
+    except csv.Error as e:
+        raise ProfileError(path, None, None, f"not CSV: {e}") from None
+    except (ValueError, OverflowError) as e:  # e.g. an integer over int_max_str_digits, a number too large
+        raise ProfileError(path, None, None, f"cannot be read: {' '.join(str(e).split())[:200]}") from None
+
+
+def _json(path, text: str, line: int | None = None):
+    """json.loads, with what the json module raises besides JSONDecodeError (nesting deeper than the recursion
+    limit, an integer over sys.get_int_max_str_digits()) as a ProfileError."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise ProfileError(path, line, None, "not readable JSON: nested too deeply") from None
+    except ValueError as e:  # "Exceeds the limit (4300 digits) for integer string conversion ..."
+        raise ProfileError(path, line, None, f"not readable JSON: {str(e).split(';')[0][:200]}") from None
+
+
+def _parse(path: Path, raw: bytes) -> Profile:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise ProfileError(path, None, None, f"not UTF-8 text (byte {e.start})") from None
+    del raw
     stripped = text.lstrip()
     if not stripped:
         raise ProfileError(path, None, None, "empty file")
     if stripped[0] in "[{":
         try:
-            data = json.loads(text)
+            data = _json(path, text)
         except json.JSONDecodeError as e:
             lines = [ln for ln in text.splitlines() if ln.strip()]
             if stripped[0] == "{" and len(lines) > 1:  # JSON lines: one record per line
@@ -655,7 +771,7 @@ def load(path) -> Profile:
                     if not line.strip():
                         continue
                     try:
-                        items.append((line_no, json.loads(line)))
+                        items.append((line_no, _json(path, line, line_no)))
                     except json.JSONDecodeError as e2:
                         raise ProfileError(path, line_no, None, f"not JSON: {e2.msg} (column {e2.colno})") from None
                 return read_mspti_json(path, items)
