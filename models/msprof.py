@@ -41,6 +41,8 @@ import re
 
 import numpy as np
 
+from .atomic import atomic_write
+
 HOST_DEVICE = 31  # msprof's device field of the host's process id (json_constant.h HOST_PID)
 CANN_SORT, HARDWARE_SORT = 7, 14  # meta_data_event.h ProcessSortIndex: LAYER_CANN_SORT, LAYER_ASCEND_HW_SORT
 PROCESS = 1000  # the process id the formatted pids are built on (any; msprof takes the profiled process's)
@@ -254,6 +256,6 @@ def _call_events(calls: list, threads: dict, connection: dict, cann: int, origin
 
 
 def write(path, records: np.ndarray, calls, ends) -> None:
-    """`build(records, calls, ends)` as a JSON file."""
-    with open(path, "w") as f:
+    """`build(records, calls, ends)` as a JSON file, renamed into place only once complete."""
+    with atomic_write(path, "w") as f:
         json.dump(build(records, calls, ends), f)

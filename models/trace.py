@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 import numpy as np
 
 from . import chrome
+from .atomic import atomic_write
 
 if TYPE_CHECKING:
     from .machine import Task
@@ -690,7 +691,9 @@ def chrome_trace(records, host_calls: Iterable[tuple] | np.ndarray = (), finding
 
 
 def write_chrome_trace(path, records, host_calls: Iterable[tuple] | np.ndarray = (), findings=None) -> None:
-    with open(path, "w") as f:
+    """The trace as a JSON file, renamed into place only once complete (an interrupted write keeps the
+    previous file)."""
+    with atomic_write(path, "w") as f:
         json.dump(chrome_trace(records, host_calls, findings), f)
 
 

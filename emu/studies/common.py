@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import constants as C
+from ..models.atomic import atomic_write, sweep_stale
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
           "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
@@ -132,7 +133,8 @@ class Landing:
     """The files of one run land together: each is written under a temporary name beside its final one
     (same extension, so writers that go by it still work), and all are renamed into place only once every
     one is written. An interrupted run (an error, Ctrl-C) leaves the previous run's files as they were and
-    no partial file behind.
+    no partial file behind; the partial files of a run killed outright (kill -9) are removed by the next
+    `Landing` in that folder, once their process is gone.
 
         with Landing(out) as land:
             write_csv(land("table.csv"), rows)
@@ -142,6 +144,7 @@ class Landing:
 
     def __init__(self, directory):
         self.dir = ensure_dir(directory)
+        sweep_stale(self.dir)
         self.staged: list[tuple[Path, Path]] = []
 
     def __call__(self, name: str) -> Path:
@@ -169,7 +172,7 @@ class Landing:
 def write_csv(path: Path, rows: Sequence[dict]) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as f:
+    with atomic_write(path, "w", newline="") as f:
         if rows:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
             w.writeheader()
@@ -180,7 +183,7 @@ def write_csv(path: Path, rows: Sequence[dict]) -> Path:
 def write_json(path: Path, data) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as f:
+    with atomic_write(path, "w") as f:
         json.dump(data, f, indent=2, default=_jsonable)
     return path
 
@@ -262,8 +265,10 @@ def figure(**kwargs):
 def save_figure(fig, path) -> Path:
     """Lay out a matplotlib figure and write it as PNG; return the path."""
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    return Path(path)
+    path = Path(path)
+    with atomic_write(path, "wb") as f:
+        fig.savefig(f, dpi=110, format=path.suffix.lstrip(".").lower() or "png")
+    return path
 
 
 def event_time(rt, stream: int, fn) -> float:
