@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 PREFIX = ".partial-"
-_PARTIAL = re.compile(r"\.partial-(\d+)-")
+_PARTIAL = re.compile(re.escape(PREFIX) + r"(\d+)-")
 _count = itertools.count()
 
 
@@ -26,9 +26,7 @@ def pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
-    except OSError:
+    except OSError:  # (PermissionError among them: it runs, as another user's)
         return True
     return True
 

@@ -15,7 +15,6 @@ from .pcie import PcieLink, read_wire_bytes, tlp_bandwidth, write_wire_bytes
 HOST = None  # the host end of a route
 
 
-
 class Tlp(NamedTuple):
     """What PCIe adds to a route's payload: a TLP of at most `payload` bytes carries `overhead` bytes more."""
     payload: int

@@ -78,15 +78,10 @@ class Task:
     None)`. A caller with something more to note declares it in `NOTES`.
     """
 
-    # The rule: every field is a slot, and there is no __dict__, so that setting a field Task does not declare
-    # (a misspelt one) raises AttributeError. Every field but the notes below is set whenever a task is made
-    # (`__init__` and `copy` set the ones they are given, then `_unrun` all the others to their defaults), so
-    # that none raises on its first read deep in a run: a slot reads and writes at the interpreter's fastest,
-    # set or not by the caller (a class default read through the instance is not specialized by CPython 3.11).
-    # Notes: fields a caller outside the model keeps on a task (the sanitizer, emu/sanitize/checker.py:
-    # `sanitize_op`, the ordering of the call that queued it; `sanitize_capture`, what a captured task touches).
-    # They are declared slots the model never sets nor reads: unset until the caller sets them, read with
-    # `getattr(task, name, None)` (`hasattr` is false while unset). A caller with more to note declares it here.
+    # Why every field is set when a task is made (`__init__` and `copy` set theirs, `_unrun` the rest): a set
+    # slot reads and writes at the interpreter's fastest, where a class default read through the instance is
+    # not specialized by CPython 3.11. The notes: `sanitize_op`, the ordering of the call that queued it;
+    # `sanitize_capture`, what a captured task touches (`hasattr` is false while unset).
     NOTES = ("sanitize_op", "sanitize_capture")
     __slots__ = ("kind", "nbytes", "device", "src", "dst", "label", "on_complete", "chunk",
                  "stream", "submit", "start", "end", "engine", "route", "links", "held", "kind_asked", "kind_used",

@@ -36,7 +36,7 @@ from typing import Callable, Sequence
 
 import simpy
 
-from .clock import Clock, timer  # noqa: F401  (Clock: also found here, its home before models/clock.py)
+from .clock import timer
 
 EPS = 1e-12  # seconds: things due within this of each other happen together
 INF = float("inf")

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import emu
 from emu.models import machine as machine_mod
 from emu.models import network as network_mod
+from emu.models.clock import Clock
 
 KIB, MIB = 1 << 10, 1 << 20
 H2H, H2D, D2H, D2D = 0, 1, 2, 3
@@ -127,7 +128,7 @@ def test_clock_skip_lands_where_a_timer_would():
     """Rule: `Clock.skip(delay)` leaves the clock where a timer scheduled `delay` ahead and stepped leaves it
     (simpy computes now + delay), to the last bit, so the closed form's times are the stream path's."""
     for now, delay in ((0.0, 1e-6), (0.1, 3e-7), (1.2345678901, 2.2e-9), (7e-5, 1e-17)):
-        timer, clock = network_mod.Clock(initial_time=now), network_mod.Clock(initial_time=now)
+        timer, clock = Clock(initial_time=now), Clock(initial_time=now)
         timer.timeout(delay)
         timer.step()
         assert clock.empty and timer.empty
@@ -137,7 +138,7 @@ def test_clock_skip_lands_where_a_timer_would():
 
 def test_clock_skip_refuses_with_events_scheduled():
     """Rule: the clock never skips past a scheduled event (it would run late): skip raises and moves nothing."""
-    clock = network_mod.Clock()
+    clock = Clock()
     clock.timeout(1.0)
     assert not clock.empty
     with pytest.raises(RuntimeError, match="events are scheduled"):
