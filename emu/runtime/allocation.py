@@ -8,7 +8,7 @@ import numpy as np
 from dataclasses import dataclass
 
 from .. import constants as C
-from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_MEMORY_TYPE,
+from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INVALID_MEMORY_TYPE,
                       ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_PARAM_INVALID, AclError)
 from ..constants import Location
 from ..memory import HOST_PAGE, HUGE_1G, HUGE_PAGE, Region, is_device_address, writable_view

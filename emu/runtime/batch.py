@@ -23,7 +23,7 @@ from emu.models.machine import Batch
 
 from .. import batch_kernels
 from ..constants import SIZE_MAX
-from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_PARAM_INVALID, \
+from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_PARAM_INVALID, \
     AclError, BatchError
 from ..constants import D2H, H2D, Location
 from ..memory import Region

@@ -6,7 +6,7 @@ ends. Synchronous APIs run the simulation until their own task completes.
 """
 from __future__ import annotations
 
-from emu.models import COPY, STAGED, Task
+from emu.models import STAGED, Task
 
 from .. import constants as C, kernels
 from ..errors import ACL_ERROR_RT_PARAM_INVALID
@@ -101,13 +101,6 @@ class CopyPlan:
     def __repr__(self) -> str:
         return (f"<CopyPlan {self.nbytes} B {self.src.describe()}+{self.soff} -> {self.dst.describe()}+{self.doff}, "
                 f"kind {self.kind} used {self.used}{', staged' if self.staged else ''}>")
-
-
-def _given_or_planned(of: tuple) -> tuple:
-    """Of (the accesses given, the plan): those given, else the plan's (for `Core.sanitize_host_access`, only
-    when the sanitizer is on)."""
-    access, plan = of
-    return access or plan_access(plan)
 
 
 def plan_access(plan: CopyPlan) -> tuple:
@@ -225,7 +218,7 @@ def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0, a
     the plan's contiguous range); rows: row descriptors of a 2D copy (none when staged); access: the bytes it
     touches, for the sanitizer (by default the plan's ranges). The host also pays the driver's round trip
     (`hardware.sync_copy`), once the copy is done."""
-    rt.sanitize_host_access(what, (access, plan), _given_or_planned)
+    rt.sanitize_host_access(what, access or plan, None if access else plan_access)
     if move is None:
         move = _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what)
     hw = rt.machine.hardware
