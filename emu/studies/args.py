@@ -75,13 +75,17 @@ MAX_COUNT = 10_000  # repetitions and other counts: the model is deterministic, 
 MAX_INT = 1_000_000  # the largest value any list of whole numbers (streams, chunks) may name before its own limit
 
 
+class _TooLarge(ValueError):
+    """A whole number past its limit."""
+
+
 def _whole(t: str, text: str, limit: int) -> int:
     """One whole number of `text`, refused past `limit` before anything is built from it."""
     t = t.strip()
     if not re.fullmatch(r"[+-]?[0-9]+", t):
         raise ValueError(f"{text!r}: {t!r} is not a whole number")
     if len(t.lstrip("+-").lstrip("0")) > len(str(limit)) or int(t) > limit:
-        raise ValueError(f"{text!r}: {t[:24]}{'...' if len(t) > 24 else ''} is more than {limit}")
+        raise _TooLarge(f"{text!r}: {t[:24]}{'...' if len(t) > 24 else ''} is more than {limit}")
     return int(t)
 
 
@@ -115,14 +119,9 @@ def positive_ints(limit: int, what: str):
 
     def parse(text: str) -> list[int]:
         try:
-            values = parse_ints(text, limit)
-        except ValueError as e:
-            if "is more than" in str(e):
-                raise ValueError(f"{text[:40]!r}: at most {limit} {what}") from None
-            raise
-        if max(values) > limit:
-            raise ValueError(f"{text!r}: at most {limit} {what}")
-        return values
+            return parse_ints(text, limit)
+        except _TooLarge:
+            raise ValueError(f"{text[:40]!r}: at most {limit} {what}") from None
 
     return parse
 

@@ -111,13 +111,7 @@ def _size(text: str) -> int:
     """A copy size, at most MAX_SIZE (ValueError otherwise)."""
     if len(str(text)) > 40:
         raise ValueError(f"size {str(text)[:20]!r}... is too long to be a size (at most 1 TiB)")
-    try:
-        n = parse_size(text)
-    except OverflowError:
-        n = MAX_SIZE + 1
-    if n > MAX_SIZE:
-        raise ValueError(f"size {text!r} is more than 1 TiB")
-    return n
+    return parse_size(text, MAX_SIZE)
 
 
 def _value(text: str, unit: str) -> float:
