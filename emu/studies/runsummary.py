@@ -20,15 +20,11 @@ def not_emulated_api(error: str | None) -> str | None:
     return m.group(1) if m else None
 
 
-# the records' route of a copy or fill (the link it crossed; "memset" for fills) -> its emu.routes name. By link
-# alone: a pageable or small copy counts as its link's route (h2d, d2h, ...), which is all the totals tell.
-_ROUTE_OF_LINK = {"h2d": "h2d", "d2h": "d2h", "sdma": "d2d", "hccs": "p2p-hccs", "sio": "p2p-sio", "ub": "p2p-ub",
-                  "pcie-p2p": "p2p-pcie", "memset": "memset"}
-
-
 def _routes(product, bytes_by_route: dict) -> dict:
-    """routes (emu.routes, by the links the copies and fills crossed), unvalidated_routes, routes_note."""
-    used = {_ROUTE_OF_LINK[k] for k in bytes_by_route if k in _ROUTE_OF_LINK}
+    """routes (emu.routes, by the links the copies and fills crossed: the records' route of each, "memset"
+    for fills; a pageable or small copy counts as its link's route, which is all the totals tell),
+    unvalidated_routes, routes_note."""
+    used = {"memset" if k == "memset" else R.of_copy(k) for k in bytes_by_route if k != "h2h"}
     used = [r for r in R.ROUTES if r in used]
     return {"routes": used, "unvalidated_routes": R.unvalidated(product, used), "routes_note": R.note(product, used)}
 
