@@ -80,14 +80,14 @@ def test_2s5_kind_outside_h2d_d2h_d2d_default_is_100000(rt, kind):
     assert code(rt.memcpy2d, d, 16, h, 16, 8, 2, kind) == 100000
 
 
-def test_2s6_no_2d_deployment_is_207000_before_the_runtime_checks(fresh):
-    """2S6, aclrtMemcpy2d in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md: no 2D copy on 200I/500 A2 in
-    RC mode. The source has no check of its own (the driver refuses); the emulator applies it with the product gate,
-    so it comes before the runtime's size limits."""
-    rt = fresh("200I_A2")
-    rt.set_device(0)
-    d, h = rt.malloc(4096), rt.malloc_host(4096)
+def test_2s6_product_gate_is_207000_before_the_limits():
+    """2S6, the product gate at the runtime's entry (api_c.cc rtMemcpy2d): aclrtMemcpy2d is in IPV350's
+    `[api] unsupported` list (IPV350 is "not supported" in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md)
+    -> 207000, before the size limits (2S7); after the ACL checks (2S2)."""
+    rt = on("IPV350")
+    d, (h, _) = rt.malloc(4096), pageable(4096)
     assert code(rt.memcpy2d, d, 16, h, 16, 8, 5_242_881, H2D) == 207000
+    assert code(rt.memcpy2d, 0, 16, h, 16, 8, 2, H2D) == 100000
 
 
 def test_2s7_2s8_height_and_width_limits_are_107000(rt):
@@ -112,32 +112,49 @@ def test_2s10_no_context_is_107002_before_the_locations_and_the_correction(rt):
     assert in_thread(rt.memcpy2d, 0x1234_0000, 16, a, 16, 8, 2, H2D) == 107002
 
 
-def test_2s11_unknown_memory_is_refused_after_the_context(rt):
-    """2S11, GetLocationType: the location queries come after the context; memory the emulator was never
+def test_2s11_no_2d_deployment_is_207000_after_the_argument_checks_and_the_context(fresh):
+    """2S11, aclrtMemcpy2d in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md: no 2D copy on 200I/500 A2
+    in RC mode. The source has no such check (api_error.cc ApiErrorDecorator::MemCopy2DSync, api_impl.cc
+    ApiImpl::MemCopy2DSync: no chip or run-mode test), so it stands where the runtime first asks the driver about
+    the memory (GetLocationType): the limits (2S7-2S8, MemCopy2DCheckParam) and the context (2S10) come first;
+    the location query (2S12) and the kind correction (2S13: RC host memory is device memory) do not."""
+    rt = fresh("200I_A2")
+    rt.set_device(0)
+    d, h = rt.malloc(4096, 2), rt.malloc_host(4096)
+    assert code(rt.memcpy2d, d, 16, h, 16, 8, 5_242_881, H2D) == 107000
+    assert code(rt.memcpy2d, d, 5_000_001, h, 5_000_001, 5_000_001, 1, H2D) == 107000
+    assert in_thread(rt.memcpy2d, d, 16, h, 16, 8, 2, H2D) == 107002
+    assert code(rt.memcpy2d, d, 16, 0x1234_0000, 16, 8, 2, H2D) == 207000
+    for dst, src, kind in ((d, h, H2D), (h, d, D2H), (d, h, DEFAULT)):
+        assert code(rt.memcpy2d, dst, 16, src, 16, 8, 2, kind) == 207000
+
+
+def test_2s12_unknown_memory_is_refused_after_the_context(rt):
+    """2S12, GetLocationType: the location queries come after the context; memory the emulator was never
     shown -> 100000 (the emulator's rule for unknown addresses)."""
     d = device(rt, 64)
     assert code(rt.memcpy2d, d, 16, 0x1234_0000, 16, 8, 2, H2D) == 100000
 
 
 @pytest.mark.parametrize("kind", [DEFAULT, H2D, D2H])
-def test_2s12_corrected_kind_other_than_h2d_d2h_is_107000(rt, kind):
-    """2S12, api_error.cc ApiErrorDecorator::MemCopy2DSync -> MemcpyKindAutoCorrect: device->device is
+def test_2s13_corrected_kind_other_than_h2d_d2h_is_107000(rt, kind):
+    """2S13, api_error.cc ApiErrorDecorator::MemCopy2DSync -> MemcpyKindAutoCorrect: device->device is
     forced to D2D, which a sync 2D copy refuses -> 107000; nothing moves."""
     a, b = device(rt, 64, 1), device(rt, 64, 2)
     assert code(rt.memcpy2d, b, 16, a, 16, 8, 2, kind) == 107000
     assert np.all(peek(rt, b, 64) == 2)
 
 
-def test_2s13_capture_mode_violation_is_107030(rt):
-    """2S13, api_impl.cc ApiImpl::MemCopy2DSync: a GLOBAL capture in the context -> 107030."""
+def test_2s14_capture_mode_violation_is_107030(rt):
+    """2S14, api_impl.cc ApiImpl::MemCopy2DSync: a GLOBAL capture in the context -> 107030."""
     s = rt.create_stream()
     d, (h, _) = device(rt, 64), pinned(rt, 64)
     rt.ri_capture_begin(s, GLOBAL)
     assert code(rt.memcpy2d, d, 16, h, 16, 8, 2, H2D) == 107030
 
 
-def test_2s14_rows_land_by_pitch(rt):
-    """2S14, npu_driver_mem.cc NpuDriver::MemCopy2D: height rows of width bytes, pitch gaps untouched."""
+def test_2s15_rows_land_by_pitch(rt):
+    """2S15, npu_driver_mem.cc NpuDriver::MemCopy2D: height rows of width bytes, pitch gaps untouched."""
     d = device(rt, 64, 0)
     h, view = pinned(rt, 64)
     view[:] = np.arange(64, dtype=np.uint8)
@@ -164,14 +181,14 @@ def test_2a1_to_2a5_acl_checks_come_before_the_stream_handle(rt):
     assert code(rt.memcpy2d_async, d, 16, h, 16, 8, 1, H2B2D, s) == 100000
 
 
-def test_2a6_no_2d_deployment_is_207000_before_the_stream(fresh):
-    """2A6, aclrtMemcpy2dAsync in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md: no 2D copy on 200I/500
-    A2 in RC mode -> 207000, applied with the product gate, so before the null-stream rule (2A8) that would give
-    107000 there."""
-    rt = fresh("200I_A2")
-    rt.set_device(0)
-    d, h = rt.malloc(4096), rt.malloc_host(4096)
-    assert code(rt.memcpy2d_async, d, 16, h, 16, 8, 2, H2D, 0) == 207000
+def test_2a6_product_gate_is_207000_before_the_stream_handle():
+    """2A6, the product gate at the runtime's entry (api_c.cc rtMemcpy2dAsync, before RT_VALIDATE_AND_UNWRAP_OBJECT):
+    aclrtMemcpy2dAsync is in IPV350's `[api] unsupported` list -> 207000, even for a handle that is no stream
+    (2A7: 107017 on a product with the API)."""
+    rt = on("IPV350")
+    d, (h, _) = rt.malloc(4096), pageable(4096)
+    assert code(rt.memcpy2d_async, d, 16, h, 16, 8, 2, H2D, 0x5EED) == 207000
+    assert code(on("910B").memcpy2d_async, d, 16, h, 16, 8, 2, H2D, 0x5EED) == 107017
 
 
 def test_2a7_destroyed_stream_is_107017_before_the_limits(rt):
@@ -214,16 +231,35 @@ def test_2a12_explicit_stream_without_context_is_107002(rt):
     assert in_thread(rt.memcpy2d_async, d, 16, 0x1234_0000, 16, 8, 2, H2D, s) == 107002
 
 
-def test_2a13_corrected_kind_refused_is_107000(rt):
-    """2A13, MemcpyAsyncCheckLocation -> MemcpyKindAutoCorrect (EP): pageable->device with D2H is not an
+def test_2a13_no_2d_deployment_is_207000_after_the_stream_the_limits_and_the_context(fresh):
+    """2A13, aclrtMemcpy2dAsync in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md: no 2D copy on 200I/500
+    A2 in RC mode, placed as 2S11 (api_error.cc ApiErrorDecorator::MemCopy2DAsync -> MemcpyAsyncCheckLocation ->
+    GetLocationType). First: the handle (2A7, api_c.cc rtMemcpy2dAsync), the null stream (2A8, runtime.cc
+    Runtime::GetCurStream: mini_v3 lacks RT_FEATURE_DEVICE_CTRL_SQ), the limits (2A10-2A11) and the context (2A12)."""
+    rt = fresh("200I_A2")
+    rt.set_device(0)
+    s = rt.create_stream()
+    d, d2, h = rt.malloc(4096, 2), rt.malloc(4096, 2), rt.malloc_host(4096)
+    assert code(rt.memcpy2d_async, d, 16, h, 16, 8, 2, H2D, destroyed_stream(rt)) == 107017
+    assert code(rt.memcpy2d_async, d, 16, h, 16, 8, 2, H2D, 0) == 107000
+    assert code(rt.memcpy2d_async, d, 16, h, 16, 8, 5_242_881, H2D, s) == 107000
+    assert code(rt.memcpy2d_async, d, 5_000_001, h, 5_000_001, 5_000_001, 1, H2D, s) == 107000
+    assert in_thread(rt.memcpy2d_async, d, 16, h, 16, 8, 2, H2D, s) == 107002
+    assert code(rt.memcpy2d_async, d, 16, 0x1234_0000, 16, 8, 2, H2D, s) == 207000
+    for dst, src, kind in ((d, h, H2D), (h, d, D2H), (d2, d, D2D)):
+        assert code(rt.memcpy2d_async, dst, 16, src, 16, 8, 2, kind, s) == 207000
+
+
+def test_2a14_corrected_kind_refused_is_107000(rt):
+    """2A14, MemcpyAsyncCheckLocation -> MemcpyKindAutoCorrect (EP): pageable->device with D2H is not an
     allowed kind -> 107000."""
     d = device(rt, 64)
     p, _ = pageable(64)
     assert code(rt.memcpy2d_async, d, 16, p, 16, 8, 2, D2H, 0) == 107000
 
 
-def test_2a14_pageable_on_a_capturing_stream_is_107000(rt):
-    """2A14, ApiErrorDecorator::MemCopy2DAsync: pageable memory on a capturing stream -> 107000."""
+def test_2a15_pageable_on_a_capturing_stream_is_107000(rt):
+    """2A15, ApiErrorDecorator::MemCopy2DAsync: pageable memory on a capturing stream -> 107000."""
     s = rt.create_stream()
     rt.ri_capture_begin(s, RELAXED)
     d = device(rt, 64)
@@ -231,8 +267,8 @@ def test_2a14_pageable_on_a_capturing_stream_is_107000(rt):
     assert code(rt.memcpy2d_async, d, 16, p, 16, 8, 2, H2D, s) == 107000
 
 
-def test_2a15_pageable_under_a_capture_mode_violation_is_107041(rt):
-    """2A15, ApiErrorDecorator::MemCopy2DAsync: the sync copy's 107030 becomes 107041."""
+def test_2a16_pageable_under_a_capture_mode_violation_is_107041(rt):
+    """2A16, ApiErrorDecorator::MemCopy2DAsync: the sync copy's 107030 becomes 107041."""
     captured = rt.create_stream()
     d = device(rt, 64)
     p, _ = pageable(64)
@@ -240,21 +276,28 @@ def test_2a15_pageable_under_a_capture_mode_violation_is_107041(rt):
     assert code(rt.memcpy2d_async, d, 16, p, 16, 8, 2, H2D, 0) == 107041
 
 
-def test_2a16_stream_of_another_context_is_107003(rt):
-    """2A16, api_impl.cc ApiImpl::MemCopy2DAsync: the stream must belong to the current context."""
+def test_2a17_stream_of_another_context_is_107003(rt):
+    """2A17, api_impl.cc ApiImpl::MemCopy2DAsync: the stream must belong to the current context."""
     s = rt.create_stream()
     rt.set_device(1)
     d, (h, _) = device(rt, 64), pinned(rt, 64)
     assert code(rt.memcpy2d_async, d, 16, h, 16, 8, 2, H2D, s) == 107003
 
 
-def test_2a17_d2d_without_2d_d2d_support_is_100000():
-    """2A17, aclrtMemcpy2dAsync in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md: 2D async D2D only on
-    950, A3 and A2; elsewhere ACL_ERROR_INVALID_PARAM. The source shows no such check (it would be the driver's)."""
-    rt = on("910")
+@pytest.mark.parametrize("product", ["910", "310P"])
+def test_2a18_d2d_runs_on_310p_and_910(product):
+    """2A18, api_error.cc ApiErrorDecorator::MemCopy2DAsync (H2D, D2H and D2D pass) and api_impl.cc
+    ApiImpl::MemCopy2DAsync (one task per row): no chip check, so D2D runs on cloud (910) and dc (310P) too. The
+    API reference (aclrtMemcpy2dAsync in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md) lists D2D for
+    950, A3 and A2 only, with ACL_ERROR_INVALID_PARAM otherwise; the runtime is followed (the emulator used to
+    give 100000 here)."""
+    rt = on(product)
     s = rt.create_stream()
-    a, b = device(rt, 64), device(rt, 64)
-    assert code(rt.memcpy2d_async, b, 16, a, 16, 8, 2, D2D, s) == 100000
+    a, b = device(rt, 64, 1), device(rt, 64, 2)
+    assert code(rt.memcpy2d_async, b, 16, a, 16, 8, 2, D2D, s) == 0
+    rt.synchronize_stream(s)
+    got = peek(rt, b, 32)
+    assert np.all(got[:8] == 1) and np.all(got[8:16] == 2) and np.all(got[16:24] == 1)
 
 
 def test_2a18_d2d_is_one_task_per_row(rt):

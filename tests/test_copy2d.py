@@ -1,6 +1,6 @@
 """2D copies: aclrtMemcpy2d and aclrtMemcpy2dAsync.
 
-The rules are the rows of docs/conformance/copy2d_batch_descriptors.md: 2S1-2S14 for aclrtMemcpy2d (#aclrtmemcpy2d),
+The rules are the rows of docs/conformance/copy2d_batch_descriptors.md: 2S1-2S15 for aclrtMemcpy2d (#aclrtmemcpy2d),
 2A1-2A18 for aclrtMemcpy2dAsync (#aclrtmemcpy2dasync); "kind correction" is the table of
 ApiErrorDecorator::MemcpyKindAutoCorrect (docs/conformance/memory_copies_fills.md#copies), "capture" the unsafe-API
 rule of docs/conformance/hostmem_peer_capture.md#capture, "per row" docs/hardware.md#staged-and-converted-copies, the
@@ -229,7 +229,7 @@ def test_memcpy2d_acl_checks_come_before_the_runtime_size_limits(rt, args):
 
 def test_memcpy2d_height_over_5242880_is_107000(rt, h2d_args):
     """2S7-2S8: height > 5,242,880 -> 107000. The limit is checked before any location lookup
-    (2S11), so small buffers that the region would overrun still give 107000."""
+    (2S12), so small buffers that the region would overrun still give 107000."""
     dst, src = h2d_args
     assert code(rt.memcpy2d, dst, 1, src, 1, 1, MAX_HEIGHT + 1, H2D) == 107000
     assert np.all(peek(rt, dst, 64) == OLD)
@@ -276,7 +276,7 @@ def test_memcpy2d_d2d_is_207000(rt):
 
 
 def test_memcpy2d_d2d_is_207000_before_location_checks(rt):
-    """2S9 before 2S12: kind D2D is refused on the kind alone, even for host pointers whose
+    """2S9 before 2S13: kind D2D is refused on the kind alone, even for host pointers whose
     corrected kind would be H2D."""
     dst = device(rt, 256)
     src, _ = pinned(rt, 256)
@@ -290,7 +290,7 @@ def test_memcpy2d_size_limit_comes_before_the_d2d_refusal(rt):
 
 
 def test_memcpy2d_default_between_two_device_buffers_is_107000(rt):
-    """2S12 / kind correction: DEFAULT between device and device corrects to D2D, which is not H2D or
+    """2S13 / kind correction: DEFAULT between device and device corrects to D2D, which is not H2D or
     D2H -> 107000; nothing is copied."""
     a = device(rt, 256, 0x11)
     b = device(rt, 256)
@@ -300,7 +300,7 @@ def test_memcpy2d_default_between_two_device_buffers_is_107000(rt):
 
 @pytest.mark.parametrize("kind", [H2D, D2H, DEFAULT])
 def test_memcpy2d_between_two_page_locked_buffers_is_107000(rt, kind):
-    """2S12 / kind correction: HOST -> HOST is forced to H2H, which is not H2D or D2H -> 107000."""
+    """2S13 / kind correction: HOST -> HOST is forced to H2H, which is not H2D or D2H -> 107000."""
     dst, dview = pinned(rt, 64, 0)
     src, _ = pinned(rt, 64, 0x5A)
     assert code(rt.memcpy2d, dst, 16, src, 16, 8, 2, kind) == 107000
@@ -308,7 +308,7 @@ def test_memcpy2d_between_two_page_locked_buffers_is_107000(rt, kind):
 
 
 def test_memcpy2d_pageable_to_device_with_d2h_is_107000(rt):
-    """2S12 / kind correction: UNREGISTERED -> DEVICE allows only H2D or D2D; kind D2H fails the correction
+    """2S13 / kind correction: UNREGISTERED -> DEVICE allows only H2D or D2D; kind D2H fails the correction
     -> 107000."""
     dst = device(rt, 64)
     sp, _ = pageable(64, 0x5A)
@@ -318,7 +318,7 @@ def test_memcpy2d_pageable_to_device_with_d2h_is_107000(rt):
 
 @pytest.mark.parametrize("kind", [D2H, DEFAULT])
 def test_memcpy2d_page_locked_to_device_is_forced_to_h2d(rt, kind):
-    """2S12 / kind correction: HOST -> DEVICE is silently forced to H2D, whatever kind (D2H, DEFAULT)."""
+    """2S13 / kind correction: HOST -> DEVICE is silently forced to H2D, whatever kind (D2H, DEFAULT)."""
     dst = device(rt, 64, 0)
     src, sview = pinned(rt, 64)
     sview[:] = pattern(64)
@@ -328,7 +328,7 @@ def test_memcpy2d_page_locked_to_device_is_forced_to_h2d(rt, kind):
 
 @pytest.mark.parametrize("asynchronous", [False, True])
 def test_memcpy2d_between_two_pageable_buffers_with_h2d_copies(rt, asynchronous):
-    """2S12 / 2A13 / kind correction: UNREGISTERED -> UNREGISTERED allows all four kinds unchanged, so
+    """2S13 / 2A14 / kind correction: UNREGISTERED -> UNREGISTERED allows all four kinds unchanged, so
     kind H2D stays H2D and passes the check; the copy happens (the async one is pageable, so it is a
     synchronous copy too) and returns 0."""
     dp, dst = pageable(64, 0)
@@ -343,7 +343,7 @@ def test_memcpy2d_between_two_pageable_buffers_with_h2d_copies(rt, asynchronous)
 
 
 def test_memcpy2d_between_two_pageable_buffers_with_default_is_107000(rt):
-    """2S12 / kind correction: UNREGISTERED -> UNREGISTERED with DEFAULT becomes H2H -> 107000."""
+    """2S13 / kind correction: UNREGISTERED -> UNREGISTERED with DEFAULT becomes H2H -> 107000."""
     dp, dst = pageable(64, 0)
     sp, _ = pageable(64, 0x5A)
     assert code(rt.memcpy2d, dp, 16, sp, 16, 8, 2, DEFAULT) == 107000
@@ -370,7 +370,7 @@ def test_memcpy2d_context_comes_before_the_kind_correction(rt):
 
 @pytest.mark.parametrize("src_kind", ["pinned", "pageable"])
 def test_memcpy2d_h2d_bytes_land_by_pitch(rt, src_kind):
-    """2S14: H2D copies `height` rows of `width` bytes from src + r*spitch to dst + r*dpitch;
+    """2S15: H2D copies `height` rows of `width` bytes from src + r*spitch to dst + r*dpitch;
     the pitch gaps and everything past the last row keep their old bytes."""
     w, h, sp_, dp_ = 13, 7, 20, 29
     n_src, n_dst = 256, 256
@@ -388,7 +388,7 @@ def test_memcpy2d_h2d_bytes_land_by_pitch(rt, src_kind):
 
 @pytest.mark.parametrize("dst_kind", ["pinned", "pageable"])
 def test_memcpy2d_d2h_bytes_land_by_pitch(rt, dst_kind):
-    """2S14: D2H with spitch 31 > dpitch 17 > width 11; the gaps between destination rows keep
+    """2S15: D2H with spitch 31 > dpitch 17 > width 11; the gaps between destination rows keep
     their old bytes."""
     w, h, sp_, dp_ = 11, 9, 31, 17
     dev = device(rt, 512)
@@ -404,7 +404,7 @@ def test_memcpy2d_d2h_bytes_land_by_pitch(rt, dst_kind):
 
 
 def test_memcpy2d_default_infers_the_direction(rt):
-    """2S12 / kind correction: DEFAULT becomes H2D for host -> device and D2H for device -> host."""
+    """2S13 / kind correction: DEFAULT becomes H2D for host -> device and D2H for device -> host."""
     src, sview = pinned(rt, 128)
     sview[:] = pattern(128, 1)
     dev = device(rt, 128, 0)
@@ -455,8 +455,8 @@ def test_memcpy2d_h2d_d2h_on_every_supporting_ep_product(fresh, product):
 
 
 def test_memcpy2d_on_200i_a2_rc_mode_is_207000(fresh):
-    """RC mode / 2S6 (aclrtMemcpy2d in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md): no 2D copy on
-    Atlas 200I/500 A2 in RC mode -> 207000."""
+    """RC mode / 2S11 (aclrtMemcpy2d in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md): no 2D copy on
+    Atlas 200I/500 A2 in RC mode -> 207000, before the location query; nothing is copied."""
     rt = fresh("200I_A2")
     rt.set_device(0)
     dev = device(rt, 128)
@@ -476,7 +476,7 @@ def test_memcpy2d_on_ipv350_is_207000(fresh):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpy2dAsync: parameter checks (2A1-2A13, as aclrtMemcpy2d's)
+# aclrtMemcpy2dAsync: parameter checks (2A1-2A14, as aclrtMemcpy2d's)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("width,height", [(0, 1), (1, 0), (0, MAX_HEIGHT + 1)])
@@ -577,7 +577,7 @@ def test_memcpy2d_async_stream_of_another_device_is_107003(rt):
 
 @pytest.mark.parametrize("kind", [H2D, DEFAULT])
 def test_memcpy2d_async_between_two_page_locked_buffers_is_107000(rt, kind):
-    """2A13 / kind correction: HOST -> HOST is forced to H2H, not in {H2D, D2H, D2D} -> 107000."""
+    """2A14 / kind correction: HOST -> HOST is forced to H2H, not in {H2D, D2H, D2D} -> 107000."""
     dst, dview = pinned(rt, 64, 0)
     src, _ = pinned(rt, 64, 0x5A)
     s = rt.create_stream()
@@ -606,7 +606,7 @@ def test_memcpy2d_async_region_past_the_allocation_is_100000(rt, side):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpy2dAsync: D2D per row, products (2A17, 2A18)
+# aclrtMemcpy2dAsync: D2D per row, products (2A18)
 # ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("product", ["910B", "A3", "950PR"])
@@ -632,7 +632,7 @@ def test_memcpy2d_async_d2d_is_one_task_per_row(fresh, product):
 
 
 def test_memcpy2d_async_default_between_devices_is_d2d_per_row(rt):
-    """2A13 / kind correction: DEFAULT device -> device corrects to D2D, allowed for 2D async on A2: one task per
+    """2A14 / kind correction: DEFAULT device -> device corrects to D2D, allowed for 2D async on A2: one task per
     row (one model task standing for 5 row tasks)."""
     a = device(rt, 256, 0x11)
     b = device(rt, 256, 0)
@@ -646,19 +646,22 @@ def test_memcpy2d_async_default_between_devices_is_d2d_per_row(rt):
 
 @pytest.mark.parametrize("product", ["310P", "910"])
 @pytest.mark.parametrize("kind", [D2D, DEFAULT])
-def test_memcpy2d_async_d2d_on_310p_and_910_is_100000(fresh, product, kind):
-    """2A17 (aclrtMemcpy2dAsync in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md): 2D async
-    DEVICE_TO_DEVICE is only on 950/A3/A2; elsewhere the unsupported copy type returns ACL_ERROR_INVALID_PARAM
-    (100000); nothing is enqueued or copied."""
+def test_memcpy2d_async_d2d_on_310p_and_910_runs_per_row(fresh, product, kind):
+    """2A18: 2D async DEVICE_TO_DEVICE (asked, or DEFAULT corrected to it) runs on 310P and 910 as on A2, one task
+    per row: the source has no chip check (api_error.cc ApiErrorDecorator::MemCopy2DAsync, api_impl.cc
+    ApiImpl::MemCopy2DAsync). The API reference (aclrtMemcpy2dAsync in hicann/runtime
+    docs/zh/api_ref/11-03_memory_copy_and_set.md) lists D2D for 950/A3/A2 only (ACL_ERROR_INVALID_PARAM elsewhere);
+    the runtime is followed."""
     rt = fresh(product)
     rt.set_device(0)
     a = device(rt, 256, 0x11)
     b = device(rt, 256)
     s = rt.create_stream()
-    assert code(rt.memcpy2d_async, b, 16, a, 16, 8, 4, kind, s) == 100000
+    assert code(rt.memcpy2d_async, b, 16, a, 16, 8, 4, kind, s) == 0
     rt.synchronize_stream(s)
-    assert tasks(rt) == []
-    assert np.all(peek(rt, b, 256) == OLD)
+    assert [t.chunks for t in tasks(rt)] == [4]
+    assert np.array_equal(peek(rt, b, 256), ref_2d(np.full(256, OLD, np.uint8), 0, 16,
+                                                   np.full(256, 0x11, np.uint8), 0, 16, 8, 4))
 
 
 @pytest.mark.parametrize("product", ["310P", "910"])
@@ -678,16 +681,20 @@ def test_memcpy2d_async_h2d_d2h_work_on_310p_and_910(fresh, product):
 
 
 def test_memcpy2d_async_on_200i_a2_rc_mode_is_207000(fresh):
-    """RC mode / 2A6 (aclrtMemcpy2dAsync in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md): 200I/500 A2
-    in RC mode refuses 2D copies -> 207000."""
+    """RC mode / 2A13 (aclrtMemcpy2dAsync in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md): 200I/500 A2
+    in RC mode refuses 2D copies on an explicit stream -> 207000; a null stream is refused first (2A8, 107000: the
+    chip has no default stream for 2D copies). Nothing is copied."""
     rt = fresh("200I_A2")
     rt.set_device(0)
     a = device(rt, 128, 0x11)
     b = device(rt, 128)
     src, _ = pageable(128, 0x5A)
-    assert code(rt.memcpy2d_async, b, 16, src, 16, 8, 2, H2D, 0) == 207000
-    assert code(rt.memcpy2d_async, b, 16, a, 16, 8, 2, D2D, 0) == 207000
-    rt.synchronize_stream(0)
+    s = rt.create_stream()
+    assert code(rt.memcpy2d_async, b, 16, src, 16, 8, 2, H2D, s) == 207000
+    assert code(rt.memcpy2d_async, b, 16, a, 16, 8, 2, D2D, s) == 207000
+    assert code(rt.memcpy2d_async, b, 16, a, 16, 8, 2, D2D, 0) == 107000
+    rt.synchronize_stream(s)
+    assert tasks(rt) == []
     assert np.all(peek(rt, b, 128) == OLD)
 
 
@@ -702,7 +709,7 @@ def test_memcpy2d_async_on_ipv350_is_207000(fresh):
 
 
 # ---------------------------------------------------------------------------
-# aclrtMemcpy2dAsync: pinned vs pageable host memory (2A14-2A18)
+# aclrtMemcpy2dAsync: pinned vs pageable host memory (2A15-2A18)
 # ---------------------------------------------------------------------------
 
 def test_memcpy2d_async_h2d_page_locked_is_asynchronous(rt):
@@ -737,7 +744,7 @@ def test_memcpy2d_async_d2h_page_locked_is_asynchronous(rt):
 
 
 def test_memcpy2d_async_h2d_pageable_is_done_on_return(rt):
-    """2A14-2A15 : pageable host memory turns the call synchronous: the bytes are on the
+    """2A15-2A16 : pageable host memory turns the call synchronous: the bytes are on the
     device when it returns, before any synchronize."""
     w, h = 20, 6
     sp, src = pageable(256)
@@ -750,7 +757,7 @@ def test_memcpy2d_async_h2d_pageable_is_done_on_return(rt):
 
 
 def test_memcpy2d_async_d2h_pageable_is_done_on_return(rt):
-    """2A14-2A15: D2H into pageable memory is complete when the call returns."""
+    """2A15-2A16: D2H into pageable memory is complete when the call returns."""
     w, h = 9, 5
     dev = device(rt, 256)
     data = pattern(dev_extent(rt, 256), 3)
@@ -762,7 +769,7 @@ def test_memcpy2d_async_d2h_pageable_is_done_on_return(rt):
 
 
 def test_memcpy2d_async_pageable_synchronizes_the_stream_first(rt):
-    """2A14-2A15: a pageable 2D copy first synchronizes its stream: a page-locked copy queued before it
+    """2A15-2A16: a pageable 2D copy first synchronizes its stream: a page-locked copy queued before it
     on the same stream is complete when the pageable call returns."""
     s = rt.create_stream()
     src, sview = pinned(rt, 256)
@@ -777,7 +784,7 @@ def test_memcpy2d_async_pageable_synchronizes_the_stream_first(rt):
 
 
 def test_memcpy2d_async_pageable_on_capturing_stream_is_107000(rt):
-    """2A14-2A15 / capture: pageable memory on a capturing stream -> 107000; nothing copied."""
+    """2A15-2A16 / capture: pageable memory on a capturing stream -> 107000; nothing copied."""
     s = rt.create_stream()
     rt.ri_capture_begin(s, 2)  # RELAXED
     sp, _ = pageable(64, 0x5A)
@@ -788,7 +795,7 @@ def test_memcpy2d_async_pageable_on_capturing_stream_is_107000(rt):
 
 
 def test_memcpy2d_during_a_global_capture_is_107030(rt, h2d_args):
-    """2S13 / capture: aclrtMemcpy2d is an unsafe API; while a GLOBAL-mode capture is active in the
+    """2S14 / capture: aclrtMemcpy2d is an unsafe API; while a GLOBAL-mode capture is active in the
     context (default exchange mode GLOBAL) it is rejected with 107030; nothing is copied."""
     dst, src = h2d_args
     s = rt.create_stream()
@@ -800,7 +807,7 @@ def test_memcpy2d_during_a_global_capture_is_107030(rt, h2d_args):
 
 
 def test_memcpy2d_async_pageable_during_a_global_capture_is_107041(rt):
-    """2A14-2A15 / capture: a pageable 2D async copy on a stream that is not captured becomes a sync copy,
+    """2A15-2A16 / capture: a pageable 2D async copy on a stream that is not captured becomes a sync copy,
     which a GLOBAL capture elsewhere in the context rejects with 107041; nothing is copied."""
     captured, other = rt.create_stream(), rt.create_stream()
     sp, _ = pageable(64, 0x5A)

@@ -249,13 +249,15 @@ def _ctrl_cpu_310p(tmp_path):
 
 def test_ctrl_cpu_310p_refuses_2d_copies(tmp_path):
     """Control-CPU mode (aclrtMemcpy2d in hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md): with the
-    control CPU open, 310P has no 2D copy (207000)."""
+    control CPU open, 310P has no 2D copy (207000). A null stream is refused before that (107000: dc has no default
+    stream for 2D copies, runtime.cc Runtime::GetCurStream)."""
     rt = _ctrl_cpu_310p(tmp_path)
-    h, d = rt.malloc_host(4096), rt.malloc(4096)
-    for call in (lambda: rt.memcpy2d(d, 64, h, 64, 32, 4, 1), lambda: rt.memcpy2d_async(d, 64, h, 64, 32, 4, 1, 0)):
+    h, d, s = rt.malloc_host(4096), rt.malloc(4096), rt.create_stream()
+    for call in (lambda: rt.memcpy2d(d, 64, h, 64, 32, 4, 1), lambda: rt.memcpy2d_async(d, 64, h, 64, 32, 4, 1, s)):
         with pytest.raises(emu.AclError) as ei:
             call()
         assert ei.value.code == 207000
+    assert code(rt.memcpy2d_async, d, 64, h, 64, 32, 4, 1, 0) == RT_PARAM_INVALID
 
 
 def test_ctrl_cpu_310p_refuses_peer_access(tmp_path):

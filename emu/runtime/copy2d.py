@@ -76,12 +76,16 @@ def _null_stream_2d(rt: Core, stream: int) -> None:
                                          "default stream from")
 
 
-def _runtime_entry_2d(rt: Core) -> None:
-    """The runtime layer begins: the product gate, then no 2D copy in some deployments
-    (docs/conformance/copy2d_batch_descriptors.md rows 2S6 and 2A6, from the API reference
-    hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md). The source has no check of its own for
-    the latter (the driver would refuse), so it is applied as the product gate is."""
-    rt.runtime_layer()
+def _deployment_2d(rt: Core) -> None:
+    """No 2D copy in some deployments: 200I/500 A2 in RC mode, 310P with the control CPU open (207000; the
+    aclrtMemcpy2d and aclrtMemcpy2dAsync constraints of hicann/runtime docs/zh/api_ref/11-03_memory_copy_and_set.md).
+
+    The runtime has no check of its own (no chip or run-mode test on either path of hicann/runtime
+    src/runtime/api/impl/api_error.cc ApiErrorDecorator::MemCopy2DSync / MemCopy2DAsync or api_impl.cc): the
+    platform refuses, and the runtime first reaches the platform about the copy's memory when it asks the driver
+    where the pointers are (GetLocationType -> NpuDriver::PtrGetRealLocation). So this runs there: after every
+    check of the arguments (the size limits, the null stream, sync D2D) and the context check, before the
+    location query and the kind correction (after which RC memory, all device memory, would give 107000)."""
     if rt.product.no_2d_copy:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"no 2D copy on {rt.product.name} in "
                                                f"{rt.product.deployment} mode")
@@ -130,11 +134,12 @@ def memcpy2d(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width: int,
     anything else raises 107000 (DEVICE_TO_DEVICE asked for: 207000). width or height 0 does nothing."""
     if not _acl_2d(dst, dpitch, src, spitch, width, height, kind):
         return
-    _runtime_entry_2d(rt)
+    rt.runtime_layer()  # the product gate, at the runtime's entry (api_c.cc rtMemcpy2d)
     _limits_2d(width, height)
     if kind == D2D:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "synchronous 2D copies are HOST_TO_DEVICE or DEVICE_TO_HOST only")
     rt.current_context(implicit=False)  # GetLocationType: the context comes before the locations
+    _deployment_2d(rt)
     plan = _plan_2d(rt, dst, dpitch, src, spitch, width, height, kind)
     plan.used = correct_kind(plan.sloc, plan.dloc, kind)  # MemCopy2DSync corrects in every run mode
     if plan.used not in (H2D, D2H):
@@ -153,14 +158,14 @@ def memcpy2d_async(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width
 
     A null stream is the default stream only on products with one for 2D copies, else 107000. On EP products
     the kind is corrected from the pointers, and pageable host memory makes the copy synchronous, as in
-    aclrtMemcpyAsync. DEVICE_TO_DEVICE runs one task per row, on products that allow it (else 100000)."""
+    aclrtMemcpyAsync. DEVICE_TO_DEVICE runs one task per row, on every product with 2D copies."""
     if not _acl_2d(dst, dpitch, src, spitch, width, height, kind):
         return
-    _runtime_entry_2d(rt)
-    rt.check_stream_handle(stream)
+    rt.check_stream_handle(stream)  # the product gate, then the handle (api_c.cc rtMemcpy2dAsync)
     _null_stream_2d(rt, stream)
     _limits_2d(width, height)
     rt.current_context(implicit=False)  # MemcpyAsyncCheckLocation
+    _deployment_2d(rt)
     plan = _plan_2d(rt, dst, dpitch, src, spitch, width, height, kind)
     if rt.product.ep_mode:
         plan.used = correct_kind(plan.sloc, plan.dloc, kind)
@@ -173,8 +178,6 @@ def memcpy2d_async(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width
         _copy_2d_now(rt, plan, dpitch, spitch, width, height, what)
         return
     s = rt.stream_of(stream)
-    if plan.used == D2D:
-        rt.require_feature("memcpy2d_async_d2d", "asynchronous 2D DEVICE_TO_DEVICE copies", ACL_ERROR_INVALID_PARAM)
     _enqueue_2d(rt, s, plan, dpitch, spitch, width, height, what, per_row=plan.used == D2D)
 
 
