@@ -313,6 +313,9 @@ def _run(args) -> int:
         if not _module_exists(target):
             sys.stderr.write(f"acl-emu run: error: argument -m: no module named {target!r}\n")
             return 2
+        if target == "pytest":  # the pytest plugin, on the run's product and checks: as `pytest --acl-emu`
+            script_args = ["--acl-emu", *(["--acl-emu-product", args.product] if args.product else []),
+                           *([f"--acl-emu-sanitize={sanitize}"] if sanitize else []), *script_args]
     else:
         target, script_args = args.script or str(EXAMPLE), args.args
         if not Path(target).exists():

@@ -1,13 +1,26 @@
-"""Run a test suite that uses pyACL under the emulator, unchanged: `pytest --acl-emu[=PRODUCT]`.
+"""Run a test suite that uses pyACL under the emulator, unchanged: `pytest --acl-emu`.
 
-With the option (or ACL_EMU_PYTEST=1 / ACL_EMU_PYTEST=PRODUCT in the environment), `import acl` in the
-code under test and in the tests resolves to the emulator, and every test runs in a fresh emulated
-process. Without it the plugin does nothing, so the same suite runs on an NPU.
+With the option (or --acl-emu=PRODUCT, --acl-emu-product PRODUCT, ACL_EMU_PYTEST=1 / ACL_EMU_PYTEST=PRODUCT in
+the environment; `acl-emu run -m pytest` gives --acl-emu itself), `import acl` in the code under test and in
+the tests resolves to the emulator, and every test runs in a fresh emulated process. A bare `--acl-emu` never
+takes the next argument: `pytest --acl-emu tests/` runs tests/ on the default product ($ACL_EMU_PRODUCT, else
+910B).
 
+Without it the plugin adds its options and markers and nothing else: no fixture, no hook on any test, and this
+module imports only os and pytest (`emu.pytest_emulated`, which holds the rest, is imported only under --acl-emu).
+So the same suite runs on an NPU.
+
+Under --acl-emu (`emu.pytest_emulated`):
 Fixtures: `acl` (the pyACL module), `acl_rt` (the Pythonic runtime, `emu.runtime` API), `acl_clock` (a
-function returning this host thread's simulated time in seconds), `acl_product` (the product name).
+function returning this host thread's simulated time in seconds), `acl_product` (the product name),
+`acl_sanitizer` (the test's sanitizer).
 Marker: `@pytest.mark.acl_products("910B", "A3", requires=("aclrtMemcpyBatch",))` runs the test once per
 product and skips the products that lack any API in `requires`.
+Threads: a thread a test started and left running cannot reach the next test's runtime; its calls fail with
+ACL_ERROR_UNINITIALIZE (100001), a RuntimeWarning naming the test that started it.
+Crashes: `@pytest.mark.acl_isolate`, or `--acl-emu-isolate` for every test, runs the test in a child process
+(fork): a test that crashes it (a segfault, an abort) fails with the signal and its output, and the session
+goes on.
 
 Sanitizer (emu.sanitize): `@pytest.mark.acl_sanitize` (or `acl_sanitize("race,host")`), the `acl_sanitizer`
 fixture, or `--acl-emu-sanitize[=CHECKS]` for every test (it implies --acl-emu) checks what the test's code
@@ -25,165 +38,101 @@ MARKER = "acl_products(*products, requires=()): run the test on each product (un
          "products that lack an API in requires"
 SANITIZE_MARKER = "acl_sanitize(checks='all'): run the test under the acl-emu sanitizer (race, host, init); a " \
                   "hazard in its code fails it with the report"
+ISOLATE_MARKER = "acl_isolate: run the test in a child process (under --acl-emu): a crash fails it and the " \
+                 "session goes on"
+# The options whose value is optional: given bare, each means this value and never takes the next argument.
+BARE = {"--acl-emu": "", "--acl-emu-sanitize": "all"}
 
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("acl-emu", "the CANN ACL runtime, emulated")
     group.addoption("--acl-emu", nargs="?", const="", default=None, metavar="PRODUCT", dest="acl_emu",
-                    help=f"run `import acl` against the emulator, on PRODUCT (default: $ACL_EMU_PRODUCT or "
-                         f"910B); also ${ENV}=1 or ${ENV}=PRODUCT")
+                    help=f"run `import acl` against the emulator; --acl-emu=PRODUCT picks the product (default: "
+                         f"$ACL_EMU_PRODUCT or 910B), a bare --acl-emu never takes the next argument; also "
+                         f"${ENV}=1 or ${ENV}=PRODUCT")
+    group.addoption("--acl-emu-product", default=None, metavar="PRODUCT", dest="acl_emu_product",
+                    help="the product the tests run on (a name from configs/ or a TOML path; implies --acl-emu)")
     group.addoption("--acl-emu-sanitize", nargs="?", const="all", default=None, metavar="CHECKS",
                     dest="acl_emu_sanitize",
-                    help="run every test under the acl-emu sanitizer (implies --acl-emu): CHECKS a comma-separated "
-                         "list of race, host, init (default: all); a test whose code has a hazard fails with "
-                         "the report")
+                    help="run every test under the acl-emu sanitizer (implies --acl-emu): --acl-emu-sanitize=CHECKS "
+                         "a comma-separated list of race, host, init (default: all); a test whose code has a "
+                         "hazard fails with the report")
+    group.addoption("--acl-emu-isolate", action="store_true", default=False, dest="acl_emu_isolate",
+                    help="run every test in a child process (implies --acl-emu): a test that crashes fails with "
+                         "the signal and the session goes on (one test: @pytest.mark.acl_isolate)")
 
 
-def _wanted(config) -> str | None:
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args) -> None:
+    """A bare --acl-emu (or --acl-emu-sanitize) means its default value: the argument after it stays a test
+    path (`pytest --acl-emu tests/`). argparse would take it for the option's value, so the bare option is
+    written out with its value (`--acl-emu=`) before pytest parses the line for good."""
+    if not bare_options(args):
+        return
+    args[:] = bare_options_written_out(args)
+    fresh = parser.parse_known_args(args)
+    namespace = early_config.known_args_namespace
+    for dest in ("acl_emu", "acl_emu_sanitize", "file_or_dir"):
+        setattr(namespace, dest, getattr(fresh, dest))
+
+
+def bare_options(args) -> list[int]:
+    """The positions of the bare --acl-emu and --acl-emu-sanitize in a command line (none after `--`)."""
+    found = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg in BARE:
+            found.append(i)
+    return found
+
+
+def bare_options_written_out(args) -> list[str]:
+    """The command line with each bare --acl-emu / --acl-emu-sanitize as --acl-emu= / --acl-emu-sanitize=all.
+    A product name right after a bare --acl-emu that is no path is the old form `--acl-emu 910B`: a usage error
+    saying how to write it."""
+    out = list(args)
+    for i in bare_options(args):
+        following = args[i + 1] if i + 1 < len(args) else None
+        if args[i] == "--acl-emu" and following is not None and _is_product_not_path(following):
+            raise pytest.UsageError(f"--acl-emu takes no separate value: write --acl-emu={following} or "
+                                    f"--acl-emu-product {following} (a bare --acl-emu leaves {following!r} a "
+                                    f"test path)")
+        out[i] = f"{args[i]}={BARE[args[i]]}"
+    return out
+
+
+def _is_product_not_path(text: str) -> bool:
+    """A bundled product's name that is no file or folder here."""
+    if text.startswith("-") or os.path.exists(text):
+        return False
+    configs = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
+    installed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs")
+    return any(os.path.isfile(os.path.join(d, f"{text}.toml")) for d in (configs, installed))
+
+
+def wanted(config) -> str | None:
     """The product the suite runs on under the emulator ('' for the default), or None when it is off."""
+    product = config.getoption("acl_emu_product")
+    if product is not None:
+        return product
     option = config.getoption("acl_emu")
     if option is not None:
         return option
-    if config.getoption("acl_emu_sanitize") is not None:
+    if config.getoption("acl_emu_sanitize") is not None or config.getoption("acl_emu_isolate"):
         return ""
     env = os.environ.get(ENV, "")
-    if env.lower() in ("", "0", "false", "no", "off"):
-        return None
-    return "" if env.lower() in ("1", "true", "yes", "on") else env
+    if env.lower() not in ("", "0", "false", "no", "off"):
+        return "" if env.lower() in ("1", "true", "yes", "on") else env
+    return None
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", MARKER)
-    config.addinivalue_line("markers", SANITIZE_MARKER)
-    product = _wanted(config)
+    for line in (MARKER, SANITIZE_MARKER, ISOLATE_MARKER):
+        config.addinivalue_line("markers", line)
+    product = wanted(config)
     if product is None:
         return
-    checks = config.getoption("acl_emu_sanitize")
-    if checks is not None:
-        from emu.sanitize import parse_tools
+    from . import pytest_emulated
 
-        try:
-            parse_tools(checks)
-        except ValueError as e:
-            raise pytest.UsageError(f"--acl-emu-sanitize: {e}") from None
-    import emu
-    from emu import config as products
-
-    name = product or os.environ.get("ACL_EMU_PRODUCT") or products.DEFAULT_PRODUCT
-    try:
-        products.load(name)
-    except products.ConfigError as e:
-        raise pytest.UsageError(f"--acl-emu: {e}") from None
-    emu.install()
-    config.stash[_PRODUCT] = name
-
-
-_PRODUCT = pytest.StashKey[str]()
-
-
-def _enabled(config) -> bool:
-    return _PRODUCT in config.stash
-
-
-def pytest_generate_tests(metafunc) -> None:
-    marker = metafunc.definition.get_closest_marker("acl_products")
-    if marker is None or not _enabled(metafunc.config):
-        return
-    if not marker.args:
-        raise pytest.UsageError(f"{metafunc.definition.nodeid}: acl_products needs at least one product")
-    metafunc.parametrize("acl_product", list(marker.args), ids=list(marker.args), indirect=True)
-
-
-@pytest.fixture
-def acl_product(request) -> str | None:
-    """The product this test runs on: the marker's parameter, else the suite's --acl-emu product (None
-    without --acl-emu)."""
-    if not _enabled(request.config):
-        return None
-    return getattr(request, "param", None) or request.config.stash[_PRODUCT]
-
-
-@pytest.fixture(autouse=True)
-def _acl_emu_process(request, acl_product):
-    """Under --acl-emu: a fresh emulated process per test, on its product; products lacking a required API
-    are skipped."""
-    if acl_product is None:
-        yield None
-        return
-    import emu
-
-    product = acl_product
-    runtime = emu.configure(product, sanitize=_checks(request))
-    marker = request.node.get_closest_marker("acl_products")
-    missing = [api for api in (marker.kwargs.get("requires", ()) if marker else ()) if not runtime.product.supports(api)]
-    if missing:
-        pytest.skip(f"{product} does not support {', '.join(missing)}")
-    yield runtime
-    emu.configure(product)  # what the test left behind (threads, streams, handles) does not leak
-
-
-def _checks(request):
-    """The sanitizer's checks for this test: its acl_sanitize marker, the acl_sanitizer fixture, or
-    --acl-emu-sanitize; None for none."""
-    marker = request.node.get_closest_marker("acl_sanitize")
-    if marker is not None:
-        return marker.args[0] if marker.args else marker.kwargs.get("checks", "all")
-    if "acl_sanitizer" in request.fixturenames:
-        return "all"
-    return request.config.getoption("acl_emu_sanitize")
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_call(item):
-    """A sanitized test whose code left hazards fails with the report (a test failing of its own gets the
-    report as a section of its output)."""
-    try:
-        result = yield
-    except BaseException:
-        san = _sanitizer(item)
-        if san is not None and san.finish():
-            item.add_report_section("call", "acl-emu sanitizer", san.report())
-        raise
-    san = _sanitizer(item)
-    if san is not None and san.finish():
-        pytest.fail(f"the acl-emu sanitizer found hazards in this test's code:\n{san.report()}", pytrace=False)
-    return result
-
-
-def _sanitizer(item):
-    runtime = getattr(item, "funcargs", {}).get("_acl_emu_process")
-    return None if runtime is None else runtime.sanitizer
-
-
-@pytest.fixture
-def acl_sanitizer(_acl_emu_process):
-    """The test's sanitizer (emu.sanitize.Sanitizer; asking for it turns the sanitizer on): `findings`,
-    `report()`, `finish()`. Findings left when the test ends fail it; a test that expects some clears them
-    (`acl_sanitizer.clear()`)."""
-    if _acl_emu_process is None:
-        pytest.skip("the sanitizer exists under the emulator only (pytest --acl-emu)")
-    return _acl_emu_process.sanitizer
-
-
-@pytest.fixture
-def acl(_acl_emu_process):
-    """The pyACL module (`import acl`), the emulator's under --acl-emu."""
-    if _acl_emu_process is None:
-        return pytest.importorskip("acl")
-    import emu.acl
-
-    return emu.acl
-
-
-@pytest.fixture
-def acl_rt(_acl_emu_process):
-    """The emulated process's runtime: the same APIs as pyACL, values returned and `emu.AclError` raised."""
-    if _acl_emu_process is None:
-        pytest.skip("the Pythonic runtime exists under the emulator only (pytest --acl-emu)")
-    return _acl_emu_process
-
-
-@pytest.fixture
-def acl_clock(acl_rt):
-    """A function returning this host thread's simulated time, in seconds."""
-    return lambda: acl_rt.clock
+    config.pluginmanager.register(pytest_emulated.Emulated(config, product), pytest_emulated.NAME)

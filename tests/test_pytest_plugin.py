@@ -1,7 +1,15 @@
 """The pytest plugin: `pytest --acl-emu[=PRODUCT]` runs a user's pyACL tests under the emulator, unchanged."""
 from __future__ import annotations
 
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+
+import emu.pytest_plugin
 
 pytest_plugins = ["pytester"]
 
@@ -91,3 +99,227 @@ def test_an_unknown_product_is_a_usage_error(project):
     result = project.runpytest("--acl-emu=nope", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--acl-emu*unknown product 'nope'*"])
+
+
+# -- the command line: a bare --acl-emu never takes the next argument ------------------------------------------
+def test_a_bare_acl_emu_before_a_folder_runs_that_folder_on_the_default_product(project):
+    """`pytest --acl-emu tests/`, the usual CI form: tests/ is the folder to run, not the product."""
+    folder = project.mkdir("suite")
+    (folder / "test_in_folder.py").write_text("def test_here(acl_product):\n    assert acl_product == '910B'\n")
+    result = project.runpytest("--acl-emu", "suite", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_bare_acl_emu_before_a_test_file_runs_that_file(project):
+    """`pytest --acl-emu test_user.py`: the file is a test file, not a product config."""
+    result = project.runpytest("--acl-emu", "test_user.py", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=7, skipped=1)
+
+
+def test_the_product_option_names_the_product(project):
+    result = project.runpytest("--acl-emu-product", "A3", "test_user.py", "-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=7, skipped=1)
+    result.stdout.fnmatch_lines(["*310P does not support aclrtMemcpyBatch*"])
+    project.makepyfile(test_which="def test_which(acl_product):\n    assert acl_product == 'A3'\n")
+    project.runpytest("--acl-emu", "--acl-emu-product", "A3", "test_which.py").assert_outcomes(passed=1)
+    project.runpytest("--acl-emu=A3", "test_which.py").assert_outcomes(passed=1)
+
+
+def test_the_old_form_with_a_product_after_a_bare_acl_emu_says_how_to_write_it(project):
+    result = project.runpytest("--acl-emu", "A3", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--acl-emu takes no separate value: write --acl-emu=A3 or --acl-emu-product A3*"])
+
+
+def test_a_bare_acl_emu_sanitize_before_a_path_takes_no_checks(project):
+    project.makepyfile(test_clean="def test_clean(acl_rt):\n    assert acl_rt.sanitizer is not None\n")
+    project.runpytest("--acl-emu-sanitize", "test_clean.py", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_the_bare_options_are_written_out_only_before_a_double_dash():
+    written = emu.pytest_plugin.bare_options_written_out
+    assert written(["--acl-emu", "tests/", "--acl-emu-sanitize", "-x"]) == \
+        ["--acl-emu=", "tests/", "--acl-emu-sanitize=all", "-x"]
+    assert written(["--acl-emu=A3", "--", "--acl-emu"]) == ["--acl-emu=A3", "--", "--acl-emu"]
+
+
+# -- without --acl-emu: the plugin is options and markers, nothing else ----------------------------------------
+NO_ACL_TESTS = '''
+import sys
+
+
+def test_no_fixture_of_the_plugin_reaches_a_test(request):
+    assert not {"_acl_emu_process", "acl_product", "acl", "acl_rt"} & set(request.fixturenames)
+    assert "emu.pytest_emulated" not in sys.modules and "emu.pytest_isolate" not in sys.modules
+    assert request.config.pluginmanager.get_plugin("acl_emu_emulated") is None
+'''
+
+
+def test_without_the_option_no_test_gets_a_fixture_and_the_rest_is_not_loaded(pytester):
+    pytester.makepyfile(test_plain=NO_ACL_TESTS)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    listed = pytester.runpytest_subprocess("--fixtures", "-p", "no:cacheprovider")
+    assert "acl_rt" not in listed.stdout.str() and "acl_product" not in listed.stdout.str()
+
+
+def test_the_entry_module_imports_only_os_and_pytest_at_load():
+    """Loading the plugin (the pytest11 entry point) runs only emu/pytest_plugin.py's top level: it imports os
+    and pytest; the emulated session's module (`emu.pytest_emulated`: emu, numpy, simpy, the runtime) is
+    imported in pytest_configure, under --acl-emu only."""
+    tree = ast.parse(Path(emu.pytest_plugin.__file__).read_text())
+    top = {alias.name for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+           for alias in node.names}
+    assert top == {"annotations", "os", "pytest"}
+
+
+@pytest.mark.xfail(strict=True, reason="emu/__init__.py imports emu.runtime (numpy, simpy, the configs): loading "
+                                       "emu.pytest_plugin, a module of emu, imports them until it does not")
+def test_loading_the_plugin_imports_nothing_heavy():
+    code = "import sys, emu.pytest_plugin; print(sorted({'numpy', 'simpy', 'emu.runtime'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+# -- acl-emu run -m pytest is the plugin's run -------------------------------------------------------------------
+RUN_TESTS = '''
+import acl
+import pytest
+
+
+@pytest.mark.acl_products("910B", "310P", requires=("aclrtMemcpyBatch",))
+def test_products_apply(acl_product, acl_rt):
+    assert acl_rt.product.name == acl_product
+
+
+def test_the_runs_product(acl_product, acl_rt):
+    assert acl_product == "A3" and acl_rt.product.name == "A3"
+    assert acl.rt.set_device(0) == 0
+'''
+
+
+def test_acl_emu_run_m_pytest_applies_the_markers_and_the_fixtures(pytester):
+    pytester.makepyfile(test_run=RUN_TESTS)
+    result = subprocess.run([sys.executable, "-m", "emu", "run", "--product", "A3", "-m", "pytest", "test_run.py",
+                             "-rs", "-p", "no:cacheprovider"], cwd=pytester.path, capture_output=True, text=True)
+    assert "2 passed, 1 skipped" in result.stdout, result.stdout + result.stderr
+    assert "310P does not support aclrtMemcpyBatch" in result.stdout
+
+
+# -- each test's runtime is out of reach of the threads an earlier test left running ------------------------------
+THREAD_TESTS = '''
+import threading
+import warnings
+
+import acl
+
+go, done, result = threading.Event(), threading.Event(), {}
+before_the_tests = {}
+
+
+def leftover():
+    go.wait()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        dev, ret = acl.rt.malloc(1 << 20, 0)
+    result.update(ret=ret, warning=str(caught[0].message) if caught else "", recent=acl.get_recent_err_msg())
+    done.set()
+
+
+def session_thread():
+    before_the_tests["ret"] = [acl.rt.set_device(0), acl.rt.malloc(64, 0)[1]]
+
+
+def test_starts_a_thread_and_leaves_it_running():
+    assert acl.rt.set_device(0) == 0
+    threading.Thread(target=leftover, name="leftover", daemon=True).start()
+
+
+def test_a_thread_started_and_joined_in_the_test_works():
+    out = []
+    t = threading.Thread(target=lambda: out.append((acl.rt.set_device(0), acl.rt.malloc(64, 0)[1])))
+    t.start()
+    t.join()
+    assert out == [(0, 0)]
+
+
+def test_the_leftover_thread_cannot_reach_this_tests_runtime(acl_rt):
+    acl_rt.set_device(0)
+    go.set()
+    assert done.wait(30)
+    assert result["ret"] == 100001
+    assert "leftover" in result["warning"] and "test_starts_a_thread_and_leaves_it_running" in result["warning"]
+    assert "test_starts_a_thread_and_leaves_it_running" in result["recent"]
+    free, total = acl_rt.get_mem_info(0)
+    assert free == total  # its malloc did not land here
+'''
+
+
+def test_a_thread_left_running_by_one_test_cannot_allocate_in_the_next_tests_runtime(pytester):
+    pytester.makepyfile(test_threads=THREAD_TESTS)
+    pytester.runpytest("--acl-emu", "-p", "no:cacheprovider", "-p", "no:randomly").assert_outcomes(passed=3)
+
+
+def test_a_thread_started_before_the_first_test_reaches_every_tests_runtime(pytester):
+    pytester.makeconftest('''
+import threading
+import pytest
+
+
+@pytest.fixture(scope="session")
+def pool():
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(1) as ex:
+        ex.submit(lambda: None).result()  # its worker starts here, before any test's runtime
+        yield ex
+''')
+    pytester.makepyfile(test_pool='''
+import acl
+
+
+def test_one(pool):
+    assert pool.submit(lambda: acl.rt.set_device(0)).result() == 0
+
+
+def test_two(pool):
+    assert pool.submit(lambda: acl.rt.malloc(64, 0)[1]).result() in (0, 107002)
+    assert pool.submit(lambda: acl.rt.set_device(0)).result() == 0
+''')
+    pytester.runpytest("--acl-emu", "-p", "no:cacheprovider", "-p", "no:randomly").assert_outcomes(passed=2)
+
+
+def test_the_guard_refuses_only_the_threads_of_finished_tests():
+    """ThreadGenerations, directly: a retired thread's first call in a guarded runtime is 100001, the main thread
+    keeps its state (clock) across the guarding, a new thread is let in."""
+    import threading
+
+    from emu.pytest_emulated import LeftoverThreadError, ThreadGenerations
+
+    import emu
+
+    generations = ThreadGenerations()
+    alive = generations.alive()
+    release = threading.Event()
+    seen = {}
+
+    def worker():
+        release.wait()
+        try:
+            seen["call"] = rt.set_device(0)
+        except LeftoverThreadError as e:
+            seen["error"] = e
+
+    thread = threading.Thread(target=worker, name="outlives-its-test")
+    thread.start()
+    assert generations.retire(alive, "test_x.py::test_a") == [thread]
+    rt = emu.configure("910B")
+    rt.set_device(0)
+    clock = rt.clock
+    generations.guard(rt)
+    assert rt.clock == clock
+    release.set()
+    thread.join()
+    assert seen["error"].code == 100001 and "test_x.py::test_a" in seen["error"].message
+    other = threading.Thread(target=lambda: seen.update(other=rt.set_device(0)))
+    other.start()
+    other.join()
+    assert "other" in seen
