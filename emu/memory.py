@@ -82,10 +82,22 @@ class Region:
         if self.virtual:
             raise AclError(ACL_ERROR_INVALID_PARAM, f"{self.describe()} is timing-only: it has no bytes")
         if self._buf is None:
-            if self.budget is not None:
-                self.budget.take(self.size, self.describe().replace(f" of {self.size} bytes", ""))
-            self._buf = np.zeros(self.size, dtype=np.uint8)
+            self._buf = self._first_touch()
         return self._buf
+
+    def _first_touch(self) -> np.ndarray:
+        """The bytes of device memory, made when first used: counted in the host budget (which also checks the
+        RAM free now), then allocated; refused with 207001, the budget untouched, when either says no."""
+        what = self.describe().replace(f" of {self.size} bytes", "")
+        budget = self.budget
+        if budget is not None:
+            budget.take(self.size, what)
+        try:
+            return host_bytes(self.size, what)
+        except AclError:
+            if budget is not None:
+                budget.give(self.size)
+            raise
 
     def view(self, offset: int, nbytes: int) -> np.ndarray:
         if offset < 0 or offset + nbytes > self.size:
@@ -218,44 +230,112 @@ class Registration:
         return self.base + self.size
 
 
-def available_host_memory() -> int:
-    """Bytes of RAM this machine can still give the process (MemAvailable), or a large number if unknown.
-    $ACL_EMU_HOST_MEMORY (bytes) overrides it."""
-    override = os.environ.get("ACL_EMU_HOST_MEMORY")
-    if override:
-        return int(override)
+HOST_MEMORY_ENV = "ACL_EMU_HOST_MEMORY"
+HOST_RESERVE_MIN = 256 << 20  # RAM left to the rest of the machine: at least this,
+HOST_RESERVE_SHARE = 0.03  # or this share of the machine's RAM, whichever is more
+LIVE_CHECK_BYTES = 64 << 20  # takes smaller than this (in all, since the last reading) need no new reading
+
+
+def _meminfo(field: str) -> int | None:
+    """A /proc/meminfo field ("MemAvailable", "MemTotal") in bytes, None where there is none."""
     try:
         with open("/proc/meminfo") as f:
             for line in f:
-                if line.startswith("MemAvailable:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) * 1024
-    except OSError:
+    except (OSError, ValueError, IndexError):
         pass
+    return None
+
+
+def available_host_memory() -> int:
+    """Bytes of RAM this machine can still give the process now (MemAvailable, read at each call), or a large
+    number if unknown. $ACL_EMU_HOST_MEMORY (bytes) overrides it."""
+    override = os.environ.get(HOST_MEMORY_ENV)
+    if override:
+        return int(override)
+    available = _meminfo("MemAvailable")
+    if available is not None:
+        return available
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
         return 1 << 60
 
 
+def host_reserve() -> int:
+    """Bytes of RAM functional memory leaves free for the rest of the machine: max(256 MiB, 3% of its RAM), so
+    that the emulator is refused (207001) before the kernel's OOM killer would act."""
+    return max(HOST_RESERVE_MIN, int(HOST_RESERVE_SHARE * (_meminfo("MemTotal") or 0)))
+
+
+def _resident_bytes() -> int | None:
+    """This process's resident memory (/proc/self/statm), None where unknown."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def host_bytes(nbytes: int, what: str) -> np.ndarray:
+    """`nbytes` zeroed bytes of host RAM for `what`, or AclError 207001 when the host cannot give them (numpy's
+    MemoryError: an address-space limit such as `ulimit -v`, or no memory left), never the MemoryError."""
+    try:
+        return np.zeros(nbytes, dtype=np.uint8)
+    except (MemoryError, ValueError) as exc:  # ValueError: more than an array can hold
+        raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                       f"{what}: the host could not give {nbytes} bytes ({type(exc).__name__}: "
+                       f"{exc or 'out of memory'}; is the address space limited, ulimit -v?)") from None
+
+
+_WAY_OUT = ("the emulator keeps the bytes of functional memory in RAM. Timing-only memory holds no bytes: "
+            "emu.configure(functional=False), or malloc(..., functional=False)")
+
+
 class HostBudget:
     """The host RAM functional memory may take: page-locked memory when allocated, device memory when its
     bytes are first touched. What would not fit is refused with the runtime's out-of-memory code, before
-    the operating system would kill the process for touching it."""
+    the operating system would kill the process for touching it.
 
-    __slots__ = ("limit", "backed")
+    limit: the bytes it may take in all (90% of the RAM available when the address space was made).
+    live: also check, at each take, the RAM the machine has free now (`available_host_memory`, read again),
+    which other processes may have taken since: a take is refused when it, plus what the emulator has taken
+    but not yet touched (its bytes are allocated lazily), would leave less than `host_reserve()` free.
+    (Takes under LIVE_CHECK_BYTES in all since the last reading are not read again: the reserve covers them.)"""
 
-    def __init__(self, limit: int):
+    __slots__ = ("limit", "backed", "live", "unread")
+
+    def __init__(self, limit: int, live: bool = False):
         self.limit = limit
         self.backed = 0
+        self.live = live
+        self.unread = 0  # bytes taken since the RAM free was last read
 
     def take(self, nbytes: int, what: str) -> None:
         if self.backed + nbytes > self.limit:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION,
                            f"{what} needs {nbytes} bytes of host RAM, more than this machine has free "
-                           f"({self.limit - self.backed} bytes of the emulator's budget left): the emulator keeps "
-                           f"the bytes of functional memory in RAM. Timing-only memory holds no bytes: "
-                           f"emu.configure(functional=False), or malloc(..., functional=False)")
+                           f"({self.limit - self.backed} bytes of the emulator's budget left): {_WAY_OUT}")
+        if self.live:
+            if self.unread + nbytes >= LIVE_CHECK_BYTES:
+                self._check_free(nbytes, what)
+                self.unread = 0
+            else:
+                self.unread += nbytes
         self.backed += nbytes
+
+    def _check_free(self, nbytes: int, what: str) -> None:
+        """Refuse `nbytes` when the machine, as it is now, cannot give them and keep its reserve."""
+        free, reserve = available_host_memory(), host_reserve()
+        resident = _resident_bytes()
+        untouched = 0 if resident is None else max(0, self.backed - resident)  # taken, maybe not yet in RAM
+        if nbytes + untouched > free - reserve:
+            more = f" plus {untouched} bytes it took before and has not filled yet" if untouched else ""
+            raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION,
+                           f"{what} needs {nbytes} bytes of host RAM{more}, and the machine has {free} bytes free "
+                           f"now, {reserve} of which the emulator leaves to the rest of the machine (other "
+                           f"processes took memory since it started, or it holds much already): {_WAY_OUT}")
 
     def give(self, nbytes: int) -> None:
         self.backed -= nbytes
@@ -263,7 +343,9 @@ class HostBudget:
 
 class AddressSpace:
     """Every region the emulator knows, indexed by base address. Functional memory's bytes count against
-    `budget` (90% of the RAM available when the address space is made, or `host_budget`)."""
+    `budget`: 90% of the RAM available when the address space is made, with the RAM free checked again at
+    each take (`HostBudget.live`); or `host_budget` bytes, or 90% of $ACL_EMU_HOST_MEMORY, checked against
+    nothing else."""
 
     def __init__(self, num_devices: int, capacity: int, functional: bool = True, host_budget: int | None = None):
         if num_devices > MAX_DEVICES:
@@ -283,7 +365,8 @@ class AddressSpace:
         self._warned: set[int] = set()
         self._reg_starts: list[int] = []
         self._regs: list[Registration] = []
-        self.budget = HostBudget(int(0.9 * available_host_memory()) if host_budget is None else host_budget)
+        live = host_budget is None and not os.environ.get(HOST_MEMORY_ENV)
+        self.budget = HostBudget(int(0.9 * available_host_memory()) if host_budget is None else host_budget, live)
 
     def invariant_violations(self) -> list[str]:
         """What is wrong with the allocator's state, if anything: live regions overlap, a device's used bytes
@@ -414,11 +497,10 @@ class AddressSpace:
             return r
         self.budget.take(nbytes, "page-locked host memory")
         try:
-            raw = np.zeros(nbytes + align, dtype=np.uint8)
-        except MemoryError:
+            raw = host_bytes(nbytes + align, f"page-locked host memory of {nbytes} bytes (and {align} to align it)")
+        except AclError:
             self.budget.give(nbytes)
-            raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"no host RAM for {nbytes} bytes of page-locked "
-                                                           f"memory") from None
+            raise
         skew = (-_address_of(raw)) % align
         buf = raw[skew:skew + nbytes]
         r = Region(_address_of(buf), nbytes, Region.PINNED, buf=buf, owner=raw, origin="malloc_host")
@@ -516,11 +598,11 @@ class AddressSpace:
     def alloc_alias(self, device: int, host: Region, offset: int, nbytes: int) -> Region:
         """A device-window address range whose bytes are host memory (a mapped registration)."""
         nbytes = size_t(nbytes)
+        buf = None if host.virtual else host.buffer()[offset:offset + nbytes]  # (its first touch may be refused)
         base = self.windows[device].alloc(nbytes, 64)
         if base is None:
             raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"device {device}: address window exhausted")
-        r = Region(base, nbytes, Region.DEVICE, device=device, origin="alias", owner=host,
-                   buf=None if host.virtual else host.buffer()[offset:offset + nbytes])
+        r = Region(base, nbytes, Region.DEVICE, device=device, origin="alias", owner=host, buf=buf)
         r.virtual = host.virtual
         r.readonly = host.readonly  # the device's view of read-only memory is read-only too
         self._insert(r)

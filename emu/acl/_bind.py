@@ -18,8 +18,9 @@ import operator
 import sys
 import textwrap
 import types
+import warnings
 
-from ..errors import AclError
+from ..errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclError
 
 INT, STR, OBJ, INTS, ATTRS = "i", "s", "o", "l", "a"
 INT_MIN, INT_END = -(1 << 63), 1 << 64  # the ints some 64-bit C integer type holds: [INT_MIN, INT_END)
@@ -118,14 +119,14 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
             parsed = _parsed(qualname, params, ints_only, args)
         try:
             result = fn(*parsed)
+            if not outputs:
+                return 0
+            if convert is not None:
+                result = convert(result)
         except AclError as err:
-            if outputs and hasattr(err, "fail_index"):  # batch copies report the entry concerned
-                return err.fail_index, err.code
-            return (*outputs, err.code) if outputs else err.code
-        if not outputs:
-            return 0
-        if convert is not None:
-            result = convert(result)
+            return failure(err, outputs)
+        except MemoryError:  # the last guard (the runtime's API wrapper turns its own into 207001 first)
+            return failure(AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"{qualname} ran out of host memory"), outputs)
         if len(outputs) > 1:
             return (*map(_plain, result), 0)
         return _plain(result), 0
@@ -134,6 +135,18 @@ def bind(qualname: str, fn, params: str = "", outputs: tuple = (), optional: int
     call.__qualname__ = qualname
     call.__doc__ = _doc(qualname, fn, params, outputs, optional, convert)
     return call
+
+
+def failure(err: AclError, outputs: tuple):
+    """What a pyACL function returns for `err`: its code, after the failure values of the outputs (a batch
+    copy's failIndex where it names one). An error that says `warns` (a call that would hang on the board,
+    such as `emu.runtime.CallbackDeadlock`) is also a RuntimeWarning with its message, pointing at the
+    caller's line: the code alone would not tell why."""
+    if err.warns:
+        warnings.warn(str(err), RuntimeWarning, stacklevel=3)
+    if outputs and hasattr(err, "fail_index"):  # batch copies report the entry concerned
+        return err.fail_index, err.code
+    return (*outputs, err.code) if outputs else err.code
 
 
 def declaration(fn):

@@ -31,8 +31,8 @@ from emu.models.trace import ALL, CHUNK
 from .. import constants as C
 from ..config import Product
 from ..errors import (ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_DEVICEID,
-                      ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_RT_STREAM_CAPTURED, ACL_ERROR_RT_STREAM_CONTEXT, AclError,
-                      set_recent_error)
+                      ACL_ERROR_RT_INVALID_HANDLE, ACL_ERROR_RT_MEMORY_ALLOCATION, ACL_ERROR_RT_STREAM_CAPTURED,
+                      ACL_ERROR_RT_STREAM_CONTEXT, AclError, set_recent_error)
 from ..memory import AddressSpace
 from .handles import EventHandle, StreamHandle
 
@@ -205,10 +205,10 @@ def _api_method(fn, name: str, gate: bool, sizes: tuple, feature: str | None = N
                     return fn(self, *args, **kwargs)
                 return fn(self, *args)  # (no keywords, the usual call: no dict merged for the call)
             except AclError as err:
-                if not err.message:
-                    err.message = f"{name} failed"
-                set_recent_error(f"{name}: {err}")
+                _failed(name, err)
                 raise
+            except MemoryError:  # numpy's, anywhere in the call: the runtime's out-of-memory code, not a traceback
+                raise _failed(name, _out_of_host_memory(name)) from None
             finally:
                 st.gate = None
                 calls = self._calls  # the call log's pending tuples, turned into compact rows by the chunk
@@ -222,6 +222,23 @@ def _api_method(fn, name: str, gate: bool, sizes: tuple, feature: str | None = N
 
     call.acl_name = name
     return call
+
+
+def _failed(name: str, err: AclError) -> AclError:
+    """What a failed call leaves: its message (the API's name if it had none) as the thread's recent error."""
+    if not err.message:
+        err.message = f"{name} failed"
+    set_recent_error(f"{name}: {err}")
+    return err
+
+
+def _out_of_host_memory(name: str) -> AclError:
+    """The error of a call that ran out of host memory (a MemoryError escaped it, numpy's or any other):
+    207001, the code the runtime reports for an allocation it cannot make, so that no MemoryError escapes an
+    API. The places that allocate functional memory's bytes refuse before that (`emu.memory.HostBudget`,
+    `emu.memory.host_bytes`); this is the last guard."""
+    return AclError(ACL_ERROR_RT_MEMORY_ALLOCATION, f"{name} ran out of host memory (MemoryError): the host "
+                                                    f"could not give the bytes it needed")
 
 
 def fail(code: int, message: str) -> None:
