@@ -99,7 +99,13 @@ def name_of(code: int) -> str:
 
 
 class AclError(Exception):
-    """An ACL call failed with `code`; `message` says why, as the runtime log would."""
+    """An ACL call failed with `code`; `message` says why, as the runtime log would.
+
+    warns: the pyACL facade also shows the message as a RuntimeWarning, not only as the code (and
+    acl.get_recent_err_msg): set by the errors of calls a program cannot learn the cause of from the code, such
+    as a wait the board would never return from (`emu.runtime.CallbackDeadlock`)."""
+
+    warns = False
 
     def __init__(self, code: int, message: str = ""):
         super().__init__(code, message)

@@ -477,10 +477,40 @@ def test_waiting_for_a_blocking_callback_queued_for_this_very_thread_raises_inst
     s = rt.create_stream()
     rt.subscribe_report(threading.get_ident(), s)
     rt.launch_callback(_noop, None, BLOCK, s)
-    with pytest.raises(CallbackDeadlock, match="wait forever"):
+    with pytest.raises(CallbackDeadlock, match="wait forever") as e:
         rt.synchronize_stream(s)
+    assert e.value.code == 507046  # ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, what pyACL returns
     rt.process_report(-1)  # the thread can still run it, and the stream goes on
     rt.synchronize_stream(s)
+
+
+def test_pyacl_sync_on_a_blocking_callback_this_thread_must_run_returns_507046_with_a_warning(acl):
+    """On the board, aclrtSynchronizeStream waits forever for a blocking callback queued for the very thread
+    that waits (subscribed with its own id), and the program hangs. pyACL gives no exception, only codes, so
+    the facade returns the code the runtime reports when a stream's work cannot finish within the time its
+    synchronize may wait: ACL_ERROR_RT_STREAM_SYNC_TIMEOUT (507046), which aclrtSynchronizeStreamWithTimeout
+    returns when its timeout passes (rt_error_codes.h; "forever" never passes, so the timeout is the nearest
+    code the reference runtime has). A RuntimeWarning and acl.get_recent_err_msg() say why: which callback,
+    on which stream, waits for which thread. The thread can still run it, and the stream then goes on. (The
+    Pythonic API raises CallbackDeadlock, an AclError with that code.)"""
+    assert acl.init() == 0 and acl.rt.set_device(0) == 0
+    s, _ = acl.rt.create_stream()
+    me = threading.get_ident()
+    assert acl.rt.subscribe_report(me, s) == 0
+    ran = []
+    assert acl.rt.launch_callback(ran.append, "x", BLOCK, s) == 0
+    with pytest.warns(RuntimeWarning, match=f"callback list.append on stream 0x{s:x} waits for thread {me}"):
+        assert acl.rt.synchronize_stream(s) == 507046
+    assert "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT" in acl.get_recent_err_msg() and "wait forever" in \
+        acl.get_recent_err_msg()
+    assert ran == [] and acl.rt.process_report(-1) == 0 and ran == ["x"]
+    assert acl.rt.synchronize_stream(s) == 0
+
+
+def test_a_callback_deadlock_is_an_acl_error_with_the_stream_sync_timeout_code_that_the_facade_warns_of():
+    err = CallbackDeadlock("callback f on stream 0x10 waits for thread 1")
+    assert isinstance(err, AclError) and isinstance(err, RuntimeError)
+    assert err.code == 507046 and err.warns and not AclError(507046).warns
 
 
 def test_waiting_for_a_blocking_callback_of_a_thread_that_has_exited_raises(rt):

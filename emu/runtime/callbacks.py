@@ -25,7 +25,10 @@ aclrtUnSubscribeReport; callback.cpp, api_error.cc, api_impl.cc, subscribe.cc):
 - A thread that must wait for a blocking callback (synchronize, a sync copy)
   lets the callback threads run; when no thread can ever run it (the callback
   is queued for the waiting thread itself, or for threads that have exited or
-  are waiting too) the wait raises `CallbackDeadlock` instead of hanging.
+  are waiting too) the wait raises `CallbackDeadlock` where the board would
+  hang; through pyACL the call returns its code, 507046
+  (ACL_ERROR_RT_STREAM_SYNC_TIMEOUT), with a RuntimeWarning naming the
+  callback, its stream and the thread.
 - `unsubscribe_report` first lets the thread run the reports of the stream that
   already reached it (while the thread lives, at most UNSUBSCRIBE_DRAIN_S of
   wall time); what is left, and callbacks the stream reaches after it, are
@@ -56,7 +59,7 @@ from .. import constants as C
 from ..config import Product
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID,
                       ACL_ERROR_RT_REPORT_TIMEOUT, ACL_ERROR_RT_STREAM_NO_CB_REG, ACL_ERROR_RT_STREAM_SUBSCRIBE,
-                      ACL_ERROR_RT_THREAD_SUBSCRIBE, NotEmulated)
+                      ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, ACL_ERROR_RT_THREAD_SUBSCRIBE, AclError, NotEmulated)
 from .core import Core, Stream, api, fail
 
 MAX_CALLBACK_THREADS = 128  # RT_THREAD_GROUP_ID_MAX (runtime.hpp): one subscription group per thread
@@ -108,8 +111,19 @@ class CallbackError(Exception):
     processed (a blocking callback released its stream)."""
 
 
-class CallbackDeadlock(RuntimeError):
-    """A host thread would wait forever for a blocking callback that no host thread can run."""
+class CallbackDeadlock(AclError, RuntimeError):
+    """A host thread would wait forever for a blocking callback that no host thread can run (the callback is
+    queued for the waiting thread itself, or for threads that have exited or are waiting too).
+
+    On the board the call never returns. The Pythonic API raises this error; the pyACL facade returns its code,
+    ACL_ERROR_RT_STREAM_SYNC_TIMEOUT (507046: what the runtime reports for a stream whose work does not finish
+    within the time its synchronize may wait), and shows the message, which names the callback, its stream and
+    the thread it waits for, as a RuntimeWarning (`warns`)."""
+
+    warns = True
+
+    def __init__(self, message: str):
+        super().__init__(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, message)
 
 
 class _Report:
