@@ -31,6 +31,8 @@ from .errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION, Acl
 _HOST, _UNREG = Location.HOST, Location.UNREGISTERED
 
 DEVICE_BASE = 1 << 48  # above the 47-bit user address space of x86-64 / arm64 Linux
+USER_SPACE_END = 1 << 47  # user addresses of x86-64 / arm64 Linux lie below
+RAW = "raw"  # Region.origin of a C program's own memory (AddressSpace.adopt_host)
 DEVICE_WINDOW = 1 << 42  # 4 TiB of addresses per device
 VIRTUAL_HOST_BASE = 1 << 56  # page-locked host memory of timing-only allocations: addresses, no bytes
 VIRTUAL_HOST_WINDOW = 1 << 52
@@ -367,6 +369,7 @@ class AddressSpace:
         self._regs: list[Registration] = []
         live = host_budget is None and not os.environ.get(HOST_MEMORY_ENV)
         self.budget = HostBudget(int(0.9 * available_host_memory()) if host_budget is None else host_budget, live)
+        self.adopt_raw_host = False  # a C program's runtime: any user-space address is its own pageable memory
 
     def invariant_violations(self) -> list[str]:
         """What is wrong with the allocator's state, if anything: live regions overlap, a device's used bytes
@@ -415,8 +418,13 @@ class AddressSpace:
         return None
 
     def resolve(self, addr: int, nbytes: int = 1) -> tuple[Region, int]:
-        """(region, offset) for `nbytes` at `addr`; AclError if any byte is outside one region."""
+        """(region, offset) for `nbytes` at `addr`; AclError if any byte is outside one region. With
+        `adopt_raw_host` (a C program's runtime), host bytes the emulator does not know are the program's own
+        pageable memory (`adopt_host`)."""
         r = self.find(addr)
+        if self.adopt_raw_host and (r is None or (addr - r.base + nbytes > r.size and r.origin == RAW)):
+            if 0 < addr and addr + nbytes <= USER_SPACE_END:
+                r = self.adopt_host(addr, nbytes)
         if r is None:
             if is_device_address(addr):
                 raise AclError(ACL_ERROR_INVALID_PARAM,
@@ -430,6 +438,25 @@ class AddressSpace:
                            f"{nbytes} bytes at 0x{addr:x} run {off + nbytes - r.size} bytes past the end of "
                            f"{r.describe()}")
         return r, off
+
+    def adopt_host(self, addr: int, nbytes: int) -> Region:
+        """[addr, addr + nbytes) of a C program's own memory (malloc'ed, on its stack) as pageable host memory,
+        read and written at its real address; merged with the adopted ranges it overlaps. The program owns
+        the bytes: an address it does not own faults as it would in the real runtime's memcpy. AclError when
+        the range overlaps memory the emulator knows otherwise (page-locked memory, a Python buffer)."""
+        base, end = addr, addr + nbytes
+        for r in self._overlapping(addr, nbytes):
+            if r.origin != RAW:
+                raise AclError(ACL_ERROR_INVALID_PARAM, f"{nbytes} bytes at 0x{addr:x} overlap {r.describe()}")
+            base, end = min(base, r.base), max(end, r.end)
+            self._remove(r)
+            self._pageable -= 1
+        r = Region(base, end - base, Region.PAGEABLE, origin=RAW, buf=writable_view(base, end - base))
+        self._insert(r)
+        self._pageable += 1
+        if self._pageable >= self._prune_at:
+            self._prune()
+        return r
 
     def resolve_many(self, addrs: np.ndarray, sizes: np.ndarray) -> tuple[list[Region], np.ndarray, np.ndarray] | None:
         """`resolve` for many ranges at once: (the distinct regions they fall in, each range's index into that
@@ -553,10 +580,14 @@ class AddressSpace:
         return out
 
     def _prune(self) -> None:
-        """Forget pageable buffers nothing but the emulator refers to any more."""
+        """Forget pageable buffers nothing but the emulator refers to any more: Python buffers the program
+        dropped, and adopted C memory no task, registration or check holds."""
+        self._recent = (self._none, self._none)
         for r in [r for r in self._regions if r.kind == Region.PAGEABLE]:
-            # r.owner, the loop's reference, getrefcount's argument, and the export's hold on a buffer owner
-            if sys.getrefcount(r.owner) <= 3 + (not isinstance(r.owner, np.ndarray)):
+            # raw: the lists, the loop's and getrefcount's references; otherwise r.owner, the loop's reference,
+            # getrefcount's argument, and the export's hold on a buffer owner
+            if (sys.getrefcount(r) <= 4 if r.origin == RAW else
+                    sys.getrefcount(r.owner) <= 3 + (not isinstance(r.owner, np.ndarray))):
                 self._remove(r)
                 r.freed = True
                 self._pageable -= 1

@@ -168,8 +168,13 @@ _threads: dict[int, threading.Thread] = {}
 _threads_lock = threading.Lock()
 
 
-def _alive(thread_id: int) -> bool:
-    return any(t.ident == thread_id and t.is_alive() for t in threading.enumerate())
+def _alive(rt: Core, thread_id: int) -> bool:
+    """Whether host thread `thread_id` runs (so it may yet process reports). In a C program a thread Python
+    does not know counts as running: it may not have made its first ACL call yet (`Core.foreign_threads`)."""
+    for t in threading.enumerate():
+        if t.ident == thread_id:
+            return t.is_alive()
+    return rt.foreign_threads
 
 
 # -- SocOps ----------------------------------------------------------------------------------------
@@ -266,7 +271,7 @@ def unsubscribe_report(rt: Core, thread_id: int, stream: int = 0) -> None:
                                             f"not {thread_id}")
     me = threading.get_ident()
     limit = perf_counter() + UNSUBSCRIBE_DRAIN_S
-    while owner != me and _alive(owner) and perf_counter() < limit and (
+    while owner != me and _alive(rt, owner) and perf_counter() < limit and (
             any(r.stream is s for r in cbs.reports.get(owner, ())) or
             any(r.stream is s for r in cbs.running)):
         _wait_wall(rt, cbs, _SLICE_S)
@@ -454,7 +459,7 @@ def _host_wait(rt: Core) -> None:
         queued = [r for q in cbs.reports.values() for r in q if r.block]
         if not queued:
             raise CallbackDeadlock("the devices wait for a blocking callback no stream has reached")
-        if all(r.thread == me or r.thread in cbs.waiting or not _alive(r.thread) for r in queued):
+        if all(r.thread == me or r.thread in cbs.waiting or not _alive(rt, r.thread) for r in queued):
             r = queued[0]
             why = ("is this thread, which is waiting for it" if r.thread == me else
                    "is itself waiting" if r.thread in cbs.waiting else "is not a running thread")

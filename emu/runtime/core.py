@@ -433,6 +433,9 @@ class Core:
         self.ep_mode = product.ep_mode
         self.copy_units: dict[tuple, int] = {}  # (src device, dst device) -> the runtime's task size
         self.sync_streams: dict = {}  # device -> the model stream its blocking copies and fills run on
+        # A C program's runtime (emu.capi): its threads are Python's only from their first ACL call on, so a
+        # thread Python does not know may be one that has not called yet (see callbacks._alive).
+        self.foreign_threads = False
         # emu.sanitize.Sanitizer when configured, None when off. The family modules reach it only through the
         # hooks below (`sanitize`, `sanitize_host_access`, `sanitize_host_span`, `submit`), each one
         # `is not None` test. (An instance attribute, not a class default: CPython 3.11 does not specialize a

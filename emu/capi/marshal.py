@@ -1,0 +1,57 @@
+"""Reading and writing the C side of a call: output parameters, strings, the code of a null output.
+
+Shared by the generic handlers (bridge.py) and the hand-written ones (special.py).
+"""
+from __future__ import annotations
+
+import ctypes
+
+from ..errors import ACL_ERROR_INVALID_PARAM, set_recent_error
+from . import build
+
+ACL_ERROR_API_NOT_SUPPORT = 200001  # acl_base_rt.h: what a function outside the emulator's scope returns
+
+_CTYPES = {"size_t": ctypes.c_size_t, "int32_t": ctypes.c_int32, "uint32_t": ctypes.c_uint32,
+           "int64_t": ctypes.c_int64, "uint64_t": ctypes.c_uint64, "int": ctypes.c_int, "float": ctypes.c_float,
+           "double": ctypes.c_double, "uint16_t": ctypes.c_uint16, "uint8_t": ctypes.c_uint8,
+           "int16_t": ctypes.c_int16, "int8_t": ctypes.c_int8}
+
+
+class Output:
+    """An output parameter: the address the program gave and the C type written there."""
+
+    __slots__ = ("index", "ctype")
+
+    def __init__(self, index: int, ctype):
+        self.index, self.ctype = index, ctype
+
+
+def pointee(param: build.Param, kinds: dict[str, str]):
+    """The ctypes type an output parameter points to, or None when the parameter is no output (a value, a
+    buffer, a const pointer, a string, an array of structs)."""
+    words = param.ctype.split()
+    if "const" in words or param.ctype.count("*") == 0:
+        return None
+    base = " ".join(w for w in words if w != "*").replace("*", "").strip()
+    stars = param.ctype.count("*")
+    if stars == 2:
+        return ctypes.c_void_p if base == "void" else None
+    if stars != 1 or base == "void" or base == "char":
+        return None
+    if base in _CTYPES:
+        return _CTYPES[base]
+    kind = kinds.get(base)
+    return {"p": ctypes.c_void_p, "i": ctypes.c_int, "u": ctypes.c_uint32}.get(kind)
+
+
+def write(address: int, ctype, value) -> None:
+    ctype.from_address(address).value = int(value) if ctype not in (ctypes.c_float, ctypes.c_double) else value
+
+
+def string(address: int) -> str | None:
+    return None if address == 0 else ctypes.string_at(address).decode("utf-8", "surrogateescape")
+
+
+def null_output(api: str, name: str) -> int:
+    set_recent_error(f"{api}: {name} is null")
+    return ACL_ERROR_INVALID_PARAM

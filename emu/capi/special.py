@@ -1,0 +1,289 @@
+"""The handlers of the C functions whose form differs from their runtime function's: C arrays and structs
+read from the program's memory, structs written back, C function pointers called, strings returned, a
+parameter both read and written. Each `SPECIAL[name](proto, kinds)` makes the handler (see bridge.py).
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+
+from .. import runtime as rt
+from ..constants import SIZE_MAX
+from ..errors import ACL_ERROR_INVALID_PARAM, AclError, recent_error, set_recent_error
+from . import marshal
+
+MAX_ENTRIES = 1 << 20  # entries of a C array the library reads (batch copies take at most 4096)
+_SIZE_T = ctypes.c_size_t
+
+
+class BatchAttr(ctypes.Structure):
+    """aclrtMemcpyBatchAttr: {aclrtMemLocation dstLoc; aclrtMemLocation srcLoc; uint8_t rsv[16];}, each
+    location {uint32_t id; aclrtMemLocationType type;}."""
+    _fields_ = [("dst_id", ctypes.c_uint32), ("dst_type", ctypes.c_int), ("src_id", ctypes.c_uint32),
+                ("src_type", ctypes.c_int), ("rsv", ctypes.c_uint8 * 16)]
+
+
+class MallocAttribute(ctypes.Structure):
+    """aclrtMallocAttribute: {aclrtMallocAttrType attr; aclrtMallocAttrValue value;}, the value a union of
+    uint16_t moduleId, uint32_t deviceId / vaFlag and uint8_t rsv[8]."""
+    _fields_ = [("attr", ctypes.c_int), ("value", ctypes.c_uint8 * 8)]
+
+
+class MallocConfig(ctypes.Structure):
+    """aclrtMallocConfig: {aclrtMallocAttribute *attrs; size_t numAttrs;}."""
+    _fields_ = [("attrs", ctypes.c_void_p), ("num_attrs", ctypes.c_size_t)]
+
+
+class PtrAttributes(ctypes.Structure):
+    """aclrtPtrAttributes: {aclrtMemLocation location; uint32_t pageSize; uint32_t rsv[4];}."""
+    _fields_ = [("id", ctypes.c_uint32), ("type", ctypes.c_int), ("page_size", ctypes.c_uint32),
+                ("rsv", ctypes.c_uint32 * 4)]
+
+
+def _array(address: int, count: int, ctype) -> list | None:
+    """`count` items of `ctype` at `address` as a list; None for a null pointer (the runtime judges it)."""
+    if address == 0:
+        return None
+    if count > MAX_ENTRIES:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"{count} entries: more than the {MAX_ENTRIES} an array may hold "
+                                                f"here")
+    return list((ctype * count).from_address(address))
+
+
+def _batch_attrs(address: int, count: int) -> list | None:
+    if address == 0:
+        return None
+    if count > MAX_ENTRIES:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"numAttrs {count}: more than {MAX_ENTRIES}")
+    return [{"dst_loc": {"type": a.dst_type, "id": a.dst_id}, "src_loc": {"type": a.src_type, "id": a.src_id},
+             "rsv": bytes(a.rsv)} for a in (BatchAttr * count).from_address(address)]
+
+
+def _batch(proto, kinds):
+    """aclrtMemcpyBatch and its three twins: the arrays read from the program's memory; failIndex (where the
+    C form has it) written on success and on failure, SIZE_MAX when no entry is to blame."""
+    fn = getattr(rt, _runtime_name(proto.name))
+    with_fail_index = any(p.name == "failIndex" for p in proto.params)
+    with_stream = proto.params[-1].name == "stream"
+
+    def handler(dsts, dest_maxs, srcs, sizes, count, attrs, indexes, num_attrs, *rest):
+        fail_at = rest[0] if with_fail_index else 0
+        stream = rest[-1] if with_stream else None
+        try:
+            args = [_array(dsts, count, ctypes.c_uint64), _array(dest_maxs, count, _SIZE_T),
+                    _array(srcs, count, ctypes.c_uint64), _array(sizes, count, _SIZE_T), count,
+                    _batch_attrs(attrs, num_attrs), _array(indexes, num_attrs, _SIZE_T), num_attrs]
+            fn(*args, *(() if stream is None else (stream,)))
+        except AclError as e:
+            if fail_at:
+                marshal.write(fail_at, _SIZE_T, getattr(e, "fail_index", SIZE_MAX))
+            return e.code
+        if fail_at:
+            marshal.write(fail_at, _SIZE_T, SIZE_MAX)
+        return 0
+
+    return handler
+
+
+def _runtime_name(acl: str) -> str:
+    return next(d.name for d in rt.APIS if d.acl == acl)
+
+
+def _malloc_config(address: int) -> list | None:
+    """An aclrtMallocConfig as the runtime takes it: None, or [{"attr", "value"}] (the value read as the
+    attribute's union member)."""
+    if address == 0:
+        return None
+    cfg = MallocConfig.from_address(address)
+    if cfg.attrs is None or cfg.num_attrs == 0:
+        return []
+    if cfg.num_attrs > MAX_ENTRIES:
+        raise AclError(ACL_ERROR_INVALID_PARAM, f"numAttrs {cfg.num_attrs}: more than {MAX_ENTRIES}")
+    out = []
+    for a in (MallocAttribute * cfg.num_attrs).from_address(cfg.attrs):
+        raw = bytes(a.value)
+        width = 2 if a.attr == 1 else 4  # MODULE_ID: uint16_t moduleId; the others a uint32_t
+        out.append({"attr": a.attr, "value": int.from_bytes(raw[:width], sys.byteorder)})
+    return out
+
+
+def _malloc_with_cfg(proto, kinds):
+    def handler(dev_ptr, size, policy, cfg):
+        if dev_ptr == 0:
+            return marshal.null_output(proto.name, "devPtr")
+        try:
+            marshal.write(dev_ptr, ctypes.c_void_p, rt.malloc_with_cfg(size, policy, _malloc_config(cfg)))
+        except AclError as e:
+            return e.code
+        return 0
+
+    return handler
+
+
+def _malloc_host_with_cfg(proto, kinds):
+    def handler(ptr, size, cfg):
+        if ptr == 0:
+            return marshal.null_output(proto.name, "ptr")
+        try:
+            marshal.write(ptr, ctypes.c_void_p, rt.malloc_host_with_cfg(size, _malloc_config(cfg)))
+        except AclError as e:
+            return e.code
+        return 0
+
+    return handler
+
+
+def _pointer_attributes(proto, kinds):
+    def handler(ptr, attributes):
+        if attributes == 0:
+            return marshal.null_output(proto.name, "attributes")
+        try:
+            found = rt.pointer_get_attributes(ptr)
+        except AclError as e:
+            return e.code
+        out = PtrAttributes.from_address(attributes)
+        out.type, out.id, out.page_size = int(found.type), found.id, found.page_size
+        return 0
+
+    return handler
+
+
+def _launch_callback(proto, kinds):
+    """aclrtLaunchCallback: the program's function is called, with its userData pointer, on the thread the
+    stream's callbacks run on (the thread that called aclrtProcessReport)."""
+    c_callback = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+    def handler(fn, user_data, block_type, stream):
+        call = None
+        if fn:
+            c_fn = c_callback(fn)
+
+            def call(data, c_fn=c_fn):
+                c_fn(data)
+        try:
+            rt.launch_callback(call, user_data, block_type, stream)
+        except AclError as e:
+            return e.code
+        return 0
+
+    return handler
+
+
+def _exchange_mode(proto, kinds):
+    """aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode): the mode read, set, and the previous one
+    written back."""
+    def handler(mode):
+        if mode == 0:
+            return marshal.null_output(proto.name, "mode")
+        cell = ctypes.c_int.from_address(mode)
+        try:
+            cell.value = rt.ri_capture_thread_exchange_mode(cell.value)
+        except AclError as e:
+            return e.code
+        return 0
+
+    return handler
+
+
+def _set_memcpy_desc(proto, kinds):
+    def handler(desc, kind, src, dst, count, config):
+        try:
+            rt.set_memcpy_desc(desc, kind, src, dst, count, None if config == 0 else config)
+        except AclError as e:
+            return e.code
+        return 0
+
+    return handler
+
+
+def _pass_through(proto, kinds):
+    """Every argument passed as the int it is (pointers to pointers the runtime reads itself)."""
+    fn = getattr(rt, _runtime_name(proto.name))
+
+    def handler(*args):
+        try:
+            fn(*args)
+        except AclError as e:
+            return e.code
+        return 0
+
+    return handler
+
+
+_strings: dict[int, ctypes.Array] = {}  # per thread: the last string returned, kept alive until the next
+
+
+def _c_string(text: str | None) -> int:
+    """The address of `text` as a C string, valid until this thread's next call that returns one; 0 for None."""
+    if text is None:
+        return 0
+    buf = ctypes.create_string_buffer(text.encode("utf-8", "replace"))
+    _strings[threading.get_ident()] = buf
+    return ctypes.addressof(buf)
+
+
+_soc: dict[str, ctypes.Array] = {}  # SoC names, kept for the life of the process (as the runtime's are)
+
+
+def _soc_name(proto, kinds):
+    def handler():
+        try:
+            name = rt.get_soc_name()
+        except AclError:
+            return 0
+        if name not in _soc:
+            _soc[name] = ctypes.create_string_buffer(name.encode())
+        return ctypes.addressof(_soc[name])
+
+    return handler
+
+
+def _recent_error(proto, kinds):
+    """aclGetRecentErrMsg: this thread's last error message, NULL when none failed (as acl.get_recent_err_msg)."""
+    def handler():
+        return _c_string(recent_error())
+
+    return handler
+
+
+def _version(proto, kinds):
+    """aclrtGetVersion: the version of the ACL headers the emulator follows (1.17.0)."""
+    def handler(major, minor, patch):
+        for name, address in (("majorVersion", major), ("minorVersion", minor), ("patchVersion", patch)):
+            if address == 0:
+                return marshal.null_output(proto.name, name)
+        for address, value in ((major, 1), (minor, 17), (patch, 0)):
+            marshal.write(address, ctypes.c_int32, value)
+        return 0
+
+    return handler
+
+
+def _no_kernels(proto, kinds):
+    """aclrtLaunchKernel: the emulator runs no device code (from C there is no binary it could run)."""
+    message = (f"acl-emu: {proto.name} is not emulated: acl-emu runs no device code; a program's kernels are "
+               f"outside its scope (pyACL scripts can time a kernel with acl.rt.launch_kernel)")
+
+    def handler(*args):
+        set_recent_error(message)
+        print(message, file=sys.stderr, flush=True)
+        return marshal.ACL_ERROR_API_NOT_SUPPORT
+
+    return handler
+
+
+SPECIAL = {
+    "aclrtMemcpyBatch": _batch, "aclrtMemcpyBatchAsync": _batch, "aclrtMemcpyBatchV2": _batch,
+    "aclrtMemcpyBatchAsyncV2": _batch,
+    "aclrtMallocWithCfg": _malloc_with_cfg, "aclrtMallocHostWithCfg": _malloc_host_with_cfg,
+    "aclrtPointerGetAttributes": _pointer_attributes,
+    "aclrtLaunchCallback": _launch_callback,
+    "aclmdlRICaptureThreadExchangeMode": _exchange_mode,
+    "aclrtSetMemcpyDesc": _set_memcpy_desc,
+    "aclrtMemcpyAsyncWithOffset": _pass_through,
+    "aclrtGetSocName": _soc_name,
+    "aclGetRecentErrMsg": _recent_error,
+    "aclrtGetVersion": _version,
+    "aclrtLaunchKernel": _no_kernels,
+}

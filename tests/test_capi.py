@@ -1,0 +1,259 @@
+"""C and C++ ACL programs on the emulator (emu.capi): the headers, libascendcl.so, the compiler wrappers and
+`acl-emu run ./prog`.
+
+The programs in tests/c are the data replication guide's samples completed into programs that check their
+own bytes, the call sequences of six public C/C++ samples (each file names the sample it follows), a program
+with threads and callbacks, a race, and a table of wrong arguments. They are built once per session with
+`acl-emu cc` / `acl-emu c++` into a temporary folder.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+import emu
+from emu import constants as C
+from emu import errors
+from emu.capi import build, commands
+
+HERE = Path(__file__).resolve().parent / "c"
+CC = shutil.which(os.environ.get("CC", "cc")) and shutil.which(os.environ.get("CXX", "c++"))
+pytestmark = pytest.mark.skipif(not CC or not sysconfig.get_config_var("Py_ENABLE_SHARED"),
+                                reason="needs a C and a C++ compiler and a shared libpython")
+
+PROGRAMS = ["guide_host_device", "guide_pageable", "guide_p2p", "sample_memcpy_host_device",
+            "sample_memcpy_host_device_async", "sample_memcpy_host_dvpp", "sample_async_memcpy_host2device",
+            "sample_h2h_memory_copy", "sample_device_p2p", "threads", "bad_args", "race"]
+
+
+def _source(name: str) -> Path:
+    return next(p for p in (HERE / f"{name}.c", HERE / f"{name}.cpp") if p.exists())
+
+
+@pytest.fixture(scope="module")
+def bin_dir(tmp_path_factory):
+    """Every program of tests/c built with the wrappers, as a user would (`acl-emu cc prog.c -o prog`)."""
+    out = tmp_path_factory.mktemp("capi")
+    for name in PROGRAMS:
+        src = _source(name)
+        language = "c++" if src.suffix == ".cpp" else "cc"
+        code = commands.compile_command(language, [str(src), "-o", str(out / name), "-Wall", "-Werror",
+                                                   "-lpthread"])
+        assert code == 0, f"building {src.name} failed"
+    (out / "acl.json").write_text("{}")  # sample_async_memcpy_host2device: aclInit("./acl.json")
+    return out
+
+
+def _run(bin_dir: Path, name: str, *args: str, env: dict | None = None, timeout: float = 120):
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    full.update(env or {})
+    return subprocess.run([str(bin_dir / name), *args], cwd=bin_dir, capture_output=True, text=True,
+                          timeout=timeout, env=full)
+
+
+@pytest.mark.parametrize("name", ["guide_host_device", "guide_pageable", "guide_p2p", "sample_memcpy_host_device",
+                                  "sample_memcpy_host_device_async", "sample_memcpy_host_dvpp",
+                                  "sample_async_memcpy_host2device", "sample_h2h_memory_copy",
+                                  "sample_device_p2p"])
+def test_samples_run_unchanged_and_get_their_bytes(bin_dir, name):
+    """The guide's samples and the public samples' call sequences run to their end: every call returns
+    ACL_SUCCESS and every byte they check is right (each program exits 1 naming the first that is not)."""
+    done = _run(bin_dir, name)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok" in done.stdout or "Destination data: 123" in done.stdout
+
+
+def test_two_device_samples_skip_on_a_one_device_product(bin_dir):
+    """aclrtGetDeviceCount is the product's: on 200I_A2 (one SoC per board) the P2P sample takes its skip path."""
+    done = _run(bin_dir, "sample_device_p2p", env={"ACL_EMU_PRODUCT": "200I_A2"})
+    assert done.returncode == 0, done.stderr
+    assert "[SKIP]" in done.stdout
+
+
+def test_threads_share_a_context_and_callbacks_run_on_the_subscribed_thread(bin_dir):
+    """Two pthreads make one context current and copy on their own streams; a blocking aclrtLaunchCallback
+    runs the program's C function, with its userData, on the thread aclrtSubscribeReport named."""
+    done = _run(bin_dir, "threads")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "threads: ok" in done.stdout
+
+
+def _pyacl_codes() -> dict[str, int]:
+    """bad_args.c's calls made through pyACL on a fresh runtime."""
+    emu.configure(product="910B", functional=True)
+    import emu.acl as acl
+    rt = acl.rt
+    codes = {}
+    acl.init()
+    codes["set_device_99"] = rt.set_device(99)
+    rt.set_device(0)
+    stream, _ = rt.create_stream()
+    host, _ = rt.malloc_host(64)
+    dev, _ = rt.malloc(64, C.ACL_MEM_MALLOC_HUGE_FIRST)
+    codes["malloc_size_0"] = rt.malloc(0, C.ACL_MEM_MALLOC_HUGE_FIRST)[1]
+    codes["malloc_policy_99"] = rt.malloc(64, 99)[1]
+    codes["free_null"] = rt.free(0)
+    codes["free_host_pointer"] = rt.free(host)
+    codes["memcpy_count_over_dest_max"] = rt.memcpy(dev, 16, host, 32, C.ACL_MEMCPY_HOST_TO_DEVICE)
+    codes["memcpy_kind_99"] = rt.memcpy(dev, 16, host, 16, 99)
+    codes["memcpy_null_dst"] = rt.memcpy(0, 16, host, 16, C.ACL_MEMCPY_HOST_TO_DEVICE)
+    codes["memcpy_past_end"] = rt.memcpy(dev, 128, host, 128, C.ACL_MEMCPY_HOST_TO_DEVICE)
+    codes["memcpy_wrong_kind"] = rt.memcpy(dev, 16, host, 16, C.ACL_MEMCPY_DEVICE_TO_HOST)
+    codes["memcpy_async_bad_stream"] = rt.memcpy_async(dev, 16, host, 16, C.ACL_MEMCPY_HOST_TO_DEVICE, 0x1234)
+    codes["memset_count_over_max"] = rt.memset(dev, 16, 0, 32)
+    codes["memcpy2d_dpitch_below_width"] = rt.memcpy2d(dev, 8, host, 16, 16, 2, C.ACL_MEMCPY_HOST_TO_DEVICE)
+    codes["memcpy2d_height_0"] = rt.memcpy2d(dev, 16, host, 16, 16, 0, C.ACL_MEMCPY_HOST_TO_DEVICE)
+    codes["synchronize_bad_stream"] = rt.synchronize_stream(0x1234)
+    codes["record_null_event"] = rt.record_event(0, stream)
+    codes["batch_zero_entries"] = rt.memcpy_batch([dev], None, [host], None, 0, None, None, 0)[1]
+    codes["get_device_null"] = errors.ACL_ERROR_INVALID_PARAM  # C only: a null output pointer
+    codes["launch_callback_null_fn"] = rt.launch_callback(None, 0, C.ACL_CALLBACK_BLOCK, stream)
+    return codes
+
+
+def test_wrong_arguments_get_the_codes_pyacl_gets(bin_dir):
+    """Every wrong call of bad_args.c returns the code the same call gets through pyACL (a null output pointer,
+    which pyACL cannot pass, gets ACL_ERROR_INVALID_PARAM as the ACL layer's null checks give)."""
+    done = _run(bin_dir, "bad_args")
+    assert done.returncode == 0, done.stderr
+    got = {name: int(code) for name, code in (line.split() for line in done.stdout.splitlines())}
+    assert got == _pyacl_codes()
+
+
+def test_a_function_outside_the_scope_fails_naming_itself(tmp_path):
+    """A declared function the emulator does not run links, and when called returns ACL_ERROR_API_NOT_SUPPORT
+    (200001) with a message naming it, on stderr and from aclGetRecentErrMsg."""
+    src = tmp_path / "model.c"
+    src.write_text('#include <stdio.h>\n#include "acl/acl.h"\nint main(void) {\n'
+                   '    uint32_t id; aclError r = aclmdlLoadFromFile("x.om", &id);\n'
+                   '    printf("%d %s\\n", r, aclGetRecentErrMsg());\n    return 0;\n}\n')
+    assert commands.compile_command("cc", [str(src), "-o", str(tmp_path / "model")]) == 0
+    done = subprocess.run([str(tmp_path / "model")], capture_output=True, text=True, timeout=60)
+    assert done.stdout.startswith("200001 acl-emu: aclmdlLoadFromFile is not emulated")
+    assert "aclmdlLoadFromFile is not emulated" in done.stderr
+
+
+def test_dereferencing_a_device_pointer_faults_as_on_hardware(tmp_path):
+    """Device addresses lie above the user address space: the host reading one gets SIGSEGV."""
+    src = tmp_path / "deref.c"
+    src.write_text('#include "acl/acl.h"\nint main(void) {\n    void *d; aclrtSetDevice(0);\n'
+                   '    aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST);\n    return *(volatile char *)d;\n}\n')
+    assert commands.compile_command("cc", [str(src), "-o", str(tmp_path / "deref")]) == 0
+    done = subprocess.run([str(tmp_path / "deref")], capture_output=True, timeout=60)
+    assert done.returncode in (-signal.SIGSEGV, -signal.SIGBUS)
+
+
+def test_every_declared_function_is_exported():
+    """Each function the headers declare is a symbol of libascendcl.so, so every program that compiles links."""
+    names = {p.name for p in build.prototypes()} | {"aclAppLog"}
+    lib = build.library_dir() / build.LIBRARY
+    out = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True)
+    exported = {line.split()[-1] for line in out.stdout.splitlines()}
+    assert names - exported == set()
+    assert not any(n.startswith("emu_") for n in exported)  # the library's own plumbing stays hidden
+
+
+def _header_value(tmp_path: Path, names: list[str]) -> dict[str, int]:
+    src = tmp_path / "values.c"
+    body = "".join(f'    printf("{n} %lld\\n", (long long)({n}));\n' for n in names)
+    src.write_text(f'#include <stdio.h>\n#include "acl/acl.h"\nint main(void) {{\n{body}    return 0;\n}}\n')
+    exe = tmp_path / "values"
+    subprocess.run([*build.compiler(), f"-I{build.INCLUDE}", str(src), "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    return {name: int(value) for name, value in (line.split() for line in out.splitlines())}
+
+
+def test_header_constants_are_the_emulators(tmp_path):
+    """The enums and codes the headers give a C program have the values emu.constants and emu.errors use
+    (both the CANN headers' values)."""
+    wanted = {n: v for n, v in vars(C).items() if re.fullmatch(r"ACL_[A-Z0-9_]+", n) and isinstance(v, int)}
+    wanted |= {n: v for n, v in vars(errors).items() if re.fullmatch(r"ACL_(ERROR|RT)_[A-Z0-9_]+|ACL_SUCCESS", n)
+               and isinstance(v, int)}
+    text = "".join(p.read_text() for p in build.headers())
+    present = {n: v for n, v in wanted.items() if re.search(rf"\b{n}\b", text)}
+    assert len(present) > 100
+    assert _header_value(tmp_path, sorted(present)) == present
+
+
+def test_cc_wrapper_adds_the_flags_and_passes_everything_through(capsys):
+    """`acl-emu cc` is the compiler with the include folder, the library and its rpath added; compiling only
+    (-c) adds no link flags."""
+    assert commands.compile_command("cc", ["--show", "x.c", "-o", "x", "-O2"]) == 0
+    line = capsys.readouterr().out
+    assert f"-I{build.INCLUDE}" in line and "x.c -o x -O2" in line and "-lascendcl" in line
+    assert commands.compile_command("cc", ["--show", "-c", "x.c"]) == 0
+    assert "-lascendcl" not in capsys.readouterr().out
+
+
+def test_generator_refuses_a_type_it_does_not_know():
+    """A prototype with a parameter type the generator cannot pass stops the build, naming the type."""
+    with pytest.raises(ValueError, match="'struct_by_value_t'"):
+        build.prototypes(["ACL_FUNC_VISIBILITY aclError f(struct_by_value_t v);"])
+
+
+# -- a C program's own memory (emu.memory.AddressSpace.adopt_host) ---------------------------------------------
+
+def _raw_buffer(n: int):
+    import ctypes
+    buf = (ctypes.c_ubyte * n)()
+    return buf, ctypes.addressof(buf)
+
+
+def test_unknown_host_memory_is_refused_unless_the_runtime_is_a_c_programs():
+    """pyACL's rule stands (an address the emulator does not know is 100000); a C program's runtime takes it
+    as the program's own pageable memory, read and written at its real address."""
+    rt = emu.configure(product="910B", functional=True)
+    rt.set_device(0)
+    keep, addr = _raw_buffer(256)
+    dev = rt.malloc(256)
+    with pytest.raises(errors.AclError) as e:
+        rt.memcpy(dev, 256, addr, 256, C.ACL_MEMCPY_HOST_TO_DEVICE)
+    assert e.value.code == errors.ACL_ERROR_INVALID_PARAM
+    rt.space.adopt_raw_host = True
+    keep[:] = bytes(range(256))
+    rt.memcpy(dev, 256, addr, 256, C.ACL_MEMCPY_HOST_TO_DEVICE)
+    back, back_addr = _raw_buffer(256)
+    rt.memcpy(back_addr, 256, dev, 256, C.ACL_MEMCPY_DEVICE_TO_HOST)
+    assert bytes(back) == bytes(range(256))
+    assert rt.pointer_get_attributes(addr).type == C.Location.UNREGISTERED
+
+
+def test_adopted_ranges_grow_and_merge():
+    """A longer access of the same buffer widens its adopted range; overlapping ranges become one region."""
+    rt = emu.configure(product="910B", functional=True)
+    rt.space.adopt_raw_host = True
+    keep, addr = _raw_buffer(4096)
+    r1, _ = rt.space.resolve(addr + 100, 100)
+    r2, off = rt.space.resolve(addr, 4096)
+    assert (r2.base, r2.size, off) == (addr, 4096, 0)
+    assert [r for r in rt.space.regions() if r.origin == "raw"] == [r2]
+    assert r1 is not r2
+
+
+def test_adoption_never_covers_memory_the_emulator_knows():
+    """A range running from the program's memory into page-locked memory is refused, not merged."""
+    rt = emu.configure(product="910B", functional=True)
+    rt.set_device(0)
+    rt.space.adopt_raw_host = True
+    host = rt.malloc_host(4096)
+    with pytest.raises(errors.AclError, match="overlap|past the end"):
+        rt.space.resolve(host - 64, 128)
+
+
+def test_adopted_memory_nothing_holds_is_forgotten():
+    """Adopted regions no task or registration holds are pruned, so a program touching many buffers does not
+    grow the address space without end."""
+    rt = emu.configure(product="910B", functional=True)
+    rt.space.adopt_raw_host = True
+    buffers = [_raw_buffer(64) for _ in range(600)]
+    for _, addr in buffers:
+        rt.space.resolve(addr, 64)
+    assert len([r for r in rt.space.regions() if r.origin == "raw"]) < 600
