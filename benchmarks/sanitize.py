@@ -32,13 +32,14 @@ BIG = 256 << 20
 
 @contextmanager
 def sanitizing(checks):
-    """model.emulator configures its own runtime: make that runtime a sanitized one."""
+    """model.emulator configures its own runtime (it imports emu inside the function, so this module's emu is
+    the one it calls): make that runtime a sanitized one."""
     configure = emu.configure
-    model.emu.configure = lambda *a, **k: configure(*a, sanitize=checks, **k)
+    emu.configure = lambda *a, **k: configure(*a, sanitize=checks, **k)
     try:
         yield
     finally:
-        model.emu.configure = configure
+        emu.configure = configure
 
 
 def model_loop(n: int, checks) -> float:

@@ -220,7 +220,7 @@ def test_a_host_thread_reading_without_its_own_wait_races():
     assert "host thread 2 must wait for stream 1 of device 0 itself" in findings[0].missing_edge
 
 
-def test_a_finished_thread_is_joined_and_start_thread_hands_its_clock_over():
+def test_a_joined_thread_and_start_thread_hand_their_clocks_over():
     rt = make()
     s = rt.create_stream()
     h, d = rt.malloc_host(N), rt.malloc(N)
@@ -242,6 +242,177 @@ def test_a_finished_thread_is_joined_and_start_thread_hands_its_clock_over():
     rt.stop_thread(tid)
     rt.host_array(d and h, N)
     assert kinds(rt) == []
+
+
+def _copy_out_and_sync(rt, s, h, d, then=None):
+    rt.set_device(0)
+    rt.memcpy_async(h, N, d, N, D2H, s)
+    rt.synchronize_stream(s)
+    if then is not None:
+        then()
+
+
+def test_thread_join_orders_every_check_after_the_thread_free_destroy_and_host_access():
+    """A worker copies, synchronizes and returns; the main thread joins it: its free, host read and stream
+    destruction are all ordered after the worker's copy (issue 30 item 8: the free was reported)."""
+    rt = make()
+    s = rt.create_stream()
+    h, d = rt.malloc_host(N), rt.malloc(N)
+    rt.memset(d, N, 1, N)
+    t = threading.Thread(target=_copy_out_and_sync, args=(rt, s, h, d))
+    t.start()
+    t.join()
+    rt.host_array(h, N)
+    rt.free(d)
+    rt.destroy_stream_force(s)
+    assert kinds(rt) == []
+
+
+def test_a_thread_that_ended_but_was_not_joined_orders_nothing():
+    """Only the join is an edge: a thread seen to have ended (polling is_alive) orders nothing, for the host
+    checks and the free alike; the join then does."""
+    rt = make()
+    s = rt.create_stream()
+    h, d = rt.malloc_host(N), rt.malloc(N)
+    rt.memset(d, N, 1, N)
+    t = threading.Thread(target=_copy_out_and_sync, args=(rt, s, h, d))
+    t.start()
+    while t.is_alive():
+        time.sleep(0.005)
+    rt.host_array(h, N)  # not joined: a race with the worker's copy
+    t.join()
+    rt.host_array(h, N)  # joined
+    rt.free(d)
+    assert kinds(rt) == ["race"]
+
+
+def test_a_join_that_timed_out_is_no_edge():
+    rt = make()
+    s = rt.create_stream()
+    h, d = rt.malloc_host(N), rt.malloc(N)
+    rt.memset(d, N, 1, N)
+    go = threading.Event()
+    t = threading.Thread(target=_copy_out_and_sync, args=(rt, s, h, d, go.wait))
+    t.start()
+    t.join(0.05)
+    assert t.is_alive()
+    rt.free(d)
+    go.set()
+    t.join()
+    (f,) = rt.sanitizer.finish()
+    assert f.kind == "free-while-in-use"
+    assert "or join host thread 2, which queued it, after it synchronized (threading.Thread.join" in f.missing_edge
+
+
+class _CopyIn(threading.Thread):
+    """A Thread subclass that overrides run: its start is the edge all the same."""
+
+    def __init__(self, rt, s, h, d, wait: float):
+        super().__init__()
+        self.rt, self.s, self.h, self.d, self.wait = rt, s, h, d, wait
+
+    def run(self):
+        time.sleep(self.wait)
+        self.rt.set_device(0)
+        self.rt.memcpy_async(self.d, N, self.h, N, H2D, self.s)
+        self.rt.synchronize_stream(self.s)
+
+
+@pytest.mark.parametrize("before", [True, False], ids=["written-before-start", "written-after-start"])
+def test_thread_start_orders_what_the_parent_did_before_it_and_nothing_after(before):
+    """The child starts after its parent's calls so far, not after those the parent makes once it started it
+    (which its first call may come after: here the child sleeps first)."""
+    rt = make()
+    s = rt.create_stream()
+    h, d = rt.malloc_host(N), rt.malloc(N)
+    t = _CopyIn(rt, s, h, d, 0.0 if before else 0.2)
+    if before:
+        rt.memset(h, N, 7, N)
+    t.start()
+    if not before:
+        rt.memset(h, N, 7, N)  # races with the child's copy, whichever comes first
+    t.join()
+    rt.free(d)
+    assert kinds(rt) == ([] if before else ["race"])
+
+
+def test_a_thread_started_unseen_follows_the_known_threads_calls_so_far_only():
+    """A thread started outside threading.Thread (here _thread.start_new_thread) follows what the known threads
+    did before its first call, and nothing they do after it: the main thread's later read races with its
+    copy."""
+    import _thread
+
+    rt = make()
+    s = rt.create_stream()
+    h, d = rt.malloc_host(N), rt.malloc(N)
+    rt.memset(d, N, 1, N)
+    done = threading.Event()
+    _thread.start_new_thread(_copy_out_and_sync, (rt, s, h, d, done.set))
+    done.wait()
+    rt.host_array(h, N)  # the unseen thread synchronized, but nothing orders this read after it
+    assert kinds(rt) == ["race"]
+
+
+def test_a_pool_task_starts_after_its_submit_and_ends_before_its_result():
+    """ThreadPoolExecutor: submit orders the submitter's calls so far before the task, even on a worker thread
+    started earlier; result() (its value or its exception) and exception() order the task before the caller."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rt = make()
+    s = rt.create_stream()
+    h, back, d = rt.malloc_host(N), rt.malloc_host(N), rt.malloc(N)
+
+    def round_trip(fail: bool):
+        rt.memcpy_async(d, N, h, N, H2D, s)
+        rt.memcpy_async(back, N, d, N, D2H, s)
+        rt.synchronize_stream(s)
+        if fail:
+            raise KeyError("after the synchronize")
+        return 5
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        assert pool.submit(rt.set_device, 0).result() is None  # the worker thread exists before the fill
+        rt.memset(h, N, 7, N)
+        assert pool.submit(round_trip, False).result() == 5
+        rt.host_array(back, N)
+        rt.memset(h, N, 8, N)
+        with pytest.raises(KeyError, match="after the synchronize"):
+            pool.submit(round_trip, True).result()
+        rt.host_array(back, N)
+        rt.memset(h, N, 9, N)
+        assert isinstance(pool.submit(round_trip, True).exception(), KeyError)
+        rt.host_array(back, N)
+    assert kinds(rt) == []
+
+
+def test_a_pool_shutdown_that_waits_joins_its_workers():
+    from concurrent.futures import ThreadPoolExecutor
+
+    rt = make()
+    s = rt.create_stream()
+    h, d = rt.malloc_host(N), rt.malloc(N)
+    rt.memset(d, N, 1, N)
+    pool = ThreadPoolExecutor(max_workers=2)
+    pool.submit(_copy_out_and_sync, rt, s, h, d)
+    pool.shutdown(wait=True)
+    rt.free(d)
+    rt.host_array(h, N)
+    assert kinds(rt) == []
+
+
+def test_a_pool_task_whose_result_was_not_taken_orders_nothing():
+    from concurrent.futures import ThreadPoolExecutor
+
+    rt = make()
+    s = rt.create_stream()
+    h, d = rt.malloc_host(N), rt.malloc(N)
+    rt.memset(d, N, 1, N)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        done = pool.submit(_copy_out_and_sync, rt, s, h, d)
+        while not done.done():
+            time.sleep(0.005)
+        rt.free(d)
+    assert kinds(rt) == ["free-while-in-use"]
 
 
 @pytest.mark.parametrize("block", [1, 0], ids=["blocking", "non-blocking"])

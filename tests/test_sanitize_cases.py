@@ -30,6 +30,11 @@ EXPECTED = {
     "read_before_sync": ("host", "read-before-complete", "the host did not wait for stream 1 of device 0"),
     "uninitialized_read": ("init", "uninitialized-read", "nothing wrote these bytes"),
     "capture_replay_live_buffer": ("race", "race", "no event orders stream 3 of device 0 after stream 2 of device 0"),
+    "thread_free_before_join": ("host", "free-while-in-use", "or join host thread 2, which queued it, after it "
+                                "synchronized (threading.Thread.join"),
+    "thread_write_after_start": ("race", "race", "host thread 1 must wait for stream 1 of device 0 itself"),
+    "pool_free_before_result": ("host", "free-while-in-use", "or join host thread 2, which queued it, after it "
+                                "synchronized (threading.Thread.join, or Future.result of its pool task)"),
 }
 
 

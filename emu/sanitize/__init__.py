@@ -6,7 +6,8 @@
 
 Checks (compute-sanitizer's racecheck, memcheck, initcheck and synccheck, for the ACL runtime):
 - race: accesses to overlapping bytes, at least one a write, that no happens-before edge orders (stream order,
-  event record / wait, synchronize, callbacks, blocking calls), across streams, devices and host threads;
+  event record / wait, synchronize, callbacks, blocking calls, a thread's start and join, a ThreadPoolExecutor
+  task's submit and result), across streams, devices and host threads;
 - host: the host and queued work: reading a destination or writing a source before the copy is known complete,
   a copy's source changed between enqueue and execution (fingerprints, functional mode), freeing or
   unregistering memory queued work uses, destroying a stream or releasing a device with work pending, waiting
@@ -16,7 +17,7 @@ Checks (compute-sanitizer's racecheck, memcheck, initcheck and synccheck, for th
 The runtime calls the sanitizer's hooks (checker.Sanitizer) when one is configured; otherwise nothing is
 checked and nothing costs. Layout: clocks.py (vector clocks), ranges.py (accesses per allocation, by byte
 range), fingerprint.py (source fingerprints), sites.py (the user's file:line), checker.py (the hooks and the
-checks), report.py (text, JSON and the trace's arrows).
+checks), threads.py (the edges of the program's threads), report.py (text, JSON and the trace's arrows).
 """
 from __future__ import annotations
 

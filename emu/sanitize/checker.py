@@ -4,7 +4,10 @@ The runtime owns the semantics; the sanitizer observes. Each hook below is calle
 single `if rt.sanitizer is not None` (see emu/runtime): a task queued on a stream with the byte ranges it
 reads and writes, a host thread's own accesses (blocking copies and fills, reads through acl.util), waits
 (every synchronize, queries that report completion, blocking calls that drain a stream), host callbacks,
-frees and unregistrations, stream destruction and device resets, capture and replay.
+frees and unregistrations, stream destruction and device resets, capture and replay. The program's threads
+add theirs (threads.py): a thread's start and join, a pool task's submit and result.
+
+Every check asks the one happens-before relation these edges make (ranges.happens_before, ranges.ordered).
 
 From these it keeps vector clocks (clocks.py) and, per allocation, the accesses not yet made redundant
 (ranges.py), and reports (report.py):
@@ -22,8 +25,9 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 
-from . import report, sites
+from . import report, sites, threads
 from .clocks import Agent, join
 from .fingerprint import Fingerprint
 from .ranges import INIT, READ, WRITE, Shadow, happens_before
@@ -76,9 +80,6 @@ class ThreadAgent(Agent):
         current = threading.current_thread()
         self.number, self.name, self.ident, self.thread = number, current.name, threading.get_ident(), current
         self.callback = None
-
-    def alive(self) -> bool:
-        return self.thread.is_alive()
 
 
 class Op:
@@ -143,11 +144,12 @@ class Sanitizer:
         self._allocs: dict = {}  # Region -> the Op of the call that allocated it
         self._aliases: dict = {}  # a mapped registration's device Region -> (host Region, offset)
         self._events: dict = {}  # Event -> the site that created it
-        self._parents: dict = {}  # threading.Thread -> the clock of the thread that started it
+        self._parents = weakref.WeakKeyDictionary()  # threading.Thread -> the clock of the thread that started it
         self.unchecked_sources = 0  # copies from host memory with no bytes (timing-only): not fingerprinted
         self._watched: dict[int, tuple] = {}  # id(op) -> (op, sources) of queued tasks whose sources are checked
         self._watching: dict = {}  # Region -> {id(op): sources} of the watched tasks reading it
         self._overwritten: set[int] = set()  # id(op) of tasks whose source a host write seen here changed
+        threads.watch(self)  # the program's threads: start, join, pool tasks (threads.py)
 
     # -- agents ------------------------------------------------------------------------------------
     def _new_id(self) -> int:
@@ -166,9 +168,10 @@ class Sanitizer:
         base: dict = {}
         if parent is not None:
             base = parent
-        else:  # started by a thread the runtime cannot see: ordered after what the known threads did so far
+        else:  # started before the sanitizer, or not by threading.Thread: after what the known threads did so far
             for other in self._threads.values():
                 base = join(base, other.id, other.n, other.base)
+                other.released = True  # its later accesses are not before this thread's
         t = ThreadAgent(self._new_id(), len(self._threads) + 1, base)
         self._threads[st] = t
         return t
@@ -284,16 +287,31 @@ class Sanitizer:
                     _refresh(sources, None, 0, 0)
 
     def thread_starting(self, thread) -> None:
-        """acl.util.start_thread: the new thread starts after what its parent did so far."""
+        """threading.Thread.start (threads.py), acl.util.start_thread: the new thread starts after what its
+        parent did so far."""
         t = self._thread()
         self._parents[thread] = join(t.base, t.id, t.n, {})
         t.released = True  # the parent's later accesses are not before the child's
 
     def thread_joined(self, thread) -> None:
-        """acl.util.stop_thread: the caller continues after everything the stopped thread did."""
+        """threading.Thread.join of an ended thread (threads.py), acl.util.stop_thread: the caller continues
+        after everything the thread did."""
         child = next((a for a in self._threads.values() if a.thread is thread), None)
         if child is not None:
             self._thread().join(child.id, child.n, child.base)
+
+    def handing_over(self, into: dict) -> None:
+        """The calling thread hands what it did so far on (a pool task it submits; a task's end, to the caller
+        of its result): `into[self]` gets its clock (threads.py)."""
+        t = self._thread()
+        into[self] = (t.id, t.n, t.base)
+        t.released = True  # its later accesses are not before the receiver's
+
+    def taking_over(self, handed: dict) -> None:
+        """The calling thread continues after the clock `handing_over` put in `handed`, if any."""
+        clock = handed.get(self)
+        if clock is not None:
+            self._thread().join(*clock)
 
     # -- hooks: hazards of their own -----------------------------------------------------------------
     def freed(self, region, api: str | None = None) -> None:
@@ -457,12 +475,7 @@ class Sanitizer:
                             "write-before-read" if first_mode == READ else "write-before-complete")
                 else:
                     kind = "host-race"
-            else:
-                other = first.thread if first.thread is not self._thread() else second.thread
-                if not other.alive():  # a finished thread: the program joined it (threading.Thread.join)
-                    t = self._thread()
-                    t.join(other.id, other.n, other.base)
-                    return
+            else:  # another thread's: no start, join or pool edge orders them (threads.py)
                 tool, kind = "race", "race"
         else:
             tool, kind = "race", "race"

@@ -14,7 +14,10 @@ How the runtime's edges move the clocks (checker.py):
   queued work since its last one (so the access is not ordered before that work), and the access gets the
   thread's clock;
 - a host thread that waits for a task (every form of synchronize, a query that reports it complete, a
-  blocking call that drains a stream) joins the task's clock.
+  blocking call that drains a stream) joins the task's clock;
+- a thread starts with its parent's clock at `threading.Thread.start` (the parent then takes a step before its
+  next access); a thread that joins another (`threading.Thread.join` of an ended thread) joins its clock; a
+  pool task joins its submitter's clock, and the caller of its `Future.result` the task's (threads.py).
 """
 from __future__ import annotations
 

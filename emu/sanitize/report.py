@@ -116,6 +116,10 @@ def _stream(op) -> str:
     return op.stream.name if op.stream is not None else f"host thread {op.thread.number}"
 
 
+_JOINS = "threading.Thread.join, or Future.result of its pool task"
+_EDGES = "threading.Thread.start and join, ThreadPoolExecutor.submit and Future.result"
+
+
 def missing_edge(f: Finding) -> str:
     """The ordering the program lacks, in words: which edge, between which calls."""
     k, ops = f.kind, f.ops
@@ -141,8 +145,12 @@ def missing_edge(f: Finding) -> str:
                 f"recorded after the copy) before writing the source, or write another buffer")
     if k in ("free-while-in-use", "unregister-while-in-use"):
         verb = "freeing" if k.startswith("free") else "unregistering"
-        return (f"no wait orders the {b.api} at {sb} after the {a.api} at {sa} on {s}: synchronize {s} "
+        text = (f"no wait orders the {b.api} at {sb} after the {a.api} at {sa} on {s}: synchronize {s} "
                 f"(aclrtSynchronizeStream, or an event recorded after it) before {verb} the memory")
+        if a.thread is not b.thread:
+            text += (f", or join host thread {a.thread.number}, which queued it, after it synchronized "
+                     f"({_JOINS})")
+        return text
     if k == "destroy-with-pending-work":
         return (f"the host never waited for the {a.api} at {sa} (nor what follows it on {s}): synchronize {s} "
                 f"(aclrtSynchronizeStream) before the {b.api} at {sb}")
@@ -155,22 +163,28 @@ def missing_edge(f: Finding) -> str:
         return (f"the host did not wait for {st} between the {task.api} at {sites.short(task.site)} and the "
                 f"{host.api} at {sites.short(host.site)}: synchronize {st} (aclrtSynchronizeStream), or an "
                 f"event recorded after the {task.api} (aclrtSynchronizeEvent), before it")
-    # races
+    return _race_edge(a, b)
+
+
+def _race_edge(a, b) -> str:
+    """The missing edge of a race between `a` and the later `b`."""
+    sa, sb, s = sites.short(a.site), sites.short(b.site), _stream(a)
     if a.host or b.host:
         host, task = (a, b) if a.host else (b, a)
         if host is b:
             return (f"no edge orders host thread {b.thread.number}'s {b.api} at {sb} after the {a.api} at {sa} "
                     f"on {s}: host thread {b.thread.number} must wait for {s} itself (aclrtSynchronizeStream or "
-                    f"aclrtSynchronizeEvent), a wait on another thread does not order it")
+                    f"aclrtSynchronizeEvent), or join a thread that did ({_JOINS}); a wait on a thread it has not "
+                    f"joined does not order it")
         return (f"no edge orders the {b.api} at {sb} on {_stream(b)} after host thread {a.thread.number}'s "
                 f"{a.api} at {sa}: host thread {b.thread.number} queued it without waiting for host thread "
-                f"{a.thread.number}")
+                f"{a.thread.number} (start it after the call, or join the thread that made it: {_EDGES})")
     sb_name = _stream(b)
     text = (f"no event orders {sb_name} after {s} here: record an event on {s} after the {a.api} at {sa} "
             f"(aclrtRecordEvent) and make {sb_name} wait for it (aclrtStreamWaitEvent) before the {b.api} at {sb}")
     if a.thread is not b.thread:
         text += (f"; the two calls are on host threads {a.thread.number} and {b.thread.number}, so a wait on "
-                 f"one thread does not order the other's")
+                 f"one thread orders the other's only through a start or a join ({_EDGES})")
     return text
 
 
