@@ -33,6 +33,7 @@ from pathlib import Path
 
 from . import config
 from .config import ConfigError, load
+from .models.atomic import atomic_write, partial_path, sweep_stale
 from .studies import (bandwidth, bandwidth_report, calibrate, calibrate_report, compare, compare_report, holdout,
                       overlap, overlap_report, products, products_report, replay, replay_report, sweep, validate,
                       validate_report)
@@ -152,7 +153,7 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
     if san is not None:
         result["sanitizer"] = san.to_dict()
         if sanitize_json:
-            with open(sanitize_json, "w") as f:
+            with atomic_write(sanitize_json, "w") as f:
                 json.dump(result["sanitizer"], f, indent=2)
     if msprof:  # the run in the msprof timeline layout too (MindStudio Insight)
         result["msprof"] = str(replay.write_msprof_runtime(emu.current(), msprof))
@@ -545,6 +546,10 @@ def _overlap_mistake(args, products: list[config.Product], flag: str) -> str | N
         if missing:
             return (f"argument {flag}: {p.name} does not support {', '.join(missing)}: the overlap pipeline cannot "
                     f"run on it")
+        try:
+            overlap.check_memory(p, args.h2d, args.d2h)
+        except ValueError as e:
+            return f"argument --h2d/--d2h: {e}"
     limit = min(args.h2d, args.d2h)
     if max(args.chunks) > limit:
         return f"argument --chunks: {max(args.chunks)} chunks of {limit} bytes leave a chunk empty"
@@ -807,6 +812,7 @@ def calibrate_command(args) -> int:
     out = Path(args.output)
     name = args.name or out.stem
     out.parent.mkdir(parents=True, exist_ok=True)
+    sweep_stale(out.parent)  # what a killed run left
     temps: list[Path] = []
     try:
         try:
@@ -845,8 +851,9 @@ def calibrate_command(args) -> int:
 
 def _calibrate_temp(out: Path, suffix: str, temps: list[Path]) -> Path:
     """A fresh temporary name beside `out` (same folder, so os.replace is atomic; written as any file, so
-    the umask's permissions), recorded in `temps` for removal if the run fails."""
-    temps.append(out.parent / f".{out.stem}.{os.getpid()}.{os.urandom(4).hex()}.tmp{suffix}")
+    the umask's permissions; a partial file, so a later write in that folder removes it if this process is
+    killed first), recorded in `temps` for removal if the run fails."""
+    temps.append(partial_path(out.with_suffix(suffix)))
     return temps[-1]
 
 

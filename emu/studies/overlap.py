@@ -16,12 +16,16 @@ This module measures and returns plain data; `overlap_report` draws it (tables, 
 """
 from __future__ import annotations
 
+import mmap
+import sys
+
 import numpy as np
 
 from .. import config
 from .. import routes as R
 from ..constants import D2H, H2D
 from ..runtime import queries
+from .common import human_bytes
 
 MAX_STREAMS = 64  # beyond this a sweep is more streams than any pipeline uses
 MAX_CHUNKS = 4096
@@ -32,6 +36,8 @@ DEFAULT_CHUNKS = "1,2,4,8,16"
 SEARCH_MAX_CHUNKS = 1024
 SEARCH_MAX_STREAMS = 16
 IMPROVES = 0.002
+_LINUX_MAP_NORESERVE = 0x4000  # <sys/mman.h>; Python's mmap module names it from 3.13 on only
+ALLOCATION_SLACK = 2 << 20  # bytes an allocation may take beyond its size (rounding, padding), at most
 
 
 PIPELINE_APIS = ("aclrtCreateStream", "aclrtCreateEvent", "aclrtRecordEvent", "aclrtStreamWaitEvent",
@@ -106,7 +112,7 @@ class _Schedule:
         self.stream_names = {queries.stream_name(rt, h): f"stream {i}" for i, h in enumerate(handles)}
         dev_in, dev_out = rt.malloc(h2d), rt.malloc(d2h)
         if pageable:  # plain process memory the emulator is shown: untouched pages, no bytes move
-            self._keep = (np.empty(h2d, dtype=np.uint8), np.empty(d2h, dtype=np.uint8))
+            self._keep = (untouched(h2d), untouched(d2h))
             host_in, host_out = (rt.register_host(a) for a in self._keep)
         else:
             host_in, host_out = rt.malloc_host(h2d), rt.malloc_host(d2h)
@@ -213,6 +219,29 @@ class _Schedule:
                 "segments": self.segments(), "trace": queries.chrome_trace(self.rt)}
 
 
+def untouched(nbytes: int) -> np.ndarray:
+    """`nbytes` of plain process memory whose pages are never touched: an anonymous mapping, reserved without
+    swap where the system allows it, so that a pipeline larger than this host's memory still runs (no bytes
+    move in a timing-only run). A ValueError if the system refuses even that."""
+    flags = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
+    if flags:
+        flags |= getattr(mmap, "MAP_NORESERVE", _LINUX_MAP_NORESERVE if sys.platform.startswith("linux") else 0)
+    try:
+        region = mmap.mmap(-1, nbytes, flags=flags) if flags else mmap.mmap(-1, nbytes)
+    except (OSError, OverflowError, MemoryError) as e:
+        raise ValueError(f"{nbytes} bytes of pageable host memory: this host cannot map them ({e})") from None
+    return np.frombuffer(region, dtype=np.uint8)
+
+
+def check_memory(product, h2d: int, d2h: int) -> None:
+    """The pipeline's two device buffers fit in one device of `product` (with room for each allocation's
+    rounding and padding); a ValueError naming both sizes and the device memory otherwise."""
+    p = _product(product)
+    if h2d + d2h + 2 * ALLOCATION_SLACK > p.memory_bytes:
+        raise ValueError(f"h2d {human_bytes(h2d)} and d2h {human_bytes(d2h)}: the pipeline's two device buffers "
+                         f"do not fit in the {human_bytes(p.memory_bytes)} of device memory of {p.name}")
+
+
 def _check(h2d: int, d2h: int, compute_us: float, streams: int, chunks: int) -> None:
     if h2d <= 0 or d2h <= 0:
         raise ValueError("h2d and d2h must be positive byte counts")
@@ -231,6 +260,7 @@ def simulate(product, h2d: int, d2h: int, compute_us: float, streams: int, chunk
     """One schedule: iteration time, copy time exposed, link / engine / compute utilisation, the
     distance from the floor (`limits`), and the routes it rests on (`routes_of`)."""
     _check(h2d, d2h, compute_us, streams, chunks)
+    check_memory(product, h2d, d2h)
     missing = missing_apis(product, pageable)
     if missing:
         raise ValueError(f"{_product(product).name} does not support {', '.join(missing)}: the overlap pipeline "
@@ -328,6 +358,7 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
         _check(h2d, d2h, compute_us, s, 1)
     for c in chunks_list:
         _check(h2d, d2h, compute_us, 1, c)
+    check_memory(p, h2d, d2h)
     settings = [(s, c) for c in chunks_list for s in streams_list if s <= c]
     if not settings:
         raise ValueError(f"no setting has streams <= chunks (streams {streams_list}, chunks {chunks_list})")

@@ -80,6 +80,10 @@ class Grid:
 
         for p in dict.fromkeys(self.products):
             config.load(p)  # an unknown product fails here, before any run
+            try:  # and sizes its devices cannot hold
+                overlap.check_memory(p, max(self.h2d), max(self.d2h))
+            except ValueError as e:
+                raise ValueError(f"sweep grid: {e}") from None
         # the one check across fields: no run copies fewer bytes than it has chunks
         used = max(c for c in self.chunks if c >= min(self.streams))
         overlap._check(min(self.h2d), min(self.d2h), min(self.compute_us), min(self.streams), used)
