@@ -257,3 +257,24 @@ def test_adopted_memory_nothing_holds_is_forgotten():
     for _, addr in buffers:
         rt.space.resolve(addr, 64)
     assert len([r for r in rt.space.regions() if r.origin == "raw"]) < 600
+
+
+@pytest.mark.skipif(not shutil.which("cmake"), reason="needs cmake")
+def test_a_cmake_project_builds_with_the_toolkit_variables(tmp_path):
+    """`eval "$(acl-emu config --env)"` gives CANN's variables (DDK_PATH, NPU_HOST_LIB, ...): a CMake project
+    written the samples' way builds against the emulator without an rpath and runs with the LD_LIBRARY_PATH
+    the same lines set."""
+    from emu.capi import toolkit
+    root = toolkit.tree()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    env.update(toolkit.environment(root))
+    env["LD_LIBRARY_PATH"] = toolkit.library_path(root, os.environ.get("LD_LIBRARY_PATH", ""))
+    build_dir = tmp_path / "build"
+    for step in (["cmake", "-S", str(HERE / "cmake_ddk"), "-B", str(build_dir)], ["cmake", "--build", str(build_dir)]):
+        done = subprocess.run(step, capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run([str(build_dir / "main")], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Destination data: 123" in done.stdout
+    assert "libascendcl.so" in subprocess.run(["ldd", str(build_dir / "main")], capture_output=True, text=True,
+                                              env=env).stdout

@@ -23,7 +23,7 @@ import sys
 import threading
 
 from .. import runtime as _runtime
-from ..errors import AclError, set_recent_error
+from ..errors import ACL_ERROR_API_NOT_SUPPORT, AclError, set_recent_error
 from . import build, marshal, session, special
 
 def generic(proto: build.Prototype, fn, kinds: dict[str, str]):
@@ -73,7 +73,7 @@ def _not_emulated(proto: build.Prototype):
         if not told:
             told.append(True)
             print(message, file=sys.stderr, flush=True)
-        return marshal.ACL_ERROR_API_NOT_SUPPORT if proto.returns == "aclError" else 0
+        return ACL_ERROR_API_NOT_SUPPORT if proto.returns == "aclError" else 0
 
     handler.__name__ = proto.name
     return handler

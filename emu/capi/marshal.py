@@ -9,8 +9,6 @@ import ctypes
 from ..errors import ACL_ERROR_INVALID_PARAM, set_recent_error
 from . import build
 
-ACL_ERROR_API_NOT_SUPPORT = 200001  # acl_base_rt.h: what a function outside the emulator's scope returns
-
 _CTYPES = {"size_t": ctypes.c_size_t, "int32_t": ctypes.c_int32, "uint32_t": ctypes.c_uint32,
            "int64_t": ctypes.c_int64, "uint64_t": ctypes.c_uint64, "int": ctypes.c_int, "float": ctypes.c_float,
            "double": ctypes.c_double, "uint16_t": ctypes.c_uint16, "uint8_t": ctypes.c_uint8,

@@ -16,6 +16,9 @@ import os
 import sys
 from pathlib import Path
 
+from ..sanitize import sites as sanitize_sites
+from . import sites as c_sites
+
 ENV = "ACL_EMU_NATIVE_RUN"
 _started: dict = {}
 
@@ -48,6 +51,7 @@ def start() -> None:
     rt = emu.current()
     rt.space.adopt_raw_host = True  # the program's own memory is pageable host memory at its addresses
     rt.foreign_threads = True  # its pthreads are Python's from their first call
+    sanitize_sites.foreign = c_sites.site  # the sanitizer's reports name the program's file:line
 
 
 def finish() -> None:

@@ -10,7 +10,7 @@ import threading
 
 from .. import runtime as rt
 from ..constants import SIZE_MAX
-from ..errors import ACL_ERROR_INVALID_PARAM, AclError, recent_error, set_recent_error
+from ..errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_INVALID_PARAM, AclError, recent_error, set_recent_error
 from . import marshal
 
 MAX_ENTRIES = 1 << 20  # entries of a C array the library reads (batch copies take at most 4096)
@@ -268,7 +268,7 @@ def _no_kernels(proto, kinds):
     def handler(*args):
         set_recent_error(message)
         print(message, file=sys.stderr, flush=True)
-        return marshal.ACL_ERROR_API_NOT_SUPPORT
+        return ACL_ERROR_API_NOT_SUPPORT
 
     return handler
 

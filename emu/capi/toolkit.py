@@ -79,7 +79,21 @@ def environment(root: Path | None = None) -> dict[str, str]:
         "NPU_HOST_LIB": str(root / "runtime" / "lib64" / "stub"),
         "CPU_ARCH": platform.machine(),
         "ASCENDC_CMAKE_DIR": str(root / "tikcpp" / "ascendc_kernel_cmake"),
+        "SOC_VERSION": _soc_version(),
     }
+
+
+def _soc_version() -> str:
+    """The SoC name of the product programs will run on ($ACL_EMU_PRODUCT, else the default), as the open-source
+    runtime's examples take it from aclrtGetSocName; "" when the emulator knows none."""
+    from .. import config
+    from ..runtime.callbacks import soc_name
+
+    try:
+        product = config.load(os.environ.get("ACL_EMU_PRODUCT") or config.DEFAULT_PRODUCT)
+    except config.ConfigError:
+        return ""
+    return soc_name(product) or ""
 
 
 def library_path(root: Path, previous: str = "") -> str:

@@ -26,6 +26,10 @@ _interned: dict[tuple, tuple] = {}
 
 UNKNOWN = ("<unknown>", 0, "")
 
+# Where a C program made the current call, when one runs on the emulator (emu.capi.session sets it to
+# emu.capi.sites.site): the Python stack of its calls holds no frame of the program's.
+foreign = None
+
 
 def _internal(filename: str) -> bool:
     verdict = _verdicts.get(filename)
@@ -46,7 +50,8 @@ def user_site(depth: int = 2) -> tuple[str, int, str]:
             key = (code.co_filename, f.f_lineno, code.co_name)
             return _interned.setdefault(key, key)
         f = f.f_back
-    return UNKNOWN
+    site = foreign() if foreign is not None else None
+    return UNKNOWN if site is None else _interned.setdefault(site, site)
 
 
 def helper_name(depth: int = 2) -> str | None:
