@@ -106,9 +106,9 @@ def _is_product_not_path(text: str) -> bool:
     """A bundled product's name that is no file or folder here."""
     if text.startswith("-") or os.path.exists(text):
         return False
-    configs = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
-    installed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs")
-    return any(os.path.isfile(os.path.join(d, f"{text}.toml")) for d in (configs, installed))
+    from .config import CONFIG_DIR  # (only with a bare --acl-emu on the line: the emulator is on anyway)
+
+    return (CONFIG_DIR / f"{text}.toml").is_file()
 
 
 def wanted(config) -> str | None:
