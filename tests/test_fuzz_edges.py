@@ -784,3 +784,13 @@ def test_calibrate_temporaries_are_partial_files_a_later_run_sweeps(tmp_path):
     rc, _, err, problem = cli(["calibrate", str(meas), "-o", str(out)])
     assert problem is None and rc == 0, err
     assert sorted(p.name for p in out.parent.iterdir()) == ["mine.png", "mine.toml"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "directory"])
+def test_calibrate_refuses_what_is_not_a_regular_file_without_blocking(tmp_path, kind):
+    path = {"fifo": tmp_path / "dmi.txt", "dev_zero": Path("/dev/zero"), "directory": tmp_path}[kind]
+    if kind == "fifo":
+        os.mkfifo(path)  # no writer: opening it to read would wait forever
+    rc, _, err, problem = cli(["calibrate", str(path), "-o", str(tmp_path / "out" / "x.toml")], timeout=10)
+    assert problem is None and rc == 2 and err.count("\n") == 1, (problem, err)
+    assert "not a regular file" in err and str(path) in err, err
