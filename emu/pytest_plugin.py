@@ -89,23 +89,26 @@ def bare_options(args) -> list[int]:
 
 def bare_options_written_out(args) -> list[str]:
     """The command line with each bare --acl-emu / --acl-emu-sanitize as --acl-emu= / --acl-emu-sanitize=all.
-    A product name right after a bare --acl-emu that is no path is the old form `--acl-emu 910B`: a usage error
-    saying how to write it."""
+    A value right after a bare option that is no path (`--acl-emu 910B`, `--acl-emu-sanitize race`: the old
+    form) is a usage error saying how to write it."""
     out = list(args)
     for i in bare_options(args):
         following = args[i + 1] if i + 1 < len(args) else None
-        if args[i] == "--acl-emu" and following is not None and _is_product_not_path(following):
-            raise pytest.UsageError(f"--acl-emu takes no separate value: write --acl-emu={following} or "
-                                    f"--acl-emu-product {following} (a bare --acl-emu leaves {following!r} a "
-                                    f"test path)")
+        if following is not None and _is_value_not_path(args[i], following):
+            other = f" or --acl-emu-product {following}" if args[i] == "--acl-emu" else ""
+            raise pytest.UsageError(f"{args[i]} takes no separate value: write {args[i]}={following}{other} (a "
+                                    f"bare {args[i]} leaves {following!r} a test path)")
         out[i] = f"{args[i]}={BARE[args[i]]}"
     return out
 
 
-def _is_product_not_path(text: str) -> bool:
-    """A bundled product's name that is no file or folder here."""
+def _is_value_not_path(option: str, text: str) -> bool:
+    """`text` is a value of `option` (a bundled product's name; a list of sanitizer checks) and no file or folder
+    here."""
     if text.startswith("-") or os.path.exists(text):
         return False
+    if option == "--acl-emu-sanitize":
+        return all(check in ("race", "host", "init", "all") for check in text.split(","))
     from .config import CONFIG_DIR  # (only with a bare --acl-emu on the line: the emulator is on anyway)
 
     return (CONFIG_DIR / f"{text}.toml").is_file()

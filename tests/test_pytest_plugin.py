@@ -129,6 +129,9 @@ def test_the_old_form_with_a_product_after_a_bare_acl_emu_says_how_to_write_it(p
     result = project.runpytest("--acl-emu", "A3", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--acl-emu takes no separate value: write --acl-emu=A3 or --acl-emu-product A3*"])
+    checks = project.runpytest("--acl-emu-sanitize", "race,host", "-p", "no:cacheprovider")
+    assert checks.ret == pytest.ExitCode.USAGE_ERROR
+    checks.stderr.fnmatch_lines(["*--acl-emu-sanitize takes no separate value: write --acl-emu-sanitize=race,host (*"])
 
 
 def test_a_bare_acl_emu_sanitize_before_a_path_takes_no_checks(project):
