@@ -550,6 +550,10 @@ def _overlap_mistake(args, products: list[config.Product], flag: str) -> str | N
             overlap.check_memory(p, args.h2d, args.d2h)
         except ValueError as e:
             return f"argument --h2d/--d2h: {e}"
+    try:
+        overlap.check_work(args.streams, args.chunks)
+    except ValueError as e:
+        return f"argument --streams/--chunks: {e}"
     limit = min(args.h2d, args.d2h)
     if max(args.chunks) > limit:
         return f"argument --chunks: {max(args.chunks)} chunks of {limit} bytes leave a chunk empty"

@@ -578,7 +578,7 @@ SIZES = ["4K", "64K", "1M", "64K..1M", "1e308", "99999999999999999999", "-1", "6
          "", "nan", "inf", "1.5K", "0x100", "4 K", "4KiB", "4kb", "1_024", "\u0664K", "1e3", "4096", "9" * 400, "1T",
          "1M..4K", "4K..1M..", "-4K", "+4K", "2**10", "4K" * 100]
 RANGES = ["1", "2", "1..2", "1..4", "2..1", "1..99999999999999999999", "0", "-1", "1,,2", "1..", "..4", "a..b",
-          "1.5", "64", "65", "4097", "1e3", "", "\u0663", "0x4", "1,2,3", "-1..2", "1..8" + "0" * 30, "1," + "9" * 5000]
+          "1.5", "64", "65", "4097", "1..4096", "1e3", "", "\u0663", "0x4", "1,2,3", "-1..2", "1..8" + "0" * 30, "1," + "9" * 5000]
 COUNTS_ = ["1", "2", "0", "-1", "10001", "1e308", "99999999999999999999", "nan", "1.5", "", "3", "0x2"]
 MICROS = ["10", "0", "-1", "nan", "inf", "1e308", "1e-308", "99999999999999999999", "1e9", "5e-324", "x", "-0"]
 
@@ -794,3 +794,23 @@ def test_calibrate_refuses_what_is_not_a_regular_file_without_blocking(tmp_path,
     rc, _, err, problem = cli(["calibrate", str(path), "-o", str(tmp_path / "out" / "x.toml")], timeout=10)
     assert problem is None and rc == 2 and err.count("\n") == 1, (problem, err)
     assert "not a regular file" in err and str(path) in err, err
+
+
+@pytest.mark.parametrize("argv", [
+    ["overlap", "--product", "910B", "--h2d", "1M", "--d2h", "1M", "--compute-us", "10", "--streams", "1..64",
+     "--chunks", "1..4096"],
+    ["compare", "overlap", "--products", "910B", "--h2d", "1M", "--d2h", "1M", "--compute-us", "10", "--streams",
+     "1", "--chunks", "1..4096"],
+])
+def test_an_overlap_grid_of_hours_is_refused_before_it_runs(tmp_path, argv):
+    rc, _, err, problem = cli(argv + ["--out", str(tmp_path / "out")], timeout=10)
+    assert problem is None and rc == 2 and err.count("\n") == 1, (problem, err)
+    assert "argument --streams/--chunks" in err and "chunks in all, more than 1048576" in err, err
+
+
+def test_the_overlap_study_refuses_a_grid_of_hours_too():
+    from emu.studies import overlap
+
+    overlap.check_work(range(1, 9), [1, 2, 4, 8, 16])  # the default grid
+    with pytest.raises(ValueError, match="more than"):
+        overlap.plan("910B", 1 << 20, 1 << 20, 10.0, range(1, 65), range(1, 4097))

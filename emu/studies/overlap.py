@@ -37,6 +37,7 @@ SEARCH_MAX_CHUNKS = 1024
 SEARCH_MAX_STREAMS = 16
 IMPROVES = 0.002
 _LINUX_MAP_NORESERVE = 0x4000  # <sys/mman.h>; Python's mmap module names it from 3.13 on only
+MAX_PLAN_CHUNKS = 1 << 20  # chunks one plan's grid simulates in all (a minute or so): more is a typo, not a plan
 ALLOCATION_SLACK = 2 << 20  # bytes an allocation may take beyond its size (rounding, padding), at most
 
 
@@ -242,6 +243,17 @@ def check_memory(product, h2d: int, d2h: int) -> None:
                          f"do not fit in the {human_bytes(p.memory_bytes)} of device memory of {p.name}")
 
 
+def check_work(streams_list, chunks_list) -> None:
+    """The grid's settings (streams <= chunks) simulate at most MAX_PLAN_CHUNKS chunks in all; a ValueError
+    saying how many otherwise (--streams 1..64 --chunks 1..4096 would run for hours)."""
+    chunks = sorted(set(chunks_list))
+    total = sum(c for c in chunks for s in set(streams_list) if s <= c)
+    if total > MAX_PLAN_CHUNKS:
+        settings = sum(1 for c in chunks for s in set(streams_list) if s <= c)
+        raise ValueError(f"{settings} streams x chunks settings simulate {total} chunks in all, more than "
+                         f"{MAX_PLAN_CHUNKS}: ask for fewer streams or chunks")
+
+
 def _check(h2d: int, d2h: int, compute_us: float, streams: int, chunks: int) -> None:
     if h2d <= 0 or d2h <= 0:
         raise ValueError("h2d and d2h must be positive byte counts")
@@ -359,6 +371,7 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
     for c in chunks_list:
         _check(h2d, d2h, compute_us, 1, c)
     check_memory(p, h2d, d2h)
+    check_work(streams_list, chunks_list)
     settings = [(s, c) for c in chunks_list for s in streams_list if s <= c]
     if not settings:
         raise ValueError(f"no setting has streams <= chunks (streams {streams_list}, chunks {chunks_list})")
