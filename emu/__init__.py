@@ -13,6 +13,7 @@ import sys
 
 from .constants import MemcpyKind
 from .errors import AclError, NotEmulated
+from .modeldecl import ModelDeclarationError, declare_model
 from .runtime import configure, current
 
 def _version() -> str:
@@ -55,5 +56,5 @@ def install() -> None:
         sys.modules[f"acl.{name}"] = getattr(acl, name)
 
 
-__all__ = ["AclError", "MemcpyKind", "NotEmulated", "configure", "current", "install", "records", "replay", "write_trace",
+__all__ = ["AclError", "MemcpyKind", "ModelDeclarationError", "NotEmulated", "configure", "declare_model", "current", "install", "records", "replay", "write_trace",
            "__version__"]

@@ -4,9 +4,10 @@ Same module tree, names, argument order and return convention as pyACL:
 ints in, a return code (or `(outputs..., ret)`) out. What the emulator does not
 provide raises AttributeError saying so.
 
-`init` and `finalize` come from their APIs' declarations (`@api(..., pyacl="acl.init", ...)` in
-emu/runtime/devices.py, `emu.runtime.APIS`), bound by `declared(__name__)`; `get_soc_name` is declared
-`by_hand` and written here.
+`init`, `finalize` and the data-buffer functions come from their APIs' declarations (`@api(..., pyacl="acl.init",
+...)` in emu/runtime/devices.py and inference.py, `emu.runtime.APIS`), bound by `declared(__name__)` (or, for the
+C functions that return a value and no code, `emu.acl.mdl._value_entry`); `get_soc_name` is declared `by_hand`
+and written here.
 """
 from __future__ import annotations
 
@@ -16,8 +17,17 @@ from .. import runtime as _rt
 from ..errors import AclError, recent_error as _recent_error
 from . import mdl, media, rt, util
 from ._bind import by_hand as _by_hand, declared as _declared, install_missing as _install_missing
+from .mdl import _value_entry
 
-globals().update(_declared(__name__))  # init, finalize: the APIs declared pyacl="acl.<name>" but get_soc_name
+# init, finalize, destroy_data_buffer, update_data_buffer: the APIs declared pyacl="acl.<name>" but those by_hand
+globals().update(_declared(__name__))
+
+# the C functions that return their value and no code (see emu.acl.mdl): the value alone, as pyACL gives it
+create_data_buffer = _value_entry(_rt.create_data_buffer)
+get_data_buffer_addr = _value_entry(_rt.get_data_buffer_addr)
+get_data_buffer_size_v2 = _value_entry(_rt.get_data_buffer_size_v2)
+get_data_buffer_size = _value_entry(_rt.get_data_buffer_size)
+data_type_size = _value_entry(_rt.data_type_size)
 
 
 @_by_hand(_rt.get_soc_name)
@@ -47,6 +57,8 @@ def _empty(name: str) -> types.ModuleType:
 
 op = _empty("op")
 
-__all__ = ["init", "finalize", "get_soc_name", "get_recent_err_msg", "rt", "util", "media", "mdl", "op"]
+__all__ = ["init", "finalize", "get_soc_name", "get_recent_err_msg", "create_data_buffer", "destroy_data_buffer",
+           "get_data_buffer_addr", "get_data_buffer_size", "get_data_buffer_size_v2", "update_data_buffer",
+           "data_type_size", "rt", "util", "media", "mdl", "op"]
 
 _install_missing(__name__)

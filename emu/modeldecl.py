@@ -1,0 +1,493 @@
+"""Model declarations: what the emulator runs in place of an offline model (`.om`).
+
+The emulator cannot run an offline model, and need not: the copies and the schedule need each model's inputs and
+outputs and how long it runs on each product. A declaration says that, in TOML (`TEMPLATE` shows every field):
+
+    [[input]]
+    name = "data"
+    dtype = "float16"            # numpy names or ACL names: float32/float, float16, bfloat16/bf16, int8, ...
+    shape = [1, 3, 224, 224]
+    format = "NCHW"              # optional: NCHW, NHWC, ND (the default) or another aclFormat name
+
+    [[output]]
+    name = "prob"
+    dtype = "float32"
+    shape = [1, 1000]
+
+    [compute_us]                 # execution time per product (microseconds); or compute_us = 4000 for all
+    910B = 4000
+    A3 = 1000
+
+Where a program's `aclmdlLoadFromFile("X.om")` finds its declaration, first found first: one registered from
+Python (`emu.declare_model("X.om", "decl.toml" or a dict)`), one named in $ACL_EMU_MODELS
+("X.om=decl.toml;Y.om=other.toml", which `acl-emu run --model` sets), else `X.om.toml` beside `X.om`.
+`aclmdlLoadFromMem` takes the declaration registered for the bytes' SHA-256 (`declare_model` of an existing `.om`
+file registers its bytes too), or bytes that are a declaration's TOML text.
+
+Beyond the minimal form:
+- `dynamic_batch = [1, 2, 4, 8]`: the batch gears; inputs (and outputs) have -1 in their first dim. As the ATC
+  compiler does, the model gets one more input, "ascend_mbatch_shape_data" (int64, shape [1]), and the sizes of
+  the tensors with -1 are those of the largest gear.
+- `dynamic_hw = [[224, 224], [448, 448]]`: the image-size gears; inputs have -1 as H and W (format NCHW or NHWC);
+  the extra input is int64 of shape [2]. Outputs are static. Not together with dynamic_batch.
+- compute_us that scales: `{base = 200, per_batch = 950}` is base + per_batch x batch (the gear set for the
+  execution, else the first input's first dim); `{base = 200, per_pixel = 0.01}` is base + per_pixel x H x W of
+  the image-size gear. A product's value, or the value for all (`compute_us = {...}`), or `default = ...` beside
+  the products. `{msprof = "profile.json", executions = 1}` (or "msprof:profile.json"): the sum of the durations
+  of the kernel (AI_CORE) tasks of an msprof timeline, a task_time CSV or MSPTI records (`emu.studies.profiles`),
+  divided by the number of executions it holds; a relative path is relative to the declaration's folder.
+- `work_size`, `weight_size` (bytes): what aclmdlQuerySize reports; by default both are the sum of the byte
+  sizes of the inputs and outputs (placeholders: a compiled model's own sizes are in its .om).
+- `name`: the model's name in traces and summaries (default: the .om file's name without .om).
+
+Problems are one-paragraph `ModelDeclarationError`s naming the file and showing the template; nothing is guessed
+(a product missing from compute_us is an error naming the products given, unless `default` or one value for all
+is given). Parsing is pure: `parse(data, source)` gives a frozen `ModelDecl`.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import threading
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+MODELS_ENV = "ACL_EMU_MODELS"
+DYNAMIC_INPUT = "ascend_mbatch_shape_data"  # ACL_DYNAMIC_TENSOR_NAME (ge_acl_mdl.h)
+MAX_GEARS = 128  # ACL_MAX_BATCH_NUM, ACL_MAX_HW_NUM (ge_acl_mdl.h)
+MAX_DIMS = 128  # ACL_MAX_DIM_CNT
+
+TEMPLATE = """\
+# resnet50.om.toml: what the emulator runs in place of resnet50.om
+name = "resnet50"                  # optional: the name traces show (default: the file's)
+# dynamic_batch = [1, 2, 4, 8]     # optional: batch gears (inputs with -1 as their first dim)
+# dynamic_hw = [[224, 224], [448, 448]]  # optional: image-size gears (-1 as H and W, NCHW or NHWC)
+
+[[input]]
+name = "data"
+dtype = "float16"                  # float32 (float), float16, bfloat16, int8, uint8, int32, int64, bool, ...
+shape = [1, 3, 224, 224]
+format = "NCHW"                    # optional: NCHW, NHWC, ND (default)
+
+[[output]]
+name = "prob"
+dtype = "float32"
+shape = [1, 1000]
+
+[compute_us]                       # microseconds per execution; or compute_us = 4000 for every product
+910B = 4000
+A3 = 1000
+# 950PR = {base = 200, per_batch = 950}     # base + per_batch x batch
+# default = {msprof = "PROF_1/msprof.json", executions = 10}   # kernel time of a profile, per execution
+"""
+
+# aclDataType (acl_base_rt.h): value by name; numpy's names and ACL's both work (`_DTYPE_ALIASES`).
+DTYPES = {"float32": 0, "float16": 1, "int8": 2, "int32": 3, "uint8": 4, "int16": 6, "uint16": 7, "uint32": 8,
+          "int64": 9, "uint64": 10, "float64": 11, "bool": 12, "string": 13, "complex64": 16, "complex128": 17,
+          "bfloat16": 27, "int4": 29, "uint1": 30, "complex32": 33, "hifloat8": 34, "float8_e5m2": 35,
+          "float8_e4m3fn": 36, "float8_e8m0": 37}
+_DTYPE_ALIASES = {"float": "float32", "fp32": "float32", "half": "float16", "fp16": "float16", "double": "float64",
+                  "bf16": "bfloat16", "dt_bf16": "bfloat16"}
+UNDEFINED = -1  # ACL_DT_UNDEFINED, ACL_FORMAT_UNDEFINED
+
+# aclDataTypeSize (hicann/runtime src/acl/aclrt_impl/data_buffer.cpp aclDataTypeSizeImpl): bytes per element;
+# STRING and UNDEFINED 0, sub-byte types 1, and 8 for a type it does not list.
+_TYPE_SIZES = {13: 0, -1: 0, 30: 1, 29: 1, 12: 1, 2: 1, 4: 1, 34: 1, 35: 1, 36: 1, 37: 1, 1: 2, 6: 2, 7: 2, 27: 2,
+               0: 4, 3: 4, 8: 4, 33: 4, 17: 16}
+_OTHER_TYPE_SIZE = 8
+
+# aclFormat (acl_base_rt.h): value by name.
+FORMATS = {"NCHW": 0, "NHWC": 1, "ND": 2, "NC1HWC0": 3, "FRACTAL_Z": 4, "NC1HWC0_C04": 12, "HWCN": 16,
+           "NDHWC": 27, "FRACTAL_NZ": 29, "NCDHW": 30, "NDC1HWC0": 32, "FRACTAL_Z_3D": 33, "NC": 35, "NCL": 47}
+
+_TOP_KEYS = {"name", "format", "dynamic_batch", "dynamic_hw", "work_size", "weight_size", "input", "output",
+             "compute_us"}
+_TENSOR_KEYS = {"name", "dtype", "shape", "format"}
+_SCALING_KEYS = {"base", "per_batch", "per_pixel"}
+_PROFILE_KEYS = {"msprof", "executions"}
+
+
+class ModelDeclarationError(ValueError):
+    """A model declaration is missing or wrong: one paragraph naming the file, then the template."""
+
+
+def type_size(dtype: int) -> int:
+    """Bytes per element of an aclDataType, as aclDataTypeSize gives them (0 for STRING and UNDEFINED, 8 for a
+    type the runtime does not list)."""
+    return _TYPE_SIZES.get(dtype, _OTHER_TYPE_SIZE)
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """One input or output: name, dtype (aclDataType), dtype_name (the canonical name), shape (-1: set by the
+    gear), format (aclFormat) and nbytes (of the largest gear)."""
+
+    name: str
+    dtype: int
+    dtype_name: str
+    shape: tuple[int, ...]
+    format: int
+    nbytes: int
+
+    def dims_at(self, batch: int | None = None, hw: tuple[int, int] | None = None) -> tuple[int, ...]:
+        """The shape with its -1 dims set: the batch (first dim) or the image size (H and W by format)."""
+        dims = list(self.shape)
+        if batch is not None and dims and dims[0] == -1:
+            dims[0] = batch
+        if hw is not None and -1 in dims:
+            h, w = (2, 3) if self.format == FORMATS["NCHW"] else (1, 2)
+            dims[h], dims[w] = hw
+        return tuple(dims)
+
+    def nbytes_at(self, batch: int | None = None, hw: tuple[int, int] | None = None) -> int:
+        return _nbytes(self.dims_at(batch, hw), self.dtype)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """An execution's time, microseconds: base + per_batch x batch + per_pixel x H x W."""
+
+    base: float
+    per_batch: float = 0.0
+    per_pixel: float = 0.0
+
+    def us(self, batch: int, pixels: int) -> float:
+        return self.base + self.per_batch * batch + self.per_pixel * pixels
+
+
+@dataclass(frozen=True)
+class ModelDecl:
+    """A parsed declaration. inputs include the dynamic-gear input when the model has gears. compute: (product,
+    Timing) pairs, product "*" for every product and "default" for the others."""
+
+    name: str
+    source: str
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    batches: tuple[int, ...]
+    hws: tuple[tuple[int, int], ...]
+    compute: tuple[tuple[str, Timing], ...]
+    work_size: int
+    weight_size: int
+
+    def timing(self, product: str) -> Timing:
+        """The Timing for `product`; ModelDeclarationError naming the products given when it has none."""
+        table = dict(self.compute)
+        for key in (product, "*", "default"):
+            if key in table:
+                return table[key]
+        given = ", ".join(k for k, _ in self.compute)
+        raise _error(self.source, f"compute_us gives no time for product {product} (it gives {given}); add "
+                                  f"`{product} = <microseconds>` or `default = <microseconds>` to [compute_us]")
+
+    def seconds(self, product: str, batch: int | None = None, hw: tuple[int, int] | None = None) -> float:
+        """How long one execution runs on `product`, at a batch gear or image-size gear (else the static shape)."""
+        if batch is None:
+            first = self.inputs[0].shape if self.inputs else ()
+            batch = first[0] if first and first[0] > 0 else 1
+        pixels = hw[0] * hw[1] if hw is not None else 0
+        return self.timing(product).us(batch, pixels) * 1e-6
+
+
+def _error(source, problem: str) -> ModelDeclarationError:
+    return ModelDeclarationError(f"model declaration {source}: {problem}. A declaration is a TOML file "
+                                 f"(X.om.toml beside X.om, emu.declare_model(\"X.om\", \"decl.toml\"), or "
+                                 f"{MODELS_ENV}=\"X.om=decl.toml\") like this one:\n{TEMPLATE}")
+
+
+def _nbytes(dims, dtype: int) -> int:
+    return math.prod(max(d, 0) for d in dims) * type_size(dtype)
+
+
+def _dtype(source, where: str, value) -> tuple[int, str]:
+    if not isinstance(value, str):
+        raise _error(source, f"{where}.dtype {value!r} is not a string")
+    key = value.strip().lower().removeprefix("acl_").removeprefix("dt_")
+    key = _DTYPE_ALIASES.get(key, key)
+    if key not in DTYPES:
+        raise _error(source, f"{where}.dtype {value!r} is not one of {', '.join(DTYPES)} (or float, float16, "
+                             f"bf16, double)")
+    return DTYPES[key], key
+
+
+def _format(source, where: str, value) -> int:
+    if not isinstance(value, str) or value.strip().upper().removeprefix("ACL_FORMAT_") not in FORMATS:
+        raise _error(source, f"{where}.format {value!r} is not one of {', '.join(FORMATS)}")
+    return FORMATS[value.strip().upper().removeprefix("ACL_FORMAT_")]
+
+
+def _shape(source, where: str, value) -> tuple[int, ...]:
+    if (not isinstance(value, list) or len(value) > MAX_DIMS
+            or not all(isinstance(d, int) and not isinstance(d, bool) and (d >= 0 or d == -1) for d in value)):
+        raise _error(source, f"{where}.shape {value!r} is not a list of at most {MAX_DIMS} dims, each >= 0 or -1")
+    return tuple(value)
+
+
+def _tensor_fields(source, where: str, table, default_format: int) -> tuple[str, int, str, tuple, int]:
+    if not isinstance(table, dict):
+        raise _error(source, f"{where} is not a table")
+    unknown = sorted(set(table) - _TENSOR_KEYS)
+    if unknown:
+        hint = (" (in TOML a key after a [[...]] header belongs to that table: write the model's own keys, such as "
+                "compute_us, before the first [[input]], or as a [compute_us] table)") if set(unknown) & _TOP_KEYS else ""
+        raise _error(source, f"{where} has unknown keys {unknown} (it takes {sorted(_TENSOR_KEYS)}){hint}")
+    missing = [k for k in ("name", "dtype", "shape") if k not in table]
+    if missing:
+        raise _error(source, f"{where} lacks {', '.join(missing)}")
+    name = table["name"]
+    if not isinstance(name, str) or not name:
+        raise _error(source, f"{where}.name {name!r} is not a non-empty string")
+    dtype, dtype_name = _dtype(source, where, table["dtype"])
+    fmt = _format(source, where, table["format"]) if "format" in table else default_format
+    return name, dtype, dtype_name, _shape(source, where, table["shape"]), fmt
+
+
+def _tensors(source, data: dict, side: str, default_format: int) -> list[tuple]:
+    tables = data.get(side)
+    if not isinstance(tables, list) or not tables:
+        raise _error(source, f"no [[{side}]] table: a model has at least one {side}")
+    fields = [_tensor_fields(source, f"{side}[{i}]", t, default_format) for i, t in enumerate(tables)]
+    names = [f[0] for f in fields]
+    doubled = sorted({n for n in names if names.count(n) > 1})
+    if doubled:
+        raise _error(source, f"{side} names {doubled} are given twice")
+    return fields
+
+
+def _gears(source, data: dict) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+    batches, hws = data.get("dynamic_batch", []), data.get("dynamic_hw", [])
+    if batches and hws:
+        raise _error(source, "dynamic_batch and dynamic_hw are given together: a model has one kind of gear")
+    if (not isinstance(batches, list) or len(batches) > MAX_GEARS
+            or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in batches)
+            or len(set(batches)) != len(batches)):
+        raise _error(source, f"dynamic_batch {batches!r} is not a list of at most {MAX_GEARS} distinct sizes > 0")
+    ok = isinstance(hws, list) and len(hws) <= MAX_GEARS and all(
+        isinstance(g, list) and len(g) == 2 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0
+                                                    for x in g) for g in hws)
+    if not ok or len({tuple(g) for g in hws}) != len(hws):
+        raise _error(source, f"dynamic_hw {hws!r} is not a list of at most {MAX_GEARS} distinct [H, W] pairs > 0")
+    return tuple(batches), tuple(tuple(g) for g in hws)
+
+
+def _check_dynamic_dims(source, fields: list, side: str, batches, hws) -> None:
+    """-1 dims: the first dim with batch gears, H and W (by format) of 4-D NCHW/NHWC inputs with image-size gears."""
+    for name, _, _, shape, fmt in fields:
+        if -1 not in shape:
+            continue
+        where = f"{side} {name!r} shape {list(shape)}"
+        if batches:
+            if shape.index(-1) != 0 or shape.count(-1) != 1:
+                raise _error(source, f"{where}: with dynamic_batch only the first dim may be -1")
+        elif hws:
+            hw = (2, 3) if fmt == FORMATS["NCHW"] else (1, 2) if fmt == FORMATS["NHWC"] else None
+            if side != "input" or hw is None or len(shape) != 4 or [i for i, d in enumerate(shape) if d == -1] != list(hw):
+                raise _error(source, f"{where}: with dynamic_hw only inputs of format NCHW or NHWC may have -1, as "
+                                     f"their H and W")
+        else:
+            raise _error(source, f"{where}: a -1 dim needs dynamic_batch or dynamic_hw (the gears it takes)")
+    if side == "input" and (batches or hws) and not any(-1 in f[3] for f in fields):
+        raise _error(source, "the gears (dynamic_batch / dynamic_hw) need an input with -1 dims")
+
+
+def _build_tensors(fields: list, batches, hws) -> tuple[Tensor, ...]:
+    big_batch = max(batches) if batches else None
+    big_hw = max(hws, key=lambda g: g[0] * g[1]) if hws else None
+    out = []
+    for name, dtype, dtype_name, shape, fmt in fields:
+        t = Tensor(name, dtype, dtype_name, shape, fmt, 0)
+        out.append(Tensor(name, dtype, dtype_name, shape, fmt, t.nbytes_at(big_batch, big_hw)))
+    return tuple(out)
+
+
+def _dynamic_input(batches, hws) -> tuple[Tensor, ...]:
+    """The input the ATC compiler adds to a model with gears: ascend_mbatch_shape_data, int64, one value per
+    gear dim."""
+    if not (batches or hws):
+        return ()
+    shape = (1,) if batches else (2,)
+    return (Tensor(DYNAMIC_INPUT, DTYPES["int64"], "int64", shape, FORMATS["ND"], _nbytes(shape, DTYPES["int64"])),)
+
+
+def _number(source, where: str, value, minimum: float = 0.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < minimum:
+        raise _error(source, f"{where} {value!r} is not a finite number >= {minimum:g}")
+    return float(value)
+
+
+def _profile_us(source, base_dir: Path, where: str, path, executions) -> float:
+    """The kernel time of one execution in a profile (`emu.studies.profiles`): its kernel tasks' summed
+    durations over `executions`, microseconds."""
+    from .studies import profiles  # (reading a profile is a study's job; the declaration only asks it)
+
+    if not isinstance(path, str) or not path:
+        raise _error(source, f"{where}.msprof {path!r} is not a path")
+    n = _number(source, f"{where}.executions", executions, 1.0)
+    file = Path(path) if Path(path).is_absolute() else base_dir / path
+    try:
+        profile = profiles.load(file)
+    except (OSError, ValueError) as e:
+        raise _error(source, f"{where}: the profile {file} cannot be read ({e})") from None
+    kernels = [t.duration for t in profile.tasks if t.kind == "kernel"]
+    if not kernels:
+        raise _error(source, f"{where}: the profile {file} has no kernel (AI_CORE) task to take a time from")
+    return sum(kernels) / n * 1e6
+
+
+def _timing(source, base_dir: Path, where: str, value) -> Timing:
+    if isinstance(value, str) and value.startswith("msprof:"):
+        return Timing(_profile_us(source, base_dir, where, value[len("msprof:"):], 1))
+    if isinstance(value, dict) and value and set(value) <= _PROFILE_KEYS and "msprof" in value:
+        return Timing(_profile_us(source, base_dir, where, value["msprof"], value.get("executions", 1)))
+    if isinstance(value, dict) and value and set(value) <= _SCALING_KEYS:
+        return Timing(*(_number(source, f"{where}.{k}", value.get(k, 0)) for k in ("base", "per_batch", "per_pixel")))
+    if isinstance(value, dict):
+        raise _error(source, f"{where} {value!r}: a time is a number, {{base = .., per_batch = .., per_pixel = ..}}, "
+                             f"{{msprof = \"profile.json\", executions = N}} or \"msprof:profile.json\"")
+    return Timing(_number(source, where, value))
+
+
+def _compute(source, base_dir: Path, data: dict) -> tuple[tuple[str, Timing], ...]:
+    if "compute_us" not in data:
+        raise _error(source, "no compute_us: how long the model runs, per product or for all")
+    value = data["compute_us"]
+    if not isinstance(value, dict) or set(value) <= _SCALING_KEYS | _PROFILE_KEYS:
+        return (("*", _timing(source, base_dir, "compute_us", value)),)
+    return tuple((str(k), _timing(source, base_dir, f"compute_us.{k}", v)) for k, v in value.items())
+
+
+def _size(source, data: dict, key: str, derived: int) -> int:
+    value = data.get(key, derived)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise _error(source, f"{key} {value!r} is not a number of bytes >= 0")
+    return value
+
+
+def parse(data: dict, source: str = "<declaration>", base_dir=None, default_name: str = "model") -> ModelDecl:
+    """The declaration in `data` (a TOML document as a dict), checked; `source` names it in errors, `base_dir`
+    anchors relative profile paths, `default_name` is its name when it gives none."""
+    if not isinstance(data, dict):
+        raise _error(source, f"a declaration is a table, not {type(data).__name__}")
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise _error(source, f"unknown keys {unknown} (it takes {sorted(_TOP_KEYS)})")
+    name = data.get("name", default_name)
+    if not isinstance(name, str) or not name:
+        raise _error(source, f"name {name!r} is not a non-empty string")
+    default_format = _format(source, "the model", data["format"]) if "format" in data else FORMATS["ND"]
+    batches, hws = _gears(source, data)
+    fields = {side: _tensors(source, data, side, default_format) for side in ("input", "output")}
+    for side, f in fields.items():
+        _check_dynamic_dims(source, f, side, batches, hws)
+    inputs = _build_tensors(fields["input"], batches, hws) + _dynamic_input(batches, hws)
+    outputs = _build_tensors(fields["output"], batches, hws)
+    compute = _compute(source, Path(base_dir or "."), data)
+    total = sum(t.nbytes for t in inputs + outputs)
+    return ModelDecl(name, source, inputs, outputs, batches, hws, compute, _size(source, data, "work_size", total),
+                     _size(source, data, "weight_size", total))
+
+
+def load(path, default_name: str = "model") -> ModelDecl:
+    """The declaration in the TOML file `path`."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise _error(path, "the file does not exist") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise _error(path, f"it cannot be read as TOML ({e})") from None
+    return parse(data, str(path), path.parent, default_name)
+
+
+# -- where a loaded model's declaration comes from --------------------------------------------------------------
+_registered: dict[str, object] = {}  # realpath of X.om -> a declaration file or dict (declare_model)
+_by_digest: dict[str, tuple[str, object]] = {}  # sha256 of an .om file's bytes -> (its path, its declaration)
+_lock = threading.Lock()
+
+
+def _key(path) -> str:
+    return os.path.realpath(os.fspath(path))
+
+
+def model_name(om_path) -> str:
+    """A model's default name: its file's name without `.om`."""
+    name = os.path.basename(os.fspath(om_path))
+    return name[:-3] if name.endswith(".om") else name or "model"
+
+
+def declare_model(om_path, declaration) -> ModelDecl:
+    """Register `declaration` (a TOML file's path or a dict as TOML would give) for the model file `om_path`:
+    loading that path (and, when the file exists, loading its bytes from memory) runs this declaration. Checked
+    now: returns the parsed declaration, or raises ModelDeclarationError."""
+    decl = _resolve(declaration, model_name(om_path))
+    with _lock:
+        _registered[_key(om_path)] = declaration
+        if os.path.isfile(om_path):
+            _by_digest[hashlib.sha256(Path(om_path).read_bytes()).hexdigest()] = (os.fspath(om_path), declaration)
+    return decl
+
+
+def forget_models() -> None:
+    """Drop every declaration `declare_model` registered."""
+    with _lock:
+        _registered.clear()
+        _by_digest.clear()
+
+
+def _resolve(declaration, name: str) -> ModelDecl:
+    if isinstance(declaration, dict):
+        return parse(declaration, f"<dict for {name}>", None, name)
+    return load(declaration, name)
+
+
+def from_env(env: str | None = None) -> dict[str, str]:
+    """{realpath of X.om: declaration path} from $ACL_EMU_MODELS ("X.om=decl.toml;Y.om=other.toml")."""
+    text = os.environ.get(MODELS_ENV, "") if env is None else env
+    out = {}
+    for item in filter(None, (s.strip() for s in text.split(";"))):
+        om, sep, decl = item.partition("=")
+        if not sep or not om.strip() or not decl.strip():
+            raise _error(MODELS_ENV, f"{MODELS_ENV} entry {item!r} is not MODEL.om=DECLARATION.toml")
+        out[_key(om.strip())] = decl.strip()
+    return out
+
+
+def declaration_source(om_path) -> object | None:
+    """Where the declaration of the model file `om_path` is (registered, $ACL_EMU_MODELS, then X.om.toml beside
+    it), or None if nowhere."""
+    key = _key(om_path)
+    with _lock:
+        if key in _registered:
+            return _registered[key]
+    env = from_env()
+    if key in env:
+        return env[key]
+    beside = Path(os.fspath(om_path) + ".toml")
+    return beside if beside.is_file() else None
+
+
+def for_file(om_path) -> ModelDecl:
+    """The declaration of the model file `om_path`; ModelDeclarationError when it has none or it is wrong."""
+    source = declaration_source(om_path)
+    if source is None:
+        raise _error(f"{os.fspath(om_path)}.toml", f"the model {os.fspath(om_path)} has no declaration: the "
+                                                   f"emulator runs a declared stand-in in place of an offline model")
+    return _resolve(source, model_name(om_path))
+
+
+def for_bytes(data: bytes) -> ModelDecl:
+    """The declaration for a model given as bytes (aclmdlLoadFromMem): the one registered for those bytes'
+    SHA-256 (`declare_model` of the .om file), or the bytes themselves read as a declaration's TOML."""
+    with _lock:
+        found = _by_digest.get(hashlib.sha256(data).hexdigest())
+    if found is not None:
+        return _resolve(found[1], model_name(found[0]))
+    try:
+        table = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        raise _error("<model bytes>", f"these {len(data)} bytes are no declaration's TOML and no declared .om "
+                                      f"file's bytes (declare the file first: emu.declare_model(\"X.om\", "
+                                      f"\"X.om.toml\"))") from None
+    return parse(table, "<model bytes>")

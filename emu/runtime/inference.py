@@ -1,0 +1,766 @@
+"""Offline models (aclmdl*, acl.mdl.*) run as declared stand-ins, with their datasets and data buffers.
+
+The emulator does not run an `.om` file: a model is its declaration (`emu.modeldecl`: inputs, outputs, gears,
+time per product). Loading, descriptions, datasets, data buffers and execution follow the reference's checks and
+codes (hicann/ge api/acl/acl_model/model/{acl_model.cpp, acl_model_router.cpp, model.cpp, model_om2.cpp,
+model_common.cpp}; runtime/v1/graph/load/model_manager/{model_manager.cc, davinci_model.cc}; hicann/runtime
+src/acl/aclrt_impl/data_buffer.cpp):
+
+- Model ids are 1, 2, 3, ... per process, never reused; a load that fails after its file was read uses one
+  (ModelManager::GenModelId). An id not loaded is 145003 everywhere (ModelManager::ExecuteModel, GetDesc,
+  Unload).
+- The getters of a description or dataset fail silently, as the reference does: a null or unknown handle, or an
+  index past the end, gives 0, "" (names), -1 (formats, data types) or a null buffer.
+- An execution is one task on a stream (the model's own stream for aclmdlExecute, which waits for it): it holds
+  the device's compute for the declared time on this product (and gear), reads every input buffer and writes
+  every output buffer (the sanitizer sees both), in stream order with copies, events and callbacks. Its label is
+  the model's name in records, traces and summaries.
+- Functional mode: each output's bytes are a pure function of the model's name, the output's index and the
+  bytes of every input (SHAKE-256 of them): floating outputs hold values in [0, 1), integer ones the hash's raw
+  bytes. The same inputs give the same outputs, run after run.
+
+Handles of descriptions, datasets and data buffers are ints, like the runtime's other handles; an unknown
+non-null handle (a freed struct in C) is refused with 100000 by the APIs that return a code.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import weakref
+
+import numpy as np
+
+from emu.models import KERNEL, Task
+
+from .. import constants as C
+from .. import modeldecl
+from ..errors import ACL_ERROR_INVALID_PARAM
+from ..memory import Region
+from . import allocation, transfer
+from .core import Context, Core, Stream, _handles, api, fail
+
+# GE's external codes (hicann/ge inc/external/ge/ge_error_codes.h), which ACL passes through
+# (api/acl/common/error_codes_inner.h ACL_GET_ERRCODE_GE); GE's inner codes surface as GE_FAILURE.
+GE_PARAM_INVALID = 145000  # ACL_ERROR_GE_PARAM_INVALID
+GE_MODEL_PATH_INVALID = 145002  # ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID
+GE_MODEL_ID_INVALID = 145003  # ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
+GE_MODEL_DATA_SIZE_INVALID = 145006  # ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID
+GE_DYNAMIC_INPUT_LENGTH_INVALID = 145012  # ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
+GE_DYNAMIC_BATCH_SIZE_INVALID = 145013  # ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
+GE_FAILURE = 500002  # ACL_ERROR_GE_FAILURE
+SIZE_SLACK = 64  # davinci_model.cc CheckUserAndModelSize: kDataMemAlignSizeCompare
+MAX_NAME = 128  # ACL_MAX_TENSOR_NAME_LEN
+
+
+class LoadedModel:
+    """A loaded model: its id, declaration, device, the mode it executes in (None, "sync" or "async"), its own
+    stream (for aclmdlExecute) and the gear of its last execution."""
+
+    def __init__(self, model_id: int, decl: modeldecl.ModelDecl, ctx: Context):
+        self.id, self.decl, self.ctx = model_id, decl, ctx
+        self.mode: str | None = None
+        self.stream: Stream | None = None
+        self.gear: tuple | None = None  # ("batch", b) or ("hw", (h, w)) of the last execution
+
+
+class ModelDesc:
+    """An aclmdlDesc: what aclmdlGetDesc filled in (empty until then)."""
+
+    def __init__(self):
+        self.handle = next(_handles)
+        self.decl: modeldecl.ModelDecl | None = None
+        self.model_id = 0
+        self.destroyed = False
+
+
+class Dataset:
+    """An aclmdlDataset: its data buffers' handles, in order, and the gear set on it."""
+
+    def __init__(self):
+        self.handle = next(_handles)
+        self.buffers: list[int] = []
+        self.gear: tuple | None = None
+        self.destroyed = False
+
+
+class DataBuffer:
+    """An aclDataBuffer: an address and a length (both may be 0: an empty buffer)."""
+
+    def __init__(self, data: int, size: int):
+        self.handle = next(_handles)
+        self.data, self.size = data, size
+        self.destroyed = False
+
+
+class _Models:
+    """A runtime's loaded models and the next model id (ids start at 1: model_manager.h max_model_id_)."""
+
+    def __init__(self):
+        self.next_id = 1
+        self.loaded: dict[int, LoadedModel] = {}
+
+
+_state: "weakref.WeakKeyDictionary[Core, _Models]" = weakref.WeakKeyDictionary()
+
+
+def _models(rt: Core) -> _Models:
+    m = _state.get(rt)
+    if m is None:
+        m = _state[rt] = _Models()
+    return m
+
+
+def _obj(rt: Core, handle: int, typ):
+    """The live `typ` a handle names, else None (a null or unknown handle)."""
+    obj = rt.handles.get(handle) if isinstance(handle, int) else None
+    return obj if isinstance(obj, typ) and not obj.destroyed else None
+
+
+def _need(rt: Core, handle: int, typ, what: str):
+    """The live `typ` a handle names; null or unknown: 100000 (ACL_REQUIRES_NOT_NULL; an unknown handle would
+    be a freed struct on the board)."""
+    if not handle:
+        fail(ACL_ERROR_INVALID_PARAM, f"{what} is null")
+    obj = _obj(rt, handle, typ)
+    if obj is None:
+        fail(ACL_ERROR_INVALID_PARAM, f"{what} 0x{handle:x} is not a live {what}")
+    return obj
+
+
+def _model(rt: Core, model_id: int) -> LoadedModel:
+    """The loaded model of an id, else 145003 (ModelManager: "Invalid model id")."""
+    m = _models(rt).loaded.get(model_id)
+    if m is None:
+        fail(GE_MODEL_ID_INVALID, f"Invalid model id {model_id}, check whether model has been loaded or not")
+    return m
+
+
+# -- load, query, unload ------------------------------------------------------------------------------------
+def _declaration_of_file(rt: Core, path) -> modeldecl.ModelDecl:
+    """acl_model_router.cpp AclIsOm2ModelByPath, then GraphLoader::LoadDataFromFile: a null path 100000; no model
+    file and no declaration 145002. A declaration stands in even without the .om file."""
+    if path is None:
+        fail(ACL_ERROR_INVALID_PARAM, "modelPath is null")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"modelPath must be a str, got {type(path).__name__}")
+    if not os.path.exists(path) and modeldecl.declaration_source(path) is None:
+        fail(GE_MODEL_PATH_INVALID, f"model file {os.fspath(path)!r} does not exist (and no declaration stands in "
+                                    f"for it: {os.fspath(path)}.toml, emu.declare_model or "
+                                    f"{modeldecl.MODELS_ENV})")
+    return modeldecl.for_file(path)
+
+
+def _declaration_of_bytes(rt: Core, model: int, size: int) -> modeldecl.ModelDecl:
+    """acl_model_router.cpp AclIsOm2ModelByData: a null model or size 0 100000, fewer than 4 bytes 145006; the
+    bytes are read from host memory the emulator knows."""
+    if not model or size == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "model is null or modelSize is 0")
+    if size < 4:
+        fail(GE_MODEL_DATA_SIZE_INVALID, f"modelSize {size} is under 4 bytes: no model")
+    r, off = transfer.locate(rt, model, size)
+    if r.virtual:
+        fail(ACL_ERROR_INVALID_PARAM, f"{r.describe()} is timing-only: it holds no model bytes")
+    return modeldecl.for_bytes(r.view(off, size).tobytes())
+
+
+def _load(rt: Core, decl: modeldecl.ModelDecl) -> int:
+    """A model id for `decl`, loaded on the current context's device (GenModelId, then the load)."""
+    ctx = rt.current_context()
+    models = _models(rt)
+    model_id, models.next_id = models.next_id, models.next_id + 1
+    decl.timing(rt.product.name)  # a product compute_us does not cover is refused at load, not at execution
+    models.loaded[model_id] = LoadedModel(model_id, decl, ctx)
+    return model_id
+
+
+@api("aclmdlLoadFromFile", pyacl="acl.mdl.load_from_file", params="s", outputs=(0,))
+def load_from_file(rt: Core, model_path: str) -> int:
+    """Load the model of a file (aclmdlLoadFromFile) and return its id (1, 2, ... never reused): the emulator
+    runs its declaration (`emu.modeldecl`: X.om.toml beside it, `emu.declare_model`, $ACL_EMU_MODELS), with
+    or without the .om file. A null path: 100000; no file and no declaration: 145002; a missing or wrong
+    declaration beside an .om file: `emu.modeldecl.ModelDeclarationError`, naming the file and showing the
+    template (model.cpp aclmdlLoadFromFileImpl, GraphLoader::LoadDataFromFile)."""
+    return _load(rt, _declaration_of_file(rt, model_path))
+
+
+@api("aclmdlLoadFromMem", sizes=("model_size",), pyacl="acl.mdl.load_from_mem", params="ii", outputs=(0,))
+def load_from_mem(rt: Core, model: int, model_size: int) -> int:
+    """Load a model from host memory (aclmdlLoadFromMem) and return its id. The bytes are those of an .om file
+    declared with `emu.declare_model` (found by their SHA-256) or a declaration's TOML text. A null model or
+    size 0: 100000; under 4 bytes: 145006 (acl_model_router.cpp AclIsOm2ModelByData)."""
+    return _load(rt, _declaration_of_bytes(rt, model, model_size))
+
+
+def _check_with_mem(rt: Core, work_ptr: int, work_size: int, weight_ptr: int, weight_size: int) -> None:
+    """The workspace and weight memory the program gives: device memory of the sizes it says, when not null."""
+    for what, ptr, size in (("workPtr", work_ptr, work_size), ("weightPtr", weight_ptr, weight_size)):
+        if ptr:
+            r, _ = transfer.locate(rt, ptr, size)
+            if not r.is_device:
+                fail(ACL_ERROR_INVALID_PARAM, f"{what} 0x{ptr:x} is {r.describe()}: the model's memory is device "
+                                              f"memory")
+
+
+@api("aclmdlLoadFromFileWithMem", sizes=("work_size", "weight_size"), pyacl="acl.mdl.load_from_file_with_mem",
+     params="siiii", outputs=(0,))
+def load_from_file_with_mem(rt: Core, model_path: str, work_ptr: int, work_size: int, weight_ptr: int,
+                            weight_size: int) -> int:
+    """aclmdlLoadFromFileWithMem: `load_from_file` with the workspace and weight memory the program allocated
+    (sizes from aclmdlQuerySize; null pointers: the runtime allocates its own). A non-null pointer must be
+    device memory of that size (100000)."""
+    decl = _declaration_of_file(rt, model_path)
+    _check_with_mem(rt, work_ptr, work_size, weight_ptr, weight_size)
+    return _load(rt, decl)
+
+
+@api("aclmdlLoadFromMemWithMem", sizes=("model_size", "work_size", "weight_size"),
+     pyacl="acl.mdl.load_from_mem_with_mem", params="iiiiii", outputs=(0,))
+def load_from_mem_with_mem(rt: Core, model: int, model_size: int, work_ptr: int, work_size: int, weight_ptr: int,
+                           weight_size: int) -> int:
+    """aclmdlLoadFromMemWithMem: `load_from_mem` with the program's workspace and weight memory."""
+    decl = _declaration_of_bytes(rt, model, model_size)
+    _check_with_mem(rt, work_ptr, work_size, weight_ptr, weight_size)
+    return _load(rt, decl)
+
+
+@api("aclmdlQuerySize", pyacl="acl.mdl.query_size", params="s", outputs=(0, 0))
+def query_size(rt: Core, file_name: str) -> tuple[int, int]:
+    """(work size, weight size) in bytes a model needs (aclmdlQuerySize): the declaration's work_size and
+    weight_size, else the sum of its tensors' sizes (model.cpp aclmdlQuerySizeImpl: null 100000, no file
+    145002)."""
+    decl = _declaration_of_file(rt, file_name)
+    return decl.work_size, decl.weight_size
+
+
+@api("aclmdlQuerySizeFromMem", sizes=("model_size",), pyacl="acl.mdl.query_size_from_mem", params="ii",
+     outputs=(0, 0))
+def query_size_from_mem(rt: Core, model: int, model_size: int) -> tuple[int, int]:
+    """(work size, weight size) of a model in host memory (aclmdlQuerySizeFromMem); see `load_from_mem`."""
+    decl = _declaration_of_bytes(rt, model, model_size)
+    return decl.work_size, decl.weight_size
+
+
+@api("aclmdlUnload", pyacl="acl.mdl.unload", params="i")
+def unload(rt: Core, model_id: int) -> None:
+    """Unload a model (aclmdlUnload). An id not loaded (never, or already unloaded): 145003
+    (GeExecutor::UnloadModel, ModelManager::DestroyAicpuSessionForInfer). Datasets and buffers stay the
+    program's."""
+    rt.runtime_layer()
+    m = _model(rt, model_id)
+    del _models(rt).loaded[m.id]
+
+
+# -- descriptions ---------------------------------------------------------------------------------------
+@api("aclmdlCreateDesc", pyacl="acl.mdl.create_desc", outputs=(0,), by_hand=True)
+def create_desc(rt: Core) -> int:
+    """A new, empty model description (aclmdlCreateDesc): fill it with aclmdlGetDesc."""
+    d = ModelDesc()
+    rt.handles[d.handle] = d
+    return d.handle
+
+
+@api("aclmdlDestroyDesc", pyacl="acl.mdl.destroy_desc", params="i")
+def destroy_desc(rt: Core, model_desc: int) -> None:
+    """Destroy a model description (aclmdlDestroyDesc); null: 100000."""
+    _need(rt, model_desc, ModelDesc, "modelDesc").destroyed = True
+    rt.handles.pop(model_desc, None)
+
+
+@api("aclmdlGetDesc", pyacl="acl.mdl.get_desc", params="ii")
+def get_desc(rt: Core, model_desc: int, model_id: int) -> None:
+    """Fill a description with a loaded model's inputs, outputs and gears (aclmdlGetDesc). Null: 100000; the
+    description is emptied first, then an id not loaded is 145003 (model.cpp aclmdlGetDescImpl: Clear, then
+    ModelManager::GetInputOutputDescInfo)."""
+    d = _need(rt, model_desc, ModelDesc, "modelDesc")
+    d.decl, d.model_id = None, 0
+    m = _model(rt, model_id)
+    d.decl, d.model_id = m.decl, m.id
+
+
+def _tensors(rt: Core, model_desc: int, side: str):
+    d = _obj(rt, model_desc, ModelDesc)
+    if d is None or d.decl is None:
+        return ()
+    return d.decl.inputs if side == "input" else d.decl.outputs
+
+
+def _tensor(rt: Core, model_desc: int, index: int, side: str):
+    """The tensor at `index` of a description's inputs or outputs, else None (a silent getter's miss)."""
+    tensors = _tensors(rt, model_desc, side)
+    return tensors[index] if isinstance(index, int) and 0 <= index < len(tensors) else None
+
+
+@api("aclmdlGetNumInputs", pyacl="acl.mdl.get_num_inputs", params="i", outputs=(0,), by_hand=True)
+def get_num_inputs(rt: Core, model_desc: int) -> int:
+    """How many inputs the model has, the gear input included (aclmdlGetNumInputs); 0 for a null description."""
+    return len(_tensors(rt, model_desc, "input"))
+
+
+@api("aclmdlGetNumOutputs", pyacl="acl.mdl.get_num_outputs", params="i", outputs=(0,), by_hand=True)
+def get_num_outputs(rt: Core, model_desc: int) -> int:
+    """How many outputs the model has (aclmdlGetNumOutputs); 0 for a null description."""
+    return len(_tensors(rt, model_desc, "output"))
+
+
+@api("aclmdlGetInputSizeByIndex", sizes=("index",), pyacl="acl.mdl.get_input_size_by_index", params="ii", outputs=(0,), by_hand=True)
+def get_input_size_by_index(rt: Core, model_desc: int, index: int) -> int:
+    """An input's size in bytes, of the largest gear for a model with gears (aclmdlGetInputSizeByIndex); 0 for
+    a null description or an index past the end (model_om2.cpp)."""
+    t = _tensor(rt, model_desc, index, "input")
+    return 0 if t is None else t.nbytes
+
+
+@api("aclmdlGetOutputSizeByIndex", sizes=("index",), pyacl="acl.mdl.get_output_size_by_index", params="ii", outputs=(0,), by_hand=True)
+def get_output_size_by_index(rt: Core, model_desc: int, index: int) -> int:
+    """An output's size in bytes, of the largest gear (aclmdlGetOutputSizeByIndex); 0 on a miss."""
+    t = _tensor(rt, model_desc, index, "output")
+    return 0 if t is None else t.nbytes
+
+
+def _dims(rt: Core, model_desc: int, index: int, side: str, gear: bool = False) -> dict:
+    """model_common.cpp GetDims: null description 100000, index past the end 100000, over 128 dims 300000; a name
+    of 128 characters or more is given as acl_modelId_<id>_<side>_<index>. (Over 128 dims, 300000, cannot happen:
+    a declaration has at most 128.)"""
+    d = _need(rt, model_desc, ModelDesc, "modelDesc")
+    t = _tensor(rt, model_desc, index, side)
+    if t is None:
+        fail(ACL_ERROR_INVALID_PARAM, f"{side} index {index} is not below the model's {len(_tensors(rt, model_desc, side))} {side}s")
+    name = t.name if len(t.name) + 1 <= MAX_NAME else f"acl_modelId_{d.model_id}_{side}_{index}"
+    dims = t.shape
+    if gear:
+        m = _models(rt).loaded.get(d.model_id)
+        if m is None:
+            fail(GE_MODEL_ID_INVALID, f"Invalid model id {d.model_id}, check whether model has been loaded or not")
+        if m.gear is not None:
+            dims = t.dims_at(*_gear_args(m.gear))
+    return {"name": name, "dimCount": len(dims), "dims": list(dims)}
+
+
+@api("aclmdlGetInputDims", sizes=("index",), pyacl="acl.mdl.get_input_dims", params="ii", outputs=({},))
+def get_input_dims(rt: Core, model_desc: int, index: int) -> dict:
+    """An input's dims, {"name", "dimCount", "dims"} (aclmdlGetInputDims); a gear dim is -1. A null description
+    or an index past the end: 100000 (model_om2.cpp, model_common.cpp GetDims)."""
+    return _dims(rt, model_desc, index, "input")
+
+
+@api("aclmdlGetInputDimsV2", sizes=("index",), pyacl="acl.mdl.get_input_dims_v2", params="ii", outputs=({},))
+def get_input_dims_v2(rt: Core, model_desc: int, index: int) -> dict:
+    """aclmdlGetInputDimsV2: `get_input_dims` (a declared model has no format-converted dims of its own)."""
+    return _dims(rt, model_desc, index, "input")
+
+
+@api("aclmdlGetOutputDims", sizes=("index",), pyacl="acl.mdl.get_output_dims", params="ii", outputs=({},))
+def get_output_dims(rt: Core, model_desc: int, index: int) -> dict:
+    """An output's dims, {"name", "dimCount", "dims"} (aclmdlGetOutputDims); a gear dim is -1."""
+    return _dims(rt, model_desc, index, "output")
+
+
+@api("aclmdlGetCurOutputDims", sizes=("index",), pyacl="acl.mdl.get_cur_output_dims", params="ii", outputs=({},))
+def get_cur_output_dims(rt: Core, model_desc: int, index: int) -> dict:
+    """An output's dims at the gear of the model's last execution (aclmdlGetCurOutputDims); a static model, or
+    one not executed at a gear yet, gives `get_output_dims`. The model unloaded: 145003 (model.cpp
+    aclmdlGetCurOutputDimsImpl)."""
+    return _dims(rt, model_desc, index, "output", gear=True)
+
+
+@api("aclmdlGetInputNameByIndex", sizes=("index",), pyacl="acl.mdl.get_input_name_by_index", params="ii", outputs=("",), by_hand=True)
+def get_input_name_by_index(rt: Core, model_desc: int, index: int) -> str:
+    """An input's name (aclmdlGetInputNameByIndex); "" for a null description or an index past the end."""
+    t = _tensor(rt, model_desc, index, "input")
+    return "" if t is None else t.name
+
+
+@api("aclmdlGetOutputNameByIndex", sizes=("index",), pyacl="acl.mdl.get_output_name_by_index", params="ii", outputs=("",), by_hand=True)
+def get_output_name_by_index(rt: Core, model_desc: int, index: int) -> str:
+    """An output's name (aclmdlGetOutputNameByIndex); "" on a miss."""
+    t = _tensor(rt, model_desc, index, "output")
+    return "" if t is None else t.name
+
+
+@api("aclmdlGetInputFormat", sizes=("index",), pyacl="acl.mdl.get_input_format", params="ii", outputs=(-1,), by_hand=True)
+def get_input_format(rt: Core, model_desc: int, index: int) -> int:
+    """An input's aclFormat (aclmdlGetInputFormat); ACL_FORMAT_UNDEFINED (-1) on a miss."""
+    t = _tensor(rt, model_desc, index, "input")
+    return modeldecl.UNDEFINED if t is None else t.format
+
+
+@api("aclmdlGetOutputFormat", sizes=("index",), pyacl="acl.mdl.get_output_format", params="ii", outputs=(-1,), by_hand=True)
+def get_output_format(rt: Core, model_desc: int, index: int) -> int:
+    """An output's aclFormat (aclmdlGetOutputFormat); -1 on a miss."""
+    t = _tensor(rt, model_desc, index, "output")
+    return modeldecl.UNDEFINED if t is None else t.format
+
+
+@api("aclmdlGetInputDataType", sizes=("index",), pyacl="acl.mdl.get_input_data_type", params="ii", outputs=(-1,), by_hand=True)
+def get_input_data_type(rt: Core, model_desc: int, index: int) -> int:
+    """An input's aclDataType (aclmdlGetInputDataType); ACL_DT_UNDEFINED (-1) on a miss."""
+    t = _tensor(rt, model_desc, index, "input")
+    return modeldecl.UNDEFINED if t is None else t.dtype
+
+
+@api("aclmdlGetOutputDataType", sizes=("index",), pyacl="acl.mdl.get_output_data_type", params="ii", outputs=(-1,), by_hand=True)
+def get_output_data_type(rt: Core, model_desc: int, index: int) -> int:
+    """An output's aclDataType (aclmdlGetOutputDataType); -1 on a miss."""
+    t = _tensor(rt, model_desc, index, "output")
+    return modeldecl.UNDEFINED if t is None else t.dtype
+
+
+def _index_by_name(rt: Core, model_desc: int, name: str, side: str) -> int:
+    _need(rt, model_desc, ModelDesc, "modelDesc")
+    if name is None:
+        fail(ACL_ERROR_INVALID_PARAM, "name is null")
+    for i, t in enumerate(_tensors(rt, model_desc, side)):
+        if t.name == name:
+            return i
+    fail(ACL_ERROR_INVALID_PARAM, f"the model has no {side} named {name!r}")
+
+
+@api("aclmdlGetInputIndexByName", pyacl="acl.mdl.get_input_index_by_name", params="is", outputs=(0,))
+def get_input_index_by_name(rt: Core, model_desc: int, name: str) -> int:
+    """The index of the input named `name` (aclmdlGetInputIndexByName); no such input (a static model asked for
+    "ascend_mbatch_shape_data"), a null description or name: 100000."""
+    return _index_by_name(rt, model_desc, name, "input")
+
+
+@api("aclmdlGetOutputIndexByName", pyacl="acl.mdl.get_output_index_by_name", params="is", outputs=(0,))
+def get_output_index_by_name(rt: Core, model_desc: int, name: str) -> int:
+    """The index of the output named `name` (aclmdlGetOutputIndexByName); not found or null: 100000."""
+    return _index_by_name(rt, model_desc, name, "output")
+
+
+@api("aclmdlGetDynamicBatch", pyacl="acl.mdl.get_dynamic_batch", params="i", outputs=({},))
+def get_dynamic_batch(rt: Core, model_desc: int) -> dict:
+    """The batch gears, {"batchCount", "batch"} (aclmdlGetDynamicBatch); batchCount 0 for a model without.
+    A null description: 100000."""
+    d = _need(rt, model_desc, ModelDesc, "modelDesc")
+    batches = list(d.decl.batches) if d.decl is not None else []
+    return {"batchCount": len(batches), "batch": batches}
+
+
+@api("aclmdlGetDynamicHW", sizes=("index",), pyacl="acl.mdl.get_dynamic_hw", params="ii", outputs=({},))
+def get_dynamic_hw(rt: Core, model_desc: int, index: int) -> dict:
+    """The image-size gears, {"hwCount", "hw": [[h, w], ...]} (aclmdlGetDynamicHW; index is reserved: -1).
+    hwCount 0 for a model without. A null description: 100000."""
+    d = _need(rt, model_desc, ModelDesc, "modelDesc")
+    hws = [list(g) for g in d.decl.hws] if d.decl is not None else []
+    return {"hwCount": len(hws), "hw": hws}
+
+
+# -- gears -----------------------------------------------------------------------------------------------
+def _gear_args(gear: tuple) -> tuple:
+    """(batch, hw) for Tensor.dims_at / ModelDecl.seconds."""
+    return (gear[1], None) if gear[0] == "batch" else (None, gear[1])
+
+
+def _gear_buffer(rt: Core, dataset: int, index: int) -> tuple[Dataset, DataBuffer]:
+    """model.cpp aclmdlSetDynamicBatchSizeImpl: null dataset, no buffer at index, a null buffer address: 100000."""
+    ds = _need(rt, dataset, Dataset, "dataset")
+    buf = _obj(rt, ds.buffers[index], DataBuffer) if 0 <= index < len(ds.buffers) else None
+    if buf is None:
+        fail(ACL_ERROR_INVALID_PARAM, f"the dataset has no buffer at index {index}")
+    if not buf.data:
+        fail(ACL_ERROR_INVALID_PARAM, f"the buffer at index {index} has a null address")
+    return ds, buf
+
+
+def _check_gear_buffer(buf: DataBuffer, values: int) -> None:
+    """GE SetDynamicBatchSize / SetDynamicResolution: a gear buffer under 4 bytes a value: 145012."""
+    if buf.size < 4 * values:
+        fail(GE_DYNAMIC_INPUT_LENGTH_INVALID, f"the gear buffer holds {buf.size} bytes, under {4 * values}")
+
+
+def _write_gear(rt: Core, buf: DataBuffer, values: tuple[int, ...]) -> None:
+    """GE writes the gear into the ascend_mbatch_shape_data buffer (a blocking host-to-device copy): uint64 values
+    when the buffer holds them, else uint32."""
+    width = 8 if buf.size >= 8 * len(values) else 4
+    data = np.array(values, dtype=np.uint64 if width == 8 else np.uint32).tobytes()
+    r, off = transfer.locate(rt, buf.data, len(data))
+    rt.sanitize_host_span("aclmdlSetDynamicBatchSize", r, off, len(data), "w")
+    if transfer.has_bytes(rt, "the gear", r):
+        r.target(off, len(data))[:] = np.frombuffer(data, dtype=np.uint8)
+
+
+@api("aclmdlSetDynamicBatchSize", sizes=("index",), pyacl="acl.mdl.set_dynamic_batch_size", params="iiii")
+def set_dynamic_batch_size(rt: Core, model_id: int, dataset: int, index: int, batch_size: int) -> None:
+    """Set the batch gear of an input dataset (aclmdlSetDynamicBatchSize): `index` is the
+    ascend_mbatch_shape_data input's. Null dataset, batch 0, no buffer at index, a null buffer: 100000; an id
+    not loaded 145003; a gear buffer under 4 bytes 145012; a batch not among the model's gears 145013."""
+    _need(rt, dataset, Dataset, "dataset")
+    if not batch_size:
+        fail(ACL_ERROR_INVALID_PARAM, "batchSize is 0")
+    ds, buf = _gear_buffer(rt, dataset, index)
+    m = _model(rt, model_id)
+    _check_gear_buffer(buf, 1)
+    if batch_size not in m.decl.batches:
+        fail(GE_DYNAMIC_BATCH_SIZE_INVALID, f"batch {batch_size} is not one of the model's gears {list(m.decl.batches)}")
+    _write_gear(rt, buf, (batch_size,))
+    ds.gear = ("batch", batch_size)
+
+
+@api("aclmdlSetDynamicHWSize", sizes=("index",), pyacl="acl.mdl.set_dynamic_hw_size", params="iiiii")
+def set_dynamic_hw_size(rt: Core, model_id: int, dataset: int, index: int, height: int, width: int) -> None:
+    """Set the image-size gear of an input dataset (aclmdlSetDynamicHWSize). Null dataset, a zero height or
+    width, no buffer at index, a null buffer: 100000; an id not loaded 145003; a size not among the model's
+    gears 145013."""
+    ds = _need(rt, dataset, Dataset, "dataset")
+    if not height or not width:
+        fail(ACL_ERROR_INVALID_PARAM, f"height {height} or width {width} is 0")
+    ds, buf = _gear_buffer(rt, dataset, index)
+    m = _model(rt, model_id)
+    _check_gear_buffer(buf, 2)
+    if (height, width) not in m.decl.hws:
+        fail(GE_DYNAMIC_BATCH_SIZE_INVALID, f"[{height}, {width}] is not one of the model's gears "
+                                            f"{[list(g) for g in m.decl.hws]}")
+    _write_gear(rt, buf, (height, width))
+    ds.gear = ("hw", (height, width))
+
+
+# -- datasets and data buffers ------------------------------------------------------------------------------
+@api("aclmdlCreateDataset", pyacl="acl.mdl.create_dataset", outputs=(0,), by_hand=True)
+def create_dataset(rt: Core) -> int:
+    """A new, empty dataset (aclmdlCreateDataset)."""
+    ds = Dataset()
+    rt.handles[ds.handle] = ds
+    return ds.handle
+
+
+@api("aclmdlDestroyDataset", pyacl="acl.mdl.destroy_dataset", params="i")
+def destroy_dataset(rt: Core, dataset: int) -> None:
+    """Destroy a dataset (aclmdlDestroyDataset), not its data buffers nor their memory (the program destroys and
+    frees those). Null: 100000."""
+    _need(rt, dataset, Dataset, "dataset").destroyed = True
+    rt.handles.pop(dataset, None)
+
+
+@api("aclmdlAddDatasetBuffer", pyacl="acl.mdl.add_dataset_buffer", params="ii", outputs=(0,))
+def add_dataset_buffer(rt: Core, dataset: int, data_buffer: int) -> int:
+    """Append a data buffer to a dataset (aclmdlAddDatasetBuffer); returns the dataset, as pyACL does. A null
+    dataset or buffer: 100000 (model_om2.cpp: no limit, no duplicate check)."""
+    ds = _need(rt, dataset, Dataset, "dataset")
+    _need(rt, data_buffer, DataBuffer, "dataBuffer")
+    ds.buffers.append(data_buffer)
+    return dataset
+
+
+@api("aclmdlGetDatasetBuffer", sizes=("index",), pyacl="acl.mdl.get_dataset_buffer", params="ii", outputs=(0,), by_hand=True)
+def get_dataset_buffer(rt: Core, dataset: int, index: int) -> int:
+    """The data buffer at `index` of a dataset (aclmdlGetDatasetBuffer); 0 (null) for a null dataset or an
+    index past the end."""
+    ds = _obj(rt, dataset, Dataset)
+    return ds.buffers[index] if ds is not None and 0 <= index < len(ds.buffers) else 0
+
+
+@api("aclmdlGetDatasetNumBuffers", pyacl="acl.mdl.get_dataset_num_buffers", params="i", outputs=(0,), by_hand=True)
+def get_dataset_num_buffers(rt: Core, dataset: int) -> int:
+    """How many buffers a dataset holds (aclmdlGetDatasetNumBuffers); 0 for a null dataset."""
+    ds = _obj(rt, dataset, Dataset)
+    return 0 if ds is None else len(ds.buffers)
+
+
+@api("aclCreateDataBuffer", sizes=("size",), pyacl="acl.create_data_buffer", params="ii", outputs=(0,), by_hand=True)
+def create_data_buffer(rt: Core, data: int, size: int) -> int:
+    """A data buffer over `size` bytes at `data` (aclCreateDataBuffer). Both may be 0: an empty buffer, which
+    aclmdlExecute fills with output memory it allocates (data_buffer.cpp)."""
+    buf = DataBuffer(data, size)
+    rt.handles[buf.handle] = buf
+    return buf.handle
+
+
+@api("aclDestroyDataBuffer", pyacl="acl.destroy_data_buffer", params="i")
+def destroy_data_buffer(rt: Core, data_buffer: int) -> None:
+    """Destroy a data buffer (aclDestroyDataBuffer), not the memory it names. Null: 100000."""
+    _need(rt, data_buffer, DataBuffer, "dataBuffer").destroyed = True
+    rt.handles.pop(data_buffer, None)
+
+
+@api("aclGetDataBufferAddr", pyacl="acl.get_data_buffer_addr", params="i", outputs=(0,), by_hand=True)
+def get_data_buffer_addr(rt: Core, data_buffer: int) -> int:
+    """A data buffer's address (aclGetDataBufferAddr); 0 for a null buffer."""
+    buf = _obj(rt, data_buffer, DataBuffer)
+    return 0 if buf is None else buf.data
+
+
+@api("aclGetDataBufferSizeV2", pyacl="acl.get_data_buffer_size_v2", params="i", outputs=(0,), by_hand=True)
+def get_data_buffer_size_v2(rt: Core, data_buffer: int) -> int:
+    """A data buffer's length in bytes (aclGetDataBufferSizeV2); 0 for a null buffer."""
+    buf = _obj(rt, data_buffer, DataBuffer)
+    return 0 if buf is None else buf.size
+
+
+@api("aclGetDataBufferSize", pyacl="acl.get_data_buffer_size", params="i", outputs=(0,), by_hand=True)
+def get_data_buffer_size(rt: Core, data_buffer: int) -> int:
+    """A data buffer's length as a uint32 (aclGetDataBufferSize, deprecated: it truncates); 0 for a null buffer."""
+    buf = _obj(rt, data_buffer, DataBuffer)
+    return 0 if buf is None else buf.size % (1 << 32)
+
+
+@api("aclUpdateDataBuffer", sizes=("size",), pyacl="acl.update_data_buffer", params="iii")
+def update_data_buffer(rt: Core, data_buffer: int, data: int, size: int) -> None:
+    """Point a data buffer at other memory (aclUpdateDataBuffer). A null buffer: 100000."""
+    buf = _need(rt, data_buffer, DataBuffer, "dataBuffer")
+    buf.data, buf.size = data, size
+
+
+@api("aclDataTypeSize", pyacl="acl.data_type_size", params="i", outputs=(0,), by_hand=True)
+def data_type_size(rt: Core, data_type: int) -> int:
+    """Bytes per element of an aclDataType (aclDataTypeSize): 0 for STRING and UNDEFINED, 1 for the sub-byte
+    types, 8 for a type the runtime does not list (data_buffer.cpp aclDataTypeSizeImpl)."""
+    return modeldecl.type_size(data_type)
+
+
+# -- execution ---------------------------------------------------------------------------------------------
+def _blobs(rt: Core, dataset: Dataset, side: str) -> list[DataBuffer]:
+    """A dataset's buffers; a destroyed one: 100000 (model.cpp: a blob with a null dataBuf)."""
+    out = []
+    for i, h in enumerate(dataset.buffers):
+        buf = _obj(rt, h, DataBuffer)
+        if buf is None:
+            fail(ACL_ERROR_INVALID_PARAM, f"{side} buffer {i} (0x{h:x}) is not a live data buffer")
+        out.append(buf)
+    return out
+
+
+def _alloc_outputs(rt: Core, m: LoadedModel, outs: list[DataBuffer]) -> None:
+    """aclmdlExecute (not Async): an empty output buffer gets device memory of the output's size, which the
+    program frees (aclrtFree, then aclUpdateDataBuffer(buf, NULL, 0); doc aclmdlExecute.md)."""
+    for buf, t in zip(outs, m.decl.outputs):
+        if not buf.data:
+            r = allocation._alloc_device(rt, m.ctx.device.id, transfer.roundup(max(t.nbytes, 1), 32),
+                                         C.ACL_MEM_MALLOC_HUGE_FIRST)
+            buf.data, buf.size = r.base, t.nbytes
+
+
+def _check_sizes(m: LoadedModel, blobs: list[DataBuffer], tensors, side: str, gear) -> None:
+    """davinci_model.cc CheckUserAndModelSize: a buffer 64 bytes or more under the model's size fails (GE
+    PARAM_INVALID: 500002); larger is fine. Skipped at a gear (dynamic execution)."""
+    if gear is not None:
+        return
+    for i, (buf, t) in enumerate(zip(blobs, tensors)):
+        if buf.size + SIZE_SLACK < t.nbytes:
+            fail(GE_FAILURE, f"{side} {i} ({t.name!r}) of model {m.id}: the buffer holds {buf.size} bytes, the model "
+                             f"needs {t.nbytes}")
+
+
+def _checked_run(rt: Core, model_id: int, inputs: int, outputs: int, mode: str):
+    """model.cpp aclmdlExecuteImpl / ModelExecute, then GE: the checks of an execution, in the reference's
+    order; returns (model, input buffers, output buffers, gear)."""
+    ins_ds = _need(rt, inputs, Dataset, "input")
+    outs_ds = _need(rt, outputs, Dataset, "output")
+    ins, outs = _blobs(rt, ins_ds, "input"), _blobs(rt, outs_ds, "output")
+    rt.runtime_layer()
+    m = _model(rt, model_id)
+    if mode == "sync":
+        _alloc_outputs(rt, m, outs)
+    if m.mode is not None and m.mode != mode:  # DavinciModel::InitModelStream
+        fail(GE_FAILURE, f"model {m.id} was executed {m.mode}hronously: a model runs either synchronously "
+                         f"(aclmdlExecute) or asynchronously (aclmdlExecuteAsync), not both")
+    m.mode = mode
+    if len(ins) != len(m.decl.inputs) or len(outs) != len(m.decl.outputs):  # DavinciModel::UpdateAllNodeArgs
+        fail(GE_PARAM_INVALID, f"model {m.id} takes {len(m.decl.inputs)} inputs and {len(m.decl.outputs)} outputs; "
+                               f"the datasets hold {len(ins)} and {len(outs)} buffers")
+    gear = ins_ds.gear
+    _check_sizes(m, ins, m.decl.inputs, "input", gear)
+    _check_sizes(m, outs, m.decl.outputs, "output", gear)
+    return m, ins, outs, gear
+
+
+def _spans(rt: Core, bufs: list[DataBuffer], tensors, gear, mode: str) -> list[tuple[Region, int, int, str]]:
+    """(region, offset, nbytes, mode) of what the execution reads or writes of each buffer: the model's size at
+    the gear, or the buffer's if smaller; empty buffers touch nothing."""
+    out = []
+    args = _gear_args(gear) if gear is not None else (None, None)
+    for buf, t in zip(bufs, tensors):
+        n = min(buf.size, t.nbytes_at(*args) if -1 in t.shape else t.nbytes)
+        if n and buf.data:
+            r, off = transfer.locate(rt, buf.data, n)
+            out.append((r, off, n, mode))
+    return out
+
+
+def output_bytes(name: str, index: int, inputs: list[bytes], dtype: str, nbytes: int) -> bytes:
+    """The bytes an execution writes to output `index`: SHAKE-256 of the model's name, the index and every input's
+    bytes; floating dtypes hold values in [0, 1) (float32, float16, float64, bfloat16), others the raw hash."""
+    h = hashlib.shake_256(f"{name}\0{index}\0".encode())
+    for data in inputs:
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    if dtype in ("float32", "float16", "float64", "bfloat16"):
+        size = {"float32": 4, "float16": 2, "float64": 8, "bfloat16": 2}[dtype]
+        count = nbytes // size
+        unit = np.frombuffer(h.digest(4 * count), dtype=np.uint32) / 2.0 ** 32
+        if dtype == "bfloat16":
+            values = (unit.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+        else:
+            values = unit.astype(dtype)
+        return values.tobytes().ljust(nbytes, b"\0")
+    return h.digest(nbytes)
+
+
+def _runner(rt: Core, m: LoadedModel, reads: list, writes: list):
+    """on_start and on_complete of the execution's task: read the inputs when it starts, write the outputs when
+    it ends; nothing on timing-only or freed memory."""
+    held: dict[str, list] = {}
+
+    def start():
+        if transfer.has_bytes(rt, m.decl.name, *(r for r, *_ in reads + writes)):
+            held["in"] = [r.view(off, n).tobytes() for r, off, n, _ in reads]
+
+    def end():
+        got = held.pop("in", None)
+        if got is None or not transfer.has_bytes(rt, m.decl.name, *(r for r, *_ in writes)):
+            return
+        for i, (r, off, n, _) in enumerate(writes):
+            data = output_bytes(m.decl.name, i, got, m.decl.outputs[i].dtype_name, n)
+            r.target(off, n)[:] = np.frombuffer(data, dtype=np.uint8)
+
+    return start, end
+
+
+def _enqueue(rt: Core, m: LoadedModel, s: Stream, ins, outs, gear) -> Task:
+    """The execution's task on `s`: the model's time on this product at its gear, its reads and writes."""
+    reads = _spans(rt, ins, m.decl.inputs, gear, "r")
+    writes = _spans(rt, outs, m.decl.outputs, gear, "w")
+    batch, hw = _gear_args(gear) if gear is not None else (None, None)
+    start, end = _runner(rt, m, reads, writes)
+    task = Task(KERNEL, device=s.device, label=m.decl.name, duration=m.decl.seconds(rt.product.name, batch, hw),
+                nbytes=sum(n for _, _, n, _ in reads + writes), on_start=start, on_complete=end)
+    m.gear = gear
+    rt.tick(rt.product.hardware.launch)  # the host hands the model's tasks to the device
+    return rt.submit(s, task, tuple(reads + writes))
+
+
+def _own_stream(rt: Core, m: LoadedModel) -> Stream:
+    """The model's own stream, on which aclmdlExecute runs it (made at its first synchronous execution)."""
+    if m.stream is None:
+        s = Stream(m.ctx, None)
+        s.m = rt.machine.stream(f"dev{m.ctx.device.id}/model{m.id}", m.ctx.device.id)
+        rt.sanitize("stream_created", s)
+        m.stream = s
+    return m.stream
+
+
+@api("aclmdlExecute", pyacl="acl.mdl.execute", params="iii")
+def execute(rt: Core, model_id: int, inputs: int, outputs: int) -> None:
+    """Run a model and wait for it (aclmdlExecute): one task on the model's own stream, for the declared time on
+    this product (and gear), reading the input buffers and writing the outputs. An empty output buffer gets
+    device memory the runtime allocates. Checks, in order (model.cpp aclmdlExecuteImpl, ModelManager::ExecuteModel,
+    DavinciModel): a null dataset 100000; an id not loaded 145003; the model executed asynchronously before
+    500002; buffer counts other than the model's 145000; a buffer 64 bytes or more too small 500002 (not at a
+    gear)."""
+    m, ins, outs, gear = _checked_run(rt, model_id, inputs, outputs, "sync")
+    task = _enqueue(rt, m, _own_stream(rt, m), ins, outs, gear)
+    rt.wait_for(task)
+    rt.woken()
+
+
+@api("aclmdlExecuteAsync", pyacl="acl.mdl.execute_async", params="iiii")
+def execute_async(rt: Core, model_id: int, inputs: int, outputs: int, stream: int) -> None:
+    """Queue a model's execution on `stream` (aclmdlExecuteAsync; 0: the default stream): it runs in stream
+    order with copies, events and callbacks, for the declared time on this product (and gear). The checks of
+    `execute` (a model executed synchronously before: 500002), then the stream's (107017, 107003); output
+    buffers are not allocated. Synchronize the stream before reading the outputs."""
+    m, ins, outs, gear = _checked_run(rt, model_id, inputs, outputs, "async")
+    s = rt.stream_of(stream)
+    rt.check_not_capturing(s)
+    _enqueue(rt, m, s, ins, outs, gear)
+
