@@ -180,6 +180,11 @@ def _node_kind(t) -> tuple[str, str]:
 
 def build_graph(profile: Profile, tolerance: float = TOLERANCE) -> Graph:
     """The task graph of a profile (see the module's docstring for what is read and what is inferred)."""
+    with profiles.collector_paused():
+        return _build_graph(profile, tolerance)
+
+
+def _build_graph(profile: Profile, tolerance: float) -> Graph:
     tasks = profile.tasks
     origin = min([t.start for t in tasks] + [c.start for c in profile.calls])
     by_stream: dict[tuple[int, int], list] = {}
@@ -365,6 +370,7 @@ def _event_dependencies(g: Graph) -> None:
         entries.sort()
     by_end = sorted(records, key=lambda r: (r.end, r.index))
     ends = [r.end for r in by_end]
+    other = _previous_of_another_stream(by_end)
     unmatched = 0
     for w in waits:
         ev = event(w)
@@ -376,8 +382,8 @@ def _event_dependencies(g: Graph) -> None:
                 match, how = g.nodes[entries[k][1]], "event id"
         if match is None:
             k = bisect.bisect_right(ends, w.end + tol) - 1
-            while k >= 0 and (by_end[k].device, by_end[k].stream) == (w.device, w.stream):
-                k -= 1
+            if k >= 0 and (by_end[k].device, by_end[k].stream) == (w.device, w.stream):
+                k = other[k]
             if k >= 0:
                 match, how = by_end[k], "paired by time"
         if match is None:
@@ -391,6 +397,20 @@ def _event_dependencies(g: Graph) -> None:
                        f"that had ended by the time the wait ended")
     if unmatched:
         g.notes.append(f"{unmatched} event waits have no record before them in the profile: they wait for nothing")
+
+
+def _previous_of_another_stream(nodes: list[Node]) -> list[int]:
+    """For each place k of `nodes`, the last place before k whose node is on another stream than node k's (-1:
+    none): a wait looking back past its own stream's records jumps there at once."""
+    out: list[int] = []
+    for k, n in enumerate(nodes):
+        if k == 0:
+            out.append(-1)
+        elif (nodes[k - 1].device, nodes[k - 1].stream) != (n.device, n.stream):
+            out.append(k - 1)
+        else:
+            out.append(out[k - 1])
+    return out
 
 
 def _infer_dependencies(g: Graph) -> None:
@@ -550,7 +570,8 @@ class _Replay:
             cs.sort(key=lambda c: (c.start, c.index))
         self.nxt = {th: 0 for th in self.threads}  # each thread's next call
         self.clock = {th: 0.0 for th in self.threads}  # when each thread's previous call returned
-        self.blocked: dict[int, tuple[Call, float]] = {}  # thread -> (its blocking call, when it was issued)
+        # thread -> [its blocking call, when it was issued, how many of its awaited tasks are known to have ended]
+        self.blocked: dict[int, list] = {}
 
     def feed(self, key) -> None:
         """Submit the stream's nodes, in order, up to the first one not queued yet."""
@@ -573,17 +594,24 @@ class _Replay:
         for key in {(self.graph.nodes[j].device, self.graph.nodes[j].stream) for j in c.nodes}:
             self.feed(key)
         if c.blocking:
-            self.blocked[c.thread] = (c, start)
+            self.blocked[c.thread] = [c, start, 0]
         else:
             self.call_end[c.index] = self.clock[c.thread] = start + (c.end - c.start)
             self.nxt[c.thread] += 1
 
     def unblock(self) -> None:
-        """Return the blocking calls whose awaited tasks have all ended, their measured tail after the last."""
-        for th, (c, start) in list(self.blocked.items()):
-            waited = [self.tasks[j] for j in c.awaits]
-            if all(t.end is not None for t in waited):
-                last = max((t.end for t in waited), default=start)
+        """Return the blocking calls whose awaited tasks have all ended, their measured tail after the last. Each
+        call's awaited tasks are checked in order from the first not known to have ended, so each is passed over
+        once however many times the call is looked at."""
+        tasks = self.tasks
+        for th, entry in list(self.blocked.items()):
+            c, start, done = entry
+            awaits = c.awaits
+            while done < len(awaits) and tasks[awaits[done]].end is not None:
+                done += 1
+            entry[2] = done
+            if done == len(awaits):
+                last = max((tasks[j].end for j in awaits), default=start)
                 self.call_end[c.index] = self.clock[th] = max(last, start) + c.tail
                 del self.blocked[th]
                 self.nxt[th] += 1
@@ -621,8 +649,9 @@ def retime(graph: Graph, product, host_memory: str = "as-profiled") -> Retimed:
         raise ValueError(f"host memory {host_memory!r}: expected one of {', '.join(HOST_MEMORY)}")
     p = _product(product)
     _check_devices(graph, p)
-    replay = _Replay(graph, p, host_memory)
-    replay.run()
+    with profiles.collector_paused():
+        replay = _Replay(graph, p, host_memory)
+        replay.run()
     tasks = replay.tasks
     stuck = [n for n, t in zip(graph.nodes, tasks) if t.end is None]
     if stuck:
@@ -673,6 +702,7 @@ def _resource_classes(n: Node) -> list[str]:
 def resources(graph: Graph, starts, ends) -> dict[str, float]:
     """Busy milliseconds of each resource class (the time at least one of its tasks ran, over all devices)."""
     spans: dict[str, list] = {r: [] for r in RESOURCES}
+    starts, ends = _floats(starts), _floats(ends)
     for n in graph.nodes:
         for r in _resource_classes(n):
             spans[r].append((starts[n.index], ends[n.index]))
@@ -713,17 +743,36 @@ def _why(delta: float, parts_base, parts_new, measured: float, base: float, repl
     return best, {k: v * 1e6 for k, v in terms.items()}
 
 
+def _parts_by_shape(hw):
+    """`_copy_parts` of `hw` for a node, computed once per copy shape (ends, bytes, DMA tasks): a profile repeats
+    a few shapes many times."""
+    known: dict[tuple, tuple[float, float] | None] = {}
+
+    def parts(n: Node) -> tuple[float, float] | None:
+        if n.kind != "copy":
+            return None
+        t = n.task
+        key = (n.ends(t), t.nbytes, t.tasks)
+        if key not in known:
+            known[key] = _copy_parts(hw, n)
+        return known[key]
+
+    return parts
+
+
 def _copy_rows(graph: Graph, run: Retimed, hw_new, hw_base, base_durations) -> list[dict]:
     rows = []
+    parts_base, parts_new = _parts_by_shape(hw_base), _parts_by_shape(hw_new)
+    ends, starts = run.ends.tolist(), run.starts.tolist()
+    base_durations = base_durations.tolist()
     for n in graph.nodes:
         if n.kind not in ("copy", "group"):
             continue
         measured = n.duration
-        replayed = float(run.ends[n.index] - run.starts[n.index])
+        replayed = ends[n.index] - starts[n.index]
         delta = replayed - measured
         pageable = n.kind == "copy" and _pageable(n.task, run.host_memory)
-        why, terms = _why(delta, _copy_parts(hw_base, n), _copy_parts(hw_new, n), measured,
-                          float(base_durations[n.index]), replayed, pageable)
+        why, terms = _why(delta, parts_base(n), parts_new(n), measured, base_durations[n.index], replayed, pageable)
         if n.kind == "group" and why != "same":
             why = "batch"
         rows.append({"task": n.index, "row": n.task.row, "name": n.label, "device": n.device, "stream": n.stream,
@@ -733,9 +782,15 @@ def _copy_rows(graph: Graph, run: Retimed, hw_new, hw_base, base_durations) -> l
     return rows
 
 
+def _floats(values) -> list[float]:
+    """An array's values as a list of Python floats (indexed and compared many times: a list is faster)."""
+    return values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
+
+
 def _segments(graph: Graph, starts, ends, call_starts, call_ends) -> list[dict]:
     """Gantt bars, ms from the step's start: a row per stream ("dev0 stream 3") and per host thread."""
     out = []
+    starts, ends, call_starts, call_ends = map(_floats, (starts, ends, call_starts, call_ends))
     for n in graph.nodes:
         if n.kind in ("copy", "group") or (n.kind == "fixed" and n.task.kind == "copy"):
             kind = COLOURS_OF.get(n.direction or "", "copy")
@@ -798,6 +853,11 @@ def replay(profile, products=None, measured_on=None, host_memory: str = "as-prof
     """A profile re-timed on each product (names, config paths or Products; default the default product) and
     compared with what was measured, plus the model's copy times on the product the profile was measured on
     (`measured_on`, default 910B) next to the measured ones. Returns plain data (see `replay_report`)."""
+    with profiles.collector_paused():
+        return _replay(profile, products, measured_on, host_memory, tolerance)
+
+
+def _replay(profile, products, measured_on, host_memory: str, tolerance: float) -> dict:
     prof = profile if isinstance(profile, Profile) else profiles.load(profile)
     graph = build_graph(prof, tolerance)
     products = [products] if isinstance(products, (str, os.PathLike, config.Product)) else list(products or [])
@@ -900,9 +960,10 @@ def _ends_of(log) -> list[tuple]:
 def write_msprof_replay(profile, product, path, host_memory: str = "as-profiled",
                         tolerance: float = TOLERANCE) -> Path:
     """The profile re-timed on `product`, written in the msprof timeline layout (models.msprof)."""
-    prof = profile if isinstance(profile, Profile) else profiles.load(profile)
-    graph = build_graph(prof, tolerance)
-    run = retime(graph, product, host_memory)
+    with profiles.collector_paused():
+        prof = profile if isinstance(profile, Profile) else profiles.load(profile)
+        graph = build_graph(prof, tolerance)
+        run = retime(graph, product, host_memory)
     msprof_layout.write(path, run.records.array(), run.host_calls(graph), _ends_of(run.records))
     return Path(path)
 

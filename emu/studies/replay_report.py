@@ -12,9 +12,12 @@ Everything here reads a `replay.replay` result (plain data) and nothing else.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from .common import Landing, figure, format_table, human_bytes, write_csv, write_json
+from ..models.atomic import atomic_write
+from .common import Landing, figure, format_table, human_bytes, write_csv
+from .profiles import collector_paused
 from .replay import SAME
 
 COLOURS = {"H2D": "tab:blue", "D2H": "tab:orange", "D2D": "tab:purple", "peer": "tab:red", "H2H": "tab:olive",
@@ -22,6 +25,8 @@ COLOURS = {"H2D": "tab:blue", "D2H": "tab:orange", "D2D": "tab:purple", "peer": 
 LEGEND = {"H2D": "H2D copy", "D2H": "D2H copy", "D2D": "on-device copy", "peer": "peer copy", "H2H": "host copy",
           "copy": "copy (no size)", "kernel": "kernel", "other": "other task", "host": "host API call"}
 TOP = 8  # copies listed per product in the text report
+EDGED = 200  # a row's bars of one colour are outlined, each drawn, when there are fewer than this many
+MERGE = 1e-4  # else those closer than this share of the time axis (a tenth of a pixel) are drawn as one
 
 
 def _panels(result: dict) -> list[tuple[str, dict]]:
@@ -53,17 +58,18 @@ def gantt_figure(result: dict):
     height = 1.2 + len(panels) * (0.32 * len(rows) + 0.7)
     fig = figure(figsize=(12, max(height, 3.5)))
     axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    span = max([p["step_ms"] for _, p in panels] + [s["end_ms"] for _, p in panels for s in p["segments"]])
     used = set()
     for ax, (title, panel) in zip(axes, panels):
-        segs = panel["segments"]
+        by_bar = _bars(panel["segments"])
         for y, row in enumerate(rows):
             for kind, colour in COLOURS.items():
-                bars = [(s["start_ms"], max(s["end_ms"] - s["start_ms"], 1e-6)) for s in segs
-                        if s["row"] == row and s["kind"] == kind]
+                bars = by_bar.get((row, kind))
                 if bars:
                     used.add(kind)
-                    ax.broken_barh(bars, (y - 0.38, 0.76), facecolors=colour, linewidth=0.3,
-                                   edgecolors="black" if len(bars) < 200 and kind != "host" else "none")
+                    few = len(bars) < EDGED
+                    ax.broken_barh(bars if few else _merged(bars, span * MERGE), (y - 0.38, 0.76), facecolors=colour,
+                                   linewidth=0.3, edgecolors="black" if few and kind != "host" else "none")
         ax.axvline(panel["step_ms"], color="black", linestyle="--", linewidth=0.8)
         ax.set_yticks(range(len(rows)), rows, fontsize="small")
         ax.set_ylim(len(rows) - 0.5, -0.5)
@@ -77,6 +83,26 @@ def gantt_figure(result: dict):
     fig.suptitle(f"{Path(result['profile']).name} replayed on {products}", x=0.01, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))
     return fig
+
+
+def _bars(segments: list[dict]) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    """The segments as (start, width) bars by (row, kind), in one pass."""
+    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for s in segments:
+        out.setdefault((s["row"], s["kind"]), []).append((s["start_ms"], max(s["end_ms"] - s["start_ms"], 1e-6)))
+    return out
+
+
+def _merged(bars: list[tuple[float, float]], gap: float) -> list[tuple[float, float]]:
+    """Bars of one row and colour that overlap or lie closer than `gap` drawn as one: the chart then has about
+    as many bars as it has pixels across, not one per task, however long the profile."""
+    out: list[list[float]] = []
+    for start, width in sorted(bars):
+        if out and start <= out[-1][0] + out[-1][1] + gap:
+            out[-1][1] = max(out[-1][1], start + width - out[-1][0])
+        else:
+            out.append([start, width])
+    return [(s, w) for s, w in out]
 
 
 def gantt(path, result: dict) -> Path:
@@ -101,7 +127,7 @@ def write_outputs(out, result: dict) -> dict:
     """replay.json, replay.csv (every copy on every product), calibration.csv (the measured copies that ran
     alone, for `acl-emu calibrate`) and replay.png (the Gantt chart); returns their paths."""
     names = {"json": "replay.json", "csv": "replay.csv", "calibration": "calibration.csv", "gantt": "replay.png"}
-    with Landing(out) as land:
+    with collector_paused(), Landing(out) as land:
         write_csv(land(names["csv"]), copy_rows(result))
         path = land(names["calibration"])
         if result["calibration_rows"]:
@@ -112,6 +138,26 @@ def write_outputs(out, result: dict) -> dict:
         result["files"] = {k: str(land.dir / v) for k, v in names.items()}
         write_json(land(names["json"]), result)
     return result["files"]
+
+
+def write_json(path, result: dict) -> Path:
+    """replay.json: one key of the result a line, each value in compact JSON. (The indented layout of the other
+    studies' JSON is written by the json module's Python encoder, half a minute for a 200,000-task replay; this is
+    its C encoder.)"""
+    path = Path(path)
+    lines = [f"  {json.dumps(key)}: {json.dumps(value, default=_plain)}" for key, value in result.items()]
+    with atomic_write(path, "w") as f:
+        f.write("{\n" + ",\n".join(lines) + "\n}\n")
+    return path
+
+
+def _plain(o):
+    """What json cannot write itself: arrays and numpy numbers as lists and numbers, paths as strings."""
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"{type(o).__name__} is not JSON serialisable")
 
 
 def table(result: dict) -> str:
