@@ -477,11 +477,23 @@ def for_file(om_path) -> ModelDecl:
     return _resolve(source, model_name(om_path))
 
 
+def _env_model_of_digest(digest: str) -> tuple[str, str] | None:
+    """(path, declaration) of the existing .om file named in $ACL_EMU_MODELS whose bytes have this SHA-256."""
+    for om, decl in from_env().items():
+        if os.path.isfile(om) and hashlib.sha256(Path(om).read_bytes()).hexdigest() == digest:
+            return om, decl
+    return None
+
+
 def for_bytes(data: bytes) -> ModelDecl:
     """The declaration for a model given as bytes (aclmdlLoadFromMem): the one registered for those bytes'
-    SHA-256 (`declare_model` of the .om file), or the bytes themselves read as a declaration's TOML."""
+    SHA-256 (`declare_model` of the .om file, or an existing .om file named in $ACL_EMU_MODELS), or the bytes
+    themselves read as a declaration's TOML."""
+    digest = hashlib.sha256(data).hexdigest()
     with _lock:
-        found = _by_digest.get(hashlib.sha256(data).hexdigest())
+        found = _by_digest.get(digest)
+    if found is None:
+        found = _env_model_of_digest(digest)
     if found is not None:
         return _resolve(found[1], model_name(found[0]))
     try:

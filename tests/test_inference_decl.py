@@ -184,6 +184,15 @@ def test_bytes_of_a_declared_om_file_or_of_a_toml_text_are_found(tmp_path):
         modeldecl.for_bytes(b"\xff\xfe\x00binary")
 
 
+def test_bytes_of_an_om_file_named_in_the_environment_are_found(tmp_path, monkeypatch):
+    om, decl = tmp_path / "e.om", tmp_path / "e.toml"
+    om.write_bytes(b"IMOD" + bytes(40))
+    decl.write_text('name = "env"\ncompute_us = 5\n[[input]]\nname="a"\ndtype="int8"\nshape=[4]\n'
+                    '[[output]]\nname="b"\ndtype="int8"\nshape=[4]\n')
+    monkeypatch.setenv(modeldecl.MODELS_ENV, f"{om}={decl}")
+    assert modeldecl.for_bytes(om.read_bytes()).name == "env"
+
+
 def test_compute_from_an_msprof_profile_is_its_kernel_time_per_execution(tmp_path):
     """The kernel tasks of tests/data/msprof_step.json (emu.studies.profiles), summed, per execution."""
     from pathlib import Path
