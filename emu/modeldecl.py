@@ -230,8 +230,9 @@ def _tensor_fields(source, where: str, table, default_format: int) -> tuple[str,
         raise _error(source, f"{where} is not a table")
     unknown = sorted(set(table) - _TENSOR_KEYS)
     if unknown:
-        hint = (" (in TOML a key after a [[...]] header belongs to that table: write the model's own keys, such as "
-                "compute_us, before the first [[input]], or as a [compute_us] table)") if set(unknown) & _TOP_KEYS else ""
+        hint = "" if not set(unknown) & _TOP_KEYS else (
+            " (in TOML a key after a [[...]] header belongs to that table: write the model's own keys, such as "
+            "compute_us, before the first [[input]], or as a [compute_us] table)")
         raise _error(source, f"{where} has unknown keys {unknown} (it takes {sorted(_TENSOR_KEYS)}){hint}")
     missing = [k for k in ("name", "dtype", "shape") if k not in table]
     if missing:
@@ -283,7 +284,8 @@ def _check_dynamic_dims(source, fields: list, side: str, batches, hws) -> None:
                 raise _error(source, f"{where}: with dynamic_batch only the first dim may be -1")
         elif hws:
             hw = (2, 3) if fmt == FORMATS["NCHW"] else (1, 2) if fmt == FORMATS["NHWC"] else None
-            if side != "input" or hw is None or len(shape) != 4 or [i for i, d in enumerate(shape) if d == -1] != list(hw):
+            minus = [i for i, d in enumerate(shape) if d == -1]
+            if side != "input" or hw is None or len(shape) != 4 or minus != list(hw):
                 raise _error(source, f"{where}: with dynamic_hw only inputs of format NCHW or NHWC may have -1, as "
                                      f"their H and W")
         else:

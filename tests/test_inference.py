@@ -252,7 +252,8 @@ def test_data_buffers_and_datasets_silent_getters_and_null_checks():
     assert acl.mdl.add_dataset_buffer(0, empty) == (0, 100000)
     assert acl.mdl.add_dataset_buffer(ds, empty) == (ds, 0)
     assert acl.mdl.get_dataset_num_buffers(ds) == 1 and acl.mdl.get_dataset_buffer(ds, 0) == empty
-    assert acl.mdl.get_dataset_buffer(ds, 1) == acl.mdl.get_dataset_buffer(0, 0) == acl.mdl.get_dataset_num_buffers(0) == 0
+    assert acl.mdl.get_dataset_buffer(ds, 1) == acl.mdl.get_dataset_buffer(0, 0) == 0
+    assert acl.mdl.get_dataset_num_buffers(0) == 0
     assert acl.mdl.destroy_dataset(0) == 100000
 
 
@@ -492,6 +493,33 @@ def test_dynamic_batch_gears_sizes_time_and_current_dims(tmp_path):
     (task,) = model_tasks(emu.current(), "batched")
     assert task["end"] - task["start"] == pytest.approx((100 + 2 * 50) * 1e-6)
     assert task["bytes"] == 2 * 8 * 4 + 8 + 2 * 4 * 4  # the gear's sizes, read and written
+
+
+def test_a_model_with_gears_runs_at_its_largest_when_none_is_set(tmp_path):
+    emu.declare_model(tmp_path / "b.om", BATCHED)
+    acl = setup()
+    mid, _ = acl.mdl.load_from_file(str(tmp_path / "b.om"))
+    x, _ = acl.rt.malloc(128, 0)
+    g, _ = acl.rt.malloc(8, 0)
+    y, _ = acl.rt.malloc(64, 0)
+    assert acl.mdl.execute(mid, dataset(acl, (x, 128), (g, 8)), dataset(acl, (y, 64))) == 0
+    (task,) = model_tasks(emu.current(), "batched")
+    assert task["end"] - task["start"] == pytest.approx((100 + 4 * 50) * 1e-6)
+    assert acl.mdl.execute(mid, dataset(acl, (x, 32), (g, 8)), dataset(acl, (y, 64))) == 500002  # sizes checked
+
+
+def test_an_execution_on_a_captured_stream_runs_at_each_replay(model_path):
+    acl = setup()
+    rt = emu.current()
+    mid, ins, outs, *_ = loaded(acl, model_path)
+    s, _ = acl.rt.create_stream()
+    assert acl.mdl.ri_capture_begin(s, 0) == 0
+    assert acl.mdl.execute_async(mid, ins, outs, s) == 0
+    graph, ret = acl.mdl.ri_capture_end(s)
+    assert ret == 0 and len(model_tasks(rt)) == 0
+    assert acl.mdl.ri_execute_async(graph, s) == acl.mdl.ri_execute_async(graph, s) == 0
+    assert acl.rt.synchronize_stream(s) == 0
+    assert len(model_tasks(rt)) == 2
 
 
 def test_a_gear_buffer_under_4_bytes_is_145012(tmp_path):

@@ -178,7 +178,8 @@ def test_bytes_of_a_declared_om_file_or_of_a_toml_text_are_found(tmp_path):
     om.write_bytes(b"IMOD" + bytes(range(60)))
     emu.declare_model(om, with_(name="bytes"))
     assert modeldecl.for_bytes(om.read_bytes()).name == "bytes"
-    text = 'name = "t"\n[[input]]\nname="a"\ndtype="int8"\nshape=[4]\n[[output]]\nname="b"\ndtype="int8"\nshape=[4]\n[compute_us]\ndefault = 5\n'
+    text = ('name = "t"\n[[input]]\nname="a"\ndtype="int8"\nshape=[4]\n[[output]]\nname="b"\ndtype="int8"\n'
+            'shape=[4]\n[compute_us]\ndefault = 5\n')
     assert modeldecl.for_bytes(text.encode()).name == "t"
     with pytest.raises(ModelDeclarationError, match="no declaration's TOML"):
         modeldecl.for_bytes(b"\xff\xfe\x00binary")

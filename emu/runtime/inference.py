@@ -302,7 +302,8 @@ def get_num_outputs(rt: Core, model_desc: int) -> int:
     return len(_tensors(rt, model_desc, "output"))
 
 
-@api("aclmdlGetInputSizeByIndex", sizes=("index",), pyacl="acl.mdl.get_input_size_by_index", params="ii", outputs=(0,), by_hand=True)
+@api("aclmdlGetInputSizeByIndex", sizes=("index",), pyacl="acl.mdl.get_input_size_by_index",
+     params="ii", outputs=(0,), by_hand=True)
 def get_input_size_by_index(rt: Core, model_desc: int, index: int) -> int:
     """An input's size in bytes, of the largest gear for a model with gears (aclmdlGetInputSizeByIndex); 0 for
     a null description or an index past the end (model_om2.cpp)."""
@@ -310,7 +311,8 @@ def get_input_size_by_index(rt: Core, model_desc: int, index: int) -> int:
     return 0 if t is None else t.nbytes
 
 
-@api("aclmdlGetOutputSizeByIndex", sizes=("index",), pyacl="acl.mdl.get_output_size_by_index", params="ii", outputs=(0,), by_hand=True)
+@api("aclmdlGetOutputSizeByIndex", sizes=("index",), pyacl="acl.mdl.get_output_size_by_index",
+     params="ii", outputs=(0,), by_hand=True)
 def get_output_size_by_index(rt: Core, model_desc: int, index: int) -> int:
     """An output's size in bytes, of the largest gear (aclmdlGetOutputSizeByIndex); 0 on a miss."""
     t = _tensor(rt, model_desc, index, "output")
@@ -324,7 +326,8 @@ def _dims(rt: Core, model_desc: int, index: int, side: str, gear: bool = False) 
     d = _need(rt, model_desc, ModelDesc, "modelDesc")
     t = _tensor(rt, model_desc, index, side)
     if t is None:
-        fail(ACL_ERROR_INVALID_PARAM, f"{side} index {index} is not below the model's {len(_tensors(rt, model_desc, side))} {side}s")
+        count = len(_tensors(rt, model_desc, side))
+        fail(ACL_ERROR_INVALID_PARAM, f"{side} index {index} is not below the model's {count} {side}s")
     name = t.name if len(t.name) + 1 <= MAX_NAME else f"acl_modelId_{d.model_id}_{side}_{index}"
     dims = t.shape
     if gear:
@@ -363,42 +366,48 @@ def get_cur_output_dims(rt: Core, model_desc: int, index: int) -> dict:
     return _dims(rt, model_desc, index, "output", gear=True)
 
 
-@api("aclmdlGetInputNameByIndex", sizes=("index",), pyacl="acl.mdl.get_input_name_by_index", params="ii", outputs=("",), by_hand=True)
+@api("aclmdlGetInputNameByIndex", sizes=("index",), pyacl="acl.mdl.get_input_name_by_index",
+     params="ii", outputs=("",), by_hand=True)
 def get_input_name_by_index(rt: Core, model_desc: int, index: int) -> str:
     """An input's name (aclmdlGetInputNameByIndex); "" for a null description or an index past the end."""
     t = _tensor(rt, model_desc, index, "input")
     return "" if t is None else t.name
 
 
-@api("aclmdlGetOutputNameByIndex", sizes=("index",), pyacl="acl.mdl.get_output_name_by_index", params="ii", outputs=("",), by_hand=True)
+@api("aclmdlGetOutputNameByIndex", sizes=("index",), pyacl="acl.mdl.get_output_name_by_index",
+     params="ii", outputs=("",), by_hand=True)
 def get_output_name_by_index(rt: Core, model_desc: int, index: int) -> str:
     """An output's name (aclmdlGetOutputNameByIndex); "" on a miss."""
     t = _tensor(rt, model_desc, index, "output")
     return "" if t is None else t.name
 
 
-@api("aclmdlGetInputFormat", sizes=("index",), pyacl="acl.mdl.get_input_format", params="ii", outputs=(-1,), by_hand=True)
+@api("aclmdlGetInputFormat", sizes=("index",), pyacl="acl.mdl.get_input_format",
+     params="ii", outputs=(-1,), by_hand=True)
 def get_input_format(rt: Core, model_desc: int, index: int) -> int:
     """An input's aclFormat (aclmdlGetInputFormat); ACL_FORMAT_UNDEFINED (-1) on a miss."""
     t = _tensor(rt, model_desc, index, "input")
     return modeldecl.UNDEFINED if t is None else t.format
 
 
-@api("aclmdlGetOutputFormat", sizes=("index",), pyacl="acl.mdl.get_output_format", params="ii", outputs=(-1,), by_hand=True)
+@api("aclmdlGetOutputFormat", sizes=("index",), pyacl="acl.mdl.get_output_format",
+     params="ii", outputs=(-1,), by_hand=True)
 def get_output_format(rt: Core, model_desc: int, index: int) -> int:
     """An output's aclFormat (aclmdlGetOutputFormat); -1 on a miss."""
     t = _tensor(rt, model_desc, index, "output")
     return modeldecl.UNDEFINED if t is None else t.format
 
 
-@api("aclmdlGetInputDataType", sizes=("index",), pyacl="acl.mdl.get_input_data_type", params="ii", outputs=(-1,), by_hand=True)
+@api("aclmdlGetInputDataType", sizes=("index",), pyacl="acl.mdl.get_input_data_type",
+     params="ii", outputs=(-1,), by_hand=True)
 def get_input_data_type(rt: Core, model_desc: int, index: int) -> int:
     """An input's aclDataType (aclmdlGetInputDataType); ACL_DT_UNDEFINED (-1) on a miss."""
     t = _tensor(rt, model_desc, index, "input")
     return modeldecl.UNDEFINED if t is None else t.dtype
 
 
-@api("aclmdlGetOutputDataType", sizes=("index",), pyacl="acl.mdl.get_output_data_type", params="ii", outputs=(-1,), by_hand=True)
+@api("aclmdlGetOutputDataType", sizes=("index",), pyacl="acl.mdl.get_output_data_type",
+     params="ii", outputs=(-1,), by_hand=True)
 def get_output_data_type(rt: Core, model_desc: int, index: int) -> int:
     """An output's aclDataType (aclmdlGetOutputDataType); -1 on a miss."""
     t = _tensor(rt, model_desc, index, "output")
@@ -492,7 +501,8 @@ def set_dynamic_batch_size(rt: Core, model_id: int, dataset: int, index: int, ba
     m = _model(rt, model_id)
     _check_gear_buffer(buf, 1)
     if batch_size not in m.decl.batches:
-        fail(GE_DYNAMIC_BATCH_SIZE_INVALID, f"batch {batch_size} is not one of the model's gears {list(m.decl.batches)}")
+        fail(GE_DYNAMIC_BATCH_SIZE_INVALID,
+             f"batch {batch_size} is not one of the model's gears {list(m.decl.batches)}")
     _write_gear(rt, buf, (batch_size,))
     ds.gear = ("batch", batch_size)
 
@@ -542,7 +552,8 @@ def add_dataset_buffer(rt: Core, dataset: int, data_buffer: int) -> int:
     return dataset
 
 
-@api("aclmdlGetDatasetBuffer", sizes=("index",), pyacl="acl.mdl.get_dataset_buffer", params="ii", outputs=(0,), by_hand=True)
+@api("aclmdlGetDatasetBuffer", sizes=("index",), pyacl="acl.mdl.get_dataset_buffer",
+     params="ii", outputs=(0,), by_hand=True)
 def get_dataset_buffer(rt: Core, dataset: int, index: int) -> int:
     """The data buffer at `index` of a dataset (aclmdlGetDatasetBuffer); 0 (null) for a null dataset or an
     index past the end."""
@@ -661,7 +672,16 @@ def _checked_run(rt: Core, model_id: int, inputs: int, outputs: int, mode: str):
     gear = ins_ds.gear
     _check_sizes(m, ins, m.decl.inputs, "input", gear)
     _check_sizes(m, outs, m.decl.outputs, "output", gear)
-    return m, ins, outs, gear
+    return m, ins, outs, gear or _largest_gear(m.decl)
+
+
+def _largest_gear(decl: modeldecl.ModelDecl) -> tuple | None:
+    """The gear a model with gears runs at when its dataset sets none: its largest (the sizes checked)."""
+    if decl.batches:
+        return "batch", max(decl.batches)
+    if decl.hws:
+        return "hw", max(decl.hws, key=lambda g: g[0] * g[1])
+    return None
 
 
 def _spans(rt: Core, bufs: list[DataBuffer], tensors, gear, mode: str) -> list[tuple[Region, int, int, str]]:
@@ -758,9 +778,8 @@ def execute_async(rt: Core, model_id: int, inputs: int, outputs: int, stream: in
     """Queue a model's execution on `stream` (aclmdlExecuteAsync; 0: the default stream): it runs in stream
     order with copies, events and callbacks, for the declared time on this product (and gear). The checks of
     `execute` (a model executed synchronously before: 500002), then the stream's (107017, 107003); output
-    buffers are not allocated. Synchronize the stream before reading the outputs."""
+    buffers are not allocated. Synchronize the stream before reading the outputs. On a stream being captured
+    (aclmdlRICaptureBegin) the execution is captured, and runs at each replay."""
     m, ins, outs, gear = _checked_run(rt, model_id, inputs, outputs, "async")
-    s = rt.stream_of(stream)
-    rt.check_not_capturing(s)
-    _enqueue(rt, m, s, ins, outs, gear)
+    _enqueue(rt, m, rt.stream_of(stream), ins, outs, gear)
 
