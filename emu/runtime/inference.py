@@ -186,8 +186,9 @@ def load_from_file(rt: Core, model_path: str) -> int:
 @api("aclmdlLoadFromMem", sizes=("model_size",), pyacl="acl.mdl.load_from_mem", params="ii", outputs=(0,))
 def load_from_mem(rt: Core, model: int, model_size: int) -> int:
     """Load a model from host memory (aclmdlLoadFromMem) and return its id. The bytes are those of an .om file
-    declared with `emu.declare_model` (found by their SHA-256) or a declaration's TOML text. A null model or
-    size 0: 100000; under 4 bytes: 145006 (acl_model_router.cpp AclIsOm2ModelByData)."""
+    declared with `emu.declare_model` or named in $ACL_EMU_MODELS (found by their SHA-256), or a declaration's
+    TOML text. A null model or size 0: 100000; under 4 bytes: 145006 (acl_model_router.cpp
+    AclIsOm2ModelByData)."""
     return _load(rt, _declaration_of_bytes(rt, model, model_size))
 
 
