@@ -221,7 +221,8 @@ def write(fmt: str, records: int, folder: Path) -> Path:
 
 def time_cli(path: Path, out: Path) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of `acl-emu replay FILE` in a fresh interpreter, its start-up included (on a
-    machine shared with other work the wall time says more about the others than about the replay)."""
+    machine shared with other work the wall time says more about the others than about the replay). The peak
+    memory of the largest child so far is `resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "emu.cli", "replay", str(path), "--out", str(out)], cwd=REPO, check=True,
@@ -258,7 +259,8 @@ def run(sizes: list[int], formats: list[str], cli: bool, folder: Path) -> None:
             if cli:
                 cpu, wall = time_cli(path, folder / "out")
                 cli_times.append(cpu)
-                line += f"; acl-emu replay {cpu:6.2f} s CPU ({wall:6.2f} s wall)"
+                peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+                line += f"; acl-emu replay {cpu:6.2f} s CPU ({wall:6.2f} s wall, peak {peak:5.0f} MB so far)"
             print(line, flush=True)
         print(f"{fmt:12} API: {_ratios(api_times, sizes)}")
         if cli:

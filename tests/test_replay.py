@@ -360,3 +360,16 @@ def test_no_such_file_or_an_empty_directory(tmp_path):
         profiles.load(tmp_path / "nope.json")
     with pytest.raises(ProfileError, match="no msprof_\\*.json or task_time_\\*.csv"):
         profiles.load(tmp_path)
+
+
+def test_mspti_lines_read_when_the_first_line_is_a_record(tmp_path):
+    """The samples' printed lines with no banner before them start with '[': read as lines, not as JSON."""
+    lines = [ln for ln in MSPTI_LOG.read_text().splitlines() if ln.startswith("[")]
+    f = tmp_path / "mspti_records_only.log"
+    f.write_text("\n".join(lines) + "\n")
+    p = profiles.load(f)
+    assert p.format == "mspti" and copies(p) == STEP_COPIES and len(p.calls) == 15
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2,\n")
+    with pytest.raises(ProfileError, match="not JSON"):
+        profiles.load(bad)

@@ -803,6 +803,9 @@ def _parse(path: Path, raw: bytes) -> Profile:
         try:
             data = _json(path, text)
         except json.JSONDecodeError as e:
+            first = _LOG_LINE.match(stripped[:stripped.find("\n")] if "\n" in stripped else stripped)
+            if first and first.group(1).upper() in ACTIVITY_KINDS:  # "[MEMCPY] copyKind: ...": the samples' lines
+                return read_mspti_log(path, text)
             lines = [ln for ln in text.splitlines() if ln.strip()]
             if stripped[0] == "{" and len(lines) > 1:  # JSON lines: one record per line
                 items = []
