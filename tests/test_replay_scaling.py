@@ -7,6 +7,7 @@ record) makes the ratio about 16 at these sizes; linear is 4, and the bound leav
 from __future__ import annotations
 
 import importlib.util
+import json
 import time
 from pathlib import Path
 
@@ -85,3 +86,14 @@ def test_the_gantt_chart_draws_about_as_many_bars_as_pixels_for_a_long_profile()
     bars = [(k * 1.0, 0.99995) for k in range(1000)]  # back to back, 50 ns apart on a 1000 ms axis
     assert replay_report._merged(bars, 1000 * replay_report.MERGE) == [(0.0, 999.99995)]
     assert replay_report._merged([(0.0, 1.0), (5.0, 1.0)], 0.1) == [(0.0, 1.0), (5.0, 1.0)]
+
+
+def test_replay_json_holds_the_whole_result_one_key_a_line(tmp_path):
+    """replay.json is written by the json module's C encoder, one key of the result a line, and reads back as
+    the result."""
+    step = Path(__file__).resolve().parent / "data" / "msprof_step.json"
+    result = replay.replay(step)
+    path = replay_report.write_json(tmp_path / "replay.json", result)
+    text = path.read_text()
+    assert json.loads(text) == json.loads(json.dumps(result, default=replay_report._plain))
+    assert len(text.splitlines()) == len(result) + 2

@@ -145,9 +145,11 @@ def write_json(path, result: dict) -> Path:
     studies' JSON is written by the json module's Python encoder, half a minute for a 200,000-task replay; this is
     its C encoder.)"""
     path = Path(path)
-    lines = [f"  {json.dumps(key)}: {json.dumps(value, default=_plain)}" for key, value in result.items()]
     with atomic_write(path, "w") as f:
-        f.write("{\n" + ",\n".join(lines) + "\n}\n")
+        f.write("{")
+        for k, (key, value) in enumerate(result.items()):  # one value's text in memory at a time
+            f.write(f"{',' if k else ''}\n  {json.dumps(key)}: {json.dumps(value, default=_plain)}")
+        f.write("\n}\n")
     return path
 
 
