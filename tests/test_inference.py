@@ -556,7 +556,7 @@ def test_dynamic_hw_gears(tmp_path):
     assert task["end"] - task["start"] == pytest.approx((10 + 0.5 * 64) * 1e-6)
 
 
-def test_the_trace_and_summary_show_the_execution_by_the_models_name(model_path, tmp_path):
+def test_the_trace_summary_and_msprof_show_the_execution_by_the_models_name(model_path, tmp_path):
     from emu.studies import runsummary
     acl = setup()
     mid, ins, outs, *_ = loaded(acl, model_path)
@@ -568,6 +568,10 @@ def test_the_trace_and_summary_show_the_execution_by_the_models_name(model_path,
     events = json.loads((tmp_path / "out" / "trace.json").read_text())
     events = events["traceEvents"] if isinstance(events, dict) else events
     assert any(e.get("name") == "resnet50" and e.get("ph") == "X" for e in events)
+    from emu.studies import profiles, replay
+    msprof = replay.write_msprof_runtime(emu.current(), tmp_path / "msprof_run.json")
+    (task,) = [t for t in profiles.load(msprof).tasks if t.name == "resnet50"]
+    assert task.kind == "kernel" and task.duration == pytest.approx(4000e-6)
 
 
 def test_the_pythonic_runtime_raises_and_returns_values(model_path):
