@@ -50,7 +50,7 @@ from emu.cli import main
 from emu.studies import profiles
 
 SEED = 3030
-CI = {"files": 90, "calibrate": 40, "grids": 70, "configs": 40, "ranges": 120, "kills": 3}
+CI = {"files": 120, "calibrate": 40, "grids": 100, "configs": 40, "ranges": 150, "kills": 3, "env_configs": 2}
 CALL_TIMEOUT = 30.0  # seconds an in-process call may take before it counts as a hang
 DATA = Path(__file__).resolve().parent / "data"
 PROFILES = ["msprof_step.json", "msprof_no_events.json", "msprof_unknown.json", "mspti_step.jsonl",
@@ -569,6 +569,29 @@ def test_studies_survive_random_product_configs(tmp_path, tmp_path_factory, monk
         path.write_text(config_text(rng, path))
         argv = study_argv(rng, path.stem if by_name else str(path), tmp_path / f"out{i}")
         tally.run(i, argv, "by name" if by_name else "by path")
+    tally.finish(tmp_path_factory.getbasetemp())
+
+
+def test_configs_named_through_the_environment_variable_in_a_fresh_process(tmp_path, tmp_path_factory):
+    """The same configs, found by name through a real ACL_EMU_CONFIG_DIR (read when emu.config is imported)."""
+    tally = Tally("env_configs")
+    rng = random.Random(f"{tally.seed}/env_configs")
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    (folder / "910B.toml").write_text((config.CONFIG_DIR / "910B.toml").read_text())
+    env = {**os.environ, "ACL_EMU_CONFIG_DIR": str(folder)}
+    env.pop("ACL_EMU_PRODUCT", None)
+    for i in range(fuzz_cases("env_configs")):
+        path = folder / f"fz{i}.toml"
+        path.write_text(config_text(rng, path))
+        argv = study_argv(rng, path.stem, tmp_path / f"out{i}")
+        try:
+            done = subprocess.run([sys.executable, "-m", "emu", *argv], capture_output=True, timeout=RUN_TIMEOUT,
+                                  env=env, cwd=tmp_path)
+            rc, err, problem = done.returncode, done.stderr.decode(errors="replace"), None
+        except subprocess.TimeoutExpired:
+            rc, err, problem = None, "", "hangs"
+        tally.record(i, argv, "environment", rc, err, problem)
     tally.finish(tmp_path_factory.getbasetemp())
 
 
