@@ -49,6 +49,17 @@ GROUPS: list[tuple[str, list[str]]] = [
         "ri_execute_async", "ri_destroy"]),
     ("Kernels and host callbacks", [
         "launch_kernel", "subscribe_report", "unsubscribe_report", "launch_callback", "process_report"]),
+    ("Models (aclmdl) and data buffers", [
+        "load_from_file", "load_from_mem", "load_from_file_with_mem", "load_from_mem_with_mem", "query_size",
+        "query_size_from_mem", "unload", "create_desc", "destroy_desc", "get_desc", "get_num_inputs",
+        "get_num_outputs", "get_input_size_by_index", "get_output_size_by_index", "get_input_dims",
+        "get_input_dims_v2", "get_output_dims", "get_cur_output_dims", "get_input_name_by_index",
+        "get_output_name_by_index", "get_input_format", "get_output_format", "get_input_data_type",
+        "get_output_data_type", "get_input_index_by_name", "get_output_index_by_name", "get_dynamic_batch",
+        "get_dynamic_hw", "set_dynamic_batch_size", "set_dynamic_hw_size", "create_dataset",
+        "destroy_dataset", "add_dataset_buffer", "get_dataset_buffer", "get_dataset_num_buffers",
+        "create_data_buffer", "destroy_data_buffer", "get_data_buffer_addr", "get_data_buffer_size_v2",
+        "get_data_buffer_size", "update_data_buffer", "data_type_size", "execute", "execute_async"]),
 ]
 
 # The helpers of emu.runtime that are no ACL API, and the facade functions built on them.

@@ -162,7 +162,7 @@ def test_get_recent_err_msg_is_per_thread(dev0):
 
 # ------------------------------------------------------------------ not emulated
 
-@pytest.mark.parametrize("path", ["rt.set_op_wait_timeout", "mdl.load_from_file", "op.create_attr",
+@pytest.mark.parametrize("path", ["rt.set_op_wait_timeout", "mdl.set_input_aipp", "op.create_attr",
                                   "rt.get_group_count", "util.some_unknown_function"])
 def test_pyacl_function_not_emulated_raises_attribute_error_saying_so(acl, path):
     mod_name, fn = path.split(".")
@@ -177,7 +177,7 @@ def test_pyacl_function_not_emulated_raises_attribute_error_saying_so(acl, path)
 
 def test_top_level_function_not_emulated_raises_attribute_error(acl):
     with pytest.raises(AttributeError, match="not emulated"):
-        acl.create_data_buffer  # noqa: B018
+        acl.create_tensor_desc  # noqa: B018
 
 
 # ------------------------------------------------------------------ emu.install()

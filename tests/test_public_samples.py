@@ -7,8 +7,9 @@ under the emulator). Each runs in a subprocess on every product config:
   checks are right;
 - where it does not, the first unsupported call returns ACL_ERROR_RT_FEATURE_NOT_SUPPORT and the
   script takes its own error path (what it prints is asserted);
-- the operator and model-inference scripts stop at the first API acl-emu does not emulate, and the
-  emulator names it (a clear AttributeError and a summary line, not a crash).
+- the operator script stops at the first API acl-emu does not emulate, and the emulator names it (a clear
+  AttributeError and a summary line, not a crash); the model-inference script runs on the model's
+  declaration (tests/samples/model/resnet50.om.toml).
 """
 from __future__ import annotations
 
@@ -109,8 +110,10 @@ SAMPLES = {
         "model_inference/acl_net.py", ("--model_path", "../model/resnet50.om"),
         (("aclInit", "acl.init"), ("aclrtSetDevice", "acl.rt.set_device"),
          ("aclrtCreateContext", "acl.rt.create_context"), ("aclrtCreateStream", "acl.rt.create_stream"),
-         ("aclrtGetRunMode", "acl.rt.get_run_mode"), (NOT_EMULATED, "acl.mdl.load_from_file")),
-        ("init resource stage:",), raises=True, products=("910B", "200I_A2", "IPV350")),  # none has acl.mdl
+         ("aclrtGetRunMode", "acl.rt.get_run_mode"), ("aclmdlLoadFromFile", "acl.mdl.load_from_file"),
+         ("aclmdlCreateDesc", "acl.mdl.create_desc"), ("aclmdlGetDesc", "acl.mdl.get_desc")),
+        ("init resource stage:", "model loaded: 1 2"), {"aclmdlLoadFromFile": 1, "aclmdlGetInputSizeByIndex": 1},
+        h2d_bytes=3 * 8 * 8 * 2, raises=True, products=("910B", "200I_A2", "IPV350")),  # the declared model
 }
 
 

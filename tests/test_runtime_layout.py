@@ -11,7 +11,7 @@ import emu.runtime as rtm
 
 RUNTIME = Path(rtm.__file__).parent
 FAMILIES = ["devices", "streams", "allocation", "copies", "fills", "copy2d", "batch", "descriptors", "hostmem", "peer", "capture", "launch",
-            "callbacks", "transfer"]
+            "callbacks", "inference", "transfer"]
 
 
 def _assigned_names(tree: ast.AST) -> set[str]:

@@ -26,8 +26,10 @@ from .. import runtime as _runtime
 from ..errors import ACL_ERROR_API_NOT_SUPPORT, AclError, set_recent_error
 from . import build, marshal, session, special
 
-def generic(proto: build.Prototype, fn, kinds: dict[str, str]):
-    """The handler of an API whose C parameters map onto `fn`'s in order (see the module's docstring)."""
+def generic(proto: build.Prototype, fn, kinds: dict[str, str], failed=0):
+    """The handler of an API whose C parameters map onto `fn`'s in order (see the module's docstring). A
+    function returning no code returns `fn`'s value (a handle, a size, a string), or `failed` (the API's
+    declared value on failure: 0, -1, "") when `fn` raises."""
     outputs = []
     reads = []  # (position, how the value is read): None passes the int as it is
     for i, p in enumerate(proto.params):
@@ -39,6 +41,8 @@ def generic(proto: build.Prototype, fn, kinds: dict[str, str]):
     plain = all(read is None for _, read in reads)
     positions = [i for i, _ in reads]
     name = proto.name
+    value_of = None if proto.returns == "aclError" else (
+        marshal.c_string if proto.returns == "const char *" else int)
 
     def handler(*args):
         for out in outputs:
@@ -49,7 +53,9 @@ def generic(proto: build.Prototype, fn, kinds: dict[str, str]):
         try:
             result = fn(*values)
         except AclError as e:
-            return e.code
+            return e.code if value_of is None else value_of(failed)
+        if value_of is not None:
+            return value_of(result)
         if len(outputs) == 1:
             marshal.write(args[outputs[0].index], outputs[0].ctype, result)
         elif outputs:
@@ -91,7 +97,8 @@ def handlers(names: tuple[str, ...]) -> list:
         if name in special.SPECIAL:
             out.append(special.SPECIAL[name](proto, kinds))
         elif name in declared:
-            out.append(generic(proto, getattr(_runtime, declared[name].name), kinds))
+            d = declared[name]
+            out.append(generic(proto, getattr(_runtime, d.name), kinds, d.outputs[0] if d.outputs else 0))
         else:
             out.append(_not_emulated(proto))
     return out

@@ -53,3 +53,17 @@ def string(address: int) -> str | None:
 def null_output(api: str, name: str) -> int:
     set_recent_error(f"{api}: {name} is null")
     return ACL_ERROR_INVALID_PARAM
+
+
+_interned: dict[str, ctypes.Array] = {}
+
+
+def c_string(text: str | None) -> int:
+    """The address of `text` as a C string the program may keep (each distinct string is made once and kept:
+    model and tensor names, SoC names, messages); 0 for None."""
+    if text is None:
+        return 0
+    buf = _interned.get(text)
+    if buf is None:
+        buf = _interned.setdefault(text, ctypes.create_string_buffer(text.encode("utf-8", "replace")))
+    return ctypes.addressof(buf)

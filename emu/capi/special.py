@@ -41,6 +41,24 @@ class PtrAttributes(ctypes.Structure):
                 ("rsv", ctypes.c_uint32 * 4)]
 
 
+MAX_DIMS = 128  # ACL_MAX_DIM_CNT, ACL_MAX_TENSOR_NAME_LEN, ACL_MAX_BATCH_NUM, ACL_MAX_HW_NUM (acl_mdl.h)
+
+
+class IODims(ctypes.Structure):
+    """aclmdlIODims: {char name[128]; size_t dimCount; int64_t dims[128];}."""
+    _fields_ = [("name", ctypes.c_char * MAX_DIMS), ("dim_count", ctypes.c_size_t), ("dims", ctypes.c_int64 * MAX_DIMS)]
+
+
+class Batch(ctypes.Structure):
+    """aclmdlBatch: {size_t batchCount; uint64_t batch[128];}."""
+    _fields_ = [("count", ctypes.c_size_t), ("batch", ctypes.c_uint64 * MAX_DIMS)]
+
+
+class HW(ctypes.Structure):
+    """aclmdlHW: {size_t hwCount; uint64_t hw[128][2];}."""
+    _fields_ = [("count", ctypes.c_size_t), ("hw", (ctypes.c_uint64 * 2) * MAX_DIMS)]
+
+
 def _array(address: int, count: int, ctype) -> list | None:
     """`count` items of `ctype` at `address` as a list; None for a null pointer (the runtime judges it)."""
     if address == 0:
@@ -211,38 +229,27 @@ def _pass_through(proto, kinds):
     return handler
 
 
-_strings: dict[int, ctypes.Array] = {}  # per thread: the last string returned, kept alive until the next
-
-
-def _c_string(text: str | None) -> int:
-    """The address of `text` as a C string, valid until this thread's next call that returns one; 0 for None."""
-    if text is None:
-        return 0
-    buf = ctypes.create_string_buffer(text.encode("utf-8", "replace"))
-    _strings[threading.get_ident()] = buf
-    return ctypes.addressof(buf)
-
-
-_soc: dict[str, ctypes.Array] = {}  # SoC names, kept for the life of the process (as the runtime's are)
-
-
 def _soc_name(proto, kinds):
     def handler():
         try:
-            name = rt.get_soc_name()
+            return marshal.c_string(rt.get_soc_name())
         except AclError:
             return 0
-        if name not in _soc:
-            _soc[name] = ctypes.create_string_buffer(name.encode())
-        return ctypes.addressof(_soc[name])
 
     return handler
+
+
+_messages: dict[int, ctypes.Array] = {}  # per thread: its last message, kept until it asks again
 
 
 def _recent_error(proto, kinds):
     """aclGetRecentErrMsg: this thread's last error message, NULL when none failed (as acl.get_recent_err_msg)."""
     def handler():
-        return _c_string(recent_error())
+        message = recent_error()
+        if message is None:
+            return 0
+        buf = _messages[threading.get_ident()] = ctypes.create_string_buffer(message.encode("utf-8", "replace"))
+        return ctypes.addressof(buf)
 
     return handler
 
@@ -273,7 +280,51 @@ def _no_kernels(proto, kinds):
     return handler
 
 
+def _fill_dims(out: IODims, dims: dict) -> None:
+    name = dims["name"].encode("utf-8", "replace")[:MAX_DIMS - 1]
+    out.name = name
+    out.dim_count = len(dims["dims"])
+    out.dims[:len(dims["dims"])] = dims["dims"]
+
+
+def _fill_batch(out: Batch, batch: dict) -> None:
+    out.count = batch["batchCount"]
+    out.batch[:len(batch["batch"])] = batch["batch"]
+
+
+def _fill_hw(out: HW, hw: dict) -> None:
+    out.count = hw["hwCount"]
+    for i, (h, w) in enumerate(hw["hw"]):
+        out.hw[i][0], out.hw[i][1] = h, w
+
+
+def _struct_out(structure, fill):
+    """A model description getter whose last parameter is a struct it fills (aclmdlIODims, aclmdlBatch,
+    aclmdlHW) from the runtime function's dict."""
+    def make(proto, kinds):
+        fn = getattr(rt, _runtime_name(proto.name))
+        last = proto.params[-1].name
+
+        def handler(*args):
+            if args[-1] == 0:
+                return marshal.null_output(proto.name, last)
+            try:
+                found = fn(*args[:-1])
+            except AclError as e:
+                return e.code
+            fill(structure.from_address(args[-1]), found)
+            return 0
+
+        return handler
+
+    return make
+
+
 SPECIAL = {
+    "aclmdlGetInputDims": _struct_out(IODims, _fill_dims), "aclmdlGetInputDimsV2": _struct_out(IODims, _fill_dims),
+    "aclmdlGetOutputDims": _struct_out(IODims, _fill_dims),
+    "aclmdlGetCurOutputDims": _struct_out(IODims, _fill_dims),
+    "aclmdlGetDynamicBatch": _struct_out(Batch, _fill_batch), "aclmdlGetDynamicHW": _struct_out(HW, _fill_hw),
     "aclrtMemcpyBatch": _batch, "aclrtMemcpyBatchAsync": _batch, "aclrtMemcpyBatchV2": _batch,
     "aclrtMemcpyBatchAsyncV2": _batch,
     "aclrtMallocWithCfg": _malloc_with_cfg, "aclrtMallocHostWithCfg": _malloc_host_with_cfg,

@@ -34,20 +34,16 @@ from emu.models import KERNEL, Task
 
 from .. import constants as C
 from .. import modeldecl
-from ..errors import ACL_ERROR_INVALID_PARAM
+from ..errors import (ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID,
+                      ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, ACL_ERROR_GE_EXEC_MODEL_ID_INVALID,
+                      ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID, ACL_ERROR_GE_FAILURE, ACL_ERROR_GE_PARAM_INVALID,
+                      ACL_ERROR_INVALID_PARAM)
 from ..memory import Region
 from . import allocation, transfer
 from .core import Context, Core, Stream, _handles, api, fail
 
-# GE's external codes (hicann/ge inc/external/ge/ge_error_codes.h), which ACL passes through
-# (api/acl/common/error_codes_inner.h ACL_GET_ERRCODE_GE); GE's inner codes surface as GE_FAILURE.
-GE_PARAM_INVALID = 145000  # ACL_ERROR_GE_PARAM_INVALID
-GE_MODEL_PATH_INVALID = 145002  # ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID
-GE_MODEL_ID_INVALID = 145003  # ACL_ERROR_GE_EXEC_MODEL_ID_INVALID
-GE_MODEL_DATA_SIZE_INVALID = 145006  # ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID
-GE_DYNAMIC_INPUT_LENGTH_INVALID = 145012  # ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID
-GE_DYNAMIC_BATCH_SIZE_INVALID = 145013  # ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID
-GE_FAILURE = 500002  # ACL_ERROR_GE_FAILURE
+# GE's external codes (emu.errors) pass through ACL (api/acl/common/error_codes_inner.h ACL_GET_ERRCODE_GE);
+# GE's inner codes surface as ACL_ERROR_GE_FAILURE.
 SIZE_SLACK = 64  # davinci_model.cc CheckUserAndModelSize: kDataMemAlignSizeCompare
 MAX_NAME = 128  # ACL_MAX_TENSOR_NAME_LEN
 
@@ -131,7 +127,7 @@ def _model(rt: Core, model_id: int) -> LoadedModel:
     """The loaded model of an id, else 145003 (ModelManager: "Invalid model id")."""
     m = _models(rt).loaded.get(model_id)
     if m is None:
-        fail(GE_MODEL_ID_INVALID, f"Invalid model id {model_id}, check whether model has been loaded or not")
+        fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, f"Invalid model id {model_id}, check whether model has been loaded or not")
     return m
 
 
@@ -144,7 +140,7 @@ def _declaration_of_file(rt: Core, path) -> modeldecl.ModelDecl:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"modelPath must be a str, got {type(path).__name__}")
     if not os.path.exists(path) and modeldecl.declaration_source(path) is None:
-        fail(GE_MODEL_PATH_INVALID, f"model file {os.fspath(path)!r} does not exist (and no declaration stands in "
+        fail(ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID, f"model file {os.fspath(path)!r} does not exist (and no declaration stands in "
                                     f"for it: {os.fspath(path)}.toml, emu.declare_model or "
                                     f"{modeldecl.MODELS_ENV})")
     return modeldecl.for_file(path)
@@ -156,7 +152,7 @@ def _declaration_of_bytes(rt: Core, model: int, size: int) -> modeldecl.ModelDec
     if not model or size == 0:
         fail(ACL_ERROR_INVALID_PARAM, "model is null or modelSize is 0")
     if size < 4:
-        fail(GE_MODEL_DATA_SIZE_INVALID, f"modelSize {size} is under 4 bytes: no model")
+        fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, f"modelSize {size} is under 4 bytes: no model")
     r, off = transfer.locate(rt, model, size)
     if r.virtual:
         fail(ACL_ERROR_INVALID_PARAM, f"{r.describe()} is timing-only: it holds no model bytes")
@@ -334,7 +330,7 @@ def _dims(rt: Core, model_desc: int, index: int, side: str, gear: bool = False) 
     if gear:
         m = _models(rt).loaded.get(d.model_id)
         if m is None:
-            fail(GE_MODEL_ID_INVALID, f"Invalid model id {d.model_id}, check whether model has been loaded or not")
+            fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, f"Invalid model id {d.model_id}, check whether model has been loaded or not")
         if m.gear is not None:
             dims = t.dims_at(*_gear_args(m.gear))
     return {"name": name, "dimCount": len(dims), "dims": list(dims)}
@@ -476,7 +472,7 @@ def _gear_buffer(rt: Core, dataset: int, index: int) -> tuple[Dataset, DataBuffe
 def _check_gear_buffer(buf: DataBuffer, values: int) -> None:
     """GE SetDynamicBatchSize / SetDynamicResolution: a gear buffer under 4 bytes a value: 145012."""
     if buf.size < 4 * values:
-        fail(GE_DYNAMIC_INPUT_LENGTH_INVALID, f"the gear buffer holds {buf.size} bytes, under {4 * values}")
+        fail(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, f"the gear buffer holds {buf.size} bytes, under {4 * values}")
 
 
 def _write_gear(rt: Core, buf: DataBuffer, values: tuple[int, ...]) -> None:
@@ -502,7 +498,7 @@ def set_dynamic_batch_size(rt: Core, model_id: int, dataset: int, index: int, ba
     m = _model(rt, model_id)
     _check_gear_buffer(buf, 1)
     if batch_size not in m.decl.batches:
-        fail(GE_DYNAMIC_BATCH_SIZE_INVALID,
+        fail(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
              f"batch {batch_size} is not one of the model's gears {list(m.decl.batches)}")
     _write_gear(rt, buf, (batch_size,))
     ds.gear = ("batch", batch_size)
@@ -520,7 +516,7 @@ def set_dynamic_hw_size(rt: Core, model_id: int, dataset: int, index: int, heigh
     m = _model(rt, model_id)
     _check_gear_buffer(buf, 2)
     if (height, width) not in m.decl.hws:
-        fail(GE_DYNAMIC_BATCH_SIZE_INVALID, f"[{height}, {width}] is not one of the model's gears "
+        fail(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, f"[{height}, {width}] is not one of the model's gears "
                                             f"{[list(g) for g in m.decl.hws]}")
     _write_gear(rt, buf, (height, width))
     ds.gear = ("hw", (height, width))
@@ -649,7 +645,7 @@ def _check_sizes(m: LoadedModel, blobs: list[DataBuffer], tensors, side: str, ge
         return
     for i, (buf, t) in enumerate(zip(blobs, tensors)):
         if buf.size + SIZE_SLACK < t.nbytes:
-            fail(GE_FAILURE, f"{side} {i} ({t.name!r}) of model {m.id}: the buffer holds {buf.size} bytes, the model "
+            fail(ACL_ERROR_GE_FAILURE, f"{side} {i} ({t.name!r}) of model {m.id}: the buffer holds {buf.size} bytes, the model "
                              f"needs {t.nbytes}")
 
 
@@ -664,11 +660,11 @@ def _checked_run(rt: Core, model_id: int, inputs: int, outputs: int, mode: str):
     if mode == "sync":
         _alloc_outputs(rt, m, outs)
     if m.mode is not None and m.mode != mode:  # DavinciModel::InitModelStream
-        fail(GE_FAILURE, f"model {m.id} was executed {m.mode}hronously: a model runs either synchronously "
+        fail(ACL_ERROR_GE_FAILURE, f"model {m.id} was executed {m.mode}hronously: a model runs either synchronously "
                          f"(aclmdlExecute) or asynchronously (aclmdlExecuteAsync), not both")
     m.mode = mode
     if len(ins) != len(m.decl.inputs) or len(outs) != len(m.decl.outputs):  # DavinciModel::UpdateAllNodeArgs
-        fail(GE_PARAM_INVALID, f"model {m.id} takes {len(m.decl.inputs)} inputs and {len(m.decl.outputs)} outputs; "
+        fail(ACL_ERROR_GE_PARAM_INVALID, f"model {m.id} takes {len(m.decl.inputs)} inputs and {len(m.decl.outputs)} outputs; "
                                f"the datasets hold {len(ins)} and {len(outs)} buffers")
     gear = ins_ds.gear
     _check_sizes(m, ins, m.decl.inputs, "input", gear)

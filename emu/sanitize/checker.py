@@ -106,9 +106,11 @@ class Replay:
 
 
 def _api_of(task) -> str:
+    """The API that queued `task` (called while it is queued): a kernel task is a kernel launch or a model
+    execution (aclmdlExecuteAsync), named with its label."""
     label, kind = task.label, task.kind
     if kind == "kernel":
-        return f"aclrtLaunchKernel ({label})"
+        return f"{sites.current_api(3) or 'aclrtLaunchKernel'} ({label})"
     if kind == "marker" or kind == "hostfunc":
         if label.startswith("record event"):
             return "aclrtRecordEvent"

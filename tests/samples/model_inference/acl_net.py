@@ -5,9 +5,8 @@ and its siblings, which import their constants from a sibling constant.py).
 acl.init, aclrtSetDevice, aclrtCreateContext, aclrtCreateStream, aclrtGetRunMode, then
 acl.mdl.load_from_file and the model description calls that size the input and output buffers
 (aclrtMalloc), the H2D copies of the input, acl.mdl.execute and the D2H copies of the output.
-acl-emu emulates the memory, stream and event APIs only: this script stops at
-acl.mdl.load_from_file, and the emulator must say so by name. (The synchronous samples of the same
-family read acl.mdl.get_input_size_by_index at import time and stop there instead.)
+Under acl-emu the model is its declaration, ../model/resnet50.om.toml: the script loads it, sizes the input
+buffers from its description and copies the input.
 """
 import argparse
 
