@@ -25,6 +25,7 @@ import json
 import math
 import os
 import runpy
+import signal
 import sys
 import tempfile
 import traceback
@@ -33,6 +34,7 @@ from pathlib import Path
 
 from . import config
 from .config import ConfigError, load
+from .modeldecl import MODELS_ENV
 from .models.atomic import atomic_write, partial_path, sweep_stale
 from .studies import (bandwidth, bandwidth_report, calibrate, calibrate_report, compare, compare_report, holdout,
                       overlap, overlap_report, products, products_report, replay, replay_report, sweep, validate,
@@ -337,13 +339,86 @@ def _run(args) -> int:
 
     if args.product is None and emu.runtime.configured() is None:
         env_product()  # the product run_script would take from the environment loads
+    models = _models_arg(args.model)
     out = writable_dir(args.out, "argument --out")  # absolute: the script may change directory
     msprof = str(writable_file(args.msprof, "argument --msprof")) if args.msprof else None
     sanitize_json = str(writable_file(args.sanitize_json, "argument --sanitize-json")) if args.sanitize_json else None
-    with _environment("ACL_EMU_NETWORK", "reference" if args.reference else None):
+    if args.module is None and _native(target):
+        with _environment("ACL_EMU_NETWORK", "reference" if args.reference else None), \
+                _environment(MODELS_ENV, models):
+            return _run_native(args, target, script_args, sanitize, str(out), msprof, sanitize_json)
+    with _environment("ACL_EMU_NETWORK", "reference" if args.reference else None), _environment(MODELS_ENV, models):
         return run_script(target, script_args, args.product, str(out), args.json, args.host_time,
                           args.host_time_scale, module=args.module is not None, msprof=msprof, sanitize=sanitize,
                           sanitize_json=sanitize_json)
+
+
+def _models_arg(pairs: list[str] | None) -> str | None:
+    """--model X.om=DECL.toml (repeatable) as $ACL_EMU_MODELS, paths made absolute and ahead of what the
+    environment already names; a malformed pair or a missing declaration is a UserError."""
+    if not pairs:
+        return None
+    items = []
+    for pair in pairs:
+        om, sep, decl = pair.partition("=")
+        if not sep or not om or not decl:
+            raise UserError(f"argument --model: {pair!r} is not MODEL.om=DECLARATION.toml")
+        if not Path(decl).is_file():
+            raise UserError(f"argument --model: no declaration file {decl!r}")
+        items.append(f"{os.path.abspath(om)}={os.path.abspath(decl)}")
+    return ";".join(items + [os.environ[MODELS_ENV]] if os.environ.get(MODELS_ENV) else items)
+
+
+def _native(target: str) -> bool:
+    from .capi.commands import is_native
+    return is_native(target)
+
+
+def _run_native(args, program: str, program_args: list[str], sanitize, out: str, msprof: str | None,
+                sanitize_json: str | None) -> int:
+    """`acl-emu run ./prog ARGS`: the program runs on the emulator's libascendcl.so (emu.capi), configured as a
+    script's run would be; its summary, trace, msprof timeline and sanitizer report as for a script."""
+    from .capi import BuildError
+    from .capi.commands import run_native
+    from .studies.runsummary import print_summary
+
+    host_time = args.host_time
+    if host_time is None and os.environ.get("ACL_EMU_HOST_TIME") is None:
+        host_time = "wall"
+    product = args.product
+    if product is not None and os.path.exists(product):
+        product = os.path.abspath(product)
+    spec = {"product": product, "host_time": host_time, "host_time_scale": args.host_time_scale,
+            "sanitize": sanitize, "out": out, "msprof": msprof, "program": program}
+    try:
+        code, result = run_native(program, program_args, spec, args.json)
+    except BuildError as e:
+        raise UserError(str(e)) from None
+    if result is None:
+        why = f"it ended by signal {signal.Signals(code - 128).name}" if code > 128 else "it made no ACL call"
+        sys.stderr.write(f"[acl-emu] {program}: no summary: {why} (exit code {code})\n")
+        return code
+    result["exit_code"] = code
+    if code > 128:
+        result["error"] = f"signal {signal.Signals(code - 128).name}"
+    print_summary(result, args.json)
+    if msprof and not args.json:
+        print(f"msprof timeline: {result['msprof']} (MindStudio Insight, Perfetto; acl-emu replay reads it)",
+              file=sys.stderr)
+    return _report_native_sanitizer(result, sanitize_json, code)
+
+
+def _report_native_sanitizer(result: dict, sanitize_json: str | None, code: int) -> int:
+    """The C program's sanitizer report on stderr (and its findings in `sanitize_json`); a finding makes the
+    exit code 1 if the program's was 0."""
+    if "sanitizer_report" not in result:
+        return code
+    print(result["sanitizer_report"], file=sys.stderr)
+    if sanitize_json:
+        with atomic_write(sanitize_json) as f:
+            json.dump(result["sanitizer"], f, indent=2)
+        print(f"sanitizer findings: {sanitize_json}", file=sys.stderr)
+    return 1 if result["sanitizer_findings"] and code == 0 else code
 
 
 @contextlib.contextmanager
@@ -376,7 +451,8 @@ def _sanitize_arg(args):
         return None, f"argument --sanitize: {e}"
 
 
-_RUN_VALUE_OPTIONS = ("--product", "--host-time", "--host-time-scale", "--out", "--msprof", "--sanitize-json")
+_RUN_VALUE_OPTIONS = ("--product", "--host-time", "--host-time-scale", "--out", "--msprof", "--sanitize-json",
+                      "--model")
 
 
 def _bare_sanitize(argv: list[str]) -> list[str]:
@@ -927,8 +1003,10 @@ def build_parser() -> Parser:
 
     parser.add_argument("--version", action="version", version=f"acl-emu {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    run = sub.add_parser("run", help="run an unchanged pyACL script under the emulator",
-                         description="Run an unchanged pyACL script under the emulator, then summarise its "
+    run = sub.add_parser("run", help="run an unchanged pyACL script, or a C/C++ program, under the emulator",
+                         description="Run an unchanged pyACL script (or a C/C++ program built against "
+                                     "libascendcl: an executable runs on the emulator's library) under the "
+                                     "emulator, then summarise its "
                                      "ACL calls, bytes by route and simulated time. Host time: by default "
                                      "(--host-time wall) the script's real wall time between ACL calls advances "
                                      "the host's virtual clock, so a time.sleep(2) between two recorded events "
@@ -949,6 +1027,9 @@ def build_parser() -> Parser:
                           "work 2x faster; 0 counts none (default: 1, or the scale in $ACL_EMU_HOST_TIME "
                           "as wall:X)")
     run.add_argument("--out", help="directory for the trace file (default: acl-emu-out)", default="acl-emu-out")
+    run.add_argument("--model", action="append", metavar="X.om=DECL.toml",
+                     help="the declaration the emulator runs in place of model X.om (inputs, outputs, compute "
+                          "time per product; default: X.om.toml beside X.om); repeatable")
     run.add_argument("--reference", action="store_true",
                      help="time the run on the max-min reference network, which recomputes every rate at every "
                           "change: the same times, far slower; to check the model on your own script (as "
@@ -976,9 +1057,40 @@ def build_parser() -> Parser:
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     run.set_defaults(func=_run)
     for add in (add_products, add_bandwidth, add_overlap, add_compare, add_sweep, add_validate, add_calibrate,
-                add_replay):
+                add_replay, add_c_tools):
         add(sub)
     return parser
+
+
+_COMPILERS = ("cc", "c++")
+
+
+def add_c_tools(sub) -> None:
+    """`cc` and `c++` (compiler wrappers: every argument passed through, `main` hands them over before argparse)
+    and `config` (the flags and variables a C build needs)."""
+    for language in _COMPILERS:
+        sub.add_parser(language, add_help=False,
+                       help=f"compile and link a C{'++' if language == 'c++' else ''} ACL program against the "
+                            f"emulator: `acl-emu {language} prog.c -o prog` ({language} with every argument "
+                            f"passed through; --show prints the command)")
+    p = sub.add_parser("config", help="the compiler flags and CANN toolkit variables of a C/C++ build against the "
+                                      "emulator (pkg-config style)",
+                       description="Print what a C/C++ build against the emulator needs: --cflags and --libs as "
+                                   "pkg-config does; --env the `export` lines of the variables Ascend's build "
+                                   "files read (DDK_PATH, NPU_HOST_LIB, INSTALL_DIR, ASCEND_HOME_PATH, "
+                                   "ASCENDC_CMAKE_DIR, SOC_VERSION, LD_LIBRARY_PATH): eval \"$(acl-emu config "
+                                   "--env)\" and build a sample as its README says; --prefix the toolkit folder. "
+                                   "With none, all of it. Builds the library on first use.")
+    p.add_argument("--cflags", action="store_true", help="the include flag")
+    p.add_argument("--libs", action="store_true", help="the library, its folder and an rpath")
+    p.add_argument("--env", action="store_true", help="export lines for a POSIX shell")
+    p.add_argument("--prefix", action="store_true", help="the CANN-like toolkit folder")
+    p.set_defaults(func=_config)
+
+
+def _config(args) -> int:
+    from .capi.commands import config_command
+    return config_command(args.cflags, args.libs, args.env, args.prefix)
 
 
 # Where each subcommand writes: (argument, dest, default), checked before any work is done.
@@ -1013,7 +1125,11 @@ def main(argv: list[str] | None = None) -> int:
     if not (sys.argv[1:] if argv is None else argv):  # a bare `acl-emu`: what it can do
         parser.print_help(sys.stderr)
         return 2
-    args = parser.parse_args(_bare_sanitize(sys.argv[1:] if argv is None else argv))
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[0] in _COMPILERS:  # a compiler's arguments are not ours to parse
+        from .capi.commands import compile_command
+        return compile_command(argv[0], list(argv[1:]))
+    args = parser.parse_args(_bare_sanitize(argv))
     prog = f"acl-emu {args.command}"
     try:
         _check_outputs(args)

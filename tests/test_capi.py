@@ -8,6 +8,7 @@ with threads and callbacks, a race, and a table of wrong arguments. They are bui
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -173,8 +174,7 @@ A3 = 1000
 def test_a_c_inference_program_runs_a_declared_model(bin_dir, tmp_path):
     """The C ResNet-50 sample's sequence (aclmdlQuerySize, aclmdlLoadFromFileWithMem, the description,
     datasets and data buffers, aclmdlExecute, outputs through aclGetDataBufferAddr / SizeV2, unload) runs on a
-    declared model; the outputs are the same for the same input, and a second unload is 145003; `acl-emu
-    run`'s summary counts the execution under the model's name."""
+    declared model; the outputs are the same for the same input, and a second unload is 145003."""
     (tmp_path / "resnet50.om.toml").write_text(DECLARATION)
     picture = bytes(range(256)) * (3 * 224 * 224 * 2 // 256)
     for name in ("dog1.bin", "dog2.bin"):
@@ -313,3 +313,76 @@ def test_a_cmake_project_builds_with_the_toolkit_variables(tmp_path):
     assert "Destination data: 123" in done.stdout
     assert "libascendcl.so" in subprocess.run(["ldd", str(build_dir / "main")], capture_output=True, text=True,
                                               env=env).stdout
+
+
+# -- the command line ------------------------------------------------------------------------------------------
+
+def _cli(*argv: str, cwd: Path | None = None, timeout: float = 180):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    return subprocess.run([sys.executable, "-m", "emu", *argv], capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd, env=env)
+
+
+def test_acl_emu_run_times_a_c_program_and_writes_its_trace(bin_dir, tmp_path):
+    """`acl-emu run ./prog` runs a native program as a script: --product, --json (the program's output on
+    stderr), the summary's calls and routes, the trace, the program's exit code."""
+    done = _cli("run", "--json", "--product", "A3", "--host-time", "calls", "--out", str(tmp_path),
+                str(bin_dir / "guide_host_device"), cwd=bin_dir)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["product"] == "A3" and summary["exit_code"] == 0
+    assert summary["calls"]["aclrtMemcpyAsync"] == 3
+    assert summary["bytes_by_route"]["h2d"] == 4 << 20
+    assert Path(summary["trace"]).is_file() and "guide_host_device: ok" in done.stderr
+
+
+def test_acl_emu_run_sanitize_names_the_c_line(bin_dir, tmp_path):
+    """--sanitize on a C program built with -g: the race is reported with both calls' file and line, the
+    findings go to --sanitize-json, and the exit code is 1."""
+    exe = tmp_path / "race"
+    assert commands.compile_command("cc", ["-g", str(HERE / "race.c"), "-o", str(exe)]) == 0
+    out = tmp_path / "findings.json"
+    done = _cli("run", "--sanitize-json", str(out), "--out", str(tmp_path), str(exe), cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "Race between a write and a later read" in done.stderr
+    assert f"{HERE / 'race.c'}:18" in done.stderr and f"{HERE / 'race.c'}:19" in done.stderr
+    assert json.loads(out.read_text())["findings"]
+
+
+def test_acl_emu_run_model_flag_names_the_declaration(bin_dir, tmp_path):
+    """--model X.om=DECL.toml gives a C program's model its declaration, wherever the file is."""
+    decl = tmp_path / "elsewhere.toml"
+    decl.write_text(DECLARATION)
+    picture = tmp_path / "pic.bin"
+    picture.write_bytes(bytes(3 * 224 * 224 * 2))
+    done = _cli("run", "--json", "--model", f"{tmp_path / 'net.om'}={decl}", "--out", str(tmp_path),
+                str(bin_dir / "sample_resnet50_classification"), str(tmp_path / "net.om"), str(picture), cwd=bin_dir)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["calls"]["aclmdlExecute"] == 1
+    bad = _cli("run", "--model", "net.om", str(bin_dir / "threads"), cwd=bin_dir)
+    assert bad.returncode == 2 and "MODEL.om=DECLARATION.toml" in bad.stderr
+
+
+def test_a_program_killed_by_a_signal_has_no_summary_and_its_code(tmp_path):
+    """A program that dies of a signal exits 128 + the signal, saying so, without a summary."""
+    src = tmp_path / "seg.c"
+    src.write_text('#include <signal.h>\n#include "acl/acl.h"\nint main(void) { aclrtSetDevice(0); '
+                   'raise(SIGSEGV); return 0; }\n')
+    assert commands.compile_command("cc", [str(src), "-o", str(tmp_path / "seg")]) == 0
+    done = _cli("run", "--out", str(tmp_path), str(tmp_path / "seg"), cwd=tmp_path)
+    assert done.returncode == 128 + signal.SIGSEGV
+    assert "ended by signal SIGSEGV" in done.stderr
+
+
+def test_cli_compiler_wrapper_and_config(tmp_path):
+    """`acl-emu cc` builds a program whose arguments argparse never sees; `acl-emu config --cflags --libs`
+    prints the flags on one line and --env the toolkit variables."""
+    src = tmp_path / "p.c"
+    src.write_text('#include "acl/acl.h"\nint main(void) { return aclrtSetDevice(0) != ACL_SUCCESS; }\n')
+    assert _cli("cc", str(src), "-o", str(tmp_path / "p"), "-O2", "-Wall").returncode == 0
+    assert subprocess.run([str(tmp_path / "p")], timeout=60).returncode == 0
+    flags = _cli("config", "--cflags", "--libs")
+    assert flags.returncode == 0 and flags.stdout.count("\n") == 1 and "-lascendcl" in flags.stdout
+    env = _cli("config", "--env").stdout
+    for name in ("DDK_PATH", "NPU_HOST_LIB", "INSTALL_DIR", "ASCEND_HOME_PATH", "SOC_VERSION", "LD_LIBRARY_PATH"):
+        assert f"export {name}=" in env
