@@ -12,11 +12,10 @@ copy_2d, ndarray.fill on a uint8 (fill) or uint32 (fill_u32) array.
 e.g. a `git archive <commit>` unpacked), interleaved in one process, size by size.
 
 --crossover instead times each compiled kernel with its cached stores (the C
-library's memmove / memset) against its streaming stores, around the thresholds
-emu.kernels.NT_THRESHOLD, FILL_NT_THRESHOLD and NT_2D_MIN_WIDTH: the
-measurement those constants come from (for 1-D copies and fills, only where
-emu.kernels' `Crossover`s start: they learn from the calls; the sweep prints
-what they learned).
+library's memmove / memset) against its streaming stores, around the bands of
+emu.kernels' `Crossover`s (placed by the last-level cache's size,
+emu.kernels.CACHE_BYTES: they learn the rest from the calls; the sweep prints
+what they learned) and NT_2D_MIN_WIDTH.
 
 Each side is timed alternately in the same process (which side goes first alternates),
 best of N runs.  A run of a small size is a loop of calls long enough to time (the same
@@ -210,8 +209,9 @@ def crossover(quick, reps, only):
                 lambda: k["copy_2d"](dst, pitch, src, pitch, width, height, NEVER, 0),
                 lambda: k["copy_2d"](dst, pitch, src, pitch, width, height, 0, 0))
 
-    print(f"emu.kernels: NT_THRESHOLD = {kernels.NT_THRESHOLD / MiB:g} MiB, "
-          f"FILL_NT_THRESHOLD = {kernels.FILL_NT_THRESHOLD / MiB:g} MiB, NT_2D_MIN_WIDTH = {kernels.NT_2D_MIN_WIDTH}")
+    print(f"emu.kernels: last-level cache {kernels.CACHE_BYTES / MiB:g} MiB; copies {kernels.COPY_STORES!r}, "
+          f"fills {kernels.FILL_STORES!r}, 2-D copies {kernels.COPY_2D_STORES!r}; NT_2D_MIN_WIDTH = "
+          f"{kernels.NT_2D_MIN_WIDTH}")
     if "copy" in only:
         table("copy: memmove vs streaming stores", [copy_case(m) for m in copy_sizes])
     if "fill" in only or "fill_u32" in only:
@@ -372,7 +372,8 @@ def main():
         print("SOME RESULTS WERE WRONG")
     print(f"best of {reps} runs per side ({3 * reps} under 64 MiB, {5 * reps} under 1 MiB), interleaved; "
           "GB/s counts payload bytes written.")
-    print(f"store paths learned in this run: copy {kernels.COPY_STORES!r}; fill {kernels.FILL_STORES!r}")
+    print(f"store paths learned in this run: copy {kernels.COPY_STORES!r}; fill {kernels.FILL_STORES!r}; "
+          f"2-D copy {kernels.COPY_2D_STORES!r}")
     print(f"this process: kernels ready in {load_s:.2f} s")
     if not args.no_startup:
         print(cache_probe())

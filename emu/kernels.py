@@ -17,11 +17,13 @@ overlap, and picks the way to move the bytes:
 * large sizes: non-temporal stores: the data would not stay in cache anyway,
   and skipping the read-for-ownership of destination lines nearly doubles
   bandwidth;
-* between them, whichever has been faster here: where streaming starts to pay
-  moves with the cache the machine's neighbours leave (2-3x from one day to
-  the next on a shared VM), so a 1-D copy or fill of a few MiB to a few
-  hundred times itself, per power-of-two band of sizes, and takes the faster
-  path, trying the other now and then (`Crossover`).
+* between them, whichever has been faster here (`Crossover`, its band placed
+  by the size of the last-level cache: `stores_for`, `cache_bytes`): where
+  streaming starts to pay moves with the cache the machine's neighbours leave
+  (2-3x from one day to the next on a shared VM), so a copy, 2-D copy or fill
+  times itself, per power-of-two band of sizes, and takes the faster path,
+  trying the other now and then; only calls that follow one of the same path
+  teach it, so that no path is timed with the cache the other left.
 
 Arguments the fast path refuses go through `_checked_*`, which raises the
 ValueError that explains them (or runs the kernel on a plain view when nothing
@@ -31,6 +33,7 @@ is wrong, e.g. for an ndarray subclass).
 from __future__ import annotations
 
 import operator
+import os
 import threading
 from collections.abc import Mapping
 from time import perf_counter
@@ -39,53 +42,41 @@ import numpy as np
 
 __all__ = ["copy", "copy_2d", "fill", "fill_u32", "warmup", "KERNELS"]
 
-# 2-D copies whose payload is at least this large and whose rows are at least
-# NT_2D_MIN_WIDTH bytes wide use streaming (non-temporal) stores; 1-D copies
-# between non-overlapping buffers start from it (`COPY_STORES`).
-# Chosen from
-#     python benchmarks/kernels.py --crossover
-# on the 2-core development VM (AMD EPYC, 32 MiB L3 shared with other guests,
-# glibc 2.36): cached (memmove) vs streaming GB/s, best of 11 interleaved,
-# two runs a few minutes apart:
-#     4 MiB    23.0 vs 18.5 | 28.1 vs 20.7     5.75 MiB 15.8 vs 21.1 | 25.3 vs 20.1
-#     5 MiB    24.8 vs 21.1 | 30.5 vs 21.1     6 MiB    17.2 vs 20.7 | 11.2 vs 19.4
-#     5.25 MiB 11.1 vs 21.4 | 25.6 vs 20.3     7 MiB     9.1 vs 19.6 | 13.8 vs 21.0
-#     5.5 MiB  21.1 vs 20.9 | 13.0 vs 21.7     8 MiB     7.2 vs 18.9 |  8.3 vs 20.4
-# Where source + destination stop fitting in cache moves between 5 and 6 MiB
-# with the neighbours' load; from 6 MiB up streaming won every run.  Below
-# the threshold a copy is the same memmove numpy makes.  Far above it,
-# streaming is on par with the C library's own non-temporal path (which it
-# takes from 192 MiB here): 256 MiB 6.9 vs 7.0 | 6.8 vs 6.5, 1 GiB 5.9 vs 6.4 | 6.6 vs 7.0.
-NT_THRESHOLD = 6 << 20
-
-# fill / fill_u32 start to use streaming stores from here (`FILL_STORES`).  A fill's
-# working set is only its destination, so the cached path holds out about
-# twice as long as a copy's.  Same command, memset vs streaming GB/s:
-#     8 MiB 41.4 vs 21.6 | 31.9 vs 21.6     12 MiB 11.9 vs 22.1 | 26.5 vs 20.5
-#     10 MiB 17.6 vs 20.7 | 31.5 vs 20.3    16 MiB 11.0 vs 22.0 | 10.0 vs 18.5
-FILL_NT_THRESHOLD = 16 << 20
-# On another day the same VM gave other crossovers (`--crossover`, cached vs
-# streaming GB/s): copy 6 MiB 42.3 vs 27.5, 8 MiB 37.6 vs 27.7, 12 MiB 22.1 vs
-# 25.8; fill 16 MiB 63.2 vs 28.4, 32 MiB 32.9 vs 28.5, 64 MiB 28.5 vs 27.6. So
-# for 1-D copies and fills these two are only where a `Crossover` starts; it
-# learns the rest from the calls.
+# Where streaming (non-temporal) stores start to pay for a copy or fill depends on the last-level cache and
+# on what the machine's neighbours leave of it (`stores_for` reasons from the cache's size; a `Crossover`
+# learns the rest from the calls). What `python benchmarks/kernels.py --crossover` measured on the 2-core
+# development VM (AMD EPYC, 32 MiB L3 shared with other guests, glibc 2.36), cached (memmove) vs streaming
+# GB/s, best of 11 interleaved:
+#     copy, one day:   4 MiB 23.0 vs 18.5, 5 MiB 24.8 vs 21.1, 6 MiB 17.2 vs 20.7, 8 MiB 7.2 vs 18.9
+#     copy, another:   6 MiB 42.3 vs 27.5, 8 MiB 37.6 vs 27.7, 12 MiB 22.1 vs 25.8
+#     fill, one day:   8 MiB 41.4 vs 21.6, 12 MiB 11.9 vs 22.1, 16 MiB 11.0 vs 22.0
+#     fill, another:   16 MiB 63.2 vs 28.4, 32 MiB 32.9 vs 28.5, 64 MiB 28.5 vs 27.6
+#     copy 256 MiB 6.9 vs 7.0, 1 GiB 5.9 vs 6.4: far above the cache streaming is on par with the C library's
+#     own non-temporal path (which glibc takes from 192 MiB there).
+# Below a crossover's band a copy is the same memmove numpy makes, so never slower than numpy.
 
 
 class Crossover:
-    """Whether a 1-D copy or fill of n bytes should use streaming stores, learned from its own calls.
+    """Whether a copy or fill of n bytes should use streaming stores, learned from its own calls.
 
-    Below `low` the cached path (the C library's) always; from `high` up streaming always. Between them,
-    per power-of-two band of sizes: the first call takes the path `prior` gives (streaming from `prior`
-    bytes up), the second the other, and from then on the path whose seconds per byte have been lower
-    (a moving average, each call a quarter of it), except that every `explore`-th call in the band tries
-    the other path, so that a change of the machine's load is seen. `streams(n)` picks; `took(n, streamed,
+    Below `low` the cached path (the C library's, numpy's own) always; from `high` up streaming always. Between
+    them, per power-of-two band of sizes: the path `prior` gives first (streaming from `prior` bytes up), then
+    the other, and from then on the path whose seconds per byte have been lower (a moving average, each call a
+    quarter of it), except that every `explore` calls the band tries the other path for `TRIAL` calls in a row,
+    so that a change of the machine's load is seen.
+
+    A call teaches only when the band's previous call took the same path (`warm`): the first call on a path
+    finds the cache as the other path left it (streaming stores evict the destination, so a cached copy after
+    them is timed with a cold cache, and would look slower than it is). `streams(n)` picks; `took(n, streamed,
     seconds)` teaches. The choice changes only the time a kernel takes, never its bytes."""
 
     __slots__ = ("low", "high", "prior", "explore", "bands")
+    TRIAL = 2  # calls in a row on the other path when the band tries it: the first cold, the next timed
 
-    def __init__(self, low: int, high: int, prior: int, explore: int = 32):
+    def __init__(self, low: int, high: int, prior: int, explore: int = 64):
         self.low, self.high, self.prior, self.explore = low, high, prior, explore
-        self.bands: dict[int, list] = {}  # n.bit_length() -> [cached s/B, streaming s/B, calls]
+        # n.bit_length() -> [cached s/B, streaming s/B, calls, the path of the band's last call (None: none yet)]
+        self.bands: dict[int, list] = {}
 
     def streams(self, n: int) -> bool:
         if n < self.low:
@@ -94,25 +85,26 @@ class Crossover:
             return True
         band = self.bands.get(n.bit_length())
         if band is None:
-            band = self.bands[n.bit_length()] = [None, None, 0]
+            band = self.bands[n.bit_length()] = [None, None, 0, None]
         band[2] = calls = band[2] + 1
         cached, streaming = band[0], band[1]
-        if cached is None or streaming is None:  # each path timed once first: the prior's, then the other
+        if cached is None or streaming is None:  # each path timed warm first: the prior's, then the other
             return n >= self.prior if cached is None and streaming is None else cached is not None
-        faster = streaming < cached
-        return faster != (calls % self.explore == 0)
+        return (streaming < cached) != (calls % self.explore < self.TRIAL)
 
     def took(self, n: int, streamed: bool, seconds: float) -> None:
         band = self.bands.get(n.bit_length()) if self.low <= n < self.high else None
-        if band is None or seconds <= 0:
+        if band is None:
             return
-        cost, i = seconds / n, 1 if streamed else 0
-        band[i] = cost if band[i] is None else band[i] + (cost - band[i]) * 0.25
+        warm, band[3] = band[3] is streamed, streamed
+        if warm and seconds > 0:
+            cost, i = seconds / n, 1 if streamed else 0
+            band[i] = cost if band[i] is None else band[i] + (cost - band[i]) * 0.25
 
     def __repr__(self) -> str:
         paths = ", ".join(f"{_mib(1 << (b - 1))}-{_mib(1 << b)}: "
                           + ("?" if c is None or st is None else "streaming" if st < c else "cached")
-                          for b, (c, st, _) in sorted(self.bands.items()))
+                          for b, (c, st, _, _) in sorted(self.bands.items()))
         return (f"Crossover(cached below {_mib(self.low)}, streaming from {_mib(self.high)}"
                 + (f"; learned {paths}" if paths else "") + ")")
 
@@ -121,11 +113,65 @@ def _mib(n: int) -> str:
     return f"{n / (1 << 20):g} MiB"
 
 
-# The crossovers of 1-D copies and of fills (the 2-D copies keep NT_THRESHOLD and NT_2D_MIN_WIDTH: how wide
-# their rows are changes what pays more than their size does). Their bands start where the cached path won on
-# both days measured (copy 4 MiB, fill 8 MiB) and end where streaming was at least on par (256 MiB).
-COPY_STORES = Crossover(4 << 20, 256 << 20, NT_THRESHOLD)
-FILL_STORES = Crossover(8 << 20, 256 << 20, FILL_NT_THRESHOLD)
+FALLBACK_CACHE = 8 << 20  # a last-level cache size when the machine does not say: a common desktop L3
+
+
+def cache_bytes(root: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
+    """The size of the last-level cache the first CPU sees, in bytes: the highest level of data or unified cache
+    under `root` (Linux's sysfs), else the C library's sysconf (which on some VMs adds up the caches of the
+    whole socket), else FALLBACK_CACHE."""
+    best = (0, 0)
+    try:
+        for entry in os.listdir(root):
+            path = os.path.join(root, entry)
+            if entry.startswith("index") and _read(path, "type") in ("Data", "Unified"):
+                best = max(best, (int(_read(path, "level")), _size(_read(path, "size"))))
+    except (OSError, ValueError):
+        best = (0, 0)
+    if best[1] > 0:
+        return best[1]
+    for name in ("SC_LEVEL4_CACHE_SIZE", "SC_LEVEL3_CACHE_SIZE", "SC_LEVEL2_CACHE_SIZE"):
+        try:
+            size = os.sysconf(name)
+        except (ValueError, OSError):
+            continue
+        if size > 0:
+            return size
+    return FALLBACK_CACHE
+
+
+def _read(folder: str, name: str) -> str:
+    with open(os.path.join(folder, name)) as f:
+        return f.read().strip()
+
+
+def _size(text: str) -> int:
+    """"32768K" (sysfs' spelling), "1M" or "512" as bytes."""
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    return int(text[:-1] if scale > 1 else text) * scale
+
+
+def stores_for(cache: int, working_set: int) -> Crossover:
+    """The crossover of an operation whose working set is `working_set` times its size (2 for a copy: source
+    and destination; 1 for a fill), on a machine whose last-level cache holds `cache` bytes.
+
+    While the working set fits in half the cache it stays there between calls (the other half for the program
+    and the machine's neighbours), and cached stores win: they are the C library's, so as fast as numpy. Once it
+    is sixteen times the cache nothing stays, and streaming stores win or tie (they skip reading the
+    destination's lines for ownership; streaming vs cached copies on a 32 MiB cache: 256 MiB 7.8 vs 7.9 GB/s,
+    1 GiB 6.4 vs 5.9).
+    Between them what wins moves with the neighbours' load (2-3x from one day to the next on a shared VM, where
+    a VM's two cores may also sit on two dies' caches), so the calls teach it; the first guess streams once the
+    working set fills the cache."""
+    return Crossover(cache // (2 * working_set), 16 * cache // working_set, cache // working_set)
+
+
+CACHE_BYTES = cache_bytes()
+# The crossovers of 1-D copies, of fills and of 2-D copies (whose rows are at least NT_2D_MIN_WIDTH wide: how
+# wide their rows are changes what pays more than their size does).
+COPY_STORES = stores_for(CACHE_BYTES, 2)
+FILL_STORES = stores_for(CACHE_BYTES, 1)
+COPY_2D_STORES = stores_for(CACHE_BYTES, 2)
 NEVER = 1 << 62  # a threshold no size reaches: the cached path
 
 # 2-D rows narrower than this never use streaming stores: a row covers few
@@ -705,6 +751,17 @@ def _fill_now(dst, value: int, unit: int, n: int) -> None:
     _learned(FILL_STORES, n, lambda nt: _fill_kernel(dst, value, unit, nt, NEVER))
 
 
+def _copy_2d_now(dst, dst_pitch: int, src, src_pitch: int, width: int, height: int) -> None:
+    """The 2-D copy on the store path `COPY_2D_STORES` picks for its payload; rows narrower than NT_2D_MIN_WIDTH
+    and overlapping regions never stream (and teach nothing)."""
+    payload = width * height
+    if payload < COPY_2D_STORES.low or width < NT_2D_MIN_WIDTH or np.may_share_memory(dst, src):
+        _copy2d_kernel(dst, dst_pitch, src, src_pitch, width, height, NEVER, NT_2D_MIN_WIDTH)
+    else:
+        _learned(COPY_2D_STORES, payload,
+                 lambda nt: _copy2d_kernel(dst, dst_pitch, src, src_pitch, width, height, nt, NT_2D_MIN_WIDTH))
+
+
 def _learned(stores: Crossover, n: int, run) -> None:
     """`run(nt_threshold)` on the store path `stores` picks for n bytes, timed to teach it (it keeps the timings
     of its band only)."""
@@ -735,7 +792,7 @@ def _checked_copy_2d(dst, dst_pitch, src, src_pitch, width, height):
         raise ValueError(f"src too short: {height} rows of pitch {src_pitch} need {s_need} bytes, have {src.shape[0]}")
     if height == 1:  # the pitches do not matter (and may exceed the kernel's integers)
         dst_pitch = src_pitch = width
-    _copy2d_kernel(_plain(dst), dst_pitch, _plain(src), src_pitch, width, height, NT_THRESHOLD, NT_2D_MIN_WIDTH)
+    _copy_2d_now(_plain(dst), dst_pitch, _plain(src), src_pitch, width, height)
 
 
 def _checked_fill(dst, value, unit):
@@ -770,7 +827,7 @@ def copy_2d(dst: np.ndarray, dst_pitch: int, src: np.ndarray, src_pitch: int,
         _load()
     if type(dst_pitch) is int and type(src_pitch) is int and type(width) is int and type(height) is int:
         try:
-            _copy2d_kernel(dst, dst_pitch, src, src_pitch, width, height, NT_THRESHOLD, NT_2D_MIN_WIDTH)
+            _copy_2d_now(dst, dst_pitch, src, src_pitch, width, height)
             return
         except (TypeError, ValueError, OverflowError):
             pass

@@ -32,7 +32,7 @@ def nt_mode(request, monkeypatch):
     if request.param == "streaming":
         monkeypatch.setattr(kernels, "COPY_STORES", kernels.Crossover(0, 0, 0))  # streaming from 0 bytes up
         monkeypatch.setattr(kernels, "FILL_STORES", kernels.Crossover(0, 0, 0))
-        monkeypatch.setattr(kernels, "NT_THRESHOLD", 0)
+        monkeypatch.setattr(kernels, "COPY_2D_STORES", kernels.Crossover(0, 0, 0))
         monkeypatch.setattr(kernels, "NT_2D_MIN_WIDTH", 0)
     return request.param
 
@@ -363,57 +363,122 @@ def test_crossover_caches_below_its_band_and_streams_from_its_top():
     assert c.bands == {}
 
 
-def test_crossover_times_its_prior_then_the_other_path_then_takes_the_faster():
-    """In a band, the first call takes the prior's path (streaming from `prior` up), the second the other one;
-    from then on the path with the lower seconds per byte."""
+def teach(c, n, seconds_if):
+    """One call of a Crossover: the path it picks for n bytes, taught `seconds_if(path)`."""
+    s = c.streams(n)
+    c.took(n, s, seconds_if(s))
+    return s
+
+
+def test_crossover_times_its_prior_then_the_other_path_warm_then_takes_the_faster():
+    """In a band, the first calls take the prior's path (streaming from `prior` up) until one is timed warm, that
+    is after a call of the same path; then the other path likewise; from then on the path with the lower seconds
+    per byte."""
     c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB)
     n = 8 * MiB
-    first = c.streams(n)
-    assert first  # 8 MiB >= the prior
-    c.took(n, first, 1.0e-3)
-    second = c.streams(n)
-    assert not second
-    c.took(n, second, 0.5e-3)  # the cached path was twice as fast here
-    assert [c.streams(n) for _ in range(5)] == [False] * 5
+    picks = [teach(c, n, lambda s: 1.0e-3 if s else 0.5e-3) for _ in range(4)]
+    assert picks == [True, True, False, False]  # 8 MiB >= the prior: streaming first, each path twice
+    assert [c.streams(n) for _ in range(5)] == [False] * 5  # the cached path was twice as fast
     m = 3 * MiB  # another band keeps its own timings: the prior again
     assert not c.streams(m)
+
+
+def test_crossover_never_learns_from_a_call_after_one_of_the_other_path():
+    """Streaming stores leave the destination out of the cache: the cached call after them runs cold. Such a
+    call (the first on a path after the other one) teaches nothing, however slow it was."""
+    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB)
+    n = 4 * MiB  # below the prior: cached first
+    c.took(n, c.streams(n), 9.0)  # the band's first call: nothing before it, untaught
+    c.took(n, c.streams(n), 1.0)  # cached, warm
+    c.took(n, c.streams(n), 2.0)  # streaming, after a cached call: untaught
+    c.took(n, c.streams(n), 2.0)  # streaming, warm
+    band = c.bands[n.bit_length()]
+    assert band[0] == 1.0 / n and band[1] == 2.0 / n
+    c.took(n, False, 50.0)  # cached right after streaming: cold, untaught
+    assert band[0] == 1.0 / n
+    c.took(n, False, 1.0)
+    assert band[0] == 1.0 / n
 
 
 def test_crossover_moves_to_the_other_path_when_it_becomes_faster():
     """A moving average: when the machine's load changes so that the other path wins, the band switches after
     the other path's tries show it."""
-    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB, explore=4)
+    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB, explore=8)
     n = 16 * MiB
-    c.took(n, c.streams(n), 1.0)  # streaming, 1 s
-    c.took(n, c.streams(n), 0.5)  # cached, 0.5 s
-    picks = []
-    for _ in range(40):  # from now on streaming takes 0.2 s, cached 0.5 s
-        s = c.streams(n)
-        picks.append(s)
-        c.took(n, s, 0.2 if s else 0.5)
+    for _ in range(4):
+        teach(c, n, lambda s: 1.0 if s else 0.5)  # streaming 1 s, cached 0.5 s
+    picks = [teach(c, n, lambda s: 0.2 if s else 0.5) for _ in range(80)]  # now streaming takes 0.2 s
     assert picks[0] is False  # at first it keeps the path it found faster ...
-    assert picks[-20:].count(True) == 15  # ... at the end it streams, but for its one try in every 4 calls
+    assert picks[-40:].count(True) == 30  # ... at the end it streams, but for its two tries in every 8 calls
 
 
-def test_crossover_tries_the_other_path_once_every_explore_calls():
-    """Once both paths are timed, exactly one call in every `explore` takes the slower path."""
+def test_crossover_tries_the_other_path_for_two_calls_in_every_explore():
+    """Once both paths are timed, exactly TRIAL calls in a row in every `explore` take the slower path: the
+    first finds the cache as the faster path left it, the second is timed warm."""
     c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB, explore=8)
     n = 32 * MiB
-    c.took(n, c.streams(n), 1.0)
-    c.took(n, c.streams(n), 2.0)  # streaming (the prior at 32 MiB) was the faster
+    for _ in range(4):
+        teach(c, n, lambda s: 1.0 if s else 2.0)  # streaming (the prior at 32 MiB) is the faster
     picks = [c.streams(n) for _ in range(64)]  # (no more timings: the averages stay)
-    assert picks.count(False) == 8 and picks.count(True) == 56
+    assert kernels.Crossover.TRIAL == 2
+    assert picks.count(False) == 16 and "FF" in "".join("F" if p is False else "T" for p in picks)
+    assert "TFT" not in "".join("F" if p is False else "T" for p in picks)
+
+
+def test_stores_for_places_the_band_by_the_cache_size():
+    """Cached while the working set (twice a copy's size, a fill's size) fits in half the last-level cache,
+    streaming from sixteen times the cache, the first guess streaming once the working set fills the cache; so a
+    machine with four times the cache has each bound four times as high."""
+    for cache in (8 * MiB, 32 * MiB, 128 * MiB):
+        copy, fill = kernels.stores_for(cache, 2), kernels.stores_for(cache, 1)
+        assert (copy.low, copy.prior, copy.high) == (cache // 4, cache // 2, 8 * cache)
+        assert (fill.low, fill.prior, fill.high) == (cache // 2, cache, 16 * cache)
+    assert kernels.COPY_STORES.low == kernels.CACHE_BYTES // 4 and kernels.FILL_STORES.high == 16 * kernels.CACHE_BYTES
+
+
+def test_cache_bytes_reads_the_highest_data_cache_and_falls_back(tmp_path):
+    """The last-level cache is the highest level of data or unified cache sysfs lists (not an instruction
+    cache); with no sysfs it comes from sysconf, else FALLBACK_CACHE; this machine's is a sane size."""
+    for i, (level, kind, size) in enumerate([(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "1024K"),
+                                             (3, "Unified", "32768K"), (4, "Instruction", "999M")]):
+        d = tmp_path / f"index{i}"
+        d.mkdir()
+        for name, value in (("level", level), ("type", kind), ("size", size)):
+            (d / name).write_text(f"{value}\n")
+    assert kernels.cache_bytes(str(tmp_path)) == 32 << 20
+    assert kernels.cache_bytes(str(tmp_path / "none")) > 0
+    assert 256 << 10 <= kernels.CACHE_BYTES <= 4 << 30
+
+
+def test_a_2d_copy_of_wide_rows_in_its_band_teaches_its_crossover_and_moves_the_same_bytes(monkeypatch):
+    """kernels.copy_2d of rows at least NT_2D_MIN_WIDTH wide, in COPY_2D_STORES' band, times both paths (each
+    once warm) and gives the same bytes on each; narrow rows never stream and teach nothing."""
+    stores = kernels.Crossover(64 << 10, 1 << 30, 96 << 10)
+    monkeypatch.setattr(kernels, "COPY_2D_STORES", stores)
+    width, pitch, height = 1024, 1100, 128  # 128 KiB of payload
+    src = random_bytes(pitch * height)
+    for _ in range(4):
+        dst = np.zeros(pitch * height + 1, dtype=np.uint8)[1:]
+        kernels.copy_2d(dst, pitch, src, pitch, width, height)
+        want = np.zeros_like(dst)
+        ref_copy_2d(want, 0, pitch, src, 0, pitch, width, height)
+        assert np.array_equal(dst, want)
+    (band,) = stores.bands.values()
+    assert band[0] is not None and band[1] is not None and band[2] == 4
+    narrow = kernels.NT_2D_MIN_WIDTH - 1
+    kernels.copy_2d(dst, pitch, src, pitch, narrow, height)
+    assert len(stores.bands) == 1 and band[2] == 4
 
 
 @pytest.mark.parametrize("op", ["copy", "fill", "fill_u32"])
 def test_a_copy_or_fill_in_the_band_teaches_its_crossover_and_moves_the_same_bytes(op, monkeypatch):
-    """kernels.copy / fill / fill_u32 in a Crossover's band time both paths on their first two calls (the band's
-    averages are set) and give the same bytes on each."""
+    """kernels.copy / fill / fill_u32 in a Crossover's band time both paths, each once warm, on their first four
+    calls (the band's averages are set) and give the same bytes on each."""
     stores = kernels.Crossover(64 << 10, 1 << 30, 96 << 10)
     monkeypatch.setattr(kernels, "COPY_STORES" if op == "copy" else "FILL_STORES", stores)
     n = 128 << 10  # (the band of 128 KiB to 256 KiB; no band starts below 64 KiB here)
     src = random_bytes(n)
-    for k in range(2):
+    for k in range(4):
         dst = np.zeros(n + 64, dtype=np.uint8)[1:n + 1]  # unaligned, as buffers are
         if op == "copy":
             kernels.copy(dst, src)
@@ -425,7 +490,7 @@ def test_a_copy_or_fill_in_the_band_teaches_its_crossover_and_moves_the_same_byt
             kernels.fill_u32(dst, 0xA1B2C3D4)
             assert np.array_equal(dst, u32_pattern(0xA1B2C3D4, n))
     (band,) = stores.bands.values()
-    assert band[0] is not None and band[1] is not None and band[2] == 2
+    assert band[0] is not None and band[1] is not None and band[2] == 4
 
 
 def test_an_overlapping_copy_in_the_band_is_memmove_and_teaches_nothing(monkeypatch):
