@@ -99,12 +99,18 @@ def _plan_2d(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width: int,
 
 
 def _move_2d(rt: Core, dst: Region, doff: int, dpitch: int, src: Region, soff: int, spitch: int,
-             width: int, height: int, what: str):
+             width: int, height: int, what: str, blocking: bool = False):
+    """What moves a 2D copy's rows when its task completes; `blocking`: the task of the calling thread's
+    blocking call, whose rows may move once its lock is released (`transfer.unlocked`)."""
     def move():
         if not transfer.has_bytes(rt, what, dst, src):
             return
         dn, sn = (height - 1) * dpitch + width, (height - 1) * spitch + width
-        kernels.copy_2d(dst.target(doff, dn), dpitch, src.view(soff, sn), spitch, width, height)
+        args = (dst.target(doff, dn), dpitch, src.view(soff, sn), spitch, width, height)
+        if blocking:
+            transfer.unlocked(rt, width * height, kernels.copy_2d, *args)
+        else:
+            kernels.copy_2d(*args)
 
     return move
 
@@ -115,7 +121,7 @@ def _copy_2d_now(rt: Core, plan: transfer.CopyPlan, dpitch: int, spitch: int, wi
     the driver's MemCopy2D with DEVMM_MEMCPY2D_SYNC, as MemCopySync calls its MemCopySync,
     hicann/runtime src/runtime/api/impl/api_impl.cc), so the host pays the same round trip."""
     transfer.copy_now(rt, plan, what, move=_move_2d(rt, plan.dst, plan.doff, dpitch, plan.src, plan.soff, spitch,
-                                                    width, height, what), rows=height,
+                                                    width, height, what, blocking=True), rows=height,
                       access=_access_2d(plan, dpitch, spitch, width, height))
 
 

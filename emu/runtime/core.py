@@ -186,10 +186,11 @@ def _api_method(fn, name: str, gate: bool, sizes: tuple, feature: str | None = N
                     if type(a) is int and a < 0:  # (type() is cheaper than reading __class__)
                         args = _as_size_t(where, args, kwargs)
                         break
+        st = self._tls.state  # this thread's state, for the rest of the call
         lock = self.lock
         lock.acquire()  # (acquire and release: half the cost of `with`'s context-manager protocol)
         try:
-            st = self.caller = self._tls.state  # this thread's state, for the rest of the call
+            self.caller = st
             wall = self.wall_scale
             if wall:  # host_time="wall": the host's own time since this thread's previous call
                 now = perf_counter()
@@ -219,9 +220,22 @@ def _api_method(fn, name: str, gate: bool, sizes: tuple, feature: str | None = N
                     st.returned = perf_counter()
         finally:
             lock.release()
+            if st.moves:  # bytes the call's blocking tasks left to move once the lock is released (`Core.later`)
+                _move_unlocked(st, wall)
 
     call.acl_name = name
     return call
+
+
+def _move_unlocked(st: "ThreadState", wall: float) -> None:
+    """Run what the call left in `st.moves`, in order, the runtime's lock released (by this call; a nested call's
+    run under its caller's lock). In "wall" host-time mode the host's time since the call then starts after
+    them: they are the call's own time."""
+    moves, st.moves = st.moves, []
+    for fn, args in moves:
+        fn(*args)
+    if wall:
+        st.returned = perf_counter()
 
 
 def _failed(name: str, err: AclError) -> AclError:
@@ -252,13 +266,14 @@ class ThreadState:
     gate the `api` decorator deferred to the call's first runtime-layer step (None: nothing pending); needs:
     the (API name, chip feature) the call's declaration needs, for `Core.feature_gate` (None: none);
     ident: its thread id; capture_modes, exchange_mode: the capture modes it began and its
-    aclmdlRICaptureThreadExchangeMode; returned: (host_time="wall") the wall time its previous call returned.
+    aclmdlRICaptureThreadExchangeMode; returned: (host_time="wall") the wall time its previous call returned;
+    moves: the byte movement the call in progress leaves for after the runtime's lock (`Core.later`).
 
     During an API call, `Core.caller` is the calling thread's ThreadState: the family modules read the
     call's clock and pending gate there (`rt.caller`), never through thread-local lookups of their own.
     """
 
-    __slots__ = ("ctx", "clock", "gate", "needs", "ident", "capture_modes", "exchange_mode", "returned")
+    __slots__ = ("ctx", "clock", "gate", "needs", "ident", "capture_modes", "exchange_mode", "returned", "moves")
 
     def __init__(self):
         self.ctx = None
@@ -269,6 +284,7 @@ class ThreadState:
         self.ident = threading.get_ident()
         self.capture_modes: dict[int, int] = {}
         self.exchange_mode = C.ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
+        self.moves: list[tuple] = []  # (fn, args) to run once the API call in progress releases the lock
 
 
 class _Handles(dict):
@@ -556,6 +572,13 @@ class Core:
     @clock.setter
     def clock(self, t: float) -> None:
         self._tls.state.clock = t
+
+    def later(self, fn, *args) -> None:
+        """Run fn(*args) when the API call in progress has released the runtime's lock, before it returns: the
+        bytes of the call's own blocking task, which no other task or thread is ordered after until the call
+        returns, move while other threads' calls go on. `args` hold the task's buffers (numpy views keep their
+        memory alive even if another thread frees the region meanwhile). Called only inside an API call."""
+        self.caller.moves.append((fn, args))
 
     def tick(self, seconds: float | None = None) -> None:
         """Spend host time (one API call by default). The devices run lazily: see `catch_up`."""

@@ -23,7 +23,7 @@ MEMSET_BLOCK = 64 << 20
 def _fill_host_now(rt: Core, r: Region, off: int, n: int, value: int, what: str) -> None:
     rt.sanitize_host_span(what, r, off, n, "w")
     rt.tick(n / rt.product.hardware.host_memset_bandwidth)
-    transfer._filler(rt, r, off, n, value, what)()
+    transfer._filler(rt, r, off, n, value, what, blocking=True)()
 
 
 @api("aclrtMemset", sizes=("max_count", "count"), pyacl="acl.rt.memset", params="iiii")
@@ -46,7 +46,7 @@ def memset(rt: Core, ptr: int, max_count: int, value: int, count: int) -> None:
         _fill_host_now(rt, r, off, count, value, "aclrtMemset")
         return
     transfer.run_blocking(rt, Task(FILL, nbytes=count, device=r.device, label="aclrtMemset",
-                           on_complete=transfer._filler(rt, r, off, count, value, "aclrtMemset")),
+                           on_complete=transfer._filler(rt, r, off, count, value, "aclrtMemset", blocking=True)),
                           ((r, off, count, "w"),))
 
 
@@ -109,11 +109,13 @@ def _d32_target(rt: Core, ptr: int, mem_size: int, n: int) -> tuple[Region, int]
     return r, off
 
 
-def _d32_filler(rt: Core, r: Region, off: int, n: int, value: int, what: str):
+def _d32_filler(rt: Core, r: Region, off: int, n: int, value: int, what: str, blocking: bool = False):
+    """What fills n bytes at `r`+off with the 32-bit `value` when its task completes; `blocking`: the task of the
+    calling thread's blocking call (`transfer.unlocked`)."""
     r.check_writable()
     def fill():
         if transfer.has_bytes(rt, what, r):
-            kernels.fill_u32(r.target(off, n), value)
+            transfer._fill_bytes(rt, r.target(off, n), value, kernels.fill_u32, blocking)
 
     return fill
 
@@ -134,7 +136,7 @@ def _d32(rt: Core, ptr: int, mem_size: int, value: int, n: int, stream: int | No
     if not r.is_device:  # host target: filled now; the async variant ignores the stream
         rt.sanitize_host_span(what, r, off, 4 * n, "w")
         rt.tick(4 * n / rt.product.hardware.host_memset_bandwidth)
-        _d32_filler(rt, r, off, 4 * n, value, what)()
+        _d32_filler(rt, r, off, 4 * n, value, what, blocking=True)()
     elif stream is None:
         _d32_device_sync(rt, r, off, 4 * n, value, what)
     else:
@@ -160,7 +162,8 @@ def _d32_device_sync(rt: Core, r: Region, off: int, nbytes: int, value: int, wha
         m = min(block, nbytes - b)
         rt.tick(m / rt.product.hardware.host_memset_bandwidth)
         transfer.run_blocking(rt, Task(COPY, nbytes=m, device=r.device, src=None, dst=r.device, label=what,
-                               on_complete=_d32_filler(rt, r, off + b, m, value, what)), ((r, off + b, m, "w"),))
+                               on_complete=_d32_filler(rt, r, off + b, m, value, what, blocking=True)),
+                              ((r, off + b, m, "w"),))
 
 
 def _d32_device_async(rt: Core, s: Stream, r: Region, off: int, nbytes: int, value: int, what: str) -> None:

@@ -157,30 +157,56 @@ def has_bytes(rt: Core, what: str, *regions: Region) -> bool:
 # Copies up to this many bytes move by numpy's slice assignment (a memmove, safe for overlapping ranges),
 # which costs less than a kernel's dispatch; the kernels' streaming stores and GIL release start far above.
 SMALL_COPY = 4096
+# A blocking call's own copy or fill of at least this many bytes moves them once the runtime's lock is released
+# (`unlocked`, `Core.later`): from here the kernels release the GIL, so two threads' bytes move at once.
+UNLOCKED_FROM = 64 << 10
 
 
-def _mover(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str):
+def unlocked(rt: Core, n: int, fn, *args) -> None:
+    """fn(*args), which moves n bytes of the calling thread's blocking task: once the call has released the
+    runtime's lock (`Core.later`) from UNLOCKED_FROM bytes up, now below it. The regions were checked and their
+    bytes made under the lock; `args` hold views of them."""
+    if n >= UNLOCKED_FROM:
+        rt.later(fn, *args)
+    else:
+        fn(*args)
+
+
+def _mover(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str, blocking: bool = False):
+    """What moves a copy's bytes when its task completes; `blocking`: the task of the calling thread's blocking
+    call, whose bytes may move once its lock is released (`unlocked`)."""
     dst.check_writable()  # a read-only destination is refused at the call, before anything is queued
     def move():
         if (dst.freed or src.freed or dst.virtual or src.virtual) and not has_bytes(rt, what, dst, src):
             return  # (has_bytes is asked only when one of its refusals may apply: a call less per copy)
         if src.is_device and not src.materialized:  # never written: zeros
             if dst.materialized or not dst.is_device:
-                kernels.fill(dst.target(doff, n), 0)
+                _fill_bytes(rt, dst.target(doff, n), 0, kernels.fill, blocking)
             return
         if n <= SMALL_COPY:
             dst.target(doff, n)[...] = src.view(soff, n)
+        elif blocking:
+            unlocked(rt, n, kernels.copy, dst.target(doff, n), src.view(soff, n))
         else:
             kernels.copy(dst.target(doff, n), src.view(soff, n))
 
     return move
 
 
-def _filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str):
+def _fill_bytes(rt: Core, target, value: int, kernel, blocking: bool) -> None:
+    """kernel(target, value): now, or for a blocking call's own task maybe once the lock is released."""
+    if blocking:
+        unlocked(rt, target.shape[0], kernel, target, value)
+    else:
+        kernel(target, value)
+
+
+def _filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str, blocking: bool = False):
+    """What fills n bytes at `dst`+off with the byte `value` when its task completes (`blocking`: as `_mover`)."""
     dst.check_writable()
     def fill():
         if has_bytes(rt, what, dst):
-            kernels.fill(dst.target(off, n), value)
+            _fill_bytes(rt, dst.target(off, n), value, kernels.fill, blocking)
 
     return fill
 
@@ -215,12 +241,13 @@ def pageable(rt: Core, r: Region, off: int) -> bool:
 def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0, access=None) -> None:
     """A blocking copy: the host waits for it, other streams go on. Pageable memory goes through
     the driver's staging pipeline; host-to-host copies are the CPU's. move: what moves the bytes (by default
-    the plan's contiguous range); rows: row descriptors of a 2D copy (none when staged); access: the bytes it
-    touches, for the sanitizer (by default the plan's ranges). The host also pays the driver's round trip
+    the plan's contiguous range, once the call releases the runtime's lock: `unlocked`); rows: row descriptors
+    of a 2D copy (none when staged); access: the bytes it touches, for the sanitizer (by default the plan's
+    ranges). The host also pays the driver's round trip
     (`hardware.sync_copy`), once the copy is done."""
     rt.sanitize_host_access(what, access or plan, None if access else plan_access)
     if move is None:
-        move = _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what)
+        move = _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what, blocking=True)
     hw = rt.machine.hardware
     if plan.s_dev is None and plan.d_dev is None:
         rt.tick(plan.nbytes / hw.host_memcpy_bandwidth)
