@@ -5,13 +5,16 @@ A run is one `overlap.simulate` (a fresh timing-only runtime, deterministic), so
 their order does not matter: the sweep maps them over workers and puts the rows back in grid order, which
 makes a parallel sweep's table exactly the serial one. Parallel runs use Dask (`pip install acl-emu[sweep]`):
 a local cluster of N worker processes by default, or an existing cluster by its scheduler address, so a
-sweep grows past one machine without code changes.
+sweep grows past one machine without code changes. A run takes milliseconds, so runs travel in batches of
+about TASK_S seconds of work per Dask task (the time of one run measured on a first few, spread over the grid),
+and a grid too small to win back the cluster's start runs in this process (`Plan` says which, and why).
 
     from emu.studies import sweep
     grid = sweep.Grid(products=["910B", "A3"], h2d=[64 << 20], d2h=[16 << 20], compute_us=[1500, 5000],
                       streams=[1, 2, 4], chunks=[1, 4, 16])
     rows = sweep.run(grid, workers=2)          # one dict per run, in grid order
-    sweep.write(rows, "out")                   # sweep.csv and sweep.parquet
+    sweep.best_per_workload(rows)              # the best streams x chunks of each product x sizes x compute
+    sweep.write(rows, "out", grid=grid)        # sweep.csv and sweep.parquet (its metadata: version, grid)
 
 Columns: every swept parameter (product, h2d_bytes, d2h_bytes, compute_us, streams, chunks, pageable), then
 the metrics with their units in their names (iteration_ms, exposed_copy_ms, floor_ms, vs_floor (ratio),
@@ -23,8 +26,10 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
 import math
 import numbers
+import time
 import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -215,19 +220,119 @@ def run(grid: Grid, workers: int = 0, scheduler: str | None = None, progress=Non
     return execute(run_one, grid.runs(), workers, scheduler, progress)
 
 
+def run_planned(grid: Grid, workers: int = 0, scheduler: str | None = None, progress=None,
+                threshold_s: float | None = None) -> "Executed":
+    """`run`, with how the runs were spread (`Executed.plan`: where, how many runs a task, why)."""
+    return execute_planned(run_one, grid.runs(), workers, scheduler, progress, threshold_s)
+
+
+# Batching: a run of the overlap pipeline takes about 1-10 ms, far less than what Dask spends on a task (a
+# scheduler round trip, pickling, a result), so runs travel in batches of about TASK_S of work each; a first few
+# runs, taken evenly across the grid and run in this process, give the time of one.
+TASK_S = 0.4  # seconds of work a Dask task aims at (0.2-1 s: long enough to hide Dask's cost, short to balance)
+PROBE_S = 0.25  # seconds of runs timed in this process before the rest are spread
+PROBE_RUNS = 24  # at most this many runs timed first
+TASKS_PER_WORKER = 3  # at least this many tasks a worker, so a slow batch does not hold the others up
+LOCAL_START_S = 3.0  # starting a local cluster of worker processes (2-7 s measured on a 2-core machine)
+CONNECT_S = 0.5  # connecting to a running scheduler and importing the study on its workers
+
+
+@dataclass
+class Plan:
+    """How a sweep's runs were spread: `where` in words, the runs timed first in this process, the estimated
+    seconds of one run, the runs a Dask task carries (0: no Dask), and `why` when a cluster was asked for and
+    not used."""
+
+    where: str
+    probed: int
+    run_s: float
+    batch: int = 0
+    tasks: int = 0
+    why: str = ""
+
+    @property
+    def line(self) -> str:
+        """One line for the printed summary."""
+        text = self.where
+        if self.batch:
+            text += (f", {self.tasks} Dask tasks of {self.batch} runs (~{self.batch * self.run_s:.2f} s each; one run "
+                     f"~{self.run_s * 1e3:.1f} ms)")
+        return text + (f"; {self.why}" if self.why else "")
+
+
+@dataclass
+class Executed:
+    """The rows of `execute_planned`, in the runs' order, and its `Plan`."""
+
+    rows: list
+    plan: Plan
+
+
 def execute(fn, runs: list[dict], workers: int = 0, scheduler: str | None = None, progress=None) -> list[dict]:
-    """[fn(params) for params in runs], in order, whatever runs them. workers 0 (or 1) and no scheduler: in
-    this process; workers N > 1: a local Dask cluster of N worker processes; scheduler: an existing Dask
-    cluster's address (tcp://host:8786). `fn` must be importable by the workers (a module-level function)
-    and deterministic. progress: a `common.Progress`-like object advanced once per run."""
+    """[fn(params) for params in runs], in order, whatever runs them (see `execute_planned`)."""
+    return execute_planned(fn, runs, workers, scheduler, progress).rows
+
+
+def execute_planned(fn, runs: list[dict], workers: int = 0, scheduler: str | None = None, progress=None,
+                    threshold_s: float | None = None) -> Executed:
+    """[fn(params) for params in runs], in order, and how they ran. workers 0 (or 1) and no scheduler: in this
+    process; workers N > 1: a local Dask cluster of N worker processes; scheduler: an existing Dask cluster's
+    address (tcp://host:8786). A few runs taken evenly across `runs` are timed in this process first; the rest
+    go to the cluster in batches of about TASK_S seconds each, unless they would take less than `threshold_s`
+    seconds in this process (default: twice the cluster's start, LOCAL_START_S for a local one, CONNECT_S for a
+    scheduler's: below that two workers cannot win their start back), then they run here and the plan says why. `fn` must be importable by the workers (a
+    module-level function) and deterministic. progress: a `common.Progress`-like object advanced once per run."""
+    rows: list = [None] * len(runs)
     if scheduler is None and workers <= 1:
-        rows = []
-        for params in runs:
-            rows.append(fn(params))
-            if progress is not None:
-                progress.advance(1, _note(params))
-        return rows
-    return _run_dask(fn, runs, workers, scheduler, progress)
+        _run_here(fn, runs, range(len(runs)), rows, progress)
+        return Executed(rows, Plan("in this process", 0, 0.0))
+    probe = _probe_indices(len(runs))
+    t0 = time.perf_counter()
+    done = []
+    for i in probe:
+        _run_here(fn, runs, [i], rows, progress)
+        done.append(i)
+        if time.perf_counter() - t0 >= PROBE_S:
+            break
+    run_s = (time.perf_counter() - t0) / max(len(done), 1)
+    rest = [i for i in range(len(runs)) if rows[i] is None]
+    cluster = f"the Dask cluster at {scheduler}" if scheduler else f"a local Dask cluster of {workers} workers"
+    start_s = CONNECT_S if scheduler else LOCAL_START_S
+    threshold = start_s * 2 if threshold_s is None else threshold_s
+    if not rest or len(rest) * run_s < threshold:
+        _run_here(fn, runs, rest, rows, progress)
+        why = (f"{cluster} not used: the {len(runs)} runs take ~{len(runs) * run_s:.1f} s here, less than "
+               f"starting it and spreading them would save (~{start_s:g} s to start)")
+        return Executed(rows, Plan("in this process", len(done), run_s, why=why))
+    batch = batch_size(run_s, len(rest), workers if scheduler is None else 0)
+    tasks = _run_dask(fn, runs, rest, rows, batch, workers, scheduler, progress)
+    return Executed(rows, Plan(f"on {cluster}", len(done), run_s, batch, tasks))
+
+
+def batch_size(run_s: float, runs: int, workers: int = 0) -> int:
+    """Runs a Dask task carries: about TASK_S seconds of work at `run_s` seconds a run, no more than leaves each
+    of `workers` (0: unknown, taken as 2) TASKS_PER_WORKER tasks, at least 1."""
+    per_task = max(1, round(TASK_S / run_s)) if run_s > 0 else runs
+    spread = max(1, -(-runs // (TASKS_PER_WORKER * (workers or 2))))
+    return max(1, min(per_task, spread))
+
+
+def _probe_indices(n: int) -> list[int]:
+    """Up to PROBE_RUNS indices spread evenly over range(n) (the first, then across the grid's fields)."""
+    k = min(n, PROBE_RUNS)
+    return sorted({(j * n) // k for j in range(k)})
+
+
+def _run_here(fn, runs: list[dict], indices, rows: list, progress) -> None:
+    for i in indices:
+        rows[i] = fn(runs[i])
+        if progress is not None:
+            progress.advance(1, _note(runs[i]))
+
+
+def run_batch(fn, batch: list[dict]) -> list[dict]:
+    """One Dask task: fn over a batch of runs, in order."""
+    return [fn(params) for params in batch]
 
 
 def _note(params: dict) -> str:
@@ -243,7 +348,9 @@ def _dask():
     return distributed
 
 
-def _run_dask(fn, runs: list[dict], workers: int, scheduler: str | None, progress) -> list[dict]:
+def _run_dask(fn, runs: list[dict], rest: list[int], rows: list, batch: int, workers: int, scheduler: str | None,
+              progress) -> int:
+    """Run runs[rest] on Dask in contiguous batches, filling rows; returns the number of tasks."""
     distributed = _dask()
     if scheduler is not None:
         client, cluster = distributed.Client(scheduler), None
@@ -252,24 +359,70 @@ def _run_dask(fn, runs: list[dict], workers: int, scheduler: str | None, progres
                                            dashboard_address=None)
         client = distributed.Client(cluster)
     try:
-        futures = client.map(fn, runs, pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
-        rows: list = [None] * len(runs)
+        groups = [rest[k:k + batch] for k in range(0, len(rest), batch)]
+        futures = [client.submit(run_batch, fn, [runs[i] for i in g], pure=False) for g in groups]
+        index = {f.key: g for f, g in zip(futures, groups)}
         for future in distributed.as_completed(futures):
-            i = index[future.key]
-            rows[i] = future.result()
+            group = index[future.key]
+            for i, row in zip(group, future.result()):
+                rows[i] = row
             if progress is not None:
-                progress.advance(1, _note(runs[i]))
-        return rows
+                progress.advance(len(group), _note(runs[group[-1]]))
+        return len(groups)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
 
 
-def write(rows: list[dict], out, formats=("csv", "parquet")) -> dict:
+WORKLOAD = ("product", "h2d_bytes", "d2h_bytes", "compute_us")
+SETTING = ("streams", "chunks", "pageable")
+
+
+def best_per_workload(rows: list[dict]) -> list[dict]:
+    """The best setting of each workload (product x sizes x compute time, in the rows' order): its streams,
+    chunks and host memory, iteration_ms and vs_floor, the runs of the workload, and the speed-up over one
+    stream and one chunk when the grid has it. Ties go to fewer streams, then fewer chunks, then pinned."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in WORKLOAD), []).append(r)
+    out = []
+    for key, runs in groups.items():
+        best = min(runs, key=lambda r: (r["iteration_ms"], r["streams"], r["chunks"], r["pageable"]))
+        serial = next((r for r in runs if r["streams"] == 1 and r["chunks"] == 1
+                       and r["pageable"] == best["pageable"]), None)
+        out.append({**dict(zip(WORKLOAD, key)), **{k: best[k] for k in SETTING},
+                    "iteration_ms": best["iteration_ms"], "vs_floor": best["vs_floor"], "runs": len(runs),
+                    "speedup_vs_1x1": serial["iteration_ms"] / best["iteration_ms"]
+                    if serial is not None and best["iteration_ms"] > 0 else None})
+    return out
+
+
+BEST_SHOWN = 24  # workloads listed in the printed table
+
+
+def best_table(best: list[dict], shown: int = BEST_SHOWN) -> str:
+    """The best setting of each workload (`best_per_workload`) as a text table, the first `shown` workloads."""
+    from .common import format_table, human_bytes
+
+    pageable = len({b["pageable"] for b in best}) > 1
+    rows = [{"product": b["product"], "h2d": human_bytes(b["h2d_bytes"]), "d2h": human_bytes(b["d2h_bytes"]),
+             "compute": f"{b['compute_us']:g}", "setting": f"{b['streams']} x {b['chunks']}"
+             + (" pageable" if b["pageable"] and pageable else ""), "ms": f"{b['iteration_ms']:.3f}",
+             "floor": f"{b['vs_floor']:.3f}", "speedup": "-" if b["speedup_vs_1x1"] is None
+             else f"{b['speedup_vs_1x1']:.2f}x"} for b in best[:shown]]
+    text = ("best setting per workload (product x sizes x compute time; streams x chunks, the fastest of its runs):\n"
+            + format_table(rows, [("product", "product"), ("h2d", "H2D"), ("d2h", "D2H"), ("compute", "compute us"),
+                                  ("setting", "streams x chunks"), ("ms", "iteration ms"), ("floor", "x floor"),
+                                  ("speedup", "vs 1 x 1")]))
+    if len(best) > shown:
+        text += f"\n... and {len(best) - shown} more workloads (--json, or group sweep.csv by the workload columns)"
+    return text
+
+
+def write(rows: list[dict], out, formats=("csv", "parquet"), grid: Grid | None = None) -> dict:
     """sweep.csv and sweep.parquet (Parquet needs pyarrow: `pip install 'acl-emu[sweep]'`) in `out`; returns
-    their paths."""
+    their paths. The Parquet schema's metadata carries the acl-emu version and the grid (`parquet_metadata`)."""
     from .common import Landing, write_csv
 
     names = {fmt: f"sweep.{fmt}" for fmt in formats}
@@ -277,7 +430,7 @@ def write(rows: list[dict], out, formats=("csv", "parquet")) -> dict:
         if "csv" in names:
             write_csv(land(names["csv"]), rows)
         if "parquet" in names:
-            _write_parquet(land(names["parquet"]), rows)
+            _write_parquet(land(names["parquet"]), rows, grid)
         return {k: str(land.dir / v) for k, v in names.items()}
 
 
@@ -288,7 +441,16 @@ def can_write_parquet() -> bool:
     return importlib.util.find_spec("pyarrow") is not None
 
 
-def _write_parquet(path, rows: list[dict]) -> None:
+def parquet_metadata(grid: Grid | None) -> dict[bytes, bytes]:
+    """The schema metadata of sweep.parquet: b"acl-emu version" (emu.__version__) and b"acl-emu grid" (the grid's
+    fields as JSON; null when the rows came without their grid)."""
+    from .. import __version__
+
+    grid_json = json.dumps(grid_dict(grid) if grid is not None else None)
+    return {b"acl-emu version": __version__.encode(), b"acl-emu grid": grid_json.encode()}
+
+
+def _write_parquet(path, rows: list[dict], grid: Grid | None = None) -> None:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -296,8 +458,10 @@ def _write_parquet(path, rows: list[dict]) -> None:
         raise RuntimeError("Parquet output needs pyarrow: pip install 'acl-emu[sweep]', or ask for --format csv") \
             from None
     table = pa.Table.from_pylist(rows)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **parquet_metadata(grid)})
     pq.write_table(table, path)
 
 
 def grid_dict(grid: Grid) -> dict:
-    return asdict(grid)
+    """The grid's fields as plain lists (the TOML keys of `Grid.from_toml`)."""
+    return {k: list(v) for k, v in asdict(grid).items()}
