@@ -6,7 +6,8 @@ docs/en/user_guide/profile_data_file_references.md, "msprof_*.json (Timeline Rep
 "task_time"):
 
 - one JSON array of Chrome trace events, times in microseconds (`ts` a string with three decimals, as msprof
-  writes it; `dur` a number);
+  writes it; `dur` a number: the end rounded as `ts` is, minus `ts`, so slices that follow each other on a row
+  never overlap);
 - a "CANN" process (label "CPU") with a thread per host thread ("Thread <tid>") holding the API calls as
   complete events named "AscendCL@<api>", args "Thread Id", "Mode", "level", "id", "item_id" and
   "connection_id" (cann_assembler.cpp / cann_assembler.h, ApiTraceEvent);
@@ -64,6 +65,14 @@ def format_pid(device: int, sort_index: int) -> int:
 
 def _us(t: float, origin_us: float) -> str:
     return f"{t * 1e6 + origin_us:.3f}"
+
+
+def _span(start: float, end: float, origin_us: float) -> tuple[str, float]:
+    """(ts, dur) of a slice from `start` to `end` seconds: ts with three decimals as msprof writes it, dur the
+    difference of the two ends each rounded so, so a slice that ends where the next one of its row starts ends
+    exactly at that one's ts (rounding the duration itself could run 1 ns into the next slice)."""
+    ts = _us(start, origin_us)
+    return ts, round(float(_us(end, origin_us)) - float(ts), 3)
 
 
 def _meta(name: str, pid: int, tid: int, key: str, value) -> dict:
@@ -181,8 +190,8 @@ class _DeviceTasks:
             args["connection_id"] = conn
             self.flows.append({"name": f"{FLOW}{conn}", "pid": pid, "tid": sid, "ph": "f", "cat": FLOW,
                                "id": str(conn), "ts": _us(start, origin_us), "bp": "e"})
-        self.events.append({"name": name, "pid": pid, "tid": sid, "ts": _us(start, origin_us),
-                            "dur": round((end - start) * 1e6, 3), "ph": "X", "args": args})
+        ts, dur = _span(start, end, origin_us)
+        self.events.append({"name": name, "pid": pid, "tid": sid, "ts": ts, "dur": dur, "ph": "X", "args": args})
 
 
 def _task_type(args: dict, r: tuple, at: dict, src, dst) -> str:
@@ -245,8 +254,8 @@ def _call_events(calls: list, threads: dict, connection: dict, cann: int, origin
     for i, (api, thread, start, end) in enumerate(calls):
         no = threads[int(thread)]
         conn = connection.get(i, 0)
-        events.append({"name": f"AscendCL@{api}", "pid": cann, "tid": no, "ts": _us(start, origin_us),
-                       "dur": round((end - start) * 1e6, 3), "ph": "X",
+        ts, dur = _span(start, end, origin_us)
+        events.append({"name": f"AscendCL@{api}", "pid": cann, "tid": no, "ts": ts, "dur": dur, "ph": "X",
                        "args": {"Thread Id": int(thread), "Mode": "ACL_RTS", "level": "acl", "id": api,
                                 "item_id": "", "connection_id": conn}})
         if conn:
