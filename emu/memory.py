@@ -21,6 +21,7 @@ import ctypes
 import os
 import sys
 import warnings
+from collections import deque
 
 import numpy as np
 
@@ -38,6 +39,7 @@ VIRTUAL_HOST_BASE = 1 << 56  # page-locked host memory of timing-only allocation
 VIRTUAL_HOST_WINDOW = 1 << 52
 MAX_DEVICES = 64  # RT_MAX_DEV_NUM, hicann/runtime src/runtime/core/inc/spec/base_info.hpp:23
 
+FREED_KEPT = 256  # the latest frees remembered, for the sanitizer's use-after-free report (AddressSpace.on_stale)
 HOST_PAGE = 4096
 HUGE_PAGE = 2 << 20
 HUGE_1G = 1 << 30
@@ -370,6 +372,16 @@ class AddressSpace:
         live = host_budget is None and not os.environ.get(HOST_MEMORY_ENV)
         self.budget = HostBudget(int(0.9 * available_host_memory()) if host_budget is None else host_budget, live)
         self.adopt_raw_host = False  # a C program's runtime: any user-space address is its own pageable memory
+        # (base, end, what it was) of the latest frees: addresses only, so no freed buffer is kept alive
+        self.freed_recently: deque = deque(maxlen=FREED_KEPT)
+        self.on_stale = None  # (the sanitizer) called (addr, nbytes, freed_recently's entry) when `resolve` fails in one
+
+    def freed_range(self, addr: int) -> tuple | None:
+        """The entry of `freed_recently` (base, end, description) that held `addr`, the latest such free."""
+        for entry in reversed(self.freed_recently):
+            if entry[0] <= addr < entry[1]:
+                return entry
+        return None
 
     def invariant_violations(self) -> list[str]:
         """What is wrong with the allocator's state, if anything: live regions overlap, a device's used bytes
@@ -426,6 +438,10 @@ class AddressSpace:
             if 0 < addr and addr + nbytes <= USER_SPACE_END:
                 r = self.adopt_host(addr, nbytes)
         if r is None:
+            if self.on_stale is not None:
+                stale = self.freed_range(addr)
+                if stale is not None:
+                    self.on_stale(addr, nbytes, stale)
             if is_device_address(addr):
                 raise AclError(ACL_ERROR_INVALID_PARAM,
                                f"address 0x{addr:x} is not in any allocation of device {device_of(addr)}")
@@ -504,6 +520,7 @@ class AddressSpace:
 
     def free_device(self, r: Region) -> None:
         self._remove(r)
+        self.freed_recently.append((r.base, r.end, r.describe()))
         self.windows[r.device].free(r.base, r.size)
         self.used[r.device] -= r.size
         if r._buf is not None:
@@ -536,6 +553,7 @@ class AddressSpace:
 
     def free_pinned(self, r: Region) -> None:
         self._remove(r)
+        self.freed_recently.append((r.base, r.end, r.describe()))
         if r.virtual:
             self.virtual_host.free(r.base, r.size)
         else:

@@ -26,8 +26,8 @@ _ACCESS = ("r", "w", "rw")
 
 
 def _access(access, n: int) -> list[str]:
-    """Each buffer's declared use ("r", "w" or "rw"; "u": undeclared, read and written as far as the sanitizer
-    knows, never checked for initialisation)."""
+    """Each buffer's declared use ("r", "w" or "rw"; "u": undeclared, read or written as far as the sanitizer
+    knows (`emu.sanitize.ranges.UNDECLARED`), never checked for initialisation)."""
     if access is None:
         return ["u"] * n
     if isinstance(access, str):
@@ -73,8 +73,10 @@ def launch_kernel(rt: Core, fn: Callable, buffers: Sequence = (), stream: int = 
 
     access: how the kernel uses each buffer, "r", "w" or "rw" (one string for all, or one per buffer), for
     the sanitizer: a buffer declared read is checked for bytes nothing wrote, one declared "r" is not
-    taken to be written. Undeclared, each buffer counts as read and written (and is not checked for
-    initialisation).
+    taken to be written. Undeclared, a buffer may be read or written: a conflict whatever the kernel does
+    (with a write of other work) is a finding; one only if the kernel writes it is a finding when its run
+    is seen changing the buffer (functional mode), else a possible hazard in the report's notes, with a hint
+    to declare access=. Undeclared buffers are not checked for initialisation.
     """
     if fn is None:  # kernel.cpp: aclrtLaunchKernelImpl: a null funcHandle
         fail(ACL_ERROR_INVALID_PARAM, "fn is null")

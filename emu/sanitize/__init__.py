@@ -7,11 +7,12 @@
 Checks (compute-sanitizer's racecheck, memcheck, initcheck and synccheck, for the ACL runtime):
 - race: accesses to overlapping bytes, at least one a write, that no happens-before edge orders (stream order,
   event record / wait, synchronize, callbacks, blocking calls, a thread's start and join, a ThreadPoolExecutor
-  task's submit and result), across streams, devices and host threads;
+  task's submit and result), across streams, devices and host threads, and between the entries of one batch
+  copy; 2-D copies row by row at any height;
 - host: the host and queued work: reading a destination or writing a source before the copy is known complete,
-  a copy's source changed between enqueue and execution (fingerprints, functional mode), freeing or
-  unregistering memory queued work uses, destroying a stream or releasing a device with work pending, waiting
-  on an event never recorded;
+  a copy's source changed before a host thread waited for the copy (fingerprints at the enqueue and at that
+  wait, functional mode), freeing or unregistering memory queued work uses, using freed memory, destroying a
+  stream or releasing a device with work pending, waiting on an event never recorded;
 - init: device bytes read (a copy's source, a kernel argument declared read) that nothing wrote.
 
 The runtime calls the sanitizer's hooks (checker.Sanitizer) when one is configured; otherwise nothing is

@@ -12,28 +12,38 @@ Every check asks the one happens-before relation these edges make (ranges.happen
 From these it keeps vector clocks (clocks.py) and, per allocation, the accesses not yet made redundant
 (ranges.py), and reports (report.py):
 - race: two accesses to overlapping bytes, at least one a write, neither ordered before the other, by
-  device tasks (of any streams and devices) or by a task and another host thread;
+  device tasks (of any streams and devices) or by a task and another host thread; two entries of one batch
+  copy (`_batch_overlaps`: they run in no promised order);
 - host: the host and its own queued work: reading bytes a queued task writes, writing bytes it reads or
-  writes, before waiting for it; a copy's source changed by the host between enqueue and execution (a
-  fingerprint taken at each, functional mode only); freeing or unregistering memory queued work uses;
-  destroying a stream or releasing a device with work the host has not waited for; waiting on an event
-  never recorded;
+  writes, before waiting for it; a copy's source changed by the host before a host thread waited for the
+  copy (a fingerprint at the enqueue, checked at the wait that first orders the copy before a host thread,
+  or at the end of the run: by happens-before, not by the order this run took; functional mode only);
+  freeing or unregistering memory queued work uses; using freed memory (the address space's record of
+  recent frees, `_used_after_free`); destroying a stream or releasing a device with work the host has not
+  waited for; waiting on an event never recorded;
 - init: device bytes read (a copy's source, a kernel argument declared read) that nothing wrote.
 Each is reported once per pair of call sites (and counted).
+
+A kernel argument of undeclared use (launch_kernel without access=) may be read or written: a conflict with
+another call's write is a finding; one that holds only if the kernel writes is kept aside (`possible`) and
+made a finding if the kernel's run is seen changing the argument's bytes (functional mode: a fingerprint
+before and after its function), else reported as a possible hazard with a hint to declare its use.
 """
 from __future__ import annotations
 
 import math
 import threading
 import weakref
+from collections import deque
 
 from . import report, sites, threads
 from .clocks import Agent, join
-from .fingerprint import Fingerprint
-from .ranges import INIT, READ, WRITE, Shadow, happens_before
+from .fingerprint import Fingerprint, Source
+from .ranges import INIT, READ, UNDECLARED, WRITE, Shadow, happens_before
 
 TOOLS = ("race", "host", "init")
-_MODES = {"r": READ | INIT, "w": WRITE, "rw": READ | WRITE | INIT, "u": READ | WRITE}
+_MODES = {"r": READ | INIT, "w": WRITE, "rw": READ | WRITE | INIT, "u": READ | WRITE | UNDECLARED}
+FREES_KEPT = 256  # the frees remembered for a later use of the freed memory (use-after-free)
 
 
 def parse_tools(value) -> frozenset[str]:
@@ -87,13 +97,16 @@ class Op:
     (`task`, on `stream`) or a host thread's own access (`host`). Every byte range the call touches refers
     to its Op."""
 
-    __slots__ = ("agent", "n", "base", "api", "site", "task", "stream", "thread", "host", "time", "captured")
+    __slots__ = ("agent", "n", "base", "api", "site", "task", "stream", "thread", "host", "time", "captured",
+                 "loose", "wrote")
 
     def __init__(self, agent: int, n: int, base: dict, api: str, site: tuple, task, stream, thread, host: bool,
                  time: float, captured=None):
         self.agent, self.n, self.base, self.api, self.site = agent, n, base, api, site
         self.task, self.stream, self.thread, self.host, self.time = task, stream, thread, host, time
         self.captured = captured  # a replayed task: (site, api) of the call captured into the model
+        self.loose = False  # a kernel launched without access=: each argument may be read or written
+        self.wrote = None  # (a loose kernel, functional) the regions its run was seen to change
 
 
 class Replay:
@@ -151,6 +164,13 @@ class Sanitizer:
         self._watched: dict[int, tuple] = {}  # id(op) -> (op, sources) of queued tasks whose sources are checked
         self._watching: dict = {}  # Region -> {id(op): sources} of the watched tasks reading it
         self._overwritten: set[int] = set()  # id(op) of tasks whose source a host write seen here changed
+        self._unsettled: dict[int, deque] = {}  # stream agent -> its watched copies no host thread knows complete
+        self._views: dict = {}  # host Region -> the site of the first numpy view made of it (acl.util)
+        self.unseen: dict = {}  # view site -> copies that wrote memory the view shows (reads through it: unseen)
+        self.possible: list[report.Finding] = []  # conflicts only if an undeclared kernel argument is written
+        self._frees: deque = deque(maxlen=FREES_KEPT)  # (base, end, the Op of its free) of the latest frees
+        if hasattr(rt, "space"):
+            rt.space.on_stale = self._used_after_free  # a use of freed memory (emu.memory.AddressSpace)
         threads.watch(self)  # the program's threads: start, join, pool tasks (threads.py)
 
     # -- agents ------------------------------------------------------------------------------------
@@ -260,6 +280,11 @@ class Sanitizer:
         """The calling thread's own access, now (a blocking copy or fill, a host fill, a read of its bytes)."""
         if api == "host_array":  # through pyACL's acl.util, or the runtime's own helper
             api = sites.helper_name(2) or "emu.runtime.host_array"
+            now = self._host_op(api)
+            for item in access:
+                self._views.setdefault(item[0], now.site)
+            self._touch(now, access, None)
+            return
         self._touch(self._host_op(api), access, None)
 
     # -- hooks: ordering -------------------------------------------------------------------------------
@@ -268,7 +293,8 @@ class Sanitizer:
         op = getattr(task, "sanitize_op", None) if task is not None else None
         if op is not None:
             t = self._thread()
-            t.join(op.agent, op.n, op.base)
+            if t.join(op.agent, op.n, op.base):
+                self._settle(t)
 
     def callback_begin(self, task, block: bool) -> None:
         """The calling thread starts a host callback the stream reached: it knows what came before it."""
@@ -276,7 +302,8 @@ class Sanitizer:
         op = getattr(task, "sanitize_op", None)
         if op is None:
             return
-        t.join(op.agent, op.n, op.base)
+        if t.join(op.agent, op.n, op.base):
+            self._settle(t)
         if block:
             t.callback = op
 
@@ -300,7 +327,9 @@ class Sanitizer:
         after everything the thread did."""
         child = next((a for a in self._threads.values() if a.thread is thread), None)
         if child is not None:
-            self._thread().join(child.id, child.n, child.base)
+            t = self._thread()
+            if t.join(child.id, child.n, child.base):
+                self._settle(t)
 
     def handing_over(self, into: dict) -> None:
         """The calling thread hands what it did so far on (a pool task it submits; a task's end, to the caller
@@ -313,12 +342,19 @@ class Sanitizer:
         """The calling thread continues after the clock `handing_over` put in `handed`, if any."""
         clock = handed.get(self)
         if clock is not None:
-            self._thread().join(*clock)
+            t = self._thread()
+            if t.join(*clock):
+                self._settle(t)
 
     # -- hooks: hazards of their own -----------------------------------------------------------------
     def freed(self, region, api: str | None = None) -> None:
-        """`region` is about to be freed: queued work still using it is a hazard."""
+        """`region` is about to be freed: queued work still using it is a hazard. The free is remembered (the
+        latest FREES_KEPT) for a later use of the memory (`_used_after_free`)."""
+        if region.origin != "alias":
+            op = self._host_op(api or sites.current_api(2) or "free", sites.user_site(2))
+            self._frees.append((region.base, region.end, op))
         shadow = self._shadows.pop(region, None)
+        self._views.pop(region, None)
         if region in self._aliases:
             host, off = self._aliases.pop(region)
             if self.check_host and host in self._shadows:
@@ -356,6 +392,21 @@ class Sanitizer:
         for op, mode, a, b in latest.values():
             self._report(kind, "host", [op, now], [mode, WRITE], region, a, b)
 
+    def _used_after_free(self, addr: int, nbytes: int, entry: tuple) -> None:
+        """An API call was given an address in memory freed before (`entry`: (base, end, description), from the
+        address space's record of recent frees): report the use with the free's call site (the call itself
+        fails as the runtime says)."""
+        if not self.check_host:
+            return
+        base, end, what = entry
+        free = next((op for b, e, op in reversed(self._frees) if (b, e) == (base, end)), None)
+        if free is None:
+            return
+        now = self._host_op(sites.current_api(2) or "a use of the memory", sites.user_site(2))
+        lo = addr - base
+        self._report("use-after-free", "host", [free, now], [WRITE, READ | WRITE], _Freed(base, end, what), lo,
+                     min(lo + max(nbytes, 1), end - base))
+
     def stream_destroyed(self, s, waits: bool) -> None:
         """aclrtDestroyStream(Force): work the host has not waited for is a hazard; the non-force call then
         waits for it."""
@@ -392,8 +443,11 @@ class Sanitizer:
     def _touch(self, op: Op, access, task) -> None:
         if not isinstance(access, (tuple, list)):
             access = access.accesses()
+        if len(access) > 2 and op.api.startswith("aclrtMemcpyBatch"):
+            self._batch_overlaps(op, access)
         sources = [] if self.fingerprints and task is not None else None
         writes = [] if sources is not None else None
+        loose = None
         shadows, check_init = self._shadows, self.check_init
         for item in access:
             region, off, n, mode = item[0], item[1], item[2], item[3]
@@ -405,39 +459,88 @@ class Sanitizer:
             bits = _MODES[mode]
             if bits & INIT and not (check_init and region.is_device and region.origin != "malloc_host"):
                 bits &= ~INIT
+            if bits & UNDECLARED:
+                op.loose = True
+                if task is not None and self.rt.functional and not region.virtual:  # its run is watched (`_watch`)
+                    loose = loose or []
+                    loose.append((region, off, min(n, region.size - off)))
             shadow = shadows.get(region)
             if shadow is None:
-                if len(shadows) >= self._sweep_at:  # forget what the address space forgot (pageable buffers)
-                    for r in [r for r in shadows if r.freed]:
-                        del shadows[r]
-                        self._allocs.pop(r, None)
-                    self._sweep_at = max(1024, 2 * len(shadows))
-                shadow = shadows[region] = Shadow(region.size)
-            if len(item) > 4 and item[5] > 1 and item[4] != n:
-                pitch, rows = item[4], item[5]
-                spans = ([(off + k * pitch, off + k * pitch + n) for k in range(rows)] if rows <= 256 else
-                         [(off, off + (rows - 1) * pitch + n)])  # many rows: their whole span (may over-report)
-                found = []
-                for lo, hi in spans:
-                    found += shadow.access(lo, min(hi, region.size), op, bits) or ()
+                shadow = self._new_shadow(region)
+            strided = len(item) > 4 and item[5] > 1
+            if strided and item[4] == n:  # rows back to back: one range
+                strided, n = False, n * item[5]
+            if strided:
+                found = shadow.access_rows(_rows(off, n, item[4], item[5], region.size), op, bits)
             else:
                 found = shadow.access(off, min(off + n, region.size), op, bits)
             if found:
                 self._found(op, bits, region, found)
             if sources is not None and not (region.is_device and region.origin != "malloc_host"):
-                if bits & WRITE:
-                    if not region.virtual:
-                        writes.append((region, off, off + n))
-                elif region.virtual or region.freed:
-                    self.unchecked_sources += 1
-                else:
-                    sources.append((region, off, off + n, Fingerprint(region.view(off, n))))
-        if sources or writes:
-            self._watch(op, task, sources, writes)
+                self._host_end(op, region, off, n, item if strided else None, bits, sources, writes)
+        if sources or writes or loose:
+            self._watch(op, task, sources, writes, loose)
+
+    def _new_shadow(self, region) -> Shadow:
+        shadows = self._shadows
+        if len(shadows) >= self._sweep_at:  # forget what the address space forgot (pageable buffers)
+            for r in [r for r in shadows if r.freed]:
+                del shadows[r]
+                self._allocs.pop(r, None)
+                self._views.pop(r, None)
+            self._sweep_at = max(1024, 2 * len(shadows))
+        shadow = shadows[region] = Shadow(region.size)
+        return shadow
+
+    def _host_end(self, op: Op, region, off: int, n: int, item2d, bits: int, sources: list, writes: list) -> None:
+        """A queued task's access to host memory: a source to fingerprint, or a write (which changes the bytes
+        other queued copies read, in order, and which a numpy view made before it reads unseen)."""
+        if bits & WRITE:
+            if not region.virtual:
+                end = off + n if item2d is None else off + (item2d[5] - 1) * item2d[4] + n
+                writes.append((region, off, min(end, region.size)))
+            view = self._views.get(region)
+            if view is not None and not bits & READ:
+                self.unseen[view] = self.unseen.get(view, 0) + 1
+        elif region.virtual or region.freed:
+            self.unchecked_sources += 1
+        elif item2d is None:
+            sources.append(Source(region, off, n))
+        else:
+            sources.append(Source(region, off, n, item2d[4], item2d[5]))
+
+    def _batch_overlaps(self, op: Op, access) -> None:
+        """Entries of one batch run in no promised order: two whose bytes overlap, one writing them, race.
+        Per region, the entries' ranges sorted by start, each checked against the two earlier ranges of
+        distinct entries reaching furthest (among writes, and among all): O(n log n) in the entries."""
+        by_region: dict = {}
+        for k, item in enumerate(access):
+            if item[2] > 0 and item[0].base != 0:
+                by_region.setdefault(item[0], []).append((item[1], item[1] + item[2], k // 2, item[3] != "r"))
+        for region, ranges in by_region.items():
+            if len(ranges) < 2:
+                continue
+            ranges.sort()
+            writes_reach: list = []  # (end, entry, writes) of at most two distinct entries
+            any_reach: list = []
+            for lo, hi, entry, writes in ranges:
+                for end, other, other_writes in (any_reach if writes else writes_reach):
+                    if other != entry and end > lo:
+                        self._batch_clash(op, region, lo, min(hi, end), (other, other_writes), (entry, writes))
+                        break
+                _reach(any_reach, hi, entry, writes)
+                if writes:
+                    _reach(writes_reach, hi, entry, writes)
+
+    def _batch_clash(self, op: Op, region, lo: int, hi: int, first: tuple, second: tuple) -> None:
+        if self.check_races:
+            modes = [WRITE if first[1] else READ, WRITE if second[1] else READ]
+            self._report("batch-overlap", "race", [op, op], modes, region, lo, hi, entries=(first[0], second[0]))
 
     def _found(self, op: Op, bits: int, region, found: list) -> None:
         """What an access found (`Shadow.access`): each earlier op it is not ordered with, over the bytes they
-        share; the bytes it read that nothing wrote."""
+        share (their span, and how many bytes in how many pieces: a 2-D copy's rows); the bytes it read that
+        nothing wrote."""
         clashes: dict = {}
         gaps: list = []
         for other, mode, lo, hi in found:
@@ -449,14 +552,19 @@ class Sanitizer:
                 continue
             span = clashes.get(other)
             if span is None:
-                clashes[other] = [lo, hi, mode]
+                clashes[other] = [lo, hi, mode, hi - lo, 1, hi]
             else:
-                span[0], span[1] = min(span[0], lo), max(span[1], hi)
-        for other, (lo, hi, mode) in clashes.items():
-            self._conflict(other, mode, op, bits, region, lo, hi)
+                span[0], span[1], span[2] = min(span[0], lo), max(span[1], hi), span[2] | mode
+                span[3] += hi - lo
+                if lo != span[5]:
+                    span[4] += 1
+                span[5] = hi
+        for other, (lo, hi, mode, nbytes, pieces, _) in clashes.items():
+            self._conflict(other, mode, op, bits, region, lo, hi, nbytes, pieces)
         if gaps:
             self._report("uninitialized-read", "init", [op], [READ], region, gaps[0][0], gaps[-1][1],
-                         alloc=self._allocs.get(region), gaps=gaps)
+                         alloc=self._allocs.get(region), gaps=gaps, nbytes=sum(b - a for a, b in gaps),
+                         pieces=len(gaps))
 
     def _alias_of(self, alias) -> tuple:
         for reg in self.rt.space.registrations_overlapping(alias.owner.base, alias.owner.size):
@@ -465,46 +573,49 @@ class Sanitizer:
                 return found
         return alias, 0
 
-    def _conflict(self, first: Op, first_mode: int, second: Op, second_mode: int, region, lo: int, hi: int) -> None:
+    def _conflict(self, first: Op, first_mode: int, second: Op, second_mode: int, region, lo: int, hi: int,
+                  nbytes: int, pieces: int) -> None:
         if first.host and second.host:  # two host threads: their order is the program's own, unseen here
             return
-        if first.host or second.host:
-            host, task = (first, second) if first.host else (second, first)
-            if host.thread is task.thread:
-                tool = "host"
-                if second.host:
-                    kind = ("read-before-complete" if not second_mode & WRITE else
-                            "write-before-read" if first_mode == READ else "write-before-complete")
-                else:
-                    kind = "host-race"
-            else:  # another thread's: no start, join or pool edge orders them (threads.py)
-                tool, kind = "race", "race"
-        else:
-            tool, kind = "race", "race"
         if second.host and second_mode & WRITE and id(first) in self._watched:
             self._overwritten.add(id(first))  # the fingerprint would see this write again
+        possible = (first.loose or second.loose) and not (first_mode & WRITE and not first.loose or
+                                                          second_mode & WRITE and not second.loose)
+        tool, kind = _kind_of(first, first_mode, second, second_mode)
         if tool == "race" and not self.check_races or tool == "host" and not self.check_host:
             return
-        self._report(kind, tool, [first, second], [first_mode & (READ | WRITE), second_mode & (READ | WRITE)], region,
-                     lo, hi)
+        modes = [READ | WRITE | UNDECLARED if first.loose else first_mode & (READ | WRITE),
+                 READ | WRITE | UNDECLARED if second.loose else second_mode & (READ | WRITE)]
+        if possible:  # a conflict only if an undeclared argument is written: found if the kernel's run writes it
+            self._maybe(kind, tool, [first, second], modes, region, lo, hi, nbytes=nbytes, pieces=pieces)
+        else:
+            self._report(kind, tool, [first, second], modes, region, lo, hi, nbytes=nbytes, pieces=pieces)
 
     # -- fingerprints ------------------------------------------------------------------------------------
-    def _watch(self, op: Op, task, sources: list, writes: list) -> None:
-        """Check the host sources' fingerprints when the task runs (at its start for a kernel, else just before
-        its bytes move); once it has written host memory, take new fingerprints of the queued copies that read
-        those bytes (their change is this task's, ordered or already reported)."""
+    def _watch(self, op: Op, task, sources: list | None, writes: list | None, loose: list | None) -> None:
+        """Keep the host sources' fingerprints until a host thread knows the task complete (`_settle`: a change
+        then is a host write no edge ordered after the copy, whatever order this run happened to take); once the task has written host memory, take new fingerprints of the queued copies
+        that read those bytes (their change is this task's, ordered or already reported); a kernel of
+        undeclared use: note which arguments its run changes."""
         if sources:
             self._watched[id(op)] = (op, sources)
-            for region, *_ in sources:
-                self._watching.setdefault(region, {})[id(op)] = sources
+            for src in sources:
+                self._watching.setdefault(src.region, {})[id(op)] = sources
+            queue = self._unsettled.get(op.agent)
+            if queue is None:
+                queue = self._unsettled[op.agent] = deque()
+            queue.append(op)
+        if not writes and not loose:
+            return
         attr = "on_start" if task.kind == "kernel" else "on_complete"
         inner = getattr(task, attr)
 
         def run():
-            if sources:
-                self._check_sources(op, sources)
+            before = _snapshots(loose, self.errors) if loose else None
             if inner is not None:
                 inner()
+            if before:
+                op.wrote = _changed(before, self.errors)
             if writes and self._watching:
                 for region, lo, hi in writes:
                     for watched in list(self._watching.get(region, {}).values()):
@@ -512,40 +623,62 @@ class Sanitizer:
 
         setattr(task, attr, run)
 
-    def _check_sources(self, op: Op, sources: list) -> None:
-        self._watched.pop(id(op), None)
-        for region, *_ in sources:
-            mine = self._watching.get(region)
+    def _settle(self, t) -> None:
+        """Thread `t` just learned tasks complete (a wait, a join): the copies now ordered before it have their
+        sources checked a last time (a change is a write before that wait), and are dropped. Per stream they
+        are in stream order: the cost is the streams with copies unsettled, plus the copies settled."""
+        unsettled = self._unsettled
+        if not unsettled:
+            return
+        base = t.base
+        for agent in list(unsettled):
+            queue, known = unsettled[agent], base.get(agent, 0)
+            while queue and queue[0].n <= known:
+                self._check_sources(queue.popleft())
+            if not queue:
+                del unsettled[agent]
+
+    def _check_sources(self, op: Op, api: str | None = None) -> None:
+        entry = self._watched.pop(id(op), None)
+        if entry is None:
+            return
+        sources = entry[1]
+        for src in sources:
+            mine = self._watching.get(src.region)
             if mine is not None:
                 mine.pop(id(op), None)
                 if not mine:
-                    del self._watching[region]
+                    del self._watching[src.region]
         if id(op) in self._overwritten:  # a host write the checks saw: reported already
             self._overwritten.discard(id(op))
             return
         try:
-            for region, lo, hi, fp in sources:
-                if region.freed or region.virtual:
+            for src in sources:
+                if src.region.freed or src.region.virtual:
                     continue
-                changed = fp.changed(region.view(lo, hi - lo))
+                changed = src.changed()
                 if changed is not None:
-                    ran = self._host_op(sites.current_api(2) or "the call during which it ran", sites.user_site(2))
-                    self._report("source-changed", "host", [op, ran], [READ, WRITE], region, lo + changed[0],
-                                 lo + changed[1], exact=fp.data is not None)
-        except Exception as exc:  # never break the run: the task's own bytes must still move
+                    now = self._host_op(api or sites.current_api(2) or "the wait", None if api is None else
+                                        sites.UNKNOWN)
+                    self._report("source-changed", "host", [op, now], [READ, WRITE], src.region, changed[0],
+                                 changed[1], exact=src.exact)
+        except Exception as exc:  # never break the run
             self.errors.append(f"fingerprint check of {op.api} at {sites.short(op.site)}: {exc!r}")
 
     # -- findings ---------------------------------------------------------------------------------------
     def _report(self, kind: str, tool: str, ops: list, modes: list, region, lo: int, hi: int, **extra) -> None:
         if kind in ("destroy-with-pending-work", "reset-with-pending-work"):
             key = (kind, ops[1].site, id(ops[0].stream))
-        elif kind in ("uninitialized-read", "wait-unrecorded-event", "free-while-in-use", "unregister-while-in-use"):
+        elif kind in ("uninitialized-read", "wait-unrecorded-event", "free-while-in-use", "unregister-while-in-use",
+                      "batch-overlap", "use-after-free"):
             key = (kind, *(op.site for op in ops))
         else:  # a pair of calls: once, whatever else they also do to each other
             key = (tool, *sorted(op.site for op in ops))
         found = self._keys.get(key)
         if found is not None:
             found.count += 1
+            if len(found.again) < 8:
+                found.again.append(ops)
             return
         if region is not None and "alloc" not in extra:
             extra["alloc"] = self._allocs.get(region)
@@ -553,8 +686,35 @@ class Sanitizer:
         self._keys[key] = f
         self.findings.append(f)
 
+    def _maybe(self, kind: str, tool: str, ops: list, modes: list, region, lo: int, hi: int, **extra) -> None:
+        """A conflict only if a kernel argument of undeclared use is written: kept aside (`possible`), made a
+        finding if the kernel's run is seen writing it (`_promote`), else reported as a possible hazard with
+        a hint to declare the argument's use."""
+        key = ("possible", kind, *sorted(op.site for op in ops))
+        found = self._keys.get(key)
+        if found is not None:
+            found.count += 1
+            return
+        if "alloc" not in extra:
+            extra["alloc"] = self._allocs.get(region)
+        f = report.Finding(tool, kind, ops, modes, region, lo, hi, extra)
+        f.subject = region
+        self._keys[key] = f
+        self.possible.append(f)
+
+    def _promote(self) -> None:
+        """The possible conflicts whose undeclared kernel was seen writing the bytes' allocation: findings."""
+        for f in list(self.possible):
+            if any(op.loose and op.wrote and f.subject in op.wrote for op in f.ops):
+                self.possible.remove(f)
+                f.modes = [WRITE | UNDECLARED if op.loose and op.wrote and f.subject in op.wrote else m
+                           for op, m in zip(f.ops, f.modes)]
+                f.extra["seen_writing"] = True
+                self.findings.append(f)
+
     def finish(self) -> list:
-        """Run the queued work to its end (each copy's source is checked when it runs), then the findings."""
+        """Run the queued work to its end, check the sources of the copies no host thread waited for, and
+        make findings of the possible conflicts an undeclared kernel's run confirmed; then the findings."""
         rt = self.rt
         with rt.lock:
             env = rt.machine.env
@@ -563,6 +723,11 @@ class Sanitizer:
                     env.step()
             except Exception as exc:  # e.g. a callback no thread will run: what ran is checked
                 self.errors.append(f"running the queued work to its end: {exc!r}")
+            for queue in self._unsettled.values():
+                for op in queue:
+                    self._check_sources(op, "the end of the run (no wait for the copy)")
+            self._unsettled.clear()
+            self._promote()
         return self.findings
 
     def clear(self) -> None:
@@ -583,9 +748,82 @@ class Sanitizer:
         return report.trace_ends(self)
 
 
+class _Freed:
+    """Freed memory as a finding names it (its Region is gone)."""
+
+    __slots__ = ("base", "size", "what")
+
+    def __init__(self, base: int, end: int, what: str):
+        self.base, self.size, self.what = base, end - base, what
+
+    def describe(self) -> str:
+        return f"{self.what} (freed)"
+
+
+def _kind_of(first: Op, first_mode: int, second: Op, second_mode: int) -> tuple[str, str]:
+    """(tool, kind) of a conflict between the earlier `first` and `second`, one of them at least a task."""
+    if first.host or second.host:
+        host, task = (first, second) if first.host else (second, first)
+        if host.thread is not task.thread:  # another thread's: no start, join or pool edge orders them
+            return "race", "race"
+        if not second.host:
+            return "host", "host-race"
+        return "host", ("read-before-complete" if not second_mode & WRITE else
+                        "write-before-read" if first_mode & (READ | WRITE) == READ else "write-before-complete")
+    return "race", "race"
+
+
+def _reach(reach: list, hi: int, entry: int, writes: bool) -> None:
+    """Keep in `reach` the (end, entry, writes) of the two distinct entries whose ranges end furthest."""
+    for i, (end, other, _) in enumerate(reach):
+        if other == entry:
+            if hi > end:
+                reach[i] = (hi, entry, writes)
+                reach.sort(reverse=True)
+            return
+    reach.append((hi, entry, writes))
+    reach.sort(reverse=True)
+    del reach[2:]
+
+
+def _snapshots(args: list, errors: list) -> list | None:
+    """Fingerprints of a loose kernel's arguments (region, offset, nbytes) before it runs; None if they cannot
+    be taken (never break the run)."""
+    try:
+        return [(r, Fingerprint(r.view(a, n)), a, n) for r, a, n in args if not (r.freed or r.virtual)]
+    except Exception as exc:
+        errors.append(f"fingerprint of a kernel's arguments: {exc!r}")
+        return None
+
+
+def _changed(before: list, errors: list) -> set:
+    """The regions whose bytes differ from the fingerprints `_snapshots` took."""
+    try:
+        return {r for r, fp, a, n in before if fp.changed(r.view(a, n)) is not None}
+    except Exception as exc:
+        errors.append(f"fingerprint of a kernel's arguments: {exc!r}")
+        return set()
+
+
+def _rows(off: int, width: int, pitch: int, rows: int, size: int) -> list:
+    """The byte ranges of `rows` rows of `width` bytes `pitch` apart from `off`, clipped to `size` (rows that
+    overlap, pitch < width, merged)."""
+    out = []
+    for k in range(rows):
+        lo = off + k * pitch
+        if lo >= size:
+            break
+        hi = min(lo + width, size)
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(hi, out[-1][1]))
+        else:
+            out.append((lo, hi))
+    return out
+
+
 def _refresh(sources: list, region, lo: int, hi: int) -> None:
     """New fingerprints of the sources overlapping [lo, hi) of `region` (None: all of them)."""
-    for i, (r, a, b, fp) in enumerate(sources):
-        if (region is None or (r is region and a < hi and lo < b)) and not (r.freed or r.virtual):
-            sources[i] = (r, a, b, Fingerprint(r.view(a, b - a)))
-
+    for src in sources:
+        if (region is None or (src.region is region and src.lo < hi and lo < src.hi)) and not (
+                src.region.freed or src.region.virtual):
+            src.refresh()

@@ -106,3 +106,48 @@ def _hashes(buf: np.ndarray, words: int, per_block: int) -> np.ndarray:
     if words:
         _load()(buf[:words * 8].view(np.uint64), per_block, out)
     return out
+
+
+class Source:
+    """Host bytes a queued task reads, with their fingerprint when it was queued: [lo, lo + width) of `region`,
+    or (a 2-D copy) `rows` rows of `width` bytes `pitch` apart from lo, only the rows (another copy's bytes in
+    the gaps are not this one's). `hi`: the end of the last row."""
+
+    __slots__ = ("region", "lo", "hi", "width", "pitch", "rows", "fp")
+
+    def __init__(self, region, lo: int, width: int, pitch: int = 0, rows: int = 1):
+        self.region, self.lo, self.width, self.pitch = region, lo, width, pitch
+        if rows > 1:
+            span = min(lo + (rows - 1) * pitch + width, region.size) - lo
+            rows = (span - width) // pitch + 1 if span >= width else 0
+        self.rows = rows
+        self.hi = lo + (rows - 1) * pitch + width if rows > 1 else lo + width
+        self.fp = Fingerprint(self.bytes())
+
+    def bytes(self) -> np.ndarray:
+        """The bytes now, as one contiguous array (a 2-D source's rows packed)."""
+        span = self.region.view(self.lo, self.hi - self.lo)
+        if self.rows <= 1:
+            return span
+        rows = np.lib.stride_tricks.as_strided(span, (self.rows, self.width), (self.pitch, 1), writeable=False)
+        return np.ascontiguousarray(rows).reshape(-1)
+
+    def refresh(self) -> None:
+        """Take the fingerprint again (the bytes changed by an ordered write)."""
+        self.fp = Fingerprint(self.bytes())
+
+    def changed(self) -> tuple[int, int] | None:
+        """The offsets [lo, hi) of the region that changed since the fingerprint (to its block); None if
+        nothing did."""
+        c = self.fp.changed(self.bytes())
+        if c is None:
+            return None
+        if self.rows <= 1:
+            return self.lo + c[0], self.lo + c[1]
+        w, p = self.width, self.pitch
+        a, b = c[0], c[1] - 1
+        return self.lo + a // w * p + a % w, self.lo + b // w * p + b % w + 1
+
+    @property
+    def exact(self) -> bool:
+        return self.fp.data is not None

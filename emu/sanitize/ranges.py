@@ -5,7 +5,12 @@ holds a cell: the last write to its bytes and the reads since that write that ar
 later one (one per agent at most: an agent's own accesses are ordered). A new access visits the segments
 it covers, checks itself against each distinct cell once, and leaves a new cell; a write leaves a cell of
 its own, so the accesses ordered before a covering write are dropped, and neighbouring segments with the
-same cell merge again. Cost per access: a bisection plus the segments it covers, whatever its size.
+same cell merge again. Cost per access: a bisection plus the segments it covers, whatever its size. A strided
+access (the rows of a 2-D copy) is one merge pass over the segments it spans and its rows (`access_rows`),
+linear in both, at any height, and checked row by row (the gaps between rows are not touched).
+
+A kernel argument of undeclared use (UNDECLARED) may read or write: it is checked as a write against what
+came before, but leaves the reads not ordered before it in place (a write it may not make must not hide them).
 
 Ops (checker.Op) carry their clock as `agent`, `n` and `base` (see clocks.py).
 """
@@ -14,6 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 READ, WRITE, INIT = 1, 2, 4  # INIT: a read whose bytes must have been written (the init check)
+UNDECLARED = 8  # with READ | WRITE: a kernel argument whose use the launch did not declare
 
 EMPTY = (None, ())  # a cell: (last write, reads since it)
 
@@ -27,6 +33,11 @@ def ordered(x, y) -> bool:
 
 def happens_before(x, y) -> bool:
     return x.n <= (y.n if x.agent == y.agent else y.base.get(x.agent, 0))
+
+
+def _kept(reads: tuple, op) -> tuple:
+    """The reads an access of undeclared use leaves in place: those not ordered before it."""
+    return tuple(r for r in reads if not happens_before(r, op)) if reads else ()
 
 
 class Shadow:
@@ -62,7 +73,7 @@ class Shadow:
                         if out is None:
                             out = []
                         out.append((r, READ, lo, hi))
-                cells[i] = (op, ())
+                cells[i] = (op, () if not mode & UNDECLARED else _kept(reads, op))
             elif not reads or (len(reads) == 1 and reads[0].agent == agent):
                 cells[i] = (write, (op,))
             else:
@@ -82,7 +93,7 @@ class Shadow:
         if hi < self.size and (j == len(starts) or starts[j] != hi):
             starts.insert(j, hi)
             cells.insert(j, cells[j - 1])
-        mine = (op, ()) if mode & WRITE else None
+        mine = (op, ()) if mode & WRITE and not mode & UNDECLARED else None
         memo: dict[int, tuple] = {}
         out = None
         for k in range(i, j):
@@ -120,17 +131,60 @@ class Shadow:
         if write is not None and write.agent != agent and not ordered(write, op):
             clash = [(write, WRITE)]
         empty = write is None and mode & INIT
-        if mine is not None:  # a write: check the reads, then it is the cell
+        if mode & WRITE:  # a write: check the reads, then it is the cell
             for r in reads:
                 if r.agent != agent and not ordered(r, op):
                     if clash is None:
                         clash = []
                     clash.append((r, READ))
-            return mine, clash, empty
+            return (mine if mine is not None else (op, _kept(reads, op))), clash, empty
         if not reads or (len(reads) == 1 and reads[0].agent == agent):
             return (write, (op,)), clash, empty
         kept = tuple(r for r in reads if not happens_before(r, op))
         return (write, kept + (op,)), clash, empty
+
+    def access_rows(self, rows: list, op, mode: int) -> list | None:
+        """`access` of sorted, disjoint ranges [(lo, hi), ...] at once (the rows of a 2-D copy): one pass over
+        the segments from the first row's start to the last row's end, building them anew. Returns what
+        `access` returns, per piece of a row."""
+        starts, cells, size = self.starts, self.cells, self.size
+        i = bisect_right(starts, rows[0][0]) - 1
+        j = bisect_left(starts, rows[-1][1], i)  # segments i..j-1 are rebuilt
+        mine = (op, ()) if mode & WRITE and not mode & UNDECLARED else None
+        memo: dict[int, tuple] = {}
+        new_starts: list[int] = []
+        new_cells: list[tuple] = []
+        out: list = []
+        r, nrows = 0, len(rows)
+        for k in range(i, j):
+            a, end, cell = starts[k], starts[k + 1] if k + 1 < len(starts) else size, cells[k]
+            while a < end:
+                while r < nrows and rows[r][1] <= a:
+                    r += 1
+                if r == nrows or rows[r][0] >= end:
+                    b, new = end, cell
+                elif rows[r][0] > a:
+                    b, new = rows[r][0], cell
+                else:
+                    b = min(rows[r][1], end)
+                    seen = memo.get(id(cell))
+                    if seen is None:
+                        seen = memo[id(cell)] = self._step(cell, op, mode, mine)
+                    new, clash, empty = seen
+                    for other, other_mode in clash or ():
+                        out.append((other, other_mode, a, b))
+                    if empty:
+                        out.append((None, 0, a, b))
+                if not new_cells or new_cells[-1] is not new:
+                    new_starts.append(a)
+                    new_cells.append(new)
+                a = b
+        if i > 0 and cells[i - 1] is new_cells[0]:  # the ends join their neighbours again
+            del new_starts[0], new_cells[0]
+        if j < len(starts) and new_cells and cells[j] is new_cells[-1]:
+            j += 1
+        starts[i:j], cells[i:j] = new_starts, new_cells
+        return out or None
 
     def ops(self, lo: int, hi: int) -> list[tuple]:
         """(op, WRITE or READ, lo, hi) for each access kept on bytes [lo, hi): the bytes it shares with them."""

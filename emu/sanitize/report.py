@@ -7,7 +7,7 @@ where to put it.
 from __future__ import annotations
 
 from . import sites
-from .ranges import READ, WRITE
+from .ranges import READ, UNDECLARED, WRITE
 
 PREFIX = "========= "
 
@@ -17,7 +17,9 @@ TITLES = {
     "write-before-read": "Host write to bytes a queued task reads, before it ran",
     "write-before-complete": "Host write to bytes a queued task writes, before it completed",
     "host-race": "Host access not ordered with a queued task",
-    "source-changed": "Source of a queued copy changed before the copy ran",
+    "source-changed": "Source of a queued copy changed before the host waited for the copy",
+    "batch-overlap": "Entries of one batch copy overlap (they run in no promised order)",
+    "use-after-free": "Use of memory after it was freed",
     "free-while-in-use": "Memory freed while queued work uses it",
     "unregister-while-in-use": "Host memory unregistered while queued work uses it",
     "destroy-with-pending-work": "Stream destroyed with work the host has not waited for",
@@ -39,13 +41,24 @@ class Finding:
         self.lo, self.hi = lo, hi
         self.extra = extra
         self.count = 1
+        self.subject = None  # (a possible conflict) the Region its bytes are in
+        self.again: list = []  # the ops of later occurrences (the first 8), for what this run did
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes concerned: those shared, not their span (a 2-D copy's rows)."""
+        return self.extra.get("nbytes", self.hi - self.lo)
+
+    @property
+    def pieces(self) -> int:
+        return self.extra.get("pieces", 1)
 
     @property
     def title(self) -> str:
         if self.kind == "race":
-            a, b = (_mode_word(m) for m in self.modes)
+            a, b = (_title_word(m) for m in self.modes)
             what = {("write", "write"): "two writes", ("write", "read"): "a write and a later read",
-                    ("read", "write"): "a read and a later write"}.get((a, b), f"a {a} and a {b}")
+                    ("read", "write"): "a read and a later write"}.get((a, b), f"{_an(a)} and a later {b}")
             between = "a queued task and another host thread" if any(op.host for op in self.ops) else \
                 "streams" if self.ops[0].stream is not self.ops[1].stream else "tasks"
             return f"Race between {what} ({between})"
@@ -64,7 +77,20 @@ class Finding:
         return f"<Finding {self.kind} {' / '.join(self.sites)}>"
 
 
+def _title_word(mode: int) -> str:
+    if mode & UNDECLARED:
+        return "write" if mode & WRITE and not mode & READ else "undeclared access"
+    return _mode_word(mode)
+
+
+def _an(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 def _mode_word(mode: int) -> str:
+    if mode & UNDECLARED:  # a kernel argument launched without access=
+        return "write (undeclared use, seen writing)" if mode & WRITE and not mode & READ else \
+            "undeclared use (read or write)"
     return "read-write" if mode & READ and mode & WRITE else "write" if mode & WRITE else "read" if mode & READ \
         else ""
 
@@ -106,7 +132,12 @@ def _roles(f: Finding) -> list[str]:
     if k in ("destroy-with-pending-work", "reset-with-pending-work"):
         return ["Last queued", "Destroyed by" if k.startswith("destroy") else "Released by"]
     if k == "source-changed":
-        return ["Copy", "Ran during"]
+        return ["Copy", "Waited for by"]
+    if k == "use-after-free":
+        return ["Freed by", "Used by"]
+    if k == "batch-overlap":
+        return [f"Entry {f.extra['entries'][0]} ({_mode_word(f.modes[0])})",
+                f"Entry {f.extra['entries'][1]} ({_mode_word(f.modes[1])})"]
     if k == "wait-unrecorded-event":
         return ["Wait"]
     return [_mode_word(m).capitalize() or "Call" for m in f.modes]
@@ -141,8 +172,17 @@ def missing_edge(f: Finding) -> str:
     s = _stream(a)
     if k == "source-changed":
         return (f"the host wrote the buffer without waiting for {s}: the bytes changed between the enqueue at "
-                f"{sa} and the {b.api} at {sb}, during which the copy ran. Synchronize {s} (or an event "
+                f"{sa} and {_the_wait(b)}, whichever ran first in this run. Synchronize {s} (or an event "
                 f"recorded after the copy) before writing the source, or write another buffer")
+    if k == "use-after-free":
+        return (f"the memory was freed by the {a.api} at {sa} before the {b.api} at {sb} used it (the call "
+                f"fails: the address is no memory the runtime knows): use it before freeing it, or allocate "
+                f"it again")
+    if k == "batch-overlap":
+        i, j = f.extra["entries"]
+        return (f"entries {i} and {j} of the {a.api} at {sa} touch the same bytes, one writing them; a batch's "
+                f"entries run in no promised order (and in parallel): make them disjoint, or copy them in two "
+                f"calls on one stream")
     if k in ("free-while-in-use", "unregister-while-in-use"):
         verb = "freeing" if k.startswith("free") else "unregistering"
         text = (f"no wait orders the {b.api} at {sb} after the {a.api} at {sa} on {s}: synchronize {s} "
@@ -166,6 +206,12 @@ def missing_edge(f: Finding) -> str:
     return _race_edge(a, b)
 
 
+def _the_wait(op) -> str:
+    if op.site == sites.UNKNOWN:
+        return op.api
+    return f"the {op.api} at {sites.short(op.site)} that waited for it"
+
+
 def _race_edge(a, b) -> str:
     """The missing edge of a race between `a` and the later `b`."""
     sa, sb, s = sites.short(a.site), sites.short(b.site), _stream(a)
@@ -180,12 +226,31 @@ def _race_edge(a, b) -> str:
                 f"{a.api} at {sa}: host thread {b.thread.number} queued it without waiting for host thread "
                 f"{a.thread.number} (start it after the call, or join the thread that made it: {_EDGES})")
     sb_name = _stream(b)
+    if a.loose or b.loose:
+        return _undeclared_edge(a, b, s, sb_name)
     text = (f"no event orders {sb_name} after {s} here: record an event on {s} after the {a.api} at {sa} "
             f"(aclrtRecordEvent) and make {sb_name} wait for it (aclrtStreamWaitEvent) before the {b.api} at {sb}")
     if a.thread is not b.thread:
         text += (f"; the two calls are on host threads {a.thread.number} and {b.thread.number}, so a wait on "
                  f"one thread orders the other's only through a start or a join ({_EDGES})")
     return text
+
+
+def _undeclared_edge(a, b, s: str, sb_name: str) -> str:
+    loose = [op.api for op in (a, b) if op.loose]
+    hint = (f"the kernel{'s' if len(loose) > 1 else ''} {' and '.join(loose)} "
+            f"{'were' if len(loose) > 1 else 'was'} launched without access=, so "
+            f"{'their' if len(loose) > 1 else 'its'} arguments may be read or written: declare them (access='r', "
+            f"'w' or 'rw' per buffer); ")
+    return hint + (f"if this is a race, record an event on {s} after the {a.api} at {sites.short(a.site)} and "
+                   f"make {sb_name} wait for it before the {b.api} at {sites.short(b.site)}")
+
+
+def _effect(op) -> float | None:
+    """When a task's bytes change in the emulator: a kernel's function runs at its start, a copy's bytes move
+    at its end."""
+    t = op.task
+    return t.start if t.kind == "kernel" else t.end
 
 
 def _span(op):
@@ -199,21 +264,37 @@ def _span(op):
 
 def observed(f: Finding) -> str | None:
     """What the two calls did in this run's simulated time: whether the hazard struck, or the order held by
-    chance."""
-    if len(f.ops) < 2 or f.kind == "source-changed":
+    chance (and, if it held the first time, whether a later occurrence struck)."""
+    first = _observed(f, f.ops)
+    if first is None or not first.startswith("the order held by chance"):
+        return first
+    for k, ops in enumerate(f.again, 2):
+        later = _observed(f, ops)
+        if later is not None and not later.startswith("the order held by chance"):
+            return f"{first}; but at occurrence {k} {later}"
+    return first
+
+
+def _observed(f: Finding, ops: list) -> str | None:
+    if len(ops) < 2 or f.kind in ("source-changed", "use-after-free", "batch-overlap"):
         return None
-    a, b = f.ops
+    a, b = ops
     sa, sb = _span(a), _span(b)
     if sa is None or sb is None:
         return None
     ms = 1e3
     if not a.host and not b.host:
+        if a.task is b.task:
+            return None
+        struck = _effect(b) < _effect(a)
+        hit = (f"; the {b.api}'s bytes moved first, so this run's data differs from the order the program queued"
+               if struck else "")
         if sa[0] < sb[1] and sb[0] < sa[1]:
             return (f"the two ran at once (simulated {sa[0] * ms:.3f}-{sa[1] * ms:.3f} ms and "
-                    f"{sb[0] * ms:.3f}-{sb[1] * ms:.3f} ms)")
+                    f"{sb[0] * ms:.3f}-{sb[1] * ms:.3f} ms){hit}")
         if sb[1] <= sa[0]:
             return (f"the later-queued {b.api} ran first (ended at {sb[1] * ms:.3f} ms, before the {a.api} "
-                    f"started at {sa[0] * ms:.3f} ms)")
+                    f"started at {sa[0] * ms:.3f} ms){hit}")
         return (f"the order held by chance: the {b.api} started {(sb[0] - sa[1]) * ms:.3f} ms after the {a.api} "
                 f"ended; with other timing it may not")
     task, host = (a, b) if b.host else (b, a)
@@ -237,9 +318,11 @@ def _wrap(label: str, body: str, indent: str = "    ", width: int = 118) -> list
 
 
 def _bytes(f: Finding) -> str:
-    n = f.hi - f.lo
+    n = f.nbytes
     where = f"[0x{f.base + f.lo:x}, 0x{f.base + f.hi:x})"
     exact = "" if f.extra.get("exact", True) else " (to the fingerprint's block)"
+    if f.pieces > 1:
+        return f"{n} bytes in {f.pieces} pieces within {where}{exact}, offset {f.lo} of {f.region}"
     return f"{n} bytes at {where}{exact}, offset {f.lo} of {f.region}"
 
 
@@ -267,6 +350,15 @@ def lines(f: Finding) -> list[str]:
 
 def notes(san) -> list[str]:
     out = []
+    for site, n in san.unseen.items():
+        out.append(f"Host reads not seen: {n} queued cop{'ies' if n != 1 else 'y'} wrote host memory the program "
+                   f"had a numpy view of, made at {sites.short(site)} before the copy (acl.util.ptr_to_numpy): a "
+                   f"read through such a view is invisible to the emulator, so a read before the wait would not "
+                   f"be reported. Make the view after the wait to have the read checked.")
+    if san.possible:
+        out.append(f"{len(san.possible)} possible hazard{'s' if len(san.possible) != 1 else ''} (not findings): "
+                   f"conflicts only if a kernel launched without access= writes an argument, and its run was not "
+                   f"seen writing it; declare each argument's use (access='r', 'w', 'rw') to have them checked.")
     if "host" in san.tools and not san.fingerprints:
         out.append("Timing-only mode: no bytes exist, so the check that a copy's source was not changed by the host "
                    "before the copy ran (a fingerprint at enqueue and at execution) was off; every other check ran.")
@@ -286,6 +378,9 @@ def text(san) -> str:
     for f in san.findings:
         out.append("")
         out.extend(lines(f))
+    for f in san.possible:
+        out.append("")
+        out.extend(["Possible: " + line if i == 0 else line for i, line in enumerate(lines(f))])
     counts: dict[str, int] = {}
     for f in san.findings:
         counts[f.tool] = counts.get(f.tool, 0) + 1
@@ -320,10 +415,13 @@ def finding_dict(f: Finding) -> dict:
          "calls": [_op_dict(role, op, mode) for role, op, mode in zip(_roles(f), f.ops, f.modes)]}
     if f.region is not None:
         d["memory"] = {"region": f.region, "start": f.base + f.lo, "end": f.base + f.hi, "offset": f.lo,
-                       "bytes": f.hi - f.lo, "exact": f.extra.get("exact", True)}
+                       "bytes": f.nbytes, "pieces": f.pieces, "span": f.hi - f.lo,
+                       "exact": f.extra.get("exact", True)}
         alloc = f.extra.get("alloc")
         if alloc is not None:
             d["memory"]["allocated_by"] = {"api": alloc.api, "site": sites.short(alloc.site)}
+    if f.kind == "batch-overlap":
+        d["entries"] = list(f.extra["entries"])
     if f.kind == "wait-unrecorded-event":
         handle, created = f.extra.get("event", (0, None))
         d["event"] = {"handle": handle, "created_at": sites.short(created) if created else None}
@@ -333,7 +431,8 @@ def finding_dict(f: Finding) -> dict:
 def as_dict(san) -> dict:
     return {"tools": sorted(san.tools), "product": san.rt.product.name, "functional": san.rt.functional,
             "fingerprints": san.fingerprints, "notes": notes(san),
-            "findings": [finding_dict(f) for f in san.findings]}
+            "findings": [finding_dict(f) for f in san.findings],
+            "possible": [finding_dict(f) for f in san.possible]}
 
 
 def _end(op) -> dict:
