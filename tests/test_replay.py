@@ -358,7 +358,7 @@ def test_mspti_records_missing_a_field(tmp_path):
 def test_no_such_file_or_an_empty_directory(tmp_path):
     with pytest.raises(ProfileError, match="no such file or directory"):
         profiles.load(tmp_path / "nope.json")
-    with pytest.raises(ProfileError, match="no msprof_\\*.json or task_time_\\*.csv"):
+    with pytest.raises(ProfileError, match="no msprof_\\*.json, task_time_\\*.csv or op_summary_\\*.csv"):
         profiles.load(tmp_path)
 
 

@@ -44,7 +44,14 @@ MSPTI activity records: MSPTI_ACTIVITY_KIND_MEMCPY (msptiActivityMemcpy: copyKin
   records whose keys are the struct's field names ("ds"/"pt" nested or flat), kinds and copyKinds given by
   name or number.
 
-A profile directory (PROF_*) is searched for its newest msprof_*.json, else task_time_*.csv.
+op_summary CSV, `op_summary_*.csv`: the operators with Stream ID, Task Type, Task Start Time(us) and Task
+  Duration(us) (the reference page's "op_summary"): device tasks without sizes or host calls. msprof's
+  api_statistic and op_statistic CSVs hold totals, no timeline: refused, naming the format and what is read.
+
+A profile directory (PROF_*) is searched for its newest msprof_*.json, else task_time_*.csv, else
+op_summary_*.csv. Host calls below AscendCL (a framework's Node@launch, a Runtime call made directly) that no
+AscendCL call contains are host calls of their own. Step trace rows (args "Iteration ID") give `Profile.steps`;
+`window` cuts a profile to a span of microseconds or of steps. MSPTI copies with isAsync 0 are `blocking`.
 
 Every mistake in a file is one line naming the file, the row (an event's index in the JSON array, a CSV or log
 file's line) and the field: `ProfileError`. A task type this module does not know is kept, replayed with its
@@ -89,7 +96,15 @@ OTHER_TYPES = frozenset({"EVENT_RESET", "DAVID_EVENT_RESET", "NOTIFY_WAIT", "NOT
                          "WriteValueTask", "WRITE_VALUE", "WRITE_VALUE_SQE", "CMO", "STARS_COMMON", "PLACE_HOLDER",
                          "PLACE_HOLDER_SQE", "MEM_WRITE_VALUE", "MEM_WAIT_VALUE", "NOP", "REMOTE_EVENT_WAIT",
                          "RDMA_SEND", "RDMA_DB_SEND", "PROFILING_ENABLE", "PROFILING_DISABLE", "COND_SQE",
-                         "MODEL_WAIT_COMPLETE"})
+                         "MODEL_WAIT_COMPLETE"}) | frozenset({
+    # control tasks: the typeName each task's init function in the open-source CANN runtime gives it (hicann/runtime
+    # src/runtime, e.g. TimeoutSetTaskInitV1: "TASK_TIMEOUT_SET"); no copy, no kernel, a measured duration
+    "TASK_TIMEOUT_SET", "MODEL_TO_AICPU", "TSFW_AICPU_MSG_VERSION", "NPU_GET_FLOAT_STATUS", "NPU_CLEAR_FLOAT_STATUS",
+    "DEVICE_RINGBUFFER_CONTROL", "STREAM_SWITCH_N", "MEMCPY_ASYNC_SQE_UPDATE_H2D", "DEBUG_REGISTER",
+    "DEBUG_UNREGISTER", "DEBUG_REGISTER_FOR_STREAM", "DEBUG_UNREGISTER_FOR_STREAM", "STREAM_LABEL_SWITCH_BY_INDEX",
+    "STREAM_LABEL_GOTO", "MODEL_LOAD", "MODEL_UNLOAD", "ACTIVE_AICPU_STREAM", "DATADUMP_LOADINFO", "FLIP",
+    "UPDATE_ADDRESS", "OVERFLOW_SWITCH_SET", "STREAM_TAG_SET", "SET_STREAM_MODE", "GET_DEVICE_MSG",
+    "ALLOC_DSA_ADDR", "RINGBUFFER_MAINTAIN", "CCU_LAUNCH"})
 
 # "operation" of a MEMCPY_ASYNC row (ascend_hardware_assembler.cpp MEMCPY_OPERATIONS) and MSPTI copyKinds
 # (mspti_activity.h msptiActivityMemcpyKind) -> direction; None: the profile does not say
@@ -156,6 +171,7 @@ class DeviceTask:
     event: str | None = None  # record and wait tasks: the event, when the profile says
     memory: str | None = None  # "pageable" when the profile says the copy was
     tasks: int = 1  # DMA tasks a copy stands for (the runtime splits large copies)
+    blocking: bool = False  # a copy or memset its API made synchronously (MSPTI isAsync: 0)
 
     @property
     def duration(self) -> float:
@@ -174,6 +190,18 @@ class HostCall:
     end: float
     connections: list = field(default_factory=list)
     event: str | None = None
+    level: str = "AscendCL"  # the CANN layer of the row ("AscendCL", "Runtime", "Node", ...)
+    nbytes: int | None = None  # a copy or memset call's size, where the row's args carry it (`call_size`)
+    direction: str | None = None  # and its direction
+
+
+@dataclass
+class Step:
+    """One training step (iteration) the profile marks: its id and measured start and end (seconds)."""
+
+    id: int
+    start: float
+    end: float
 
 
 @dataclass
@@ -187,6 +215,7 @@ class Profile:
     calls: list
     notes: list = field(default_factory=list)
     unknown: dict = field(default_factory=dict)
+    steps: list = field(default_factory=list)  # the iterations it marks (`Step`), in order
 
     @property
     def devices(self) -> list[int]:
@@ -407,6 +436,10 @@ def read_msprof_json(path, data) -> Profile:
         name = ev.get("name")
         args = _event_args(path, i, ev)
         process = processes.get(ev.get("pid"), "")
+        if "Iteration ID" in args and "ts" in ev and "dur" in ev:  # a step trace row: the step it marks
+            start = _number(path, i, "ts", ev["ts"], minimum=None) * 1e-6
+            profile.steps.append(Step(_number(path, i, "args.Iteration ID", args["Iteration ID"], integer=True),
+                                      start, start + _number(path, i, "dur", ev["dur"]) * 1e-6))
         is_task = "Task Type" in args and (process == "Ascend Hardware" or any(k in args for k in _STREAM_KEYS))
         if process == "Ascend Hardware" and not is_task:
             if isinstance(name, str) and kind_of("", name)[1]:
@@ -443,50 +476,110 @@ def _finish_msprof(profile: Profile, path, skipped: int, assumed_device: bool) -
     _count_unknown(profile)
 
 
+# The args a host call's row may carry its copy's size and direction under. msprof's reference page documents no
+# API arguments ("Thread Id", "Mode", "level", "id", "item_id", "connection_id" only); these are the names a
+# profile that does record them is read with (assumed), and acl-emu's own ("acl-emu size", "acl-emu kind").
+SIZE_ARGS = ("size(B)", "size", "count", "bytes", "Size", "Count", EXTENSION + "size")
+KIND_ARGS = ("kind", "Kind", "operation", "copyKind", EXTENSION + "kind")
+ACL_KINDS = {"ACL_MEMCPY_HOST_TO_HOST": "h2h", "ACL_MEMCPY_HOST_TO_DEVICE": "h2d", "ACL_MEMCPY_DEVICE_TO_HOST": "d2h",
+             "ACL_MEMCPY_DEVICE_TO_DEVICE": "d2d", "0": "h2h", "1": "h2d", "2": "d2h", "3": "d2d",
+             "HTOH": "h2h", "HTOD": "h2d", "DTOH": "d2h", "DTOD": "d2d", "h2h": "h2h", "h2d": "h2d", "d2h": "d2h",
+             "d2d": "d2d"}
+
+
+def call_size(path, i: int, args: dict) -> tuple[int | None, str | None]:
+    """(bytes, direction) a host call's row gives its copy in its args (SIZE_ARGS, KIND_ARGS: an aclrtMemcpyKind
+    by name or number, an msprof "operation", an MSPTI copyKind), else None for what it does not say."""
+    nbytes = direction = None
+    for key in SIZE_ARGS:
+        if key in args:
+            nbytes = _number(path, i, f"args.{key}", args[key], integer=True)
+            break
+    for key in KIND_ARGS:
+        if key in args:
+            text = str(args[key]).strip()
+            direction = ACL_KINDS.get(text) or OPERATION_DIRECTIONS.get(text.lower())
+            break
+    return nbytes, direction
+
+
 def _host_calls(path, rows: list[tuple]) -> list[HostCall]:
     """The host calls of the CANN rows: AscendCL rows when there are any (else Runtime rows, else the rest); a
-    lower-level row nested in a call on its thread gives the call its connection id."""
+    lower-level row nested in a call on its thread gives the call its connection id (and the size its args carry
+    when the call's own args have none). A lower-level row outside every such call (a framework's Node@launch,
+    a runtime call made directly) is a host call of its own, holding the rows nested in it."""
     if not rows:
         return []
     levels = {level for _, level, _, _, _ in rows}
     top = "AscendCL" if "AscendCL" in levels else "Runtime" if "Runtime" in levels else None
     calls: list[HostCall] = []
-    nested: list[tuple] = []
+    nested: list[HostCall] = []
     for i, level, api, ev, args in rows:
-        if "ts" not in ev:
-            raise ProfileError(path, i, "ts", "missing")
-        if "dur" not in ev:
-            raise ProfileError(path, i, "dur", "missing")
+        for key in ("ts", "dur"):
+            if key not in ev:
+                raise ProfileError(path, i, key, "missing")
         start = _number(path, i, "ts", ev["ts"], minimum=None) * 1e-6
         end = start + _number(path, i, "dur", ev["dur"]) * 1e-6
-        thread = args.get("Thread Id", ev.get("tid", 0))
-        thread = _number(path, i, "args.Thread Id", thread, integer=True)
+        thread = _number(path, i, "args.Thread Id", args.get("Thread Id", ev.get("tid", 0)), integer=True)
         conn = _optional_int(path, i, "args.connection_id", args.get("connection_id"))
         event = next((str(args[k]) for k in ("event_id", EXTENSION + "event") if k in args), None)
-        if top is None or level == top:
-            calls.append(HostCall(i, api, thread, start, end, [conn] if conn else [], event))
-        elif conn:
-            nested.append((thread, start, end, conn))
-    _nest(calls, nested)
+        call = HostCall(i, api, thread, start, end, [conn] if conn else [], event, level, *call_size(path, i, args))
+        (calls if top is None or level == top else nested).append(call)
+    calls += _nest(calls, nested)
+    calls.sort(key=lambda c: c.row)
     return calls
 
 
-def _nest(calls: list[HostCall], nested: list[tuple]) -> None:
-    """Give each call the connection ids of the lower-level rows (thread, start, end, conn) nested in it: the
-    latest call of the row's thread that started by the row's start, if it ends after the row does. Each
-    thread's calls are sorted, and their starts listed, once."""
-    by_thread: dict[int, list[HostCall]] = {}
-    for c in calls:
-        by_thread.setdefault(c.thread, []).append(c)
-    starts: dict[int, list[float]] = {}
-    for thread, cs in by_thread.items():
-        cs.sort(key=lambda c: c.start)
-        starts[thread] = [c.start for c in cs]
-    for thread, start, end, conn in nested:
-        cs = by_thread.get(thread, [])
-        j = bisect.bisect_right(starts.get(thread, []), start) - 1
-        if j >= 0 and cs[j].end >= end - 1e-12 and conn not in cs[j].connections:
-            cs[j].connections.append(conn)
+def _nest(calls: list[HostCall], nested: list[HostCall]) -> list[HostCall]:
+    """Give each call the connection ids (and a size it lacks) of the lower-level rows nested in it: the latest
+    call of the row's thread that started by the row's start, if it ends after the row does. The rows nested in
+    no call become calls themselves, the outermost first (a row inside one of them nests in it); returns those.
+    Each thread's calls are sorted, and their starts listed, once a round."""
+    orphans: list[HostCall] = []
+    outer = calls
+    while nested:
+        by_thread: dict[int, list[HostCall]] = {}
+        for c in outer:
+            by_thread.setdefault(c.thread, []).append(c)
+        starts = {}
+        for thread, cs in by_thread.items():
+            cs.sort(key=lambda c: c.start)
+            starts[thread] = [c.start for c in cs]
+        left = []
+        for row in nested:
+            cs = by_thread.get(row.thread, [])
+            j = bisect.bisect_right(starts.get(row.thread, []), row.start) - 1
+            if j >= 0 and cs[j].end >= row.end - 1e-12:
+                _absorb(cs[j], row)
+            else:
+                left.append(row)
+        outer = _outermost(left)
+        orphans += outer
+        chosen = {id(o) for o in outer}
+        nested = [r for r in left if id(r) not in chosen]
+    return orphans
+
+
+def _absorb(call: HostCall, row: HostCall) -> None:
+    for conn in row.connections:
+        if conn not in call.connections:
+            call.connections.append(conn)
+    if call.nbytes is None and row.nbytes is not None:
+        call.nbytes = row.nbytes
+    if call.direction is None and row.direction is not None:
+        call.direction = row.direction
+
+
+def _outermost(rows: list[HostCall]) -> list[HostCall]:
+    """The rows no other row of their thread contains (by start, the longest first)."""
+    out: list[HostCall] = []
+    last: dict[int, HostCall] = {}
+    for r in sorted(rows, key=lambda r: (r.thread, r.start, -r.end)):
+        o = last.get(r.thread)
+        if o is None or r.end > o.end + 1e-12:
+            out.append(r)
+            last[r.thread] = r
+    return out
 
 
 # -- task_time CSV -----------------------------------------------------------------------------------------------
@@ -559,6 +652,61 @@ def read_task_time(path, text: str) -> Profile:
     return profile
 
 
+# -- op_summary CSV ----------------------------------------------------------------------------------------------
+OP_SUMMARY_COLUMNS = ("Device_id", "Task ID", "Stream ID", "Op Name", "OP Type", "Task Type", "Task Start Time(us)",
+                      "Task Duration(us)")
+SUPPORTED = ("msprof_*.json (timeline), task_time_*.csv, op_summary_*.csv, MSPTI records (the samples' printed "
+             "lines, JSON, JSON lines or CSV), or a PROF_* directory")
+
+
+def read_op_summary(path, text: str) -> Profile:
+    """An op_summary CSV (msprof's per-operator summary; the columns of OP_SUMMARY_COLUMNS, documented on the
+    reference page's "op_summary"): each row a device task with its stream, start and duration. It has no copy
+    sizes and no host calls."""
+    fieldnames, rows = _csv_rows(path, text)
+    header = {(h or "").strip().lower(): h for h in fieldnames}
+    for need in ("Stream ID", "Task Start Time(us)", "Task Duration(us)"):
+        if need.lower() not in header:
+            raise ProfileError(path, 1, need, f"missing column (an op_summary CSV has {', '.join(OP_SUMMARY_COLUMNS)})")
+    profile = Profile(str(path), "op-summary-csv", [], [])
+    for line, rec in rows:
+        def cell(name):
+            key = header.get(name.lower())
+            return None if key is None else rec.get(key)
+
+        ttype = (cell("Task Type") or "").strip()
+        name = (cell("Op Name") or "").strip() or (cell("OP Type") or "").strip() or ttype
+        start = _number(path, line, "Task Start Time(us)", cell("Task Start Time(us)"), minimum=None) * 1e-6
+        end = start + _number(path, line, "Task Duration(us)", cell("Task Duration(us)")) * 1e-6
+        kind, known = kind_of(ttype, name)
+        profile.tasks.append(DeviceTask(row=line, name=name, type=ttype or name, kind=kind,
+                                        device=_optional_int(path, line, "Device_id", cell("Device_id")) or 0,
+                                        stream=_number(path, line, "Stream ID", cell("Stream ID"), integer=True),
+                                        start=start, end=end, known=known,
+                                        task_id=_optional_int(path, line, "Task ID", cell("Task ID"))))
+    if not profile.tasks:
+        raise ProfileError(path, None, None, "no operator rows")
+    profile.notes.append("an op_summary CSV lists the operators a step ran (no copy sizes, no host calls): they are "
+                         "replayed with their measured durations")
+    _count_unknown(profile)
+    return profile
+
+
+def _unsupported_csv(path, first: str) -> ProfileError:
+    """The error for a CSV replay does not read: the format it recognised (msprof's other summaries by their
+    columns), and what is supported."""
+    if "api name" in first and "count" in first:
+        what = ("an api_statistic CSV (msprof's per-API totals: Level, API Name, Time(us), Count, Avg(us), ...): "
+                "it has no timeline to replay")
+    elif "op type" in first and ("count" in first or "total time(us)" in first):
+        what = "an op_statistic CSV (msprof's per-operator totals): it has no timeline to replay"
+    else:
+        cols = ", ".join(c.strip() for c in first.split(",")[:6])
+        what = f"a CSV whose columns ({cols}, ...) are none of the formats replay reads"
+    return ProfileError(path, 1, None, f"{what}; replay reads {SUPPORTED} (the msprof_*.json of the same "
+                                       f"mindstudio_profiler_output folder has the timeline)")
+
+
 # -- MSPTI -------------------------------------------------------------------------------------------------------
 _LOG_LINE = re.compile(r"^\s*\[(\w+)\]\s*(.*)$")
 _LOG_FIELD = re.compile(r"(?:^|,\s*)([A-Za-z]+):\s*")
@@ -620,13 +768,7 @@ def _mspti_records(path, records: list[tuple[int, dict]]) -> Profile:
         kind = _activity_kind(path, row, rec["kind"])
         if kind not in (2, 6, 7) and kind not in API_KINDS:
             continue  # markers, HCCL, memory, correlation, overhead: nothing a replay uses
-
-        def need(name, **kw):
-            if name not in rec:
-                raise ProfileError(path, row, name, "missing")
-            return _number(path, row, name, rec[name], **kw)
-
-        start, end = need("start") * 1e-9, need("end") * 1e-9
+        start, end = _need(path, row, rec, "start") * 1e-9, _need(path, row, rec, "end") * 1e-9
         if end < start:
             raise ProfileError(path, row, "end", "before start")
         corr = _optional_int(path, row, "correlationId", rec.get("correlationId")) or None
@@ -635,31 +777,48 @@ def _mspti_records(path, records: list[tuple[int, dict]]) -> Profile:
             profile.calls.append(HostCall(row, str(rec.get("name") or "api"), thread, start, end,
                                           [corr] if corr else []))
             continue
-        device = need("deviceId", integer=True)
-        stream = need("streamId", integer=True)
-        if kind == 7:
-            direction = _copy_kind(path, row, rec.get("copyKind", 0))
-            task = DeviceTask(row, "MEMCPY", "MEMCPY", "copy", device, stream, start, end,
-                              nbytes=need("bytes", integer=True), direction=direction, connection=corr)
-        elif kind == 6:
-            task = DeviceTask(row, "MEMSET", "MEMSET", "fill", device, stream, start, end,
-                              nbytes=need("bytes", integer=True), connection=corr)
-        else:
-            ktype = str(rec.get("type") or "KERNEL")
-            kname = str(rec.get("name") or ktype)
-            k, known = kind_of(ktype)
-            task = DeviceTask(row, kname, ktype, "kernel" if not known else k, device, stream, start, end,
-                              known=True, connection=corr)
-        profile.tasks.append(task)
+        profile.tasks.append(_mspti_task(path, row, rec, kind, start, end, corr))
     if not profile.tasks:
         raise ProfileError(path, None, None, "no MEMCPY, MEMSET or KERNEL activity records")
     if any(t.stream == INVALID_STREAM for t in profile.tasks):
         profile.notes.append("copies with streamId MSPTI_INVALID_STREAM_ID (synchronous APIs) run on a stream of "
                              "their own")
+    blocking = sum(t.blocking for t in profile.tasks)
+    if blocking:
+        profile.notes.append(f"{blocking} copies or memsets are synchronous (isAsync: 0): their host call waits for "
+                             f"them")
     profile.notes.append("MSPTI records have no event record / wait rows: cross-stream dependencies are inferred "
                          "from the timeline")
     _count_unknown(profile)
     return profile
+
+
+def _need(path, row, rec: dict, name: str, **kw):
+    if name not in rec:
+        raise ProfileError(path, row, name, "missing")
+    return _number(path, row, name, rec[name], **kw)
+
+
+def _mspti_task(path, row, rec: dict, kind: int, start: float, end: float, corr) -> DeviceTask:
+    """The device task of a MEMCPY (7), MEMSET (6) or KERNEL (2) record; a copy or memset with isAsync 0 is
+    `blocking`."""
+    device = _need(path, row, rec, "deviceId", integer=True)
+    stream = _need(path, row, rec, "streamId", integer=True)
+    if kind == 7:
+        task = DeviceTask(row, "MEMCPY", "MEMCPY", "copy", device, stream, start, end,
+                          nbytes=_need(path, row, rec, "bytes", integer=True),
+                          direction=_copy_kind(path, row, rec.get("copyKind", 0)), connection=corr)
+    elif kind == 6:
+        task = DeviceTask(row, "MEMSET", "MEMSET", "fill", device, stream, start, end,
+                          nbytes=_need(path, row, rec, "bytes", integer=True), connection=corr)
+    else:
+        ktype = str(rec.get("type") or "KERNEL")
+        k, known = kind_of(ktype)
+        return DeviceTask(row, str(rec.get("name") or ktype), ktype, "kernel" if not known else k, device, stream,
+                          start, end, known=True, connection=corr)
+    if "isAsync" in rec:
+        task.blocking = _number(path, row, "isAsync", rec["isAsync"], integer=True) == 0
+    return task
 
 
 def read_mspti_log(path, text: str) -> Profile:
@@ -675,7 +834,8 @@ def read_mspti_log(path, text: str) -> Profile:
         rec["kind"] = kind
         records.append((line_no, rec))
     if not records:
-        raise ProfileError(path, None, None, "no MSPTI activity lines ('[MEMCPY] copyKind: ..., bytes: ...')")
+        raise ProfileError(path, None, None, "no MSPTI activity lines ('[MEMCPY] copyKind: ..., bytes: ...'), "
+                                             f"and none of the other formats replay reads: {SUPPORTED}")
     return _mspti_records(path, records)
 
 
@@ -693,14 +853,86 @@ def read_mspti_csv(path, text: str) -> Profile:
                                  for line, rec in _csv_rows(path, text)[1]])
 
 
+# -- a time window ------------------------------------------------------------------------------------------------
+def parse_window(text: str) -> tuple[float | None, float | None]:
+    """"START:END" in microseconds since the profile's first event (either may be left out: "2000:", ":5000") ->
+    (start, end); a ValueError saying the form otherwise."""
+    parts = str(text).split(":")
+    if len(parts) != 2:
+        raise ValueError(f"{text!r}: expected START:END in microseconds since the profile's first event "
+                         f"(1500:9000, 1500: or :9000)")
+    out = []
+    for part in parts:
+        if not part.strip():
+            out.append(None)
+            continue
+        try:
+            v = float(part)
+        except ValueError:
+            raise ValueError(f"{text!r}: {part!r} is not a number of microseconds") from None
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"{text!r}: expected finite microseconds >= 0")
+        out.append(v)
+    if out[0] is not None and out[1] is not None and out[1] <= out[0]:
+        raise ValueError(f"{text!r}: the window ends before it starts")
+    return out[0], out[1]
+
+
+def parse_steps(text: str) -> tuple[int, int]:
+    """"N" or "N:M" (step ids, inclusive) -> (first, last); a ValueError otherwise."""
+    parts = str(text).split(":")
+    try:
+        ids = [int(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"{text!r}: expected a step id N or a range N:M (the Iteration IDs of msprof's step "
+                         f"trace)") from None
+    if len(ids) not in (1, 2) or ids[-1] < ids[0]:
+        raise ValueError(f"{text!r}: expected a step id N or a range N:M with M >= N")
+    return ids[0], ids[-1]
+
+
+def window(profile: Profile, start_us: float | None = None, end_us: float | None = None,
+           steps: tuple[int, int] | None = None) -> Profile:
+    """The part of a profile whose device tasks and host calls start within a window: [start_us, end_us)
+    microseconds since its first event, and/or the span of steps first..last (the Iteration rows of msprof's
+    step trace). A long idle before the first kernel, or the warm-up steps, are left out this way."""
+    origin = min([t.start for t in profile.tasks] + [c.start for c in profile.calls])
+    lo = origin + start_us * 1e-6 if start_us is not None else -math.inf
+    hi = origin + end_us * 1e-6 if end_us is not None else math.inf
+    said = []
+    if start_us is not None or end_us is not None:
+        said.append(f"{start_us or 0:g} us after the first event to the end" if end_us is None else
+                    f"{start_us or 0:g} to {end_us:g} us after the first event")
+    if steps is not None:
+        marked = [st for st in profile.steps if steps[0] <= st.id <= steps[1]]
+        if not marked:
+            have = (f"it marks steps {', '.join(str(st.id) for st in profile.steps[:12])}" if profile.steps else
+                    "it has no step marks (the Iteration rows of msprof's step trace); give a --window instead")
+            raise ProfileError(profile.path, None, None, f"no step {steps[0]}..{steps[1]} in the profile: {have}")
+        lo, hi = max(lo, min(st.start for st in marked)), min(hi, max(st.end for st in marked))
+        said.append(f"steps {steps[0]}-{steps[1]}" if steps[1] != steps[0] else f"step {steps[0]}")
+    tasks = [t for t in profile.tasks if lo <= t.start < hi]
+    calls = [c for c in profile.calls if lo <= c.start < hi]
+    if not tasks:
+        last = max(t.start for t in profile.tasks)
+        raise ProfileError(profile.path, None, None, f"no device task starts in the window ({', '.join(said)}): "
+                                                     f"the tasks start from 0 to {(last - origin) * 1e6:.3f} us")
+    note = (f"window {', '.join(said)}: {len(tasks)} of {len(profile.tasks)} device tasks and {len(calls)} of "
+            f"{len(profile.calls)} host calls kept")
+    out = Profile(profile.path, profile.format, tasks, calls, [*profile.notes, note], {},
+                  [st for st in profile.steps if lo <= st.start < hi])
+    _count_unknown(out)
+    return out
+
+
 # -- dispatch ----------------------------------------------------------------------------------------------------
 def _find_in_directory(path: Path) -> Path:
-    for pattern in ("msprof_*.json", "task_time_*.csv"):
+    for pattern in ("msprof_*.json", "task_time_*.csv", "op_summary_*.csv"):
         found = sorted(path.rglob(pattern), key=lambda p: (p.stat().st_mtime, str(p)))
         found = [p for p in found if not p.name.startswith("msprof_tx")]
         if found:
             return found[-1]
-    raise ProfileError(path, None, None, "a directory with no msprof_*.json or task_time_*.csv in it")
+    raise ProfileError(path, None, None, "a directory with no msprof_*.json, task_time_*.csv or op_summary_*.csv in it")
 
 
 # The reader holds the whole file, its text and its parsed form in memory at once: a bound well above any
@@ -826,6 +1058,10 @@ def _parse(path: Path, raw: bytes) -> Profile:
     first = stripped.splitlines()[0].lower()
     if "," in first and "task_start(us)" in first:
         return read_task_time(path, text)
+    if "," in first and "task start time(us)" in first:
+        return read_op_summary(path, text)
     if "," in first and ("copykind" in first or ("kind" in first and "start" in first and "end" in first)):
         return read_mspti_csv(path, text)
+    if "," in first and not _LOG_LINE.match(first) and first.count(",") >= 2:
+        raise _unsupported_csv(path, first)
     return read_mspti_log(path, text)

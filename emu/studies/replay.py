@@ -17,7 +17,12 @@ timeline, a task_time CSV or MSPTI records) is rebuilt into a task graph (`build
   profile with no such rows gets dependencies inferred from its timeline: a task that started while its
   stream was idle, with no host call explaining the start, within `tolerance` of the end of a task of another
   stream (not a task of the same kind on the same device: that is an engine or the AI core changing hands),
-  waits for the latest such task. Every inference is listed in the result (`graph.inferred`, `notes`);
+  waits for the latest such task. Every inference is listed in the result (`graph.inferred`, `notes`). With no
+  tolerance given, it is read from the profile's own gaps (`infer_tolerance`: real record-to-wait gaps of 3.8-4.5
+  us give 5 us); with one given, the value the gaps suggest is shown beside the residual;
+- a copy whose device row has no size takes the one its host call's arguments carry; a copy MSPTI marks
+  synchronous (isAsync 0) blocks its host call; when nothing at all can be re-timed the result says so
+  (`nothing_retimed`);
 
 and re-timed on each product (`retime`) by the timing model directly (`models.Machine`, timing-only: no
 bytes), the host calls issued as the profile timed them. `replay` puts the measured step and each replayed one
@@ -41,7 +46,7 @@ import bisect
 import math
 import os
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +60,10 @@ from . import profiles
 from .profiles import Profile, ProfileError
 
 TOLERANCE = 2e-6  # seconds: times this close are "at the same time" when inferring from a measured timeline
+# With no event rows and no tolerance given, it is read from the profile (`infer_tolerance`): the gaps between a
+# task of another stream ending and an idle stream's task starting, up to AUTO_MAX, clustered LINK apart; the
+# largest cluster's widest gap plus MARGIN.
+AUTO_MAX, LINK, MARGIN = 10e-6, 1e-6, 0.5e-6
 SAME = 0.02  # a copy whose time moved by less than this share is "about the same"
 HOST_MEMORY = ("as-profiled", "pinned", "pageable")
 BLOCKING_APIS = frozenset({"aclrtMemcpy", "aclrtMemcpy2d", "aclrtMemset", "aclrtMemsetD32", "aclrtMemcpyBatch",
@@ -147,6 +156,7 @@ class Graph:
     streams: dict  # (device, stream) -> node indices in order
     origin: float  # the profile's first event, seconds on its clock
     tolerance: float
+    tolerance_how: str = "given"  # "given", "default (the profile has event rows)" or how it was inferred
     event_deps: list = field(default_factory=list)  # {"wait", "record", "how"}
     inferred: list = field(default_factory=list)  # {"task", "after", "gap_us"}
     notes: list = field(default_factory=list)
@@ -178,14 +188,37 @@ def _node_kind(t) -> tuple[str, str]:
     return "fixed", "unknown task type" if not t.known else "device task"
 
 
-def build_graph(profile: Profile, tolerance: float = TOLERANCE) -> Graph:
-    """The task graph of a profile (see the module's docstring for what is read and what is inferred)."""
+def build_graph(profile: Profile, tolerance: float | None = TOLERANCE) -> Graph:
+    """The task graph of a profile (see the module's docstring for what is read and what is inferred). tolerance
+    None: TOLERANCE when the profile has event record / wait rows, else inferred from its timeline
+    (`infer_tolerance`)."""
     with profiles.collector_paused():
         return _build_graph(profile, tolerance)
 
 
-def _build_graph(profile: Profile, tolerance: float) -> Graph:
-    tasks = profile.tasks
+def _sized_by_calls(profile: Profile) -> tuple[list, int]:
+    """The profile's tasks, each copy without a size given the size (and the direction, if it lacks one) its
+    host call's arguments carry, when that call queued no other copy; and how many were."""
+    calls = {conn: c for c in profile.calls if c.nbytes is not None for conn in c.connections}
+    if not calls:
+        return profile.tasks, 0
+    copies: dict[int, int] = {}
+    for t in profile.tasks:
+        if t.kind == "copy" and t.connection in calls:
+            copies[id(calls[t.connection])] = copies.get(id(calls[t.connection]), 0) + 1
+    out, sized = [], 0
+    for t in profile.tasks:
+        c = calls.get(t.connection) if t.kind == "copy" and t.nbytes is None else None
+        if c is not None and copies[id(c)] == 1:
+            t = replace(t, nbytes=c.nbytes, direction=t.direction or c.direction)
+            sized += 1
+        out.append(t)
+    return out, sized
+
+
+def _build_graph(profile: Profile, tolerance: float | None) -> Graph:
+    tasks, sized = _sized_by_calls(profile)
+    given, tolerance = tolerance, TOLERANCE if tolerance is None else tolerance
     origin = min([t.start for t in tasks] + [c.start for c in profile.calls])
     by_stream: dict[tuple[int, int], list] = {}
     for t in tasks:
@@ -193,6 +226,8 @@ def _build_graph(profile: Profile, tolerance: float) -> Graph:
     nodes: list[Node] = []
     streams: dict[tuple[int, int], list[int]] = {}
     notes = list(profile.notes)
+    if sized:
+        notes.append(f"{sized} copies without a size in their device rows take it from their host call's arguments")
     overlapping_other = 0
     for key in sorted(by_stream):
         order = sorted(by_stream[key], key=lambda t: (t.start, t.row))
@@ -220,11 +255,16 @@ def _build_graph(profile: Profile, tolerance: float) -> Graph:
     if overlapping_other:
         notes.append(f"{overlapping_other} tasks overlapped the previous task of their stream: replayed one after "
                      f"the other")
+    events = any(n.kind in ("record", "wait") for n in nodes)
     g = Graph(profile, nodes, [], streams, origin, tolerance, notes=notes)
+    if given is None:
+        g.tolerance_how = "default (the profile has event rows)"
     _kernel_slots(g)
     _host_calls(g)
+    if given is None and not events:
+        g.tolerance, g.tolerance_how = infer_tolerance(g)
     _event_dependencies(g)
-    if not any(n.kind in ("record", "wait") for n in nodes):
+    if not events:
         _infer_dependencies(g)
     for n in nodes:
         if n.call is None and n.release is None:
@@ -303,8 +343,9 @@ def _blocking_calls(g: Graph, calls: list[Call]) -> None:
     for c in sorted(calls, key=lambda c: (c.start, c.index)):
         own = [g.nodes[j] for j in c.nodes]
         copies = "Memcpy" in c.api or "Memset" in c.api  # an "async" copy from pageable memory blocks too
-        if own and (c.api in BLOCKING_APIS or (copies and any(n.duration > tol and n.end > c.start + tol
-                                                               and n.end <= c.end + tol for n in own))):
+        if own and (c.api in BLOCKING_APIS or any(t.blocking for n in own for t in n.tasks)
+                    or (copies and any(n.duration > tol and n.end > c.start + tol and n.end <= c.end + tol
+                                       for n in own))):
             _awaits_own(g, c, own)
         elif "Synchronize" in c.api:
             # every task issued before it that had ended when it returned; one an earlier synchronize of this
@@ -426,7 +467,7 @@ def _infer_dependencies(g: Graph) -> None:
             ready = prev.end if prev is not None else -math.inf
             if n.start <= ready + tol:
                 continue  # its stream explains the start
-            if n.call is not None and g.calls[n.call].end >= n.start - tol:
+            if n.call is not None and _queued(g.calls[n.call]) >= n.start - tol:
                 continue  # the host queued it just then
             lo = bisect.bisect_left(end_times, n.start - tol)
             hi = bisect.bisect_right(end_times, n.start + tol / 2)
@@ -441,11 +482,61 @@ def _infer_dependencies(g: Graph) -> None:
     if g.inferred:
         g.notes.append(f"the profile has no event record / wait rows: {len(g.inferred)} cross-stream dependencies "
                        f"inferred from the timeline (a task that started on an idle stream, with no host call "
-                       f"explaining it, within {g.tolerance * 1e6:g} us of the end of a task of another stream, "
+                       f"explaining it, within {g.tolerance * 1e6:.2f} us of the end of a task of another stream, "
                        f"waits for it)")
     else:
         g.notes.append("the profile has no event record / wait rows and its timeline shows no cross-stream "
                        "dependency: the streams are replayed independently")
+
+
+def infer_tolerance(g: Graph) -> tuple[float, str]:
+    """(tolerance, how) for a graph without event rows: for each task that started on an idle stream with no
+    host call explaining the start, the gap since the latest end of a task of another stream (not the same kind
+    on its device) up to AUTO_MAX; the gaps clustered LINK apart; the largest cluster's widest gap plus MARGIN
+    (at least TOLERANCE). Real record-to-wait gaps of 3.8-4.5 us give 5 us."""
+    gaps = sorted(_idle_start_gaps(g))
+    if not gaps:
+        return TOLERANCE, f"default {TOLERANCE * 1e6:g} us (no idle-stream start follows another stream's end " \
+                          f"within {AUTO_MAX * 1e6:g} us)"
+    clusters: list[list[float]] = [[gaps[0]]]
+    for gap in gaps[1:]:
+        if gap - clusters[-1][-1] <= LINK:
+            clusters[-1].append(gap)
+        else:
+            clusters.append([gap])
+    best = max(clusters, key=len)  # the first of the largest: the smallest gaps win a tie
+    tol = max(TOLERANCE, best[-1] + MARGIN)
+    return tol, (f"inferred from the profile: {len(best)} of {len(gaps)} idle-stream starts follow the end of a "
+                 f"task of another stream by {best[0] * 1e6:.2f}-{best[-1] * 1e6:.2f} us")
+
+
+def _idle_start_gaps(g: Graph) -> list[float]:
+    """The gaps `infer_tolerance` clusters (seconds)."""
+    ends = sorted((n.end, n.index) for n in g.nodes)
+    end_times = [e for e, _ in ends]
+    out = []
+    for key, order in g.streams.items():
+        for pos, j in enumerate(order):
+            n = g.nodes[j]
+            ready = g.nodes[order[pos - 1]].end if pos else -math.inf
+            k = bisect.bisect_right(end_times, n.start) - 1
+            for _ in range(8):  # the latest end of another stream's task of another kind, a few ends back
+                if k < 0 or end_times[k] < n.start - AUTO_MAX or end_times[k] <= ready:
+                    break
+                c = g.nodes[ends[k][1]]
+                if (c.device, c.stream) != key and not (c.device == n.device and _same_resource(c, n)):
+                    call = g.calls[n.call] if n.call is not None else None
+                    if call is None or _queued(call) < c.end:  # the host had queued it before the other ended
+                        out.append(n.start - c.end)
+                    break
+                k -= 1
+    return out
+
+
+def _queued(c: Call) -> float:
+    """By when a call had queued its tasks: its return, or for a call that blocks on its own tasks (a synchronous
+    copy: it queues at once, then waits) its start."""
+    return c.start if c.blocking == "own" else c.end
 
 
 def _same_resource(a: Node, b: Node) -> bool:
@@ -849,16 +940,39 @@ def _measured_step(graph: Graph) -> float:
 
 
 def replay(profile, products=None, measured_on=None, host_memory: str = "as-profiled",
-           tolerance: float = TOLERANCE) -> dict:
+           tolerance: float | None = None, window: tuple | None = None, steps: tuple | None = None) -> dict:
     """A profile re-timed on each product (names, config paths or Products; default the default product) and
     compared with what was measured, plus the model's copy times on the product the profile was measured on
-    (`measured_on`, default 910B) next to the measured ones. Returns plain data (see `replay_report`)."""
+    (`measured_on`, default 910B) next to the measured ones. tolerance: seconds (None: see `build_graph`);
+    window: (start_us, end_us) since the profile's first event and steps: (first, last) step ids, the part of the
+    profile replayed (`profiles.window`). Returns plain data (see `replay_report`)."""
     with profiles.collector_paused():
-        return _replay(profile, products, measured_on, host_memory, tolerance)
+        prof = _windowed(profile, window, steps)
+        return _replay(prof, products, measured_on, host_memory, tolerance)
 
 
-def _replay(profile, products, measured_on, host_memory: str, tolerance: float) -> dict:
+def _windowed(profile, window: tuple | None, steps: tuple | None) -> Profile:
+    """The profile (loaded if a path), cut to the window and steps when given."""
     prof = profile if isinstance(profile, Profile) else profiles.load(profile)
+    if window is None and steps is None:
+        return prof
+    start, end = window if window is not None else (None, None)
+    return profiles.window(prof, start, end, steps)
+
+
+def nothing_retimed(graph: Graph) -> str:
+    """A plain statement when no task of the graph is re-timed by the model (no copy or memset with a size and a
+    direction: every task replays its measured duration), else ""."""
+    if any(n.kind in ("copy", "group", "fill") for n in graph.nodes):
+        return ""
+    copies = sum(1 for n in graph.nodes if n.task.kind in ("copy", "fill"))
+    why = (f"none of its {copies} copies and memsets has a size and a direction (in its device rows or its host "
+           f"call's arguments)" if copies else "it has no copy or memset")
+    return (f"Nothing could be re-timed: {why}, so every task replays its measured duration on every product and "
+            f"the steps below differ from the measured one only through the host calls and the stream order.")
+
+
+def _replay(prof: Profile, products, measured_on, host_memory: str, tolerance: float | None) -> dict:
     graph = build_graph(prof, tolerance)
     products = [products] if isinstance(products, (str, os.PathLike, config.Product)) else list(products or [])
     products = [_product(p) for p in products] or [config.load(config.DEFAULT_PRODUCT)]
@@ -886,7 +1000,10 @@ def _replay(profile, products, measured_on, host_memory: str, tolerance: float) 
         "format": prof.format,
         "measured_on": base.name,
         "host_memory": host_memory,
-        "tolerance_us": tolerance * 1e6,
+        "tolerance_us": graph.tolerance * 1e6,
+        "tolerance_how": graph.tolerance_how,
+        "tolerance_suggestion": _tolerance_suggestion(graph),
+        "nothing_retimed": nothing_retimed(graph),
         "graph": {"tasks": len(prof.tasks), "nodes": len(graph.nodes), "streams": len(graph.streams),
                   "devices": graph.devices, "copies": sum(1 for n in graph.nodes if n.kind in ("copy", "group")),
                   "kernels": sum(1 for n in graph.nodes if n.kind == "kernel"),
@@ -905,6 +1022,16 @@ def _replay(profile, products, measured_on, host_memory: str, tolerance: float) 
         "validation": validation,
         "calibration_rows": calibration_rows(graph),
     }
+
+
+def _tolerance_suggestion(graph: Graph) -> str:
+    """For a tolerance given on a profile without event rows: the value its gaps suggest, when another."""
+    if graph.tolerance_how != "given" or any(n.kind in ("record", "wait") for n in graph.nodes):
+        return ""
+    tol, how = infer_tolerance(graph)
+    if not how.startswith("inferred") or abs(tol - graph.tolerance) < 0.05e-6:
+        return ""
+    return f"the profile's gaps suggest --tolerance-us {tol * 1e6:.2f} ({how.split(': ', 1)[1]})"
 
 
 def _fixed(graph: Graph) -> dict[str, int]:
@@ -958,10 +1085,12 @@ def _ends_of(log) -> list[tuple]:
 
 
 def write_msprof_replay(profile, product, path, host_memory: str = "as-profiled",
-                        tolerance: float = TOLERANCE) -> Path:
-    """The profile re-timed on `product`, written in the msprof timeline layout (models.msprof)."""
+                        tolerance: float | None = None, window: tuple | None = None,
+                        steps: tuple | None = None) -> Path:
+    """The profile (or its window, `replay`) re-timed on `product`, written in the msprof timeline layout
+    (models.msprof)."""
     with profiles.collector_paused():
-        prof = profile if isinstance(profile, Profile) else profiles.load(profile)
+        prof = _windowed(profile, window, steps)
         graph = build_graph(prof, tolerance)
         run = retime(graph, product, host_memory)
     msprof_layout.write(path, run.records.array(), run.host_calls(graph), _ends_of(run.records))
@@ -1000,4 +1129,4 @@ def graph_summary(graph: Graph) -> dict:
 
 __all__ = ["ProfileError", "ReplayError", "Graph", "Node", "Call", "Retimed", "build_graph", "retime", "replay",
            "resources", "calibration_rows", "write_msprof_replay", "write_msprof_runtime", "write_msprof_overlap",
-           "graph_summary", "TOLERANCE", "HOST_MEMORY", "RESOURCES"]
+           "graph_summary", "infer_tolerance", "nothing_retimed", "TOLERANCE", "HOST_MEMORY", "RESOURCES"]

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..models.atomic import atomic_write
 from .common import Landing, figure, format_table, human_bytes, write_csv
 from .profiles import collector_paused
-from .replay import SAME
+from .replay import SAME, TOLERANCE
 
 COLOURS = {"H2D": "tab:blue", "D2H": "tab:orange", "D2D": "tab:purple", "peer": "tab:red", "H2H": "tab:olive",
            "copy": "tab:cyan", "kernel": "tab:green", "other": "tab:gray", "host": "#c8c8c8"}
@@ -217,6 +217,9 @@ def summary(result: dict) -> str:
              + f", {len(g['inferred_dependencies'])} inferred from the timeline"]
     for note in result["notes"]:
         lines.append(f"  - {note}")
+    how = result.get("tolerance_how", "given")
+    if how.startswith(("inferred", "default 2", f"default {TOLERANCE * 1e6:g} ")):
+        lines.append(f"  - tolerance {result['tolerance_us']:.2f} us, {how} (--tolerance-us sets it)")
     for d in g["inferred_dependencies"][:10]:
         lines.append(f"    inferred: row {d['row']} ({d['task']}) waits for row {d['after_row']} ({d['after']}), "
                      f"{d['gap_us']:.2f} us after it ended")
@@ -235,15 +238,23 @@ def summary(result: dict) -> str:
 def report(result: dict) -> str:
     """What `acl-emu replay` prints."""
     parts = [summary(result), "", table(result)]
+    if result.get("nothing_retimed"):
+        parts = [summary(result), "", result["nothing_retimed"], "", table(result)]
     for run in result["runs"]:
         if run["copies"] and run["why"]:
             parts += ["", f"copies that moved most on {run['label']}:", copies_table(run)]
         elif run["copies"]:
             parts += ["", f"{run['label']}: every copy within {SAME * 100:g}% of its measured time"]
     parts += ["", validation_line(result)]
+    if result.get("tolerance_suggestion"):
+        parts.append(result["tolerance_suggestion"])
     files = result.get("files")
-    if files:
+    if files and result["calibration_rows"]:
         parts.append(f"to fit a config to these copies: acl-emu calibrate {files['calibration']} --product "
                      f"{result['measured_on']} -o my-server.toml")
+    elif files:
+        parts.append(f"no measured copy ran alone with a size and a direction: {Path(files['calibration']).name} "
+                     f"holds only its header, nothing for acl-emu calibrate to fit")
+    if files:
         parts += ["", "files: " + ", ".join(files.values())]
     return "\n".join(parts)
