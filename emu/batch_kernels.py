@@ -81,7 +81,7 @@ def _load() -> None:
 
         _memmove, _memzero = _intrinsics()
         i64s = types.Array(types.int64, 1, "C", readonly=True)
-        _copy_loop = njit([types.none(i64s, i64s, i64s)], **_JIT)(_copy_loop)
+        _copy_loop = njit([types.none(i64s, i64s, i64s)], nogil=True, **_JIT)(_copy_loop)  # (raw memmoves only)
         _zero_loop = njit([types.none(i64s, i64s)], **_JIT)(_zero_loop)
         _ready = True
 
@@ -90,9 +90,11 @@ def _addresses(values) -> np.ndarray:
     return np.ascontiguousarray(values, dtype=np.int64)
 
 
-def copy_many(dst, src, sizes) -> None:
+def copy_many(dst, src, sizes, owners=None) -> None:
     """Copy sizes[j] bytes from raw address src[j] to raw address dst[j], for each j in order (memmove: a
-    range may overlap its own source). The caller vouches for every address: nothing is checked."""
+    range may overlap its own source), the GIL released. The caller vouches for every address: nothing is
+    checked. owners: what holds the memory (its arrays): an argument, so kept alive until the bytes have moved
+    (for a copy the runtime runs once its lock is released)."""
     if not _ready:
         _load()
     _copy_loop(_addresses(dst), _addresses(src), _addresses(sizes))

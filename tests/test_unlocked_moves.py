@@ -84,6 +84,25 @@ def test_blocking_fills_and_2d_copies_move_after_the_lock_too(rt, monkeypatch, c
     assert held and not any(held) and np.array_equal(bytes_at(rt, dev, BIG), want)
 
 
+def test_a_blocking_batchs_bytes_move_after_the_lock_and_an_async_batchs_under_it(rt, monkeypatch):
+    """aclrtMemcpyBatch's entries move once the call has released the lock (their buffers held by the move);
+    aclrtMemcpyBatchAsync's at their task's completion, under it."""
+    from emu import batch_kernels
+
+    entry, count = 16 << 10, 64
+    host, dev, view = host_and_device(rt, entry * count)
+    rt.memset(dev, entry * count, 0, entry * count)  # (device memory with bytes: the batch's one-call path)
+    held, real = [], batch_kernels.copy_many
+    monkeypatch.setattr(batch_kernels, "copy_many", lambda *a: (held.append(rt.lock._is_owned()), real(*a)))
+    attr = {"dst_loc": {"type": 1, "id": 0}, "src_loc": {"type": 0, "id": 0}, "rsv": bytes(16)}
+    dsts, srcs = [dev + j * entry for j in range(count)], [host + j * entry for j in range(count)]
+    rt.memcpy_batch(dsts, [entry] * count, srcs, [entry] * count, count, [attr], [0], 1)
+    s = rt.create_stream()
+    rt.memcpy_batch_async(dsts, [entry] * count, srcs, [entry] * count, count, [attr], [0], 1, s)
+    rt.synchronize_stream(s)
+    assert held == [False, True] and np.array_equal(bytes_at(rt, dev, entry * count), view)
+
+
 def test_two_threads_copy_at_once_and_every_byte_arrives(rt):
     """Each thread copies its own buffers back and forth; one thread's bytes move while the other holds the
     lock, and each ends with its own data."""

@@ -388,15 +388,21 @@ def _buffers(regions: list[Region], needed: np.ndarray, errors: list) -> tuple[n
     return addr, ok
 
 
-def _mover(rt: Core, e: _Entries, what: str):
+def _mover(rt: Core, e: _Entries, what: str, blocking: bool = False):
     """What moves a batch's bytes when it completes, all entries in one call (`batch_kernels`), each by the
     rule of `transfer._mover` (`_move_by_rule`); when every region already has its bytes, there is nothing
-    to decide."""
+    to decide. `blocking`: the task of the calling thread's blocking batch, whose bytes then move once the call
+    has released the runtime's lock (`transfer.unlocked`), the buffers held until they have."""
     def move():
         if all(map(_ready, e.dst_regions)) and all(map(_ready, e.src_regions)):
-            daddr = np.array([_address(r.buffer()) for r in e.dst_regions], dtype=np.int64)
-            saddr = np.array([_address(r.buffer()) for r in e.src_regions], dtype=np.int64)
-            batch_kernels.copy_many(daddr[e.di] + e.doff, saddr[e.si] + e.soff, e.nbytes)
+            dbufs, sbufs = [r.buffer() for r in e.dst_regions], [r.buffer() for r in e.src_regions]
+            daddr = np.array([_address(b) for b in dbufs], dtype=np.int64)
+            saddr = np.array([_address(b) for b in sbufs], dtype=np.int64)
+            args = (daddr[e.di] + e.doff, saddr[e.si] + e.soff, e.nbytes)
+            if blocking:
+                transfer.unlocked(rt, int(e.nbytes.sum()), batch_kernels.copy_many, *args, (dbufs, sbufs))
+            else:
+                batch_kernels.copy_many(*args)
         else:
             _move_by_rule(rt, e, what)
 
@@ -458,11 +464,11 @@ def _has_bytes(r: Region) -> bool:
     return r.materialized or not r.is_device
 
 
-def _group(rt: Core, e: _Entries, what: str, device: int, engines) -> Task:
+def _group(rt: Core, e: _Entries, what: str, device: int, engines, blocking: bool = False) -> Task:
     """The entries as one GROUP task of `device`, each entry run by the engines of `engines` (a device, or
-    one per entry); their bytes move when it completes."""
+    one per entry); their bytes move when it completes (`blocking`: as `_mover`)."""
     e.check_writable()
-    return Task(GROUP, device=device, label=what, on_complete=_mover(rt, e, what),
+    return Task(GROUP, device=device, label=what, on_complete=_mover(rt, e, what, blocking),
                 batch=Batch(e.nbytes, e.s_dev, e.d_dev, engines, e.kind))
 
 
@@ -472,7 +478,7 @@ def _run_batch(rt: Core, entries: _Entries, what: str) -> None:
     entries = entries.with_bytes()
     if len(entries):
         engines = entries.devices()
-        transfer.run_blocking(rt, _group(rt, entries, what, int(engines[0]), engines), entries)
+        transfer.run_blocking(rt, _group(rt, entries, what, int(engines[0]), engines, blocking=True), entries)
 
 
 def _runtime_entry(rt: Core, stream: int | None, what: str) -> None:
