@@ -271,3 +271,16 @@ def test_each_inference_sample_names_the_public_sample_it_follows():
     for script, sample in follows.items():
         doc = (HERE / script).read_text().split('"""')[1]
         assert f"Ascend/samples'\npython/level2_simple_inference/1_classification/{sample}/src/acl_net.py" in doc
+
+
+def test_the_inference_notebook_runs_this_async_sample_unchanged():
+    """notebooks/inference.ipynb uses installed package data only, so it carries the program it runs: its PROGRAM
+    cell holds these files, byte for byte."""
+    import ast
+
+    cells = json.loads((HERE.parent.parent.parent / "notebooks" / "inference.ipynb").read_text())["cells"]
+    source = next("".join(c["source"]) for c in cells if "".join(c["source"]).startswith("PROGRAM = {"))
+    program = ast.literal_eval(source.split("=", 1)[1].strip())
+    assert sorted(program) == ["constant.py", "images.py", "model/resnet50.om.toml", "resnet50_async.py"]
+    for name, text in program.items():
+        assert text == (HERE / name).read_text(), name

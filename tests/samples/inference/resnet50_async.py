@@ -22,6 +22,7 @@ second event).
 """
 import argparse
 import os
+import sys
 
 import numpy as np
 
@@ -260,7 +261,7 @@ class Net:
 
 
 def main():
-    current_dir = os.path.dirname(os.path.abspath(__file__))
+    current_dir = os.path.dirname(os.path.abspath(sys.argv[0]))  # the script's folder, as `python script.py` runs it
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", type=int, default=0)
     parser.add_argument("--execute_times", type=int, default=4)
