@@ -29,6 +29,7 @@ import itertools
 import json
 import math
 import numbers
+import random
 import time
 import tomllib
 from dataclasses import asdict, dataclass, fields
@@ -318,9 +319,9 @@ def batch_size(run_s: float, runs: int, workers: int = 0) -> int:
 
 
 def _probe_indices(n: int) -> list[int]:
-    """Up to PROBE_RUNS indices spread evenly over range(n) (the first, then across the grid's fields)."""
-    k = min(n, PROBE_RUNS)
-    return sorted({(j * n) // k for j in range(k)})
+    """Up to PROBE_RUNS indices of range(n), drawn at random with a fixed seed (the same on every sweep): evenly
+    spaced ones would fall in step with the grid's innermost fields and time only their cheap or dear corner."""
+    return sorted(random.Random(0).sample(range(n), min(n, PROBE_RUNS)))
 
 
 def _run_here(fn, runs: list[dict], indices, rows: list, progress) -> None:
@@ -350,7 +351,9 @@ def _dask():
 
 def _run_dask(fn, runs: list[dict], rest: list[int], rows: list, batch: int, workers: int, scheduler: str | None,
               progress) -> int:
-    """Run runs[rest] on Dask in contiguous batches, filling rows; returns the number of tasks."""
+    """Run runs[rest] on Dask in batches of about `batch` runs, each taking every count-th run of `rest` (so
+    each holds runs from all over the grid, and the tasks take about as long), filling rows in place; returns the
+    number of tasks."""
     distributed = _dask()
     if scheduler is not None:
         client, cluster = distributed.Client(scheduler), None
@@ -359,7 +362,8 @@ def _run_dask(fn, runs: list[dict], rest: list[int], rows: list, batch: int, wor
                                            dashboard_address=None)
         client = distributed.Client(cluster)
     try:
-        groups = [rest[k:k + batch] for k in range(0, len(rest), batch)]
+        count = -(-len(rest) // batch)
+        groups = [rest[k::count] for k in range(count)]  # interleaved: each mixes the grid's cheap and dear runs
         futures = [client.submit(run_batch, fn, [runs[i] for i in g], pure=False) for g in groups]
         index = {f.key: g for f, g in zip(futures, groups)}
         for future in distributed.as_completed(futures):
