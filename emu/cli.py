@@ -22,12 +22,14 @@ import contextlib
 import importlib.machinery
 import importlib.util
 import json
+import logging
 import math
 import os
 import runpy
 import signal
 import sys
 import tempfile
+import threading
 import traceback
 import types
 from pathlib import Path
@@ -41,9 +43,41 @@ from .studies import (bandwidth, bandwidth_report, calibrate, calibrate_report, 
                       validate_report)
 from .studies.args import (microseconds, microseconds_list, names_arg, parse_ints, parse_sizes_arg, positive_int,
                            positive_ints, product_arg, product_error, product_list, typed)
-from .studies.common import Progress, parse_size, parse_sizes
+from .studies.common import SIZE_HELP, Progress, parse_size, parse_sizes
 
 EXAMPLE = Path(__file__).parent / "examples" / "copy_pipeline.py"
+LOG = logging.getLogger(__name__)
+
+
+class StderrHandler(logging.StreamHandler):
+    """Log records as their bare message on the sys.stderr of the moment (`acl-emu run --json` and pytest's
+    capture replace it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
+_HANDLER = StderrHandler()
+
+
+def set_verbosity(quiet: bool = False, verbose: bool = False) -> None:
+    """The `emu` logger of the command: its informational lines (a run's summary, files written, progress bars)
+    on stderr; -q/--quiet: warnings and errors only, no progress bar; -v/--verbose: debug lines too. It is the
+    `emu` logger alone (not propagated): a script under `acl-emu run` keeps its own logging setup."""
+    logger = logging.getLogger("emu")
+    if _HANDLER not in logger.handlers:
+        logger.addHandler(_HANDLER)
+    logger.propagate = False
+    logger.setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
 
 
 class Parser(argparse.ArgumentParser):
@@ -56,6 +90,33 @@ class Parser(argparse.ArgumentParser):
 
 class UserError(Exception):
     """A mistake in a command's arguments or environment: `acl-emu <cmd>: error: <message>`, exit code 2."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI timeout or cancel) stopped the script: raised in it as SIGINT raises KeyboardInterrupt, so
+    its own `finally` and `except KeyboardInterrupt` run and the summary and the trace are written; exit code
+    143 (128 + SIGTERM)."""
+
+    def __init__(self):
+        super().__init__("SIGTERM: the run was stopped (a CI timeout or cancel?)")
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """While the script runs (main thread only, where Python runs signal handlers), SIGTERM raises Terminated;
+    the previous handler is back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def env_product() -> str | None:
@@ -139,12 +200,14 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
     arrows and, with sanitize_json, that file), and a finding makes the exit code 1 if the script's own was 0.
     """
     import emu
-    from .studies.runsummary import summary, print_summary
+    from .studies.runsummary import summary
 
+    if _HANDLER not in logging.getLogger("emu").handlers:  # called from Python, not through main
+        set_verbosity()
     _configure_for_script(product, host_time, host_time_scale, sanitize)
     with _python_like_state(script, module):
         emu.install()
-        with (_stdout_to_stderr() if as_json else contextlib.nullcontext()):
+        with (_stdout_to_stderr() if as_json else contextlib.nullcontext()), sigterm_as_interrupt():
             code, error = _execute(script, args, module)
     sys.stdout.flush()
     san = emu.current().sanitizer
@@ -159,13 +222,23 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
                 json.dump(result["sanitizer"], f, indent=2)
     if msprof:  # the run in the msprof timeline layout too (MindStudio Insight)
         result["msprof"] = str(replay.write_msprof_runtime(emu.current(), msprof))
-    print_summary(result, as_json)
-    if msprof and not as_json:
-        print(f"msprof timeline: {result['msprof']} (MindStudio Insight, Perfetto; acl-emu replay reads it)",
-              file=sys.stderr)
+    _summarise(result, as_json, msprof)
     if san is not None:
         code = _report_sanitizer(san, sanitize_json, code)
     return code
+
+
+def _summarise(result: dict, as_json: bool, msprof: str | None) -> None:
+    """The run's summary: the JSON on stdout, or its lines (and the msprof file's) through the `emu` logger on
+    stderr (none under -q)."""
+    from .studies.runsummary import print_summary, summary_text
+
+    if as_json:
+        print_summary(result, as_json=True)
+        return
+    LOG.info("%s", summary_text(result))
+    if msprof:
+        LOG.info("msprof timeline: %s (MindStudio Insight, Perfetto; acl-emu replay reads it)", result["msprof"])
 
 
 def _configure_for_script(product: str | None, host_time: str | None, host_time_scale: float | None,
@@ -193,7 +266,7 @@ def _report_sanitizer(san, sanitize_json: str | None, code: int) -> int:
     """The sanitizer's report on stderr; the script's exit code, made 1 by a finding if it was 0."""
     print(san.report(), file=sys.stderr)
     if sanitize_json:
-        print(f"sanitizer findings: {sanitize_json}", file=sys.stderr)
+        LOG.info("sanitizer findings: %s", sanitize_json)
     if san.findings and code == 0:
         code = 1
     return code
@@ -226,7 +299,8 @@ def _execute(target: str, args: list[str], module: bool) -> tuple[int, str | Non
             tb = tb.tb_next
         traceback.print_exception(type(e), e, tb, file=sys.stderr)
         line = traceback.format_exception_only(type(e), e)[-1].strip()
-        return (130 if isinstance(e, KeyboardInterrupt) else 1), line
+        code = 128 + signal.SIGTERM if isinstance(e, Terminated) else 130 if isinstance(e, KeyboardInterrupt) else 1
+        return code, line
     return 0, None
 
 
@@ -380,7 +454,6 @@ def _run_native(args, program: str, program_args: list[str], sanitize, out: str,
     script's run would be; its summary, trace, msprof timeline and sanitizer report as for a script."""
     from .capi import BuildError
     from .capi.commands import run_native
-    from .studies.runsummary import print_summary
 
     host_time = args.host_time
     if host_time is None and os.environ.get("ACL_EMU_HOST_TIME") is None:
@@ -396,15 +469,12 @@ def _run_native(args, program: str, program_args: list[str], sanitize, out: str,
         raise UserError(str(e)) from None
     if result is None:
         why = f"it ended by signal {signal.Signals(code - 128).name}" if code > 128 else "it made no ACL call"
-        sys.stderr.write(f"[acl-emu] {program}: no summary: {why} (exit code {code})\n")
+        LOG.warning("[acl-emu] %s: no summary: %s (exit code %d)", program, why, code)
         return code
     result["exit_code"] = code
     if code > 128:
         result["error"] = f"signal {signal.Signals(code - 128).name}"
-    print_summary(result, args.json)
-    if msprof and not args.json:
-        print(f"msprof timeline: {result['msprof']} (MindStudio Insight, Perfetto; acl-emu replay reads it)",
-              file=sys.stderr)
+    _summarise(result, args.json, msprof)
     return _report_native_sanitizer(result, sanitize_json, code)
 
 
@@ -417,7 +487,7 @@ def _report_native_sanitizer(result: dict, sanitize_json: str | None, code: int)
     if sanitize_json:
         with atomic_write(sanitize_json) as f:
             json.dump(result["sanitizer"], f, indent=2)
-        print(f"sanitizer findings: {sanitize_json}", file=sys.stderr)
+        LOG.info("sanitizer findings: %s", sanitize_json)
     return 1 if result["sanitizer_findings"] and code == 0 else code
 
 
@@ -535,7 +605,7 @@ def add_bandwidth(sub) -> None:
     p.add_argument("--product", type=product_arg, help="product name or TOML path (default: $ACL_EMU_PRODUCT or "
                                                        f"{config.DEFAULT_PRODUCT})")
     p.add_argument("--sizes", type=typed(parse_sizes_arg, "sizes"), default=None,
-                   help=f"message sizes: a range of powers of two or a list (default: {bandwidth.DEFAULT_SIZES})")
+                   help=f"message sizes: a range of powers of two or a list (default: {bandwidth.DEFAULT_SIZES}); {SIZE_HELP}")
     p.add_argument("--peer-size", type=typed(parse_size, "size"), default=None,
                    help="message size of the device-to-device matrix (default: the largest size, at most 256M)")
     p.add_argument("--reps", type=typed(positive_int, "count"), default=bandwidth.REPETITIONS,
@@ -580,9 +650,9 @@ def bandwidth_command(args) -> int:
 def add_overlap_arguments(p, required: bool = True) -> None:
     """The overlap study's options, shared by `acl-emu overlap` and `acl-emu compare overlap`."""
     p.add_argument("--h2d", type=typed(parse_size, "size"), required=required, metavar="BYTES",
-                   help="bytes copied host to device per iteration (4K, 64M, 1G)")
+                   help=f"bytes copied host to device per iteration (4096, 4K, 64M, 1GiB; {SIZE_HELP})")
     p.add_argument("--d2h", type=typed(parse_size, "size"), required=required, metavar="BYTES",
-                   help="bytes copied device to host per iteration")
+                   help="bytes copied device to host per iteration (as --h2d)")
     p.add_argument("--compute-us", type=typed(microseconds, "microseconds"), required=required, metavar="US",
                    help="kernel time per iteration, in microseconds (split evenly across the chunks)")
     p.add_argument("--streams", type=typed(positive_ints(overlap.MAX_STREAMS, "streams"), "ints"),
@@ -643,6 +713,16 @@ def _overlap_settings(args) -> int:
     return sum(1 for s in set(args.streams) for c in set(args.chunks) if s <= c)
 
 
+def overlap_runs(product, result: dict) -> dict[str, dict]:
+    """`overlap.timelines`, and the planner's within-1% setting as "near_best" when the best has more chunks than
+    a Gantt chart can show (overlap_report.READABLE_CHUNKS): the chart draws that one in its place."""
+    runs = overlap.timelines(product, result)
+    near, best = result["near_best"], result["best"]
+    if best["chunks"] > overlap_report.READABLE_CHUNKS and near["chunks"] < best["chunks"]:
+        runs["near_best"] = overlap.timelines(product, {**result, "best": near})["best"]
+    return runs
+
+
 def overlap_command(args) -> int:
     product = load(args.product or _env_or_default_product())
     mistake = _overlap_mistake(args, [product], "--product")
@@ -653,7 +733,7 @@ def overlap_command(args) -> int:
         result = overlap.plan(product, args.h2d, args.d2h, args.compute_us, args.streams, args.chunks,
                               args.pageable, progress, extend=not args.grid_only)
     out = Path(args.out) if args.out else Path("acl-emu-out") / f"overlap-{product.name}"
-    overlap_report.write_outputs(out, result, overlap.timelines(product, result))
+    overlap_report.write_outputs(out, result, overlap_runs(product, result))
     if msprof is not None:
         result["files"]["msprof"] = str(replay.write_msprof_overlap(product, result, msprof))
     if args.json:
@@ -682,7 +762,7 @@ def add_compare(sub) -> None:
     studies = p.add_subparsers(dest="study", required=True, metavar="{bandwidth,overlap}")
     bw = studies.add_parser("bandwidth", help="peak H2D / D2H / D2D / peer GB/s per product")
     bw.add_argument("--sizes", type=typed(parse_sizes_arg, "sizes"), default=None,
-                    help=f"message sizes: a range of powers of two or a list (default: {compare.DEFAULT_SIZES})")
+                    help=f"message sizes: a range of powers of two or a list (default: {compare.DEFAULT_SIZES}); {SIZE_HELP}")
     bw.add_argument("--peer-size", type=typed(parse_size, "size"), default=None,
                     help="message size of the device-to-device matrix (default: the largest size, at most 256M)")
     bw.add_argument("--reps", type=typed(positive_int, "count"), default=None,
@@ -998,11 +1078,27 @@ def replay_command(args) -> int:
 
 def build_parser() -> Parser:
     parser = Parser(prog="acl-emu", description="The CANN ACL runtime's memory APIs, emulated, with a timing "
-                                                "model of each product.")
+                                                "model of each product.",
+                    epilog=f"Sizes (--h2d, --sizes, ...): {SIZE_HELP}. Product names match in any case (910b is "
+                           f"910B). -q / -v go before the command: acl-emu -q overlap ...")
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"acl-emu {__version__}")
+    loud = parser.add_mutually_exclusive_group()
+    loud.add_argument("-q", "--quiet", action="store_true",
+                      help="only warnings and errors on stderr: no progress bar, no run summary, no informational "
+                           "lines (results on stdout, --json and files as usual)")
+    loud.add_argument("-v", "--verbose", action="store_true",
+                      help="debug lines too on stderr (the product configs loaded, each study's steps and time)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    add_run(sub)
+    for add in (add_products, add_bandwidth, add_overlap, add_compare, add_sweep, add_validate, add_calibrate,
+                add_replay, add_c_tools):
+        add(sub)
+    return parser
+
+
+def add_run(sub) -> None:
     run = sub.add_parser("run", help="run an unchanged pyACL script, or a C/C++ program, under the emulator",
                          description="Run an unchanged pyACL script (or a C/C++ program built against "
                                      "libascendcl: an executable runs on the emulator's library) under the "
@@ -1056,10 +1152,6 @@ def build_parser() -> Parser:
     run.add_argument("script", nargs="?", default=None, help="the script (default: the bundled example)")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     run.set_defaults(func=_run)
-    for add in (add_products, add_bandwidth, add_overlap, add_compare, add_sweep, add_validate, add_calibrate,
-                add_replay, add_c_tools):
-        add(sub)
-    return parser
 
 
 _COMPILERS = ("cc", "c++")
@@ -1130,7 +1222,9 @@ def main(argv: list[str] | None = None) -> int:
         from .capi.commands import compile_command
         return compile_command(argv[0], list(argv[1:]))
     args = parser.parse_args(_bare_sanitize(argv))
+    set_verbosity(args.quiet, args.verbose)
     prog = f"acl-emu {args.command}"
+    LOG.debug("%s: %s", prog, " ".join(argv))
     try:
         _check_outputs(args)
         return args.func(args)

@@ -14,6 +14,7 @@ A user config may start with `inherit = "910B"` and override any field.
 from __future__ import annotations
 
 import difflib
+import logging
 import math
 import os
 import tomllib
@@ -125,9 +126,29 @@ def find(name_or_path: str | os.PathLike) -> Path:
         return p
     cand = CONFIG_DIR / f"{name_or_path}.toml"
     if not cand.exists():
-        known = ", ".join(available())
-        raise ConfigError(cand, "<product>", f"unknown product {str(name_or_path)!r}; known: {known}")
+        same = product_named(str(name_or_path))
+        if same is not None:
+            return CONFIG_DIR / f"{same}.toml"
+        hint = suggestion(str(name_or_path))
+        hint = f" (did you mean {hint}?)" if hint else ""
+        raise ConfigError(cand, "<product>", f"unknown product {str(name_or_path)!r}{hint}; known: "
+                                             f"{', '.join(available())}")
     return cand
+
+
+def product_named(name: str) -> str | None:
+    """The bundled product whose name is `name` up to case ('910b' -> '910B', 'a3' -> 'A3'), else None."""
+    matches = [p for p in available() if p.casefold() == name.strip().casefold()]
+    return matches[0] if len(matches) == 1 else None
+
+
+def suggestion(name: str) -> str | None:
+    """The bundled product a near miss means ('910 B', '91OB', 'A2-910B'), for an error message; None when
+    none is close."""
+    known = {p.casefold().replace("-", "").replace("_", ""): p for p in available()}
+    key = name.casefold().replace(" ", "").replace("-", "").replace("_", "")
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    return known[close[0]] if close else None
 
 
 def available() -> list[str]:
@@ -456,6 +477,7 @@ def load(name_or_path: str | os.PathLike = DEFAULT_PRODUCT) -> Product:
     files: list = []
     product = _load(path, _read(path, files=files))
     _LOADED[key] = (tuple(files), product)
+    logging.getLogger(__name__).debug("product %s: %s", product.name, ", ".join(str(f) for f, _ in files))
     return product
 
 

@@ -10,7 +10,7 @@ import argparse
 import re
 from pathlib import Path
 
-from ..config import ConfigError, available, load
+from ..config import ConfigError, available, load, product_named, suggestion
 from .common import parse_sizes
 
 
@@ -32,7 +32,9 @@ def typed(fn, what: str):
 def product_error(text: str, e: ConfigError) -> str:
     """What is wrong with a product name or config path, on one line."""
     if e.field == "<product>" and Path(e.path).stem == str(text):  # the name itself, not a parent it inherits
-        return f"unknown product {text!r} (known: {', '.join(available())})"
+        near = suggestion(str(text))
+        hint = f"did you mean {near}? " if near else ""
+        return f"unknown product {text!r} ({hint}known: {', '.join(available())}; names match in any case)"
     return str(e)
 
 
@@ -42,7 +44,15 @@ def product_arg(text: str) -> str:
         load(text)
     except ConfigError as e:
         raise argparse.ArgumentTypeError(product_error(text, e)) from None
-    return text
+    return canonical(text)
+
+
+def canonical(text: str) -> str:
+    """A bundled product's own name for `text` typed in another case ('910b' -> '910B'); a path, or a name
+    already right, as given."""
+    if Path(text).exists() or str(text).endswith(".toml"):
+        return text
+    return product_named(text) or text
 
 
 def names_arg(text: str) -> list[str]:
@@ -60,7 +70,7 @@ def product_list(text: str) -> list[str]:
             load(n)  # a broken config is a bad argument, found before any work
         except ConfigError as e:
             raise ValueError(product_error(n, e)) from None
-    return names
+    return [canonical(n) for n in names]
 
 
 def parse_sizes_arg(text: str) -> list[int]:

@@ -6,9 +6,11 @@ import csv
 import functools
 import io
 import json
+import logging
 import math
 import os
 import re
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -19,17 +21,42 @@ import numpy as np
 from .. import constants as C
 from ..models.atomic import atomic_write, sweep_stale
 
-_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
-          "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
+# Sizes are binary: K, M, G, T are 2^10, 2^20, 2^30, 2^40 bytes, written as the letter alone (either case: 64M,
+# 64m) or with iB (64MiB). KB/MB/GB (decimal for some, binary for others) and a lowercase b (bits: 64Mb) are
+# refused, naming these forms; a bare number is bytes, and so is a number with B (4096B).
+SIZE_FORMS = "4096 (bytes), 4K or 4KiB, 64M or 64MiB, 1G or 1GiB, 1T (K, M, G, T are binary: 1K = 1024 bytes)"
+SIZE_HELP = "K, M, G, T are binary (1K = 1024 bytes; 64M = 64MiB); KB, MB and Mb are refused as ambiguous"
+_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*")
+_BINARY = re.compile(r"(?P<p>[KMGTkmgt])(?:[iI]B)?")
+_POWERS = {"K": 10, "M": 20, "G": 30, "T": 40}
+
+
+def size_unit(suffix: str, text: str) -> int:
+    """The bytes of one unit `suffix` ('' or 'B': 1; K / KiB: 1024; ...), or ValueError saying why the suffix is
+    refused (ambiguous decimal-or-binary KB/MB, bits) and which forms are accepted."""
+    if suffix in ("", "B"):
+        return 1
+    m = _BINARY.fullmatch(suffix)
+    if m:
+        return 1 << _POWERS[m.group("p").upper()]
+    shown = f"{str(text).strip()[:40]!r}"
+    if re.fullmatch(r"[KMGTkmgt][iI]?b|b", suffix):
+        raise ValueError(f"{shown} reads as bits ({suffix}), not bytes: sizes are bytes; write {SIZE_FORMS}")
+    if re.fullmatch(r"[KMGTkmgt]B", suffix):
+        p, number = suffix[0].upper(), str(text).strip()[:-len(suffix)].strip()
+        raise ValueError(f"{shown} is ambiguous ({suffix}: decimal 10^{_POWERS[p] // 10 * 3} or binary "
+                         f"2^{_POWERS[p]} bytes?): write {number}{p} or {number}{p}iB for binary; accepted: "
+                         f"{SIZE_FORMS}")
+    raise ValueError(f"{shown} is not a size: write {SIZE_FORMS}")
 
 
 def parse_size(text: str, limit: int = 1 << 40) -> int:
-    """'4K' -> 4096, '1.5M' -> 1572864, '64' -> 64 (binary units); at most `limit` bytes (1 TiB: more than
-    any product's device memory)."""
-    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([A-Za-z]*)\s*", str(text))
-    if not m or m.group(2).upper() not in _UNITS:
-        raise ValueError(f"{str(text)[:40]!r} is not a size (e.g. 4096, 4K, 64M, 1G)")
-    value = float(m.group(1)) * _UNITS[m.group(2).upper()]
+    """'4K' -> 4096, '1.5M' -> 1572864, '64' -> 64, '64MiB' -> 67108864 (binary units; see size_unit for the
+    refused ambiguous forms); at most `limit` bytes (1 TiB: more than any product's device memory)."""
+    m = _SIZE.fullmatch(str(text))
+    if not m:
+        raise ValueError(f"{str(text)[:40]!r} is not a size: write {SIZE_FORMS}")
+    value = float(m.group(1)) * size_unit(m.group(2), text)
     if not math.isfinite(value) or value > limit:
         raise ValueError(f"{str(text)[:40]!r}: more than {limit // (1 << 40)} TiB "
                          "(larger than any product's device memory)" if limit % (1 << 40) == 0 else
@@ -203,34 +230,54 @@ def _in_jupyter() -> bool:
     return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
 
 
+def quiet() -> bool:
+    """The `emu` logger was set quieter than INFO (`acl-emu -q`, or a program's own logging setup): no progress
+    bars, no informational lines."""
+    return logging.getLogger("emu").level > logging.INFO
+
+
 class Progress:
     """A one-line progress bar with the elapsed time and an estimate of the time left, on a terminal or in a
-    Jupyter notebook; silent when the output is neither (a pipe, a file, CI logs)."""
+    Jupyter notebook; silent when the output is neither (a pipe, a file, CI logs) or when the `emu` logger is
+    quieter than INFO (`acl-emu -q`). The line is clipped to the terminal's width (shutil.get_terminal_size,
+    $COLUMNS; 80 when it is unknown), one column short of it, so it never wraps: the bar shrinks first, then the
+    note is cut."""
 
     def __init__(self, total: int, label: str = "", stream=None):
         self.total = max(total, 1)
         self.label = label
         self.done = 0
         self.stream = stream or sys.stderr
-        self.enabled = (hasattr(self.stream, "isatty") and self.stream.isatty()) or \
-            (stream is None and _in_jupyter())
+        self.enabled = ((hasattr(self.stream, "isatty") and self.stream.isatty()) or
+                        (stream is None and _in_jupyter())) and not quiet()
         self._t0 = time.perf_counter()
+
+    def line(self, note: str = "", width: int | None = None) -> str:
+        """The bar as drawn now: at most `width` - 1 characters (default: the terminal's width)."""
+        width = max((width or shutil.get_terminal_size((80, 24)).columns) - 1, 10)
+        frac = min(self.done / self.total, 1.0)
+        elapsed = time.perf_counter() - self._t0
+        left = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        stats = f"{self.done}/{self.total} {elapsed:.1f}s, ETA {left:.1f}s"
+        label = self.label[:max(width - len(stats) - 1, 0)]  # the counts and the ETA come first
+        room = width - len(label) - len(stats) - 4  # the spaces and '[', ']'
+        bars = min(30, room) if room >= 5 else 0
+        bar = f"[{'#' * int(frac * bars):<{bars}}]" if bars else ""
+        text = " ".join(part for part in (label, bar, stats, note) if part)
+        return text[:width].ljust(width)
 
     def advance(self, n: int = 1, note: str = "") -> None:
         self.done += n
         if self.enabled:
-            frac = min(self.done / self.total, 1.0)
-            bar = "#" * int(frac * 30)
-            elapsed = time.perf_counter() - self._t0
-            left = elapsed / self.done * (self.total - self.done) if self.done else 0.0
-            self.stream.write(f"\r{self.label} [{bar:<30}] {self.done}/{self.total} {elapsed:5.1f}s, "
-                              f"ETA {left:5.1f}s {note[:40]:<40}")
+            self.stream.write("\r" + self.line(note))
             self.stream.flush()
 
     def close(self) -> None:
         if self.enabled:
             self.stream.write("\n")
             self.stream.flush()
+        logging.getLogger(__name__).debug("%s: %d of %d steps in %.2f s", self.label or "progress", self.done,
+                                          self.total, time.perf_counter() - self._t0)
 
     def __enter__(self):
         return self

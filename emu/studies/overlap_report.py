@@ -4,7 +4,8 @@ overlap` writes.
     from emu.studies import overlap, overlap_report
     result = overlap.plan("910B", 64 << 20, 16 << 20, 1500, [1, 2, 4], [1, 4, 16])
     runs = overlap.timelines("910B", result)
-    overlap_report.gantt_figure(result, runs)  # a matplotlib Figure
+    overlap_report.gantt_figure(result, runs)  # a matplotlib Figure (runs["near_best"], when given, is drawn
+                                               # in place of a best too dense to draw: see `panels`)
     overlap_report.write_outputs("out", result, runs)  # overlap.csv / .json, gantt.png, the two traces
     print(overlap_report.report(result))  # what `acl-emu overlap` prints
 
@@ -20,38 +21,61 @@ from .common import Landing, figure, format_table, human_bytes, write_csv, write
 COLOURS = {"H2D": "tab:blue", "kernel": "tab:green", "D2H": "tab:orange"}
 
 
+# A schedule with more chunks than this is a barcode at any figure width: its bars are a few pixels wide.
+READABLE_CHUNKS = 64
+# A drawn schedule with more chunks than this also gets a panel of its first few rounds, enlarged.
+ZOOM_CHUNKS = 16
+
+
+def panels(result: dict, runs: dict[str, dict]) -> list[tuple[str, dict, float | None]]:
+    """What the Gantt chart draws: (title, run, the end of its time window or None for the whole iteration).
+    The naive schedule; the best, or, when the best has more than READABLE_CHUNKS chunks and `runs` holds the
+    planner's within-1% setting ("near_best") with fewer, that one, its title saying so; and, when the drawn
+    schedule still has more than ZOOM_CHUNKS chunks, its first three rounds (3 x streams chunks) enlarged."""
+    best = runs["best"]
+    out = [(_title("naive", runs["naive"], result), runs["naive"], None)]
+    near = runs.get("near_best")
+    if best["chunks"] > READABLE_CHUNKS and near is not None and near["chunks"] < best["chunks"]:
+        shown = near
+        out.append((f"{_title('within 1% of the best', near, result)}; shown for the best "
+                    f"({best['streams']} x {best['chunks']} chunks, {best['iteration_ms']:.3f} ms), too dense to "
+                    f"draw", near, None))
+    else:
+        shown = best
+        out.append((_title("best", best, result), best, None))
+    if shown["chunks"] > ZOOM_CHUNKS:
+        window = shown["iteration_ms"] * min(1.0, 3 * shown["streams"] / shown["chunks"])
+        out.append((f"its first {window:.3f} ms enlarged (about {3 * shown['streams']} of its {shown['chunks']} "
+                    f"chunks)", shown, window))
+    return out
+
+
+def _title(name: str, run: dict, result: dict) -> str:
+    streams, chunks = run["streams"], run["chunks"]
+    return (f"{name}: {streams} stream{'s' if streams > 1 else ''}, {chunks} chunk{'s' if chunks > 1 else ''} - "
+            f"iteration {run['iteration_ms']:.3f} ms ({run['iteration_ms'] / result['floor_ms']:.2f}x the floor)")
+
+
 def gantt_figure(result: dict, runs: dict[str, dict]):
-    """Two panels on one time axis: the naive and the best schedule (`runs`: `overlap.timelines`), a row per
-    stream, the AI core and each link direction, bars coloured by H2D / kernel / D2H. Returns a matplotlib
-    Figure (see `common.figure`)."""
+    """Panels (see `panels`: the naive schedule, the best or the planner's within-1% setting when the best is
+    too dense to draw, and a dense schedule's first rounds enlarged), a row per stream, the AI core and each link
+    direction, bars coloured by H2D / kernel / D2H. Returns a matplotlib Figure (see `common.figure`)."""
     from matplotlib.patches import Rectangle
 
-    height = 1.5 + sum(0.45 * _rows_of(r) + 0.8 for r in runs.values())
+    drawn = panels(result, runs)
+    height = 1.5 + sum(0.45 * _rows_of(run) + 0.8 for _, run, _ in drawn)
     fig = figure(figsize=(12, height))
-    axes = fig.subplots(len(runs), 1, sharex=True, squeeze=False,
-                        gridspec_kw={"height_ratios": [_rows_of(r) for r in runs.values()]})
-    for ax, (title, run) in zip(axes[:, 0], runs.items()):
-        segs = run["segments"]
-        rows = _ordered_rows(segs)
-        for y, row in enumerate(rows):
-            for kind, colour in COLOURS.items():
-                bars = [(s["start_ms"], max(s["end_ms"] - s["start_ms"], 1e-6)) for s in segs
-                        if s["row"] == row and s["kind"] == kind]
-                if bars:
-                    ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=colour, linewidth=0.3,
-                                   edgecolors="black" if len(bars) < 100 else "none",
-                                   alpha=0.85)
-        ax.axvline(result["floor_ms"], color="black", linestyle="--", linewidth=1)
-        ax.text(result["floor_ms"], -0.5, f" floor {result['floor_ms']:.3f} ms", va="bottom", ha="left",
-                fontsize="small")
-        ax.set_yticks(range(len(rows)), rows)
-        ax.set_ylim(len(rows) - 0.5, -0.5)
-        ax.grid(axis="x", alpha=0.3)
-        streams, chunks = run["streams"], run["chunks"]
-        ax.set_title(f"{title}: {streams} stream{'s' if streams > 1 else ''}, {chunks} "
-                     f"chunk{'s' if chunks > 1 else ''} - iteration {run['iteration_ms']:.3f} ms "
-                     f"({run['iteration_ms'] / result['floor_ms']:.2f}x the floor)", pad=14)
-    axes[-1, 0].set_xlabel("time since the iteration's start event (ms)")
+    axes = fig.subplots(len(drawn), 1, squeeze=False, gridspec_kw={"height_ratios": [_rows_of(r) for _, r, _ in drawn]})
+    end = max(run["iteration_ms"] for _, run, window in drawn if window is None)
+    for ax, (title, run, window) in zip(axes[:, 0], drawn):
+        _draw_run(ax, run, window)
+        if window is None or result["floor_ms"] <= window:
+            ax.axvline(result["floor_ms"], color="black", linestyle="--", linewidth=1)
+            ax.text(result["floor_ms"], -0.5, f" floor {result['floor_ms']:.3f} ms", va="bottom", ha="left",
+                    fontsize="small")
+        ax.set_xlim(0, window if window is not None else end * 1.02)
+        ax.set_title(title, pad=14, fontsize="medium")
+        ax.set_xlabel("time since the iteration's start event (ms)", fontsize="small")
     handles = [Rectangle((0, 0), 1, 1, color=c) for c in COLOURS.values()]
     fig.legend(handles, list(COLOURS), loc="upper right", ncol=3, fontsize="small")
     fig.suptitle(f"{result['product']}: H2D {human_bytes(result['h2d_bytes'])}, D2H "
@@ -60,6 +84,22 @@ def gantt_figure(result: dict, runs: dict[str, dict]):
     fig.supxlabel(f"checked: {result['routes_note']}", fontsize="small")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig
+
+
+def _draw_run(ax, run: dict, window: float | None) -> None:
+    """One schedule's bars on `ax` (only those that start before `window`, when given)."""
+    segs = [s for s in run["segments"] if window is None or s["start_ms"] < window]
+    rows = _ordered_rows(run["segments"])
+    for y, row in enumerate(rows):
+        for kind, colour in COLOURS.items():
+            bars = [(s["start_ms"], max(s["end_ms"] - s["start_ms"], 1e-6)) for s in segs
+                    if s["row"] == row and s["kind"] == kind]
+            if bars:
+                ax.broken_barh(bars, (y - 0.4, 0.8), facecolors=colour, linewidth=0.3,
+                               edgecolors="black" if len(bars) < 100 else "none", alpha=0.85)
+    ax.set_yticks(range(len(rows)), rows)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.grid(axis="x", alpha=0.3)
 
 
 def gantt(path: Path, result: dict, runs: dict[str, dict]) -> Path:
@@ -98,7 +138,7 @@ def write_trace(path, trace: dict) -> Path:
 def write_outputs(out: Path, result: dict, runs: dict[str, dict]) -> dict:
     """overlap.csv / overlap.json, the Gantt chart and the traces of the naive and the best schedule (`runs`:
     `overlap.timelines`); return their paths."""
-    names = {"csv": "overlap.csv", "gantt": "gantt.png", **{f"trace_{n}": f"trace-{n}.json" for n in runs},
+    names = {"csv": "overlap.csv", "gantt": "gantt.png", **{f"trace_{n}": f"trace-{n.replace('_', '-')}.json" for n in runs},
              "json": "overlap.json"}
     with Landing(out) as land:
         write_csv(land(names["csv"]), result["rows"])

@@ -6,6 +6,8 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from .. import routes as R
 from .common import format_table, human_bytes
 
@@ -39,6 +41,8 @@ def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
         "product": rt.product.name,
         "simulated_ms": max(rt.clock, device_end) * 1e3,
         "host_ms": rt.clock * 1e3,
+        "device_busy_ms": device_busy_ms(rt.records(), totals["tasks"]),
+        "device_end_ms": device_end * 1e3,
         "host_time": rt.host_time if rt.host_time == "calls" or rt.host_time_scale == 1 else
                      f"wall x{rt.host_time_scale:g}",
         "calls": dict(sorted(rt.calls.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -60,15 +64,45 @@ def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
     return result
 
 
-def print_summary(result: dict, as_json: bool = False, stream=None) -> None:
-    stream = stream or sys.stderr
-    if as_json:
-        print(json.dumps(result, indent=2))
-        return
+def device_busy_ms(records, tasks: int) -> float | None:
+    """The time at least one device task was running, in ms: the union of the records' [start, end] spans. It
+    does not count the host's time between the tasks, so `--host-time wall` (this machine's load) leaves it as it
+    is. None when the records kept are fewer than the tasks run (`configure(records=N)`)."""
+    if len(records) < tasks:
+        return None
+    starts, ends = records["start"], records["end"]
+    ok = np.isfinite(starts) & np.isfinite(ends)
+    if not ok.any():
+        return 0.0
+    order = np.argsort(starts[ok], kind="stable")
+    s, e = starts[ok][order], ends[ok][order]
+    reach = np.maximum.accumulate(e)  # the latest end so far: a start past it opens a gap
+    gaps = np.maximum(s[1:] - reach[:-1], 0.0).sum()
+    return float(reach[-1] - s[0] - gaps) * 1e3
+
+
+def time_lines(result: dict) -> list[str]:
+    """The device time and the host time, each with what to read it for."""
+    busy = result.get("device_busy_ms")
+    device = ("device busy: not known (the run kept only some of its task records)" if busy is None else
+              f"device busy {busy:.3f} ms: the time its copies, fills and kernels ran on this product (their "
+              f"union); read it for what the device work costs: the host's speed hardly moves it")
+    wall = str(result["host_time"]).startswith("wall")
+    host = (f"host thread {result['host_ms']:.3f} ms, end to end {result['simulated_ms']:.3f} ms: "
+            + ("with --host-time wall they include this machine's own time between calls (numpy, Python, its "
+               "load), so they vary from run to run; read them for the script's shape, and use --host-time calls "
+               "for an end-to-end time that repeats" if wall else
+               "--host-time calls: the calls' own costs and waits only, the same on every run; read them for the "
+               "end-to-end time of the step on this product"))
+    return [f"[acl-emu] {device}", f"[acl-emu] {host}"]
+
+
+def summary_text(result: dict) -> str:
+    """The summary's lines, as `acl-emu run` prints them on stderr."""
     lines = [f"[acl-emu] {result['product']}: simulated time {result['simulated_ms']:.3f} ms "
              f"(host thread {result['host_ms']:.3f} ms, host time {result['host_time']}), "
              f"{sum(result['calls'].values())} ACL calls, "
-             f"{result['device_tasks']} device tasks"]
+             f"{result['device_tasks']} device tasks", *time_lines(result)]
     calls = [{"api": k, "calls": v} for k, v in result["calls"].items()]
     lines.append(format_table(calls))
     if result["bytes_by_route"]:
@@ -85,4 +119,12 @@ def print_summary(result: dict, as_json: bool = False, stream=None) -> None:
     elif result.get("exit_code"):
         why = f": {result['error']}" if result.get("error") else ""
         lines.append(f"[acl-emu] the script exited with code {result['exit_code']}{why}")
-    print("\n".join(lines), file=stream)
+    return "\n".join(lines)
+
+
+def print_summary(result: dict, as_json: bool = False, stream=None) -> None:
+    """The summary as JSON on stdout, or as `summary_text` on `stream` (default stderr)."""
+    if as_json:
+        print(json.dumps(result, indent=2))
+        return
+    print(summary_text(result), file=stream or sys.stderr)

@@ -25,6 +25,12 @@ def _pct(v) -> str:
     return "" if v is None else f"{v:.1f}"
 
 
+def _cell(v):
+    """A summary value as its table shows it: floats to 0.1, "-" where there is none (a product with no
+    calibration target has no median error)."""
+    return "-" if v is None else f"{v:.1f}" if isinstance(v, float) else v
+
+
 def independent_table(result: dict) -> str:
     """The independent rows alone (nothing was fitted to them), per product and route."""
     rows = [{**g, "median": _pct(g["median_abs_error_pct"]), "worst": _pct(g["worst_abs_error_pct"])}
@@ -48,7 +54,7 @@ def tables(result: dict) -> str:
     rows = [{**r, "measured": f"{r['measured']:.4g}", "model": f"{r['model']:.4g}",
              "error_pct": f"{r['error_pct']:+.1f}", "target": ("yes, within" if r["within"] else "yes, OUTSIDE")
              if r["calibration"] else "no"} for r in result["rows"]]
-    summary = [{k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in s.items()} for s in result["summary"]]
+    summary = [{k: _cell(v) for k, v in s.items()} for s in result["summary"]]
     return (format_table(rows, COLUMNS) + "\n\n" + f"calibration targets within +-{result['band_pct']:.0f}%:\n"
             + format_table(summary, [("product", "product"), ("targets", "targets"), ("within", "within"),
                                      ("median_abs_error_pct", "median |err| %"),
