@@ -7,7 +7,7 @@ Run from the repository root:  python benchmarks/sanitize.py [--copies N] [--rep
    (model.emulator), with every check on vs off. Timing-only: no source fingerprints.
 2. A functional 256 MiB copy loop: K times an async 256 MiB H2D from page-locked memory, then the D2H back,
    then synchronize, bytes moving; with every check on (so each H2D source is fingerprinted when queued and
-   when it runs) vs off.
+   again at the synchronize that first orders the copy before the host) vs off.
 """
 from __future__ import annotations
 

@@ -374,7 +374,7 @@ class AddressSpace:
         self.adopt_raw_host = False  # a C program's runtime: any user-space address is its own pageable memory
         # (base, end, what it was) of the latest frees: addresses only, so no freed buffer is kept alive
         self.freed_recently: deque = deque(maxlen=FREED_KEPT)
-        self.on_stale = None  # (the sanitizer) called (addr, nbytes, freed_recently's entry) when `resolve` fails in one
+        self.on_stale = None  # (the sanitizer) called (addr, nbytes, the entry) when `resolve` fails in one
 
     def freed_range(self, addr: int) -> tuple | None:
         """The entry of `freed_recently` (base, end, description) that held `addr`, the latest such free."""

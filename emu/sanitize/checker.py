@@ -594,9 +594,10 @@ class Sanitizer:
     # -- fingerprints ------------------------------------------------------------------------------------
     def _watch(self, op: Op, task, sources: list | None, writes: list | None, loose: list | None) -> None:
         """Keep the host sources' fingerprints until a host thread knows the task complete (`_settle`: a change
-        then is a host write no edge ordered after the copy, whatever order this run happened to take); once the task has written host memory, take new fingerprints of the queued copies
-        that read those bytes (their change is this task's, ordered or already reported); a kernel of
-        undeclared use: note which arguments its run changes."""
+        then is a host write no edge ordered after the copy, whatever order this run happened to take); once
+        the task has written host memory, take new fingerprints of the queued copies that read those bytes
+        (their change is this task's, ordered or already reported); a kernel of undeclared use: note which
+        arguments its run changes."""
         if sources:
             self._watched[id(op)] = (op, sources)
             for src in sources:

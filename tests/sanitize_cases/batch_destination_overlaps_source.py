@@ -27,7 +27,8 @@ ok(ret)
 result = dev + 3 * N  # the previous step's result, in the last tile
 dsts = [dev + 3 * N, back]  # the new tile lands on the result the second entry copies out
 srcs = [host, result]
-_, ret = acl.rt.memcpy_batch_async(dsts, [N, N], srcs, [N, N], 2, [H2D, D2H], [0, 1], 2, stream)  # hazard: first, second
+sizes, attrs = [N, N], [H2D, D2H]
+_, ret = acl.rt.memcpy_batch_async(dsts, sizes, srcs, sizes, 2, attrs, [0, 1], 2, stream)  # hazard: first, second
 ok(ret)
 ok(acl.rt.synchronize_stream(stream))
 
