@@ -820,7 +820,11 @@ def add_sweep(sub) -> None:
                                    "file, and write one tidy table: sweep.csv and sweep.parquet, one row per "
                                    "run with every swept parameter, every metric (units in the column "
                                    "names) and the unvalidated routes it rests on. --workers N runs on a local Dask cluster of N processes; "
-                                   "--scheduler ADDRESS on an existing Dask cluster.")
+                                   "--scheduler ADDRESS on an existing Dask cluster; runs travel there in batches "
+                                   "of about 0.4 s of work, and a grid too small to win back the cluster's start "
+                                   "runs in this process (the output says so). The summary names the best streams "
+                                   "x chunks of each workload (product x sizes x compute time); sweep.parquet's "
+                                   "schema metadata carries the acl-emu version and the grid.")
     p.add_argument("--config", metavar="FILE", help="a TOML file with a [sweep] table setting any of products, "
                                                       "h2d, d2h, compute_us, streams, chunks, pageable; "
                                                       "command-line options override it")
@@ -891,22 +895,20 @@ def sweep_command(args) -> int:
         except RuntimeError as e:
             return _argument_error("sweep", str(e))
     out = Path(args.out) if args.out else Path("acl-emu-out") / "sweep"
-    where = (f"on the Dask cluster at {args.scheduler}" if args.scheduler else
-             f"on a local Dask cluster of {args.workers} workers" if args.workers > 1 else "in this process")
     with Progress(len(grid), "sweep") as bar:
         try:
-            rows = sweep.run(grid, workers=args.workers, scheduler=args.scheduler, progress=bar)
+            done = sweep.run_planned(grid, workers=args.workers, scheduler=args.scheduler, progress=bar)
         except RuntimeError as e:
             if "Dask" in str(e):
                 return _argument_error("sweep", str(e))
             raise
-    files = sweep.write(rows, out, formats)
+    rows, best = done.rows, sweep.best_per_workload(done.rows)
+    files = sweep.write(rows, out, formats, grid)
     if args.json:
-        print(json.dumps({"rows": rows, "files": files}, indent=2))
+        print(json.dumps({"rows": rows, "best": best, "plan": done.plan.line, "files": files}, indent=2))
         return 0
-    best = min(rows, key=lambda r: r["iteration_ms"])
-    print(f"{len(rows)} runs {where}; fastest: {best['product']} {best['streams']} streams x {best['chunks']} "
-          f"chunks, {best['iteration_ms']:.3f} ms ({best['vs_floor']:.3f} x its floor)")
+    print(f"{len(rows)} runs {done.plan.line}")
+    print(sweep.best_table(best))
     print(sweep.unvalidated_line(rows))
     more = "" if parquet else "  (Parquet too: pip install 'acl-emu[sweep]')"
     print("files: " + ", ".join(files.values()) + more)
@@ -1037,9 +1039,15 @@ def add_replay(sub) -> None:
     p.add_argument("--host-memory", choices=replay.HOST_MEMORY, default="as-profiled",
                    help="host buffers of the H2D and D2H copies: as the profile says (page-locked unless it marks "
                         "a copy pageable), pinned or pageable")
-    p.add_argument("--tolerance-us", type=typed(_tolerance_us, "microseconds"), default=replay.TOLERANCE * 1e6,
+    p.add_argument("--tolerance-us", type=typed(_tolerance_us, "microseconds"), default=None,
                    metavar="US", help=f"times this close count as at once when inferring dependencies from the "
-                                      f"timeline (default {replay.TOLERANCE * 1e6:g})")
+                                      f"timeline (default: {replay.TOLERANCE * 1e6:g} when the profile has event "
+                                      f"rows, else read from its timeline's gaps and shown)")
+    p.add_argument("--window", type=typed(replay.profiles.parse_window, "window"), default=None, metavar="START:END",
+                   help="replay only the tasks and host calls starting in this window, microseconds since the "
+                        "profile's first event (1500:9000, 1500: or :9000): skip a long idle or the warm-up")
+    p.add_argument("--steps", type=typed(replay.profiles.parse_steps, "steps"), default=None, metavar="N[:M]",
+                   help="replay only steps N to M (the Iteration IDs of msprof's step trace)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: acl-emu-out/replay)")
     p.add_argument("--msprof", metavar="PATH", help="also write the replay on the first product in the msprof "
                                                      "timeline layout")
@@ -1060,10 +1068,13 @@ def _tolerance_us(text: str) -> float:
 def replay_command(args) -> int:
     names = args.product or [_env_or_default_product()]
     msprof = writable_file(args.msprof, "argument --msprof") if args.msprof else None
+    tolerance = None if args.tolerance_us is None else args.tolerance_us * 1e-6
     try:
-        result = replay.replay(args.profile, names, args.measured_on, args.host_memory, args.tolerance_us * 1e-6)
+        result = replay.replay(args.profile, names, args.measured_on, args.host_memory, tolerance, args.window,
+                               args.steps)
         if msprof is not None:
-            replay.write_msprof_replay(args.profile, names[0], msprof, args.host_memory, args.tolerance_us * 1e-6)
+            replay.write_msprof_replay(args.profile, names[0], msprof, args.host_memory, tolerance, args.window,
+                                       args.steps)
     except (replay.ProfileError, replay.ReplayError) as e:
         return _argument_error("replay", str(e))
     files = replay_report.write_outputs(Path(args.out) if args.out else Path("acl-emu-out") / "replay", result)

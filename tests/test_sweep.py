@@ -37,11 +37,51 @@ def test_a_row_carries_every_swept_parameter_and_metric_with_units():
     assert row["binding"] in overlap.limits("910B", 4 * MIB, MIB, 100.0)["resources_ms"]
 
 
-def test_a_parallel_sweep_gives_exactly_the_serial_table():
+def test_a_parallel_sweep_gives_exactly_the_serial_table(monkeypatch):
+    """Forced onto the cluster (threshold 0), after two runs timed here: the rest in batched Dask tasks."""
+    monkeypatch.setattr(sweep, "PROBE_RUNS", 2)
     grid = sweep.Grid(**SMALL)
     serial = sweep.run(grid)
-    parallel = sweep.run(grid, workers=2)
-    assert parallel == serial
+    done = sweep.run_planned(grid, workers=2, threshold_s=0)
+    assert done.rows == serial
+    plan = done.plan
+    assert plan.where == "on a local Dask cluster of 2 workers" and plan.probed == 2
+    assert plan.batch > 1 and plan.tasks == -(-(len(serial) - 2) // plan.batch)
+
+
+def test_dask_tasks_carry_batches_of_about_task_s_of_work():
+    """A 5 ms run travels 80 to a task (0.4 s); a short grid still leaves each worker several tasks; a run
+    longer than TASK_S goes alone."""
+    assert sweep.TASK_S == 0.4
+    assert sweep.batch_size(0.005, 1400, 2) == 80
+    assert sweep.batch_size(0.005, 100, 2) == 17  # 100 runs / (3 tasks x 2 workers)
+    assert sweep.batch_size(2.0, 10, 2) == 1
+    assert sweep.batch_size(0.0001, 10**6, 8) == 4000
+    # the probe spreads over the grid at random, the same on every sweep, not in step with its fields
+    probe = sweep._probe_indices(1000)
+    assert probe == sweep._probe_indices(1000) and len(set(probe)) == sweep.PROBE_RUNS and max(probe) > 500
+    assert len({i % 7 for i in probe}) > 3  # not all at one value of a 7-valued innermost field
+    assert sweep._probe_indices(3) == [0, 1, 2]
+
+
+def test_a_grid_too_small_to_gain_skips_the_cluster_and_says_so(monkeypatch, tmp_path, capsys):
+    def no_dask():
+        raise AssertionError("the cluster was started")
+
+    monkeypatch.setattr(sweep, "_dask", no_dask)
+    grid = sweep.Grid(**SMALL)
+    done = sweep.run_planned(grid, workers=2)
+    assert done.rows == sweep.run(grid)
+    assert done.plan.where == "in this process" and done.plan.batch == 0
+    assert "local Dask cluster of 2 workers not used" in done.plan.why
+    monkeypatch.setattr(sweep, "PROBE_RUNS", 3)
+    done = sweep.run_planned(grid, scheduler="tcp://127.0.0.1:1", threshold_s=1e9)
+    assert "the Dask cluster at tcp://127.0.0.1:1 not used" in done.plan.line
+    args = ["sweep", "--products", "910B", "--h2d", "2M", "--d2h", "1M", "--streams", "1", "--chunks", "1,2",
+            "--workers", "2", "--out", str(tmp_path / "o")]
+    monkeypatch.setattr(sweep, "_dask", lambda: None)  # the command's own check that Dask is installed
+    assert main(args) == 0
+    assert "2 runs in this process; a local Dask cluster of 2 workers not used" in capsys.readouterr().out
 
 
 def test_the_tables_are_csv_and_parquet_with_the_same_rows(tmp_path):
@@ -96,7 +136,7 @@ def test_the_progress_bar_shows_the_time_left():
     assert quiet.getvalue() == ""  # not a terminal: silent
 
 
-def test_a_traffic_grid_runs_through_the_same_executor_serial_or_parallel():
+def test_a_traffic_grid_runs_through_the_same_executor_serial_or_parallel(monkeypatch):
     """The multi-device traffic study's runs go through `sweep.execute` like the overlap grid's: the table is
     the same serially and on two Dask workers."""
     from emu.studies import traffic
@@ -104,7 +144,9 @@ def test_a_traffic_grid_runs_through_the_same_executor_serial_or_parallel():
     runs = [dict(product="910B", devices=n, block_bytes=MIB, blocks=4, peer_bytes=8 * MIB, streams=s)
             for n in (2, 4) for s in (1, 2)]
     serial = sweep.execute(traffic.run_one, runs)
-    assert sweep.execute(traffic.run_one, runs, workers=2) == serial
+    monkeypatch.setattr(sweep, "PROBE_RUNS", 1)
+    parallel = sweep.execute_planned(traffic.run_one, runs, workers=2, threshold_s=0)
+    assert parallel.rows == serial and parallel.plan.tasks >= 1
     for row, params in zip(serial, runs):
         assert {k: row[k] for k in params} == params
         assert row["step_ms"] >= row["issue_ms"] > 0 and 0 < row["busiest_util"] <= 1 + 1e-9
@@ -136,3 +178,42 @@ def test_without_pyarrow_the_table_is_csv_and_asking_for_parquet_fails_before_an
     out = capsys.readouterr().out
     assert "pip install 'acl-emu[sweep]'" in out
     assert (tmp_path / "o" / "sweep.csv").exists() and not (tmp_path / "o" / "sweep.parquet").exists()
+
+
+def test_parquet_carries_the_acl_emu_version_and_the_grid_as_schema_metadata(tmp_path):
+    import pyarrow.parquet as pq
+
+    import emu
+
+    grid = sweep.Grid(products=("910B",), h2d=("2M",), d2h=(MIB,), compute_us=(50.0,), streams=(1, 2), chunks=(2,))
+    files = sweep.write(sweep.run(grid), tmp_path / "out", ("parquet",), grid)
+    meta = pq.read_schema(files["parquet"]).metadata
+    assert meta[b"acl-emu version"].decode() == emu.__version__
+    back = json.loads(meta[b"acl-emu grid"])
+    assert back == sweep.grid_dict(grid) and back["h2d"] == [2 * MIB] and back["streams"] == [1, 2]
+    assert sweep.Grid(**back) == grid  # the grid the table came from, rebuilt from its metadata
+
+
+def test_sweep_names_the_best_setting_per_workload_not_one_fastest_run(tmp_path, capsys):
+    """One best streams x chunks for each product x sizes x compute time: a fast product's run does not stand
+    for a slow product's workload."""
+    rows = sweep.run(sweep.Grid(**SMALL))
+    best = sweep.best_per_workload(rows)
+    assert [(b["product"], b["compute_us"]) for b in best] == [("910B", 100.0), ("910B", 400.0), ("A3", 100.0),
+                                                               ("A3", 400.0)]
+    for b in best:
+        mine = [r for r in rows if all(r[k] == b[k] for k in sweep.WORKLOAD)]
+        assert b["runs"] == len(mine) == 5
+        assert b["iteration_ms"] == min(r["iteration_ms"] for r in mine)
+        one = next(r for r in mine if r["streams"] == 1 and r["chunks"] == 1)
+        assert b["speedup_vs_1x1"] == pytest.approx(one["iteration_ms"] / b["iteration_ms"])
+    out = tmp_path / "o"
+    assert main(["sweep", "--products", "910B,A3", "--h2d", "4M", "--d2h", "1M", "--compute-us", "100,400",
+                 "--streams", "1,2", "--chunks", "1,2,4", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "fastest:" not in text and "best setting per workload" in text
+    table = text.split("best setting per workload")[1].split("unvalidated")[0]
+    assert sum(line.startswith(("910B ", "A3 ")) for line in table.splitlines()) == 4
+    assert main(["sweep", "--products", "910B,A3", "--h2d", "4M", "--d2h", "1M", "--compute-us", "100,400",
+                 "--streams", "1,2", "--chunks", "1,2,4", "--out", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["best"] == best
