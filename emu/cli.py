@@ -1110,7 +1110,8 @@ def build_parser() -> Parser:
 
 
 def add_run(sub) -> None:
-    run = sub.add_parser("run", help="run an unchanged pyACL script, or a C/C++ program, under the emulator",
+    run = sub.add_parser("run", allow_abbrev=False,  # the script's own --h is its, never our --help / --host-time
+                         help="run an unchanged pyACL script, or a C/C++ program, under the emulator",
                          description="Run an unchanged pyACL script (or a C/C++ program built against "
                                      "libascendcl: an executable runs on the emulator's library) under the "
                                      "emulator, then summarise its "
@@ -1229,9 +1230,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     argv = sys.argv[1:] if argv is None else argv
-    if argv[0] in _COMPILERS:  # a compiler's arguments are not ours to parse
+    command = next((i for i, a in enumerate(argv) if a not in ("-q", "--quiet", "-v", "--verbose")), None)
+    if command is not None and argv[command] in _COMPILERS:  # a compiler's arguments are not ours to parse
         from .capi.commands import compile_command
-        return compile_command(argv[0], list(argv[1:]))
+        return compile_command(argv[command], list(argv[command + 1:]))
     args = parser.parse_args(_bare_sanitize(argv))
     set_verbosity(args.quiet, args.verbose)
     prog = f"acl-emu {args.command}"

@@ -226,6 +226,9 @@ def test_cc_wrapper_adds_the_flags_and_passes_everything_through(capsys):
     assert f"-I{build.INCLUDE}" in line and "x.c -o x -O2" in line and "-lascendcl" in line
     assert commands.compile_command("cc", ["--show", "-c", "x.c"]) == 0
     assert "-lascendcl" not in capsys.readouterr().out
+    from emu.cli import main
+    assert main(["-q", "c++", "--show", "x.cpp", "-o", "x"]) == 0  # global options before the wrapper
+    assert "x.cpp -o x" in capsys.readouterr().out
 
 
 def test_generator_refuses_a_type_it_does_not_know():

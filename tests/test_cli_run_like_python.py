@@ -104,6 +104,18 @@ def test_argv_file_and_name_are_what_python_gives(tmp_path):
     assert name == "__main__"
 
 
+def test_a_scripts_short_options_are_its_own_not_abbreviations_of_runs(tmp_path):
+    """`acl-emu run s.py --h 448` gives the script `--h 448`: run's options are never matched by a prefix
+    (argparse would take --h for --help / --host-time and stop)."""
+    write(tmp_path / "show.py", """\
+        import sys
+        print(repr(sys.argv[1:]))
+        """)
+    res = emu_run("show.py", "--h", "448", "--pro", "x", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert eval(res.stdout.splitlines()[0]) == ["--h", "448", "--pro", "x"]
+
+
 def test_an_exception_prints_the_traceback_exits_1_and_still_writes_summary_and_trace(tmp_path):
     script = write(tmp_path / "boom.py", COPY + textwrap.dedent("""\
         def fail():
