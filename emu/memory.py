@@ -383,6 +383,14 @@ class AddressSpace:
                 return entry
         return None
 
+    def stale(self, addr: int, nbytes: int = 1) -> None:
+        """A call is about to fail on `addr`, which is in no live region: tell `on_stale` if it lies in memory
+        freed lately (a use after free, a double free)."""
+        if self.on_stale is not None:
+            entry = self.freed_range(addr)
+            if entry is not None:
+                self.on_stale(addr, nbytes, entry)
+
     def invariant_violations(self) -> list[str]:
         """What is wrong with the allocator's state, if anything: live regions overlap, a device's used bytes
         differ from the sum of its live allocations, free exceeds total, or a free range covers a live
@@ -439,9 +447,7 @@ class AddressSpace:
                 r = self.adopt_host(addr, nbytes)
         if r is None:
             if self.on_stale is not None:
-                stale = self.freed_range(addr)
-                if stale is not None:
-                    self.on_stale(addr, nbytes, stale)
+                self.stale(addr, nbytes)
             if is_device_address(addr):
                 raise AclError(ACL_ERROR_INVALID_PARAM,
                                f"address 0x{addr:x} is not in any allocation of device {device_of(addr)}")

@@ -313,6 +313,20 @@ def test_a_use_of_freed_device_memory_is_reported_too():
     assert kinds(rt) == ["use-after-free"]
 
 
+@pytest.mark.parametrize("host", [True, False], ids=["aclrtFreeHost", "aclrtFree"])
+def test_a_second_free_of_the_same_memory_is_a_double_free_with_both_frees(host):
+    rt = make()
+    p = rt.malloc_host(N) if host else rt.malloc(N)
+    free = rt.free_host if host else rt.free
+    free(p)
+    with pytest.raises(emu.AclError) as e:
+        free(p)
+    assert e.value.code == 107000  # the runtime's answer is unchanged
+    (f,) = rt.sanitizer.findings
+    assert f.kind == "double-free" and f.ops[0].api == f.ops[1].api == ("aclrtFreeHost" if host else "aclrtFree")
+    assert "Freed again by" in rt.sanitizer.report()
+
+
 def test_the_record_of_frees_is_bounded_and_keeps_no_freed_buffer_alive():
     rt = make()
     for _ in range(FREED_KEPT + 10):

@@ -94,6 +94,7 @@ def _driver_allocation(rt: Core, ptr: int, what: str) -> Region:
     pages are the host's: aclrtHostUnregister releases it, and the registration stays intact)."""
     r = rt.space.find(ptr)
     if r is None:
+        rt.space.stale(ptr)  # freed before: the sanitizer reports a double free
         fail(ACL_ERROR_RT_PARAM_INVALID, f"{what}: 0x{ptr:x} is in no device allocation")
     if r.origin == "alias":
         fail(ACL_ERROR_RT_PARAM_INVALID, f"{what}: 0x{ptr:x} is the device address of a mapped host "
@@ -158,6 +159,8 @@ def free_host(rt: Core, ptr: int) -> None:
     r = rt.space.find(ptr)
     if r is not None and r.is_device and r.origin != "malloc_host":
         fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is device memory: free it with aclrtFree")
+    if r is None:
+        rt.space.stale(ptr)  # freed before: the sanitizer reports a double free
     if r is None or r.origin != "malloc_host" or r.base != ptr:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"0x{ptr:x} is not the start of an aclrtMallocHost allocation")
     rt.sanitize("freed", r, "aclrtFreeHost")

@@ -44,6 +44,7 @@ from .ranges import INIT, READ, UNDECLARED, WRITE, Shadow, happens_before
 TOOLS = ("race", "host", "init")
 _MODES = {"r": READ | INIT, "w": WRITE, "rw": READ | WRITE | INIT, "u": READ | WRITE | UNDECLARED}
 FREES_KEPT = 256  # the frees remembered for a later use of the freed memory (use-after-free)
+_FREES = ("aclrtFree", "aclrtFreeHost", "acldvppFree")
 
 
 def parse_tools(value) -> frozenset[str]:
@@ -402,9 +403,11 @@ class Sanitizer:
         free = next((op for b, e, op in reversed(self._frees) if (b, e) == (base, end)), None)
         if free is None:
             return
-        now = self._host_op(sites.current_api(2) or "a use of the memory", sites.user_site(2))
+        api = sites.current_api(2) or "a use of the memory"
+        now = self._host_op(api, sites.user_site(2))
+        kind = "double-free" if api in _FREES and addr == base else "use-after-free"
         lo = addr - base
-        self._report("use-after-free", "host", [free, now], [WRITE, READ | WRITE], _Freed(base, end, what), lo,
+        self._report(kind, "host", [free, now], [WRITE, READ | WRITE], _Freed(base, end, what), lo,
                      min(lo + max(nbytes, 1), end - base))
 
     def stream_destroyed(self, s, waits: bool) -> None:
@@ -671,7 +674,7 @@ class Sanitizer:
         if kind in ("destroy-with-pending-work", "reset-with-pending-work"):
             key = (kind, ops[1].site, id(ops[0].stream))
         elif kind in ("uninitialized-read", "wait-unrecorded-event", "free-while-in-use", "unregister-while-in-use",
-                      "batch-overlap", "use-after-free"):
+                      "batch-overlap", "use-after-free", "double-free"):
             key = (kind, *(op.site for op in ops))
         else:  # a pair of calls: once, whatever else they also do to each other
             key = (tool, *sorted(op.site for op in ops))

@@ -20,6 +20,7 @@ TITLES = {
     "source-changed": "Source of a queued copy changed before the host waited for the copy",
     "batch-overlap": "Entries of one batch copy overlap (they run in no promised order)",
     "use-after-free": "Use of memory after it was freed",
+    "double-free": "Memory freed twice",
     "free-while-in-use": "Memory freed while queued work uses it",
     "unregister-while-in-use": "Host memory unregistered while queued work uses it",
     "destroy-with-pending-work": "Stream destroyed with work the host has not waited for",
@@ -135,6 +136,8 @@ def _roles(f: Finding) -> list[str]:
         return ["Copy", "Waited for by"]
     if k == "use-after-free":
         return ["Freed by", "Used by"]
+    if k == "double-free":
+        return ["Freed by", "Freed again by"]
     if k == "batch-overlap":
         return [f"Entry {f.extra['entries'][0]} ({_mode_word(f.modes[0])})",
                 f"Entry {f.extra['entries'][1]} ({_mode_word(f.modes[1])})"]
@@ -178,6 +181,9 @@ def missing_edge(f: Finding) -> str:
         return (f"the memory was freed by the {a.api} at {sa} before the {b.api} at {sb} used it (the call "
                 f"fails: the address is no memory the runtime knows): use it before freeing it, or allocate "
                 f"it again")
+    if k == "double-free":
+        return (f"the memory was freed by the {a.api} at {sa} already; the {b.api} at {sb} frees it again (the "
+                f"call fails): free each allocation once")
     if k == "batch-overlap":
         i, j = f.extra["entries"]
         return (f"entries {i} and {j} of the {a.api} at {sa} touch the same bytes, one writing them; a batch's "
@@ -276,7 +282,7 @@ def observed(f: Finding) -> str | None:
 
 
 def _observed(f: Finding, ops: list) -> str | None:
-    if len(ops) < 2 or f.kind in ("source-changed", "use-after-free", "batch-overlap"):
+    if len(ops) < 2 or f.kind in ("source-changed", "use-after-free", "double-free", "batch-overlap"):
         return None
     a, b = ops
     sa, sb = _span(a), _span(b)
