@@ -144,44 +144,59 @@ class Shadow:
         return (write, kept + (op,)), clash, empty
 
     def access_rows(self, rows: list, op, mode: int) -> list | None:
-        """`access` of sorted, disjoint ranges [(lo, hi), ...] at once (the rows of a 2-D copy): one pass over
-        the segments from the first row's start to the last row's end, building them anew. Returns what
-        `access` returns, per piece of a row."""
+        """`access` of sorted, disjoint ranges [(lo, hi), ...] at once (the rows of a 2-D copy): one pass from
+        the first row's segment to the last row's, rebuilding the segments; those between rows are carried over
+        as slices (no Python step per segment), those under a row stepped once per cell. Returns what `access`
+        returns, per piece of a row."""
         starts, cells, size = self.starts, self.cells, self.size
-        i = bisect_right(starts, rows[0][0]) - 1
-        j = bisect_left(starts, rows[-1][1], i)  # segments i..j-1 are rebuilt
+        nseg = len(starts)
+        i = k = bisect_right(starts, rows[0][0]) - 1
+        a = starts[i]
         mine = (op, ()) if mode & WRITE and not mode & UNDECLARED else None
         memo: dict[int, tuple] = {}
         new_starts: list[int] = []
         new_cells: list[tuple] = []
         out: list = []
-        r, nrows = 0, len(rows)
-        for k in range(i, j):
-            a, end, cell = starts[k], starts[k + 1] if k + 1 < len(starts) else size, cells[k]
-            while a < end:
-                while r < nrows and rows[r][1] <= a:
-                    r += 1
-                if r == nrows or rows[r][0] >= end:
-                    b, new = end, cell
-                elif rows[r][0] > a:
-                    b, new = rows[r][0], cell
-                else:
-                    b = min(rows[r][1], end)
-                    seen = memo.get(id(cell))
-                    if seen is None:
-                        seen = memo[id(cell)] = self._step(cell, op, mode, mine)
-                    new, clash, empty = seen
-                    for other, other_mode in clash or ():
-                        out.append((other, other_mode, a, b))
-                    if empty:
-                        out.append((None, 0, a, b))
-                if not new_cells or new_cells[-1] is not new:
-                    new_starts.append(a)
-                    new_cells.append(new)
+
+        def push(at: int, cell: tuple) -> None:
+            if not new_cells or new_cells[-1] is not cell:
+                new_starts.append(at)
+                new_cells.append(cell)
+
+        for lo, hi in rows:
+            m = bisect_right(starts, lo, k) - 1  # the segment holding lo
+            if m > k:  # the rest of segment k, then the untouched segments up to m, as they are
+                push(a, cells[k])
+                first = k + 1 if new_cells[-1] is not cells[k + 1] else k + 2
+                new_starts.extend(starts[first:m])
+                new_cells.extend(cells[first:m])
+                k, a = m, starts[m]
+            if a < lo:
+                push(a, cells[k])
+                a = lo
+            while a < hi:
+                end = starts[k + 1] if k + 1 < nseg else size
+                b = end if end < hi else hi
+                cell = cells[k]
+                seen = memo.get(id(cell))
+                if seen is None:
+                    seen = memo[id(cell)] = self._step(cell, op, mode, mine)
+                new, clash, empty = seen
+                for other, other_mode in clash or ():
+                    out.append((other, other_mode, a, b))
+                if empty:
+                    out.append((None, 0, a, b))
+                push(a, new)
                 a = b
+                if a == end and k + 1 < nseg:
+                    k += 1
+        end = starts[k + 1] if k + 1 < nseg else size
+        if a < end:
+            push(a, cells[k])
+        j = k + 1  # segments i..k are rebuilt
         if i > 0 and cells[i - 1] is new_cells[0]:  # the ends join their neighbours again
             del new_starts[0], new_cells[0]
-        if j < len(starts) and new_cells and cells[j] is new_cells[-1]:
+        if j < nseg and new_cells and cells[j] is new_cells[-1]:
             j += 1
         starts[i:j], cells[i:j] = new_starts, new_cells
         return out or None
