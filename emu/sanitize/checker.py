@@ -451,7 +451,7 @@ class Sanitizer:
         sources = [] if self.fingerprints and task is not None else None
         writes = [] if sources is not None else None
         loose = None
-        shadows, check_init = self._shadows, self.check_init
+        shadows, check_init, modes = self._shadows, self.check_init, _MODES
         for item in access:
             region, off, n, mode = item[0], item[1], item[2], item[3]
             if n <= 0 or region.base == 0:  # nothing, or a private staging buffer
@@ -459,7 +459,7 @@ class Sanitizer:
             if region.origin == "alias":  # a mapped registration: the host's bytes
                 alias = self._aliases.get(region) or self._alias_of(region)
                 region, off = alias[0], off + alias[1]
-            bits = _MODES[mode]
+            bits = modes[mode]
             if bits & INIT and not (check_init and region.is_device and region.origin != "malloc_host"):
                 bits &= ~INIT
             if bits & UNDECLARED:
@@ -476,7 +476,8 @@ class Sanitizer:
             if strided:
                 found = shadow.access_rows(_rows(off, n, item[4], item[5], region.size), op, bits)
             else:
-                found = shadow.access(off, min(off + n, region.size), op, bits)
+                hi = off + n
+                found = shadow.access(off, hi if hi <= shadow.size else shadow.size, op, bits)
             if found:
                 self._found(op, bits, region, found)
             if sources is not None and not (region.is_device and region.origin != "malloc_host"):
