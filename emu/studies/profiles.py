@@ -73,6 +73,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..constants import MemcpyKind
+
 # -- task types ------------------------------------------------------------------------------------------------
 # The task types msprof names (hicann/runtime src/runtime/core/src/common/profiling_agent.cc:111-148, the
 # runtime's RegisterProfTypeInfo table; the accelerator types of op_summary and of the "Task Type" arg of the
@@ -481,10 +483,14 @@ def _finish_msprof(profile: Profile, path, skipped: int, assumed_device: bool) -
 # profile that does record them is read with (assumed), and acl-emu's own ("acl-emu size", "acl-emu kind").
 SIZE_ARGS = ("size(B)", "size", "count", "bytes", "Size", "Count", EXTENSION + "size")
 KIND_ARGS = ("kind", "Kind", "operation", "copyKind", EXTENSION + "kind")
-ACL_KINDS = {"ACL_MEMCPY_HOST_TO_HOST": "h2h", "ACL_MEMCPY_HOST_TO_DEVICE": "h2d", "ACL_MEMCPY_DEVICE_TO_HOST": "d2h",
-             "ACL_MEMCPY_DEVICE_TO_DEVICE": "d2d", "0": "h2h", "1": "h2d", "2": "d2h", "3": "d2d",
-             "HTOH": "h2h", "HTOD": "h2d", "DTOH": "d2h", "DTOD": "d2d", "h2h": "h2h", "h2d": "h2d", "d2h": "d2h",
-             "d2d": "d2d"}
+_KIND_DIRECTIONS = {MemcpyKind.HOST_TO_HOST: "h2h", MemcpyKind.HOST_TO_DEVICE: "h2d", MemcpyKind.DEVICE_TO_HOST: "d2h",
+                    MemcpyKind.DEVICE_TO_DEVICE: "d2d", MemcpyKind.HOST_TO_BUF_TO_DEVICE: "h2d",
+                    MemcpyKind.INNER_DEVICE_TO_DEVICE: "d2d", MemcpyKind.INTER_DEVICE_TO_DEVICE: "d2d"}
+# a kind arg -> direction: an aclrtMemcpyKind by name (ACL_MEMCPY_HOST_TO_DEVICE) or number, an MSPTI copyKind name
+CALL_DIRECTIONS = {**{f"ACL_MEMCPY_{k.name}": d for k, d in _KIND_DIRECTIONS.items()},
+                   **{str(k.value): d for k, d in _KIND_DIRECTIONS.items()},
+                   **{name: COPY_KINDS[v] for name, v in COPY_KIND_NAMES.items() if COPY_KINDS[v]},
+                   "h2h": "h2h", "h2d": "h2d", "d2h": "d2h", "d2d": "d2d"}
 
 
 def call_size(path, i: int, args: dict) -> tuple[int | None, str | None]:
@@ -498,7 +504,7 @@ def call_size(path, i: int, args: dict) -> tuple[int | None, str | None]:
     for key in KIND_ARGS:
         if key in args:
             text = str(args[key]).strip()
-            direction = ACL_KINDS.get(text) or OPERATION_DIRECTIONS.get(text.lower())
+            direction = CALL_DIRECTIONS.get(text) or OPERATION_DIRECTIONS.get(text.lower())
             break
     return nbytes, direction
 
