@@ -16,7 +16,9 @@ from emu.studies.profiles import DeviceTask, Profile
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "replay.py"
 N = 2000  # records of the small profile; the large one has 4 N
-BOUND = 6.5  # t(4 N) / t(N): linear is 4, quadratic 16
+BOUND = 6.5  # t(4 N) / t(N): linear is 4, quadratic 16 (the whole replay: 4.5 today, 8.1 before it was linear)
+PAIRING_BOUND = 12  # the pairing alone: 5.3 today, 24.7 when each wait scanned its stream (wider: it is short
+# enough that a loaded machine's cache and scheduler noise moves it most)
 
 
 def _bench():
@@ -69,7 +71,7 @@ def test_pairing_waits_by_time_takes_time_linear_in_the_records():
 
     graph = replay.build_graph(_one_stream_records(64))
     assert len(graph.event_deps) == 8 and all(graph.nodes[d["record"]].stream == 1 for d in graph.event_deps)
-    assert _ratio(make) < BOUND
+    assert _ratio(make) < PAIRING_BOUND
 
 
 def test_nested_runtime_rows_give_their_calls_the_connection_ids(tmp_path):
