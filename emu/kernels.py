@@ -21,9 +21,11 @@ overlap, and picks the way to move the bytes:
   by the size of the last-level cache: `stores_for`, `cache_bytes`): where
   streaming starts to pay moves with the cache the machine's neighbours leave
   (2-3x from one day to the next on a shared VM), so a copy, 2-D copy or fill
-  times itself, per power-of-two band of sizes, and takes the faster path,
-  trying the other now and then; only calls that follow one of the same path
-  teach it, so that no path is timed with the cache the other left.
+  times itself, per power-of-two band of sizes, and streams where streaming
+  has been clearly faster, trying the other path now and then; only calls
+  that follow one of the same path teach it (no path is timed with the cache
+  the other left), and the paths are compared in pairs of nearby calls (the
+  machine's speed changes from one minute to the next).
 
 Arguments the fast path refuses go through `_checked_*`, which raises the
 ValueError that explains them (or runs the kernel on a plain view when nothing
@@ -32,6 +34,7 @@ is wrong, e.g. for an ndarray subclass).
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 import threading
@@ -60,23 +63,26 @@ class Crossover:
     """Whether a copy or fill of n bytes should use streaming stores, learned from its own calls.
 
     Below `low` the cached path (the C library's, numpy's own) always; from `high` up streaming always. Between
-    them, per power-of-two band of sizes: the path `prior` gives first (streaming from `prior` bytes up), then
-    the other, and from then on the path whose seconds per byte have been lower (a moving average, each call a
-    quarter of it), except that every `explore` calls the band tries the other path for `TRIAL` calls in a row,
-    so that a change of the machine's load is seen.
+    them, per power-of-two band of sizes, the cached path unless streaming has been at least MARGIN of its time
+    faster: the band tries the path it is not on for TRIAL calls in a row, on its third and fourth calls and
+    then every `explore` calls, so that a change of the machine's load is seen. `streams(n)` picks; `took(n,
+    streamed, seconds)` teaches. The choice changes only the time a kernel takes, never its bytes.
 
-    A call teaches only when the band's previous call took the same path (`warm`): the first call on a path
-    finds the cache as the other path left it (streaming stores evict the destination, so a cached copy after
-    them is timed with a cold cache, and would look slower than it is). `streams(n)` picks; `took(n, streamed,
-    seconds)` teaches. The choice changes only the time a kernel takes, never its bytes."""
+    Two rules keep a timing honest. A call teaches only when the band's previous call took the same path
+    (`_Band.last`): the first call on a path finds the cache as the other path left it (streaming stores evict
+    the destination, so a cached copy right after them runs cold). And the paths are compared in pairs of
+    calls at most PAIRED calls apart (`_Band.when`), each pair's ratio averaged: a shared machine's speed
+    changes twofold from one minute to the next, so timings made at different times do not compare."""
 
-    __slots__ = ("low", "high", "prior", "explore", "bands")
-    TRIAL = 2  # calls in a row on the other path when the band tries it: the first cold, the next timed
+    __slots__ = ("low", "high", "explore", "bands")
+    TRIAL = 2  # calls in a row on the other path: the first cold, the next timed
+    PAIRED = 3  # two timings, one of each path, pair when at most this many calls apart
+    MARGIN = 0.9  # streaming is chosen when it takes at most this share of the cached path's time
+    WEIGHT = 0.25  # each pair's share of the band's average
 
-    def __init__(self, low: int, high: int, prior: int, explore: int = 64):
-        self.low, self.high, self.prior, self.explore = low, high, prior, explore
-        # n.bit_length() -> [cached s/B, streaming s/B, calls, the path of the band's last call (None: none yet)]
-        self.bands: dict[int, list] = {}
+    def __init__(self, low: int, high: int, explore: int = 64):
+        self.low, self.high, self.explore = low, high, explore
+        self.bands: dict[int, _Band] = {}  # n.bit_length() -> its band
 
     def streams(self, n: int) -> bool:
         if n < self.low:
@@ -85,28 +91,49 @@ class Crossover:
             return True
         band = self.bands.get(n.bit_length())
         if band is None:
-            band = self.bands[n.bit_length()] = [None, None, 0, None]
-        band[2] = calls = band[2] + 1
-        cached, streaming = band[0], band[1]
-        if cached is None or streaming is None:  # each path timed warm first: the prior's, then the other
-            return n >= self.prior if cached is None and streaming is None else cached is not None
-        return (streaming < cached) != (calls % self.explore < self.TRIAL)
+            band = self.bands[n.bit_length()] = _Band()
+        band.calls = calls = band.calls + 1
+        if band.log_ratio is None:  # cached, cached, streaming, streaming, ... until a pair is timed
+            return calls % 4 in (3, 0)
+        return (band.log_ratio < _LOG_MARGIN) != (calls % self.explore < self.TRIAL)
 
     def took(self, n: int, streamed: bool, seconds: float) -> None:
         band = self.bands.get(n.bit_length()) if self.low <= n < self.high else None
         if band is None:
             return
-        warm, band[3] = band[3] is streamed, streamed
-        if warm and seconds > 0:
-            cost, i = seconds / n, 1 if streamed else 0
-            band[i] = cost if band[i] is None else band[i] + (cost - band[i]) * 0.25
+        warm, band.last = band.last is streamed, streamed
+        if not warm or seconds <= 0:
+            return
+        i, j = (1, 0) if streamed else (0, 1)
+        band.cost[i], band.when[i] = seconds / n, band.calls
+        if band.cost[j] is not None and band.calls - band.when[j] <= self.PAIRED:
+            sample, mean = math.log(band.cost[1] / band.cost[0]), band.log_ratio
+            band.log_ratio = sample if mean is None else mean + (sample - mean) * self.WEIGHT
 
     def __repr__(self) -> str:
-        paths = ", ".join(f"{_mib(1 << (b - 1))}-{_mib(1 << b)}: "
-                          + ("?" if c is None or st is None else "streaming" if st < c else "cached")
-                          for b, (c, st, _, _) in sorted(self.bands.items()))
+        paths = ", ".join(f"{_mib(1 << (b - 1))}-{_mib(1 << b)}: {band.path}" for b, band in sorted(self.bands.items()))
         return (f"Crossover(cached below {_mib(self.low)}, streaming from {_mib(self.high)}"
                 + (f"; learned {paths}" if paths else "") + ")")
+
+
+_LOG_MARGIN = math.log(Crossover.MARGIN)
+
+
+class _Band:
+    """What a `Crossover` knows of one band of sizes: its calls, the path of the last one (None: none yet), each
+    path's latest warm seconds per byte (`cost`: cached, streaming) and the call that timed it (`when`), and the
+    average log of streaming's time over the cached path's, from paired timings (None: no pair yet)."""
+
+    __slots__ = ("calls", "last", "cost", "when", "log_ratio")
+
+    def __init__(self):
+        self.calls, self.last, self.log_ratio = 0, None, None
+        self.cost: list = [None, None]
+        self.when = [0, 0]
+
+    @property
+    def path(self) -> str:
+        return "?" if self.log_ratio is None else "streaming" if self.log_ratio < _LOG_MARGIN else "cached"
 
 
 def _mib(n: int) -> str:
@@ -156,14 +183,14 @@ def stores_for(cache: int, working_set: int) -> Crossover:
     and destination; 1 for a fill), on a machine whose last-level cache holds `cache` bytes.
 
     While the working set fits in half the cache it stays there between calls (the other half for the program
-    and the machine's neighbours), and cached stores win: they are the C library's, so as fast as numpy. Once it
-    is sixteen times the cache nothing stays, and streaming stores win or tie (they skip reading the
-    destination's lines for ownership; streaming vs cached copies on a 32 MiB cache: 256 MiB 7.8 vs 7.9 GB/s,
-    1 GiB 6.4 vs 5.9).
-    Between them what wins moves with the neighbours' load (2-3x from one day to the next on a shared VM, where
-    a VM's two cores may also sit on two dies' caches), so the calls teach it; the first guess streams once the
-    working set fills the cache."""
-    return Crossover(cache // (2 * working_set), 16 * cache // working_set, cache // working_set)
+    and the machine's neighbours), and cached stores win: they are the C library's, so as fast as numpy. Beyond
+    the cache streaming stores may win (they skip reading the destination's lines for ownership), but what wins
+    moves with the neighbours' load (2-3x from one day to the next on a shared VM, where a VM's two cores may
+    also sit on two dies' caches) and with the C library, which streams too from a threshold of its own (192
+    MiB copies here: streaming vs cached 256 MiB 7.8 vs 7.9 GB/s on one day, 9.0 vs 10.1 on another; 1 GiB 6.4
+    vs 5.9): so the calls teach it. From 128 times the cache up nothing of the working set stays in any cache
+    and the two paths tie: streaming, with no trials."""
+    return Crossover(cache // (2 * working_set), 128 * cache // working_set)
 
 
 CACHE_BYTES = cache_bytes()

@@ -30,9 +30,9 @@ def nt_mode(request, monkeypatch):
     """Run a test with the normal store paths and again with streaming (non-temporal) stores forced on
     at every size and row width."""
     if request.param == "streaming":
-        monkeypatch.setattr(kernels, "COPY_STORES", kernels.Crossover(0, 0, 0))  # streaming from 0 bytes up
-        monkeypatch.setattr(kernels, "FILL_STORES", kernels.Crossover(0, 0, 0))
-        monkeypatch.setattr(kernels, "COPY_2D_STORES", kernels.Crossover(0, 0, 0))
+        monkeypatch.setattr(kernels, "COPY_STORES", kernels.Crossover(0, 0))  # streaming from 0 bytes up
+        monkeypatch.setattr(kernels, "FILL_STORES", kernels.Crossover(0, 0))
+        monkeypatch.setattr(kernels, "COPY_2D_STORES", kernels.Crossover(0, 0))
         monkeypatch.setattr(kernels, "NT_2D_MIN_WIDTH", 0)
     return request.param
 
@@ -358,7 +358,7 @@ MiB = 1 << 20
 
 def test_crossover_caches_below_its_band_and_streams_from_its_top():
     """Outside its band a Crossover never looks at timings: the cached path below `low`, streaming from `high`."""
-    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB)
+    c = kernels.Crossover(2 * MiB, 256 * MiB)
     assert not c.streams(2 * MiB - 1) and c.streams(256 * MiB) and c.streams(1 << 30)
     assert c.bands == {}
 
@@ -370,70 +370,79 @@ def teach(c, n, seconds_if):
     return s
 
 
-def test_crossover_times_its_prior_then_the_other_path_warm_then_takes_the_faster():
-    """In a band, the first calls take the prior's path (streaming from `prior` up) until one is timed warm, that
-    is after a call of the same path; then the other path likewise; from then on the path with the lower seconds
-    per byte."""
-    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB)
+def test_crossover_starts_cached_then_tries_streaming_and_streams_only_when_clearly_faster():
+    """In a band, the first two calls are cached (numpy's own path), the next two streaming; from the pair they
+    time on, the band streams only where streaming took at most MARGIN of the cached path's time."""
     n = 8 * MiB
-    picks = [teach(c, n, lambda s: 1.0e-3 if s else 0.5e-3) for _ in range(4)]
-    assert picks == [True, True, False, False]  # 8 MiB >= the prior: streaming first, each path twice
-    assert [c.streams(n) for _ in range(5)] == [False] * 5  # the cached path was twice as fast
-    m = 3 * MiB  # another band keeps its own timings: the prior again
-    assert not c.streams(m)
+    for streaming, chosen in ((0.5, True), (0.95, False), (2.0, False)):
+        c = kernels.Crossover(2 * MiB, 256 * MiB)
+        picks = [teach(c, n, lambda s: streaming if s else 1.0) for _ in range(4)]
+        assert picks == [False, False, True, True]
+        assert [c.streams(n) for _ in range(5)] == [chosen] * 5
+    assert kernels.Crossover.MARGIN == 0.9
+    assert not c.streams(3 * MiB)  # another band keeps its own timings: cached first again
 
 
 def test_crossover_never_learns_from_a_call_after_one_of_the_other_path():
     """Streaming stores leave the destination out of the cache: the cached call after them runs cold. Such a
     call (the first on a path after the other one) teaches nothing, however slow it was."""
-    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB)
-    n = 4 * MiB  # below the prior: cached first
-    c.took(n, c.streams(n), 9.0)  # the band's first call: nothing before it, untaught
-    c.took(n, c.streams(n), 1.0)  # cached, warm
-    c.took(n, c.streams(n), 2.0)  # streaming, after a cached call: untaught
-    c.took(n, c.streams(n), 2.0)  # streaming, warm
+    c = kernels.Crossover(2 * MiB, 256 * MiB)
+    n = 4 * MiB
+    for seconds in (9.0, 1.0, 50.0, 2.0):  # cached (nothing before it), cached, streaming (cold), streaming
+        c.took(n, c.streams(n), seconds)
     band = c.bands[n.bit_length()]
-    assert band[0] == 1.0 / n and band[1] == 2.0 / n
-    c.took(n, False, 50.0)  # cached right after streaming: cold, untaught
-    assert band[0] == 1.0 / n
-    c.took(n, False, 1.0)
-    assert band[0] == 1.0 / n
+    assert band.cost == [1.0 / n, 2.0 / n] and band.path == "cached"
+    c.took(n, c.streams(n), 50.0)  # cached right after streaming: cold, untaught
+    assert band.cost[0] == 1.0 / n
+
+
+def test_crossover_compares_only_timings_made_a_few_calls_apart():
+    """A shared machine's speed changes from one minute to the next: a cached timing is compared only with a
+    streaming one at most PAIRED calls away, never with one from long before."""
+    c = kernels.Crossover(2 * MiB, 256 * MiB, explore=1000)
+    n = 16 * MiB
+    for _ in range(4 + kernels.Crossover.PAIRED):
+        teach(c, n, lambda s: 1.0)  # pairs: equal
+    band = c.bands[n.bit_length()]
+    assert band.log_ratio == 0.0
+    for _ in range(20):
+        teach(c, n, lambda s: 4.0)  # the machine slows: only the cached path runs, nothing pairs
+    assert band.log_ratio == 0.0 and band.path == "cached"
 
 
 def test_crossover_moves_to_the_other_path_when_it_becomes_faster():
-    """A moving average: when the machine's load changes so that the other path wins, the band switches after
-    the other path's tries show it."""
-    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB, explore=8)
+    """When the machine's load changes so that streaming wins, the band switches after a few of its tries show
+    it (each try pairs with the cached calls either side of it)."""
+    c = kernels.Crossover(2 * MiB, 256 * MiB, explore=8)
     n = 16 * MiB
     for _ in range(4):
         teach(c, n, lambda s: 1.0 if s else 0.5)  # streaming 1 s, cached 0.5 s
     picks = [teach(c, n, lambda s: 0.2 if s else 0.5) for _ in range(80)]  # now streaming takes 0.2 s
-    assert picks[0] is False  # at first it keeps the path it found faster ...
+    assert picks[0] is False  # at first it keeps the cached path ...
     assert picks[-40:].count(True) == 30  # ... at the end it streams, but for its two tries in every 8 calls
 
 
 def test_crossover_tries_the_other_path_for_two_calls_in_every_explore():
-    """Once both paths are timed, exactly TRIAL calls in a row in every `explore` take the slower path: the
-    first finds the cache as the faster path left it, the second is timed warm."""
-    c = kernels.Crossover(2 * MiB, 256 * MiB, 6 * MiB, explore=8)
+    """Once a pair is timed, exactly TRIAL calls in a row in every `explore` take the other path: the first
+    finds the cache as the chosen path left it, the second is timed warm."""
+    c = kernels.Crossover(2 * MiB, 256 * MiB, explore=8)
     n = 32 * MiB
     for _ in range(4):
-        teach(c, n, lambda s: 1.0 if s else 2.0)  # streaming (the prior at 32 MiB) is the faster
-    picks = [c.streams(n) for _ in range(64)]  # (no more timings: the averages stay)
+        teach(c, n, lambda s: 1.0 if s else 2.0)  # streaming is the faster
+    picks = "".join("S" if c.streams(n) else "C" for _ in range(64))  # (no more timings: the average stays)
     assert kernels.Crossover.TRIAL == 2
-    assert picks.count(False) == 16 and "FF" in "".join("F" if p is False else "T" for p in picks)
-    assert "TFT" not in "".join("F" if p is False else "T" for p in picks)
+    assert picks.count("C") == 16 and "CC" in picks and "SCS" not in picks
 
 
 def test_stores_for_places_the_band_by_the_cache_size():
     """Cached while the working set (twice a copy's size, a fill's size) fits in half the last-level cache,
-    streaming from sixteen times the cache, the first guess streaming once the working set fills the cache; so a
-    machine with four times the cache has each bound four times as high."""
+    streaming from 128 times the cache; so a machine with four times the cache has each bound four times as
+    high."""
     for cache in (8 * MiB, 32 * MiB, 128 * MiB):
         copy, fill = kernels.stores_for(cache, 2), kernels.stores_for(cache, 1)
-        assert (copy.low, copy.prior, copy.high) == (cache // 4, cache // 2, 8 * cache)
-        assert (fill.low, fill.prior, fill.high) == (cache // 2, cache, 16 * cache)
-    assert kernels.COPY_STORES.low == kernels.CACHE_BYTES // 4 and kernels.FILL_STORES.high == 16 * kernels.CACHE_BYTES
+        assert (copy.low, copy.high) == (cache // 4, 64 * cache)
+        assert (fill.low, fill.high) == (cache // 2, 128 * cache)
+    assert kernels.COPY_STORES.low == kernels.CACHE_BYTES // 4 and kernels.FILL_STORES.high == 128 * kernels.CACHE_BYTES
 
 
 def test_cache_bytes_reads_the_highest_data_cache_and_falls_back(tmp_path):
@@ -453,7 +462,7 @@ def test_cache_bytes_reads_the_highest_data_cache_and_falls_back(tmp_path):
 def test_a_2d_copy_of_wide_rows_in_its_band_teaches_its_crossover_and_moves_the_same_bytes(monkeypatch):
     """kernels.copy_2d of rows at least NT_2D_MIN_WIDTH wide, in COPY_2D_STORES' band, times both paths (each
     once warm) and gives the same bytes on each; narrow rows never stream and teach nothing."""
-    stores = kernels.Crossover(64 << 10, 1 << 30, 96 << 10)
+    stores = kernels.Crossover(64 << 10, 1 << 30)
     monkeypatch.setattr(kernels, "COPY_2D_STORES", stores)
     width, pitch, height = 1024, 1100, 128  # 128 KiB of payload
     src = random_bytes(pitch * height)
@@ -464,17 +473,17 @@ def test_a_2d_copy_of_wide_rows_in_its_band_teaches_its_crossover_and_moves_the_
         ref_copy_2d(want, 0, pitch, src, 0, pitch, width, height)
         assert np.array_equal(dst, want)
     (band,) = stores.bands.values()
-    assert band[0] is not None and band[1] is not None and band[2] == 4
+    assert None not in band.cost and band.log_ratio is not None and band.calls == 4
     narrow = kernels.NT_2D_MIN_WIDTH - 1
     kernels.copy_2d(dst, pitch, src, pitch, narrow, height)
-    assert len(stores.bands) == 1 and band[2] == 4
+    assert len(stores.bands) == 1 and band.calls == 4
 
 
 @pytest.mark.parametrize("op", ["copy", "fill", "fill_u32"])
 def test_a_copy_or_fill_in_the_band_teaches_its_crossover_and_moves_the_same_bytes(op, monkeypatch):
     """kernels.copy / fill / fill_u32 in a Crossover's band time both paths, each once warm, on their first four
-    calls (the band's averages are set) and give the same bytes on each."""
-    stores = kernels.Crossover(64 << 10, 1 << 30, 96 << 10)
+    calls (the band has a pair) and give the same bytes on each."""
+    stores = kernels.Crossover(64 << 10, 1 << 30)
     monkeypatch.setattr(kernels, "COPY_STORES" if op == "copy" else "FILL_STORES", stores)
     n = 128 << 10  # (the band of 128 KiB to 256 KiB; no band starts below 64 KiB here)
     src = random_bytes(n)
@@ -490,13 +499,13 @@ def test_a_copy_or_fill_in_the_band_teaches_its_crossover_and_moves_the_same_byt
             kernels.fill_u32(dst, 0xA1B2C3D4)
             assert np.array_equal(dst, u32_pattern(0xA1B2C3D4, n))
     (band,) = stores.bands.values()
-    assert band[0] is not None and band[1] is not None and band[2] == 4
+    assert None not in band.cost and band.log_ratio is not None and band.calls == 4
 
 
 def test_an_overlapping_copy_in_the_band_is_memmove_and_teaches_nothing(monkeypatch):
     """A copy between overlapping ranges is always memmove (streaming would read what it already wrote): it
     does not count as a timing of either path."""
-    stores = kernels.Crossover(64 << 10, 1 << 30, 0)
+    stores = kernels.Crossover(64 << 10, 1 << 30)
     monkeypatch.setattr(kernels, "COPY_STORES", stores)
     buf = random_bytes(400 << 10)
     want = buf.copy()
@@ -518,9 +527,9 @@ def test_from_defer_from_bytes_up_the_kernels_return_the_size_and_move_nothing()
 
 def test_crossover_learns_nothing_outside_its_band():
     """A timing of a size below `low` or from `high` up teaches no band, even one of the same power of two."""
-    c = kernels.Crossover(3 * MiB, 256 * MiB, 6 * MiB)
+    c = kernels.Crossover(3 * MiB, 256 * MiB)
     n = 3 * MiB + 1  # (the band of 2 MiB to 4 MiB, from 3 MiB)
     c.streams(n)
     c.took(2 * MiB + 1, False, 1.0)  # below low, in the same power of two
     c.took(300 * MiB, True, 1.0)
-    assert c.bands[n.bit_length()][:2] == [None, None]
+    assert c.bands[n.bit_length()].cost == [None, None]
