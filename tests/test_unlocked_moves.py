@@ -3,6 +3,7 @@ two threads' copies run at once; everything else still moves under the lock, and
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -143,3 +144,22 @@ def test_a_nested_calls_moves_run_before_it_returns(rt, monkeypatch):
     finally:
         rt.lock.release()
     assert order == ["first", "after"] and np.array_equal(bytes_at(rt, dev, BIG), view)
+
+
+def test_in_wall_host_time_a_calls_unlocked_moves_are_its_own_time_not_the_hosts(monkeypatch):
+    """host_time="wall" counts the host's time between a thread's calls; bytes a call moves after releasing the
+    lock are the call's, so the gap starts once they have moved."""
+    rt = emu.configure("910B", functional=True, host_time="wall")
+    rt.set_device(0)
+    host, dev, _ = host_and_device(rt, BIG)
+    real = kernels.copy
+
+    def slow(*args):
+        time.sleep(0.05)
+        return real(*args)
+
+    monkeypatch.setattr(kernels, "copy", slow)
+    rt.memcpy(dev, BIG, host, BIG, H2D)
+    before = rt.clock
+    rt.memcpy(dev, 64, host, 64, H2D)  # (below UNLOCKED_FROM and SMALL_COPY: no kernel)
+    assert rt.clock - before < 0.02  # the second call's cost and the gap, not the first call's 50 ms sleep
