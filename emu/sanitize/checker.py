@@ -106,8 +106,18 @@ class Op:
         self.agent, self.n, self.base, self.api, self.site = agent, n, base, api, site
         self.task, self.stream, self.thread, self.host, self.time = task, stream, thread, host, time
         self.captured = captured  # a replayed task: (site, api) of the call captured into the model
-        self.loose = False  # a kernel launched without access=: each argument may be read or written
-        self.wrote = None  # (a loose kernel, functional) the regions its run was seen to change
+        # set only when they apply (read with `loose` and `wrote`): `loose`, a kernel launched without access=
+        # (each argument may be read or written); `wrote`, the regions such a kernel's run was seen to change
+
+
+def loose(op) -> bool:
+    """Whether `op` is a kernel launch whose arguments' use was not declared."""
+    return getattr(op, "loose", False)
+
+
+def wrote(op) -> set:
+    """The regions a loose kernel's run was seen to change (functional mode)."""
+    return getattr(op, "wrote", None) or set()
 
 
 class Replay:
@@ -583,13 +593,14 @@ class Sanitizer:
             return
         if second.host and second_mode & WRITE and id(first) in self._watched:
             self._overwritten.add(id(first))  # the fingerprint would see this write again
-        possible = (first.loose or second.loose) and not (first_mode & WRITE and not first.loose or
-                                                          second_mode & WRITE and not second.loose)
+        first_loose, second_loose = loose(first), loose(second)
+        possible = (first_loose or second_loose) and not (first_mode & WRITE and not first_loose or
+                                                          second_mode & WRITE and not second_loose)
         tool, kind = _kind_of(first, first_mode, second, second_mode)
         if tool == "race" and not self.check_races or tool == "host" and not self.check_host:
             return
-        modes = [READ | WRITE | UNDECLARED if first.loose else first_mode & (READ | WRITE),
-                 READ | WRITE | UNDECLARED if second.loose else second_mode & (READ | WRITE)]
+        modes = [READ | WRITE | UNDECLARED if first_loose else first_mode & (READ | WRITE),
+                 READ | WRITE | UNDECLARED if second_loose else second_mode & (READ | WRITE)]
         if possible:  # a conflict only if an undeclared argument is written: found if the kernel's run writes it
             self._maybe(kind, tool, [first, second], modes, region, lo, hi, nbytes=nbytes, pieces=pieces)
         else:
@@ -710,9 +721,9 @@ class Sanitizer:
     def _promote(self) -> None:
         """The possible conflicts whose undeclared kernel was seen writing the bytes' allocation: findings."""
         for f in list(self.possible):
-            if any(op.loose and op.wrote and f.subject in op.wrote for op in f.ops):
+            if any(f.subject in wrote(op) for op in f.ops):
                 self.possible.remove(f)
-                f.modes = [WRITE | UNDECLARED if op.loose and op.wrote and f.subject in op.wrote else m
+                f.modes = [WRITE | UNDECLARED if f.subject in wrote(op) else m
                            for op, m in zip(f.ops, f.modes)]
                 f.extra["seen_writing"] = True
                 self.findings.append(f)

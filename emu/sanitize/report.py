@@ -232,7 +232,7 @@ def _race_edge(a, b) -> str:
                 f"{a.api} at {sa}: host thread {b.thread.number} queued it without waiting for host thread "
                 f"{a.thread.number} (start it after the call, or join the thread that made it: {_EDGES})")
     sb_name = _stream(b)
-    if a.loose or b.loose:
+    if _is_loose(a) or _is_loose(b):
         return _undeclared_edge(a, b, s, sb_name)
     text = (f"no event orders {sb_name} after {s} here: record an event on {s} after the {a.api} at {sa} "
             f"(aclrtRecordEvent) and make {sb_name} wait for it (aclrtStreamWaitEvent) before the {b.api} at {sb}")
@@ -242,8 +242,13 @@ def _race_edge(a, b) -> str:
     return text
 
 
+def _is_loose(op) -> bool:
+    """Whether `op` is a kernel launch of undeclared use (checker.loose)."""
+    return getattr(op, "loose", False)
+
+
 def _undeclared_edge(a, b, s: str, sb_name: str) -> str:
-    loose = [op.api for op in (a, b) if op.loose]
+    loose = [op.api for op in (a, b) if _is_loose(op)]
     hint = (f"the kernel{'s' if len(loose) > 1 else ''} {' and '.join(loose)} "
             f"{'were' if len(loose) > 1 else 'was'} launched without access=, so "
             f"{'their' if len(loose) > 1 else 'its'} arguments may be read or written: declare them (access='r', "
