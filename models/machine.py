@@ -232,6 +232,9 @@ def _deal(cost: np.ndarray, lanes: int) -> list[np.ndarray]:
     return [np.arange(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
+PLANS_KEPT = 256  # batch lane plans a machine keeps (`Machine._lane_plan`); past it, it starts again
+
+
 def _cuts(cost: np.ndarray, lanes: int) -> np.ndarray:
     """Where to cut a run of entries, kept in order, into at most `lanes` runs of about equal total cost: the
     boundaries, 0 first and len(cost) last. Each cut goes before or after the entry whose cost reaches its
@@ -377,6 +380,7 @@ class Machine:
         self.links: dict[str, Link] = {}
         self._paths: dict[tuple, Path] = {}
         self._shapes: dict[tuple, tuple] = {}  # the flows of task shapes met (`_shape`)
+        self._plans: dict[tuple, list] = {}  # a batch route's lanes by its entries' sizes (`_lane_plan`)
         # bytes/s one DMA engine moves on a route, where the route has such a limit (Hardware.per_engine)
         self._per_engine = {r: hw.per_engine(r) for r in ("h2d", "d2h", "sio", "hccs", "ub") if hw.per_engine(r)}
         self.records = TaskLog(records)
@@ -505,27 +509,39 @@ class Machine:
         the size of a run. Either way the simulation pays a few flows and a record a lane, where one flow and
         one engine per entry paid a flow, an engine hand-over and a record for every entry. Routes of one
         device queue for its engines in the order of their first entries, as the entries of a batch did."""
-        n = len(batch)
-        if not n:
+        if not len(batch):
             return []
         lanes: list[_Lane] = []
-        engines = self.hardware.engines_per_device
-        for (device, src, dst, kind), idx in _routes(batch):
+        for route, idx in _routes(batch):
+            device, src, dst, kind = route
             path = self._path_of((COPY, None if src < 0 else src, None if dst < 0 else dst))
-            sizes = batch.nbytes[idx]
-            wire = self._wire(sizes, path)
-            k = min(engines, len(idx))
-            byte_time = k / self._rate(path, device, k)  # a wire byte's time, the lanes sharing the link
-            for i, mine in enumerate(_deal(path.latency + wire * byte_time, k)):
-                part = sizes[mine]
-                lane = _Lane.copy(int(part.sum()), device, None if src < 0 else src, None if dst < 0 else dst,
-                                  group.label, None, _chunk_for(part), None if kind < 0 else kind,
-                                  None if kind < 0 else kind)
-                lane.path, lane.runs, lane.entries = path, _runs(wire[mine], byte_time, path.latency, i / k), idx[mine]
+            for mine, nbytes, chunk, runs in self._lane_plan(route, path, batch.nbytes[idx]):
+                lane = _Lane.copy(nbytes, device, None if src < 0 else src, None if dst < 0 else dst, group.label,
+                                  None, chunk, None if kind < 0 else kind, None if kind < 0 else kind)
+                lane.path, lane.runs, lane.entries = path, runs, idx[mine]
                 lane.step, lane.flow, lane.callbacks = 0, (), ()
                 lane.stream, lane.submit, lane._parent = group.stream, group.submit, group
                 lanes.append(lane)
         return lanes
+
+    def _lane_plan(self, route: tuple, path: Path, sizes: np.ndarray) -> list[tuple]:
+        """(its entries' positions among `sizes`, bytes, chunk, runs) of each lane of one route's entries (see
+        `_lanes`). A pure function of the route and the sizes on this machine, kept for the routes and sizes met,
+        so a program repeating its batches (the usual case) plans each kind once."""
+        key = (route, sizes.tobytes())
+        plan = self._plans.get(key)
+        if plan is None:
+            device = route[0]
+            wire = self._wire(sizes, path)
+            k = min(self.hardware.engines_per_device, len(sizes))
+            byte_time = k / self._rate(path, device, k)  # a wire byte's time, the lanes sharing the link
+            plan = [(mine, int(sizes[mine].sum()), _chunk_for(sizes[mine]),
+                     _runs(wire[mine], byte_time, path.latency, i / k))
+                    for i, mine in enumerate(_deal(path.latency + wire * byte_time, k))]
+            if len(self._plans) >= PLANS_KEPT:
+                self._plans.clear()
+            self._plans[key] = plan
+        return plan
 
     def _path_of(self, key: tuple) -> Path:
         path = self._paths.get(key)

@@ -563,3 +563,30 @@ def test_a_few_entries_run_as_copy_tasks_and_end_when_the_lanes_would(k, size):
             if few:
                 assert (rec["kind"] == "copy").sum() == k and (rec["kind"] == "group").sum() == 1
     assert ends[True] == pytest.approx(ends[False], rel=1e-12)
+
+
+def _batch_span(rt, sizes: list[int]) -> float:
+    """Simulated seconds of one synchronous H2D batch of `sizes` on device 0, timing-only."""
+    n = len(sizes)
+    host, dev = rt.malloc_host(n * (1 << 20), functional=False), rt.malloc(n * (1 << 20), functional=False)
+    before = rt.clock
+    rt.memcpy_batch([dev + i * (1 << 20) for i in range(n)], sizes, [host + i * (1 << 20) for i in range(n)],
+                    sizes, n, [attr(DEVICE, HOST)], [0], 1)
+    return rt.clock - before
+
+
+def test_a_repeated_batch_reuses_its_lane_plan_and_times_as_the_first():
+    """Machine._lane_plan: a route's lanes are a pure function of the route and the entries' sizes, so a batch
+    met again takes the plan made for the first (one per route and sizes) and is timed as a fresh machine
+    times it; other sizes make a plan of their own."""
+    sizes = [64 << 10] * 48 + [4 << 10] * 16
+    fresh = emu.configure(product="910B", functional=False)
+    fresh.set_device(0)
+    first = _batch_span(fresh, sizes)
+    rt = emu.configure(product="910B", functional=False)
+    rt.set_device(0)
+    spans = [_batch_span(rt, sizes) for _ in range(3)]
+    assert len(rt.machine._plans) == 1
+    assert spans == [pytest.approx(first, rel=1e-12)] * 3
+    _batch_span(rt, [32 << 10] * 64)
+    assert len(rt.machine._plans) == 2
