@@ -443,7 +443,8 @@ class AddressSpace:
         pageable memory (`adopt_host`)."""
         r = self.find(addr)
         if self.adopt_raw_host and (r is None or (addr - r.base + nbytes > r.size and r.origin == RAW)):
-            if 0 < addr and addr + nbytes <= USER_SPACE_END:
+            # (memory the emulator freed lately is no program's own: its use fails, as through pyACL)
+            if 0 < addr and addr + nbytes <= USER_SPACE_END and self.freed_range(addr) is None:
                 r = self.adopt_host(addr, nbytes)
         if r is None:
             if self.on_stale is not None:

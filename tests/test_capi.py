@@ -389,3 +389,77 @@ def test_cli_compiler_wrapper_and_config(tmp_path):
     env = _cli("config", "--env").stdout
     for name in ("DDK_PATH", "NPU_HOST_LIB", "INSTALL_DIR", "ASCEND_HOME_PATH", "SOC_VERSION", "LD_LIBRARY_PATH"):
         assert f"export {name}=" in env
+
+
+def _build_and_run(tmp_path: Path, name: str, source: str, *args: str, env: dict | None = None, timeout: float = 60):
+    src = tmp_path / f"{name}.c"
+    src.write_text(source)
+    assert commands.compile_command("cc", ["-g", str(src), "-o", str(tmp_path / name), "-lpthread"]) == 0
+    full = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    full.update(env or {})
+    return subprocess.run([str(tmp_path / name), *args], capture_output=True, text=True, timeout=timeout, env=full)
+
+
+def test_a_callback_for_a_thread_that_ended_fails_the_wait_as_in_pyacl(tmp_path):
+    """A blocking callback for a subscribed pthread that has ended: the synchronize returns 507046, as the same
+    program gets through pyACL, instead of waiting forever (bridge.thread_ended, Core.ended_threads)."""
+    done = _build_and_run(tmp_path, "ended", r'''
+#include <stdio.h>
+#include <pthread.h>
+#include "acl/acl.h"
+static aclrtStream s;
+static void cb(void *d) { (void)d; }
+static void *worker(void *arg) { (void)arg; aclrtSetDevice(0); aclrtSubscribeReport((uint64_t)pthread_self(), s);
+                                 return NULL; }
+int main(void) {
+    aclrtSetDevice(0); aclrtCreateStream(&s);
+    pthread_t t; pthread_create(&t, NULL, worker, NULL); pthread_join(t, NULL);
+    aclError launched = aclrtLaunchCallback(cb, NULL, ACL_CALLBACK_BLOCK, s);
+    printf("%d %d\n", launched, aclrtSynchronizeStream(s));
+    return 0;
+}
+''')
+    assert done.stdout.split() == ["0", "507046"], done.stdout + done.stderr
+
+
+def test_freed_page_locked_memory_is_not_the_programs_own(tmp_path):
+    """After aclrtFreeHost, a copy from that memory fails with 100000 as through pyACL (it is not taken as the
+    program's own pageable memory), and the sanitizer reports the use after free with the free's line."""
+    source = r'''
+#include <stdio.h>
+#include "acl/acl.h"
+int main(void) {
+    void *h, *d; aclrtSetDevice(0);
+    aclrtMallocHost(&h, 4096); aclrtMalloc(&d, 4096, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtFreeHost(h);
+    printf("%d\n", aclrtMemcpy(d, 4096, h, 4096, ACL_MEMCPY_HOST_TO_DEVICE));
+    return 0;
+}
+'''
+    src = tmp_path / "uaf.c"
+    src.write_text(source)
+    assert commands.compile_command("cc", ["-g", str(src), "-o", str(tmp_path / "uaf")]) == 0
+    done = _cli("run", "--sanitize", "--out", str(tmp_path), str(tmp_path / "uaf"), cwd=tmp_path)
+    line = source.splitlines().index(next(ln for ln in source.splitlines() if "aclrtMemcpy(" in ln)) + 1
+    assert done.stdout.splitlines()[0] == "100000", done.stdout + done.stderr
+    assert "use-after-free" in done.stderr and f"{src.name}:{line}" in done.stderr
+
+
+def test_an_array_longer_than_the_library_reads_is_refused_with_a_message(tmp_path):
+    """A batch whose numBatches passes what the library reads from a program (2^20 entries) is 100000 with a
+    message from aclGetRecentErrMsg, never a crash."""
+    done = _build_and_run(tmp_path, "huge", r'''
+#include <stdio.h>
+#include "acl/acl.h"
+int main(void) {
+    void *d; void *h; size_t size = 64, fail = 0; aclrtSetDevice(0);
+    aclrtMallocHost(&h, 64); aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST);
+    aclrtMemcpyBatchAttr attr = {{0, ACL_MEM_LOCATION_TYPE_DEVICE}, {0, ACL_MEM_LOCATION_TYPE_HOST}, {0}};
+    size_t index = 0;
+    aclError r = aclrtMemcpyBatch(&d, &size, &h, &size, (size_t)1 << 21, &attr, &index, 1, &fail);
+    const char *why = aclGetRecentErrMsg();
+    printf("%d %s\n", r, why ? why : "(null)");
+    return 0;
+}
+''')
+    assert done.stdout.startswith("100000 2097152 entries: more than"), done.stdout + done.stderr

@@ -232,6 +232,20 @@ def test_a_strided_access_finds_what_the_same_rows_one_by_one_find():
 
 
 # -- item 4: undeclared kernel arguments -----------------------------------------------------------------------
+def test_clear_forgets_the_possible_hazards_too():
+    """Sanitizer.clear (a test that expected its findings) forgets the possible hazards as well: none is printed
+    or promoted afterwards, and the same conflict after the clear is one entry, not two."""
+    rt = make()
+    a, b = rt.create_stream(), rt.create_stream()
+    x = rt.malloc(N)
+    rt.memset(x, N, 1, N)
+    rt.launch_kernel(lambda v: v.sum(), [(x, N)], a, duration_us=50)
+    rt.launch_kernel(lambda v: v.sum(), [(x, N)], b, duration_us=50)
+    assert len(rt.sanitizer.possible) == 1
+    rt.sanitizer.clear()
+    assert rt.sanitizer.possible == [] and "Possible:" not in rt.sanitizer.report()
+
+
 def test_two_kernels_of_undeclared_use_that_only_read_are_a_possible_hazard_not_a_finding():
     rt = make()
     a, b = rt.create_stream(), rt.create_stream()

@@ -37,7 +37,7 @@ def generic(proto: build.Prototype, fn, kinds: dict[str, str], failed=0):
         if pointee is not None:
             outputs.append(marshal.Output(i, pointee))
         else:
-            reads.append((i, marshal.string if p.ctype in ("const char *", "char *") else None))
+            reads.append((i, marshal.string if p.ctype == "const char *" else None))
     plain = all(read is None for _, read in reads)
     positions = [i for i, _ in reads]
     name = proto.name
@@ -108,11 +108,15 @@ def thread_started() -> None:
     """A thread of the program made its first ACL call: Python's threading module learns of it, so the runtime
     sees it as a running thread (a callback thread named by aclrtSubscribeReport, say)."""
     threading.current_thread()
+    _runtime.current().ended_threads.discard(threading.get_ident())  # (pthread ids are reused)
 
 
 def thread_ended() -> None:
-    """A thread of the program that made ACL calls has ended: it is no longer a running thread."""
-    threading._active.pop(threading.get_ident(), None)  # the _DummyThread current_thread() registered
+    """A thread of the program that made ACL calls has ended: it is no longer a running thread (a wait on a
+    callback only it could run fails, as through pyACL, rather than waiting forever)."""
+    ident = threading.get_ident()
+    threading._active.pop(ident, None)  # the _DummyThread current_thread() registered
+    _runtime.current().ended_threads.add(ident)
 
 
 def finish() -> None:

@@ -35,7 +35,7 @@ LIBRARY = "libascendcl.so"
 # f floating point, v nothing. A type the generator does not know stops the build with its name.
 _SIGNED = {"int", "int8_t", "int16_t", "int32_t", "int64_t", "long", "aclError", "char"}
 _UNSIGNED = {"unsigned", "unsigned int", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t", "uintptr_t",
-             "unsigned long", "aclrtContextHandle_unused"}
+             "unsigned long"}
 _FLOAT = {"float", "double"}
 _PROTOTYPE = re.compile(r"ACL_FUNC_VISIBILITY\s+([^;(]*?)\b(\w+)\s*\(([^;]*?)\)\s*;", re.S)
 _ENUM = re.compile(r"typedef\s+enum\s*\w*\s*\{[^}]*\}\s*(\w+)\s*;", re.S)
@@ -121,7 +121,6 @@ def prototypes(texts: list[str] | None = None) -> list[Prototype]:
     return list(found.values())
 
 
-_FIELD = {"p": "p", "u": "u", "i": "i", "f": "f"}
 _FAILED = {"v": "0", "p": "0", "f": "0", "u": "0", "i": "500000"}  # a fault of the emulator: ACL_ERROR_INTERNAL_ERROR
 
 
@@ -131,14 +130,15 @@ def _function(index: int, proto: Prototype) -> str:
                        for p in proto.params) or "void"
     kinds = "".join(p.kind for p in proto.params)
     failed = _FAILED[proto.kind] if proto.returns == "aclError" or proto.kind != "i" else "0"
-    values = ", ".join(f"{{.{_FIELD[p.kind]} = {_cast(p)}}}" for p in proto.params)
+    values = ", ".join(f"{{.{p.kind} = {_cast(p)}}}" for p in proto.params)
     args = f"emu_arg a[] = {{{values}}};\n    " if proto.params else ""
     call = (f"emu_call({index}, \"{kinds}\", {'a' if proto.params else 'NULL'}, {len(proto.params)}, {failed}, "
             f"__builtin_return_address(0))")
     if proto.kind == "v":
         body = f"{args}(void){call};"
     elif proto.kind == "f":
-        body = f"{args}uint64_t r = {call};\n    double d;\n    memcpy(&d, &r, sizeof d);\n    return ({proto.returns})d;"
+        body = (f"{args}uint64_t r = {call};\n    double d;\n    memcpy(&d, &r, sizeof d);\n"
+                f"    return ({proto.returns})d;")
     elif proto.kind == "p":
         body = f"{args}return ({proto.returns})(uintptr_t){call};"
     else:
@@ -229,7 +229,8 @@ def _build(generated: dict[str, str], final: Path) -> None:
         for name, text in generated.items():
             (work / name).write_text(text)
         py_compile, py_link = _python_flags()
-        command = [*compiler(), "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-DFUNC_VISIBILITY", f"-I{INCLUDE}", f"-I{work}",
+        command = [*compiler(), "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-DFUNC_VISIBILITY",
+                   f"-I{INCLUDE}", f"-I{work}",
                    *py_compile, f'-DEMU_PYTHON="{_c_string(sys.executable)}"',
                    f'-DEMU_PACKAGE_PARENT="{_c_string(str(HERE.parent.parent))}"',
                    str(NATIVE), str(work / "calls.c"), "-o", str(work / LIBRARY), *py_link, "-lpthread"]

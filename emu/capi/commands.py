@@ -107,11 +107,13 @@ def run_native(program: str, args: list[str], spec: dict, as_json: bool) -> tupl
 
 
 def _wait(child: subprocess.Popen) -> int:
-    """The child's exit code, passing on SIGINT and SIGTERM to it (it writes its summary as it exits)."""
+    """The child's exit code. SIGTERM is passed on to it; SIGINT is not, as a terminal's Ctrl-C reaches the
+    child already (one process group) and a second one would interrupt its handler."""
     def forward(signum, frame):
         child.send_signal(signum)
 
-    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
+                signal.SIGTERM: signal.signal(signal.SIGTERM, forward)}
     try:
         code = child.wait()
     finally:

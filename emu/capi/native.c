@@ -71,13 +71,17 @@ static void finish(void) {
     PyGILState_Release(g);
 }
 
-/* The handlers, from emu.capi.bridge.handlers(names): the caller holds the GIL. */
-static int bind_handlers(void) {
-    PyObject *path = PySys_GetObject("path"); /* borrowed */
-    PyObject *where = PyUnicode_FromString(EMU_PACKAGE_PARENT);
-    if (path == NULL || where == NULL || PyList_Insert(path, 0, where) < 0)
-        return -1;
-    Py_DECREF(where);
+/* The handlers, from emu.capi.bridge.handlers(names): the caller holds the GIL. In an interpreter of our own,
+ * the folder holding this emulator's `emu` goes first on sys.path; a Python program's own path is left alone. */
+static int bind_handlers(int ours) {
+    if (ours) {
+        PyObject *path = PySys_GetObject("path"); /* borrowed */
+        PyObject *where = PyUnicode_FromString(EMU_PACKAGE_PARENT);
+        int failed = path == NULL || where == NULL || PyList_Insert(path, 0, where) < 0;
+        Py_XDECREF(where);
+        if (failed)
+            return -1;
+    }
     PyObject *bridge = PyImport_ImportModule("emu.capi.bridge");
     if (bridge == NULL)
         return -1;
@@ -134,13 +138,15 @@ static void start(void) {
         return;
     }
     PyGILState_STATE g = ours ? PyGILState_UNLOCKED : PyGILState_Ensure();
-    if (bind_handlers() < 0) {
+    if (bind_handlers(ours) < 0) {
         print_error();
         say("could not load the emulator (emu.capi.bridge) from " EMU_PACKAGE_PARENT);
         broken = 1;
     }
     if (ours) {
-        PyEval_SaveThread(); /* the main thread keeps its state; the GIL is free for every thread */
+        /* The thread that started the interpreter keeps its state (Python's main thread, whichever thread of
+         * the program it is); the GIL is free for every thread. */
+        PyEval_SaveThread();
         atexit(finish);
     } else {
         PyGILState_Release(g);

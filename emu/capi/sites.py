@@ -40,9 +40,12 @@ def site() -> tuple[str, int, str] | None:
     """(file, line, function) of the C call this thread is making, None outside a C program."""
     global _caller, _dladdr
     if _caller is None:
-        _caller = _last_caller() or (lambda: None)
-        _dladdr = ctypes.CDLL(None).dladdr
-        _dladdr.argtypes = (ctypes.c_void_p, ctypes.POINTER(_DlInfo))
+        with _lock:  # (set up once; _dladdr before _caller, which the test above reads)
+            if _caller is None:
+                dladdr = ctypes.CDLL(None).dladdr
+                dladdr.argtypes = (ctypes.c_void_p, ctypes.POINTER(_DlInfo))
+                _dladdr = dladdr
+                _caller = _last_caller() or (lambda: None)
     address = _caller()
     if not address:
         return None

@@ -59,13 +59,19 @@ class HW(ctypes.Structure):
     _fields_ = [("count", ctypes.c_size_t), ("hw", (ctypes.c_uint64 * 2) * MAX_DIMS)]
 
 
+def _refuse(message: str):
+    """A C argument the library will not read (an array longer than it reads): 100000, with the message
+    aclGetRecentErrMsg gives (the error never reaches the runtime, whose wrapper would set it)."""
+    set_recent_error(message)
+    raise AclError(ACL_ERROR_INVALID_PARAM, message)
+
+
 def _array(address: int, count: int, ctype) -> list | None:
     """`count` items of `ctype` at `address` as a list; None for a null pointer (the runtime judges it)."""
     if address == 0:
         return None
     if count > MAX_ENTRIES:
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"{count} entries: more than the {MAX_ENTRIES} an array may hold "
-                                                f"here")
+        _refuse(f"{count} entries: more than the {MAX_ENTRIES} an array may hold here")
     return list((ctype * count).from_address(address))
 
 
@@ -73,7 +79,7 @@ def _batch_attrs(address: int, count: int) -> list | None:
     if address == 0:
         return None
     if count > MAX_ENTRIES:
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"numAttrs {count}: more than {MAX_ENTRIES}")
+        _refuse(f"numAttrs {count}: more than {MAX_ENTRIES}")
     return [{"dst_loc": {"type": a.dst_type, "id": a.dst_id}, "src_loc": {"type": a.src_type, "id": a.src_id},
              "rsv": bytes(a.rsv)} for a in (BatchAttr * count).from_address(address)]
 
@@ -117,7 +123,7 @@ def _malloc_config(address: int) -> list | None:
     if cfg.attrs is None or cfg.num_attrs == 0:
         return []
     if cfg.num_attrs > MAX_ENTRIES:
-        raise AclError(ACL_ERROR_INVALID_PARAM, f"numAttrs {cfg.num_attrs}: more than {MAX_ENTRIES}")
+        _refuse(f"numAttrs {cfg.num_attrs}: more than {MAX_ENTRIES}")
     out = []
     for a in (MallocAttribute * cfg.num_attrs).from_address(cfg.attrs):
         raw = bytes(a.value)

@@ -174,7 +174,7 @@ def _alive(rt: Core, thread_id: int) -> bool:
     for t in threading.enumerate():
         if t.ident == thread_id:
             return t.is_alive()
-    return rt.foreign_threads
+    return rt.foreign_threads and thread_id not in rt.ended_threads
 
 
 # -- SocOps ----------------------------------------------------------------------------------------

@@ -452,6 +452,7 @@ class Core:
         # A C program's runtime (emu.capi): its threads are Python's only from their first ACL call on, so a
         # thread Python does not know may be one that has not called yet (see callbacks._alive).
         self.foreign_threads = False
+        self.ended_threads: set[int] = set()  # a C program's threads that have ended (no longer running)
         # emu.sanitize.Sanitizer when configured, None when off. The family modules reach it only through the
         # hooks below (`sanitize`, `sanitize_host_access`, `sanitize_host_span`, `submit`), each one
         # `is not None` test. (An instance attribute, not a class default: CPython 3.11 does not specialize a

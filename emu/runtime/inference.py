@@ -127,7 +127,8 @@ def _model(rt: Core, model_id: int) -> LoadedModel:
     """The loaded model of an id, else 145003 (ModelManager: "Invalid model id")."""
     m = _models(rt).loaded.get(model_id)
     if m is None:
-        fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, f"Invalid model id {model_id}, check whether model has been loaded or not")
+        fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID,
+             f"Invalid model id {model_id}, check whether model has been loaded or not")
     return m
 
 
@@ -140,7 +141,8 @@ def _declaration_of_file(rt: Core, path) -> modeldecl.ModelDecl:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"modelPath must be a str, got {type(path).__name__}")
     if not os.path.exists(path) and modeldecl.declaration_source(path) is None:
-        fail(ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID, f"model file {os.fspath(path)!r} does not exist (and no declaration stands in "
+        fail(ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID,
+             f"model file {os.fspath(path)!r} does not exist (and no declaration stands in "
                                     f"for it: {os.fspath(path)}.toml, emu.declare_model or "
                                     f"{modeldecl.MODELS_ENV})")
     return modeldecl.for_file(path)
@@ -330,7 +332,8 @@ def _dims(rt: Core, model_desc: int, index: int, side: str, gear: bool = False) 
     if gear:
         m = _models(rt).loaded.get(d.model_id)
         if m is None:
-            fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, f"Invalid model id {d.model_id}, check whether model has been loaded or not")
+            fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID,
+                 f"Invalid model id {d.model_id}, check whether model has been loaded or not")
         if m.gear is not None:
             dims = t.dims_at(*_gear_args(m.gear))
     return {"name": name, "dimCount": len(dims), "dims": list(dims)}
@@ -475,13 +478,13 @@ def _check_gear_buffer(buf: DataBuffer, values: int) -> None:
         fail(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, f"the gear buffer holds {buf.size} bytes, under {4 * values}")
 
 
-def _write_gear(rt: Core, buf: DataBuffer, values: tuple[int, ...]) -> None:
-    """GE writes the gear into the ascend_mbatch_shape_data buffer (a blocking host-to-device copy): uint64 values
-    when the buffer holds them, else uint32."""
+def _write_gear(rt: Core, buf: DataBuffer, values: tuple[int, ...], api: str) -> None:
+    """GE writes the gear into the ascend_mbatch_shape_data buffer (a blocking host-to-device copy, of `api`):
+    uint64 values when the buffer holds them, else uint32."""
     width = 8 if buf.size >= 8 * len(values) else 4
     data = np.array(values, dtype=np.uint64 if width == 8 else np.uint32).tobytes()
     r, off = transfer.locate(rt, buf.data, len(data))
-    rt.sanitize_host_span("aclmdlSetDynamicBatchSize", r, off, len(data), "w")
+    rt.sanitize_host_span(api, r, off, len(data), "w")
     if transfer.has_bytes(rt, "the gear", r):
         r.target(off, len(data))[:] = np.frombuffer(data, dtype=np.uint8)
 
@@ -500,7 +503,7 @@ def set_dynamic_batch_size(rt: Core, model_id: int, dataset: int, index: int, ba
     if batch_size not in m.decl.batches:
         fail(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
              f"batch {batch_size} is not one of the model's gears {list(m.decl.batches)}")
-    _write_gear(rt, buf, (batch_size,))
+    _write_gear(rt, buf, (batch_size,), "aclmdlSetDynamicBatchSize")
     ds.gear = ("batch", batch_size)
 
 
@@ -509,16 +512,16 @@ def set_dynamic_hw_size(rt: Core, model_id: int, dataset: int, index: int, heigh
     """Set the image-size gear of an input dataset (aclmdlSetDynamicHWSize). Null dataset, a zero height or
     width, no buffer at index, a null buffer: 100000; an id not loaded 145003; a size not among the model's
     gears 145013."""
-    ds = _need(rt, dataset, Dataset, "dataset")
+    _need(rt, dataset, Dataset, "dataset")  # (the null dataset first, before the sizes)
     if not height or not width:
         fail(ACL_ERROR_INVALID_PARAM, f"height {height} or width {width} is 0")
     ds, buf = _gear_buffer(rt, dataset, index)
     m = _model(rt, model_id)
     _check_gear_buffer(buf, 2)
     if (height, width) not in m.decl.hws:
-        fail(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, f"[{height}, {width}] is not one of the model's gears "
-                                            f"{[list(g) for g in m.decl.hws]}")
-    _write_gear(rt, buf, (height, width))
+        fail(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
+             f"[{height}, {width}] is not one of the model's gears {[list(g) for g in m.decl.hws]}")
+    _write_gear(rt, buf, (height, width), "aclmdlSetDynamicHWSize")
     ds.gear = ("hw", (height, width))
 
 
@@ -645,7 +648,8 @@ def _check_sizes(m: LoadedModel, blobs: list[DataBuffer], tensors, side: str, ge
         return
     for i, (buf, t) in enumerate(zip(blobs, tensors)):
         if buf.size + SIZE_SLACK < t.nbytes:
-            fail(ACL_ERROR_GE_FAILURE, f"{side} {i} ({t.name!r}) of model {m.id}: the buffer holds {buf.size} bytes, the model "
+            fail(ACL_ERROR_GE_FAILURE,
+                 f"{side} {i} ({t.name!r}) of model {m.id}: the buffer holds {buf.size} bytes, the model "
                              f"needs {t.nbytes}")
 
 
@@ -660,12 +664,13 @@ def _checked_run(rt: Core, model_id: int, inputs: int, outputs: int, mode: str):
     if mode == "sync":
         _alloc_outputs(rt, m, outs)
     if m.mode is not None and m.mode != mode:  # DavinciModel::InitModelStream
-        fail(ACL_ERROR_GE_FAILURE, f"model {m.id} was executed {m.mode}hronously: a model runs either synchronously "
-                         f"(aclmdlExecute) or asynchronously (aclmdlExecuteAsync), not both")
+        fail(ACL_ERROR_GE_FAILURE, f"model {m.id} was executed {m.mode}hronously: a model runs either "
+                                   f"synchronously (aclmdlExecute) or asynchronously (aclmdlExecuteAsync), not both")
     m.mode = mode
     if len(ins) != len(m.decl.inputs) or len(outs) != len(m.decl.outputs):  # DavinciModel::UpdateAllNodeArgs
-        fail(ACL_ERROR_GE_PARAM_INVALID, f"model {m.id} takes {len(m.decl.inputs)} inputs and {len(m.decl.outputs)} outputs; "
-                               f"the datasets hold {len(ins)} and {len(outs)} buffers")
+        fail(ACL_ERROR_GE_PARAM_INVALID, f"model {m.id} takes {len(m.decl.inputs)} inputs and "
+                                         f"{len(m.decl.outputs)} outputs; the datasets hold {len(ins)} and "
+                                         f"{len(outs)} buffers")
     gear = ins_ds.gear
     _check_sizes(m, ins, m.decl.inputs, "input", gear)
     _check_sizes(m, outs, m.decl.outputs, "output", gear)

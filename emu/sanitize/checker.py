@@ -747,9 +747,10 @@ class Sanitizer:
         return self.findings
 
     def clear(self) -> None:
-        """Forget the findings so far (a test that expected them)."""
+        """Forget the findings so far, and the possible hazards (a test that expected them)."""
         self.findings.clear()
         self._keys.clear()
+        self.possible.clear()
 
     def report(self) -> str:
         """The findings as text, compute-sanitizer style."""
