@@ -88,8 +88,9 @@ def _not_emulated(proto: build.Prototype):
 def handlers(names: tuple[str, ...]) -> list:
     """One handler per exported function, in the order of `names` (native.c's)."""
     session.start()
-    protos = {p.name: p for p in build.prototypes()}
-    kinds = build.type_kinds([build._without_comments(h.read_text()) for h in build.headers()])
+    texts = build.header_texts()
+    protos = {p.name: p for p in build.prototypes(texts)}
+    kinds = build.type_kinds(texts)
     declared = {d.acl: d for d in _runtime.APIS}
     out = []
     for name in names:

@@ -100,9 +100,14 @@ def _param(text: str, kinds: dict[str, str], where: str) -> Param:
     return Param(ctype, m.group(2), _kind(ctype, kinds, where))
 
 
+def header_texts() -> list[str]:
+    """The headers' text without comments, each header once, in `headers()`'s order."""
+    return [_without_comments(p.read_text()) for p in headers()]
+
+
 def prototypes(texts: list[str] | None = None) -> list[Prototype]:
-    """Every function the headers declare, in the order they declare them (each name once)."""
-    texts = [_without_comments(p.read_text()) for p in headers()] if texts is None else texts
+    """Every function the headers declare (or `texts`), in the order they declare them (each name once)."""
+    texts = header_texts() if texts is None else texts
     kinds = type_kinds(texts)
     found: dict[str, Prototype] = {}
     for text in texts:

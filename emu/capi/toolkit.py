@@ -52,8 +52,8 @@ def _write(path: Path, text: str) -> None:
 def tree() -> Path:
     """The toolkit folder (made or refreshed): include/ and lib64/ at its top and under runtime/, the stub
     folder, set_env.sh and bin/setenv.bash, and the AscendC cmake folder."""
-    lib = library_dir() / LIBRARY
-    root = library_dir() / "toolkit"
+    where = library_dir()
+    lib, root = where / LIBRARY, where / "toolkit"
     for include in (root / "include", root / "runtime" / "include"):
         _link(include, INCLUDE)
     for folder in (root / "lib64", root / "lib64" / "stub", root / "runtime" / "lib64",
