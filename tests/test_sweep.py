@@ -217,3 +217,10 @@ def test_sweep_names_the_best_setting_per_workload_not_one_fastest_run(tmp_path,
     assert main(["sweep", "--products", "910B,A3", "--h2d", "4M", "--d2h", "1M", "--compute-us", "100,400",
                  "--streams", "1,2", "--chunks", "1,2,4", "--out", str(out), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["best"] == best
+
+
+def test_the_progress_note_names_sizes_as_people_write_them():
+    """The progress bar's note for a run shows its product and sizes as `64 MiB`, not a byte count."""
+    from emu.studies.sweep import _note
+    assert _note({"product": "910B", "h2d_bytes": 64 << 20, "d2h_bytes": 16 << 20, "compute_us": 5000.0}) == \
+        "910B 64 MiB 16 MiB"

@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import routes as R
 from . import overlap
+from .common import human_bytes
 
 PARAMETERS = ("product", "h2d_bytes", "d2h_bytes", "compute_us", "streams", "chunks", "pageable")
 METRICS = ("iteration_ms", "exposed_copy_ms", "floor_ms", "vs_floor", "link_h2d_util", "link_d2h_util",
@@ -337,7 +338,8 @@ def run_batch(fn, batch: list[dict]) -> list[dict]:
 
 
 def _note(params: dict) -> str:
-    return " ".join(str(v) for v in list(params.values())[:3])
+    """The progress bar's note for a run: its product and sizes, as people write them ("910B 64 MiB 16 MiB")."""
+    return " ".join([str(params["product"]), human_bytes(params["h2d_bytes"]), human_bytes(params["d2h_bytes"])])
 
 
 def _dask():
@@ -407,7 +409,7 @@ BEST_SHOWN = 24  # workloads listed in the printed table
 
 def best_table(best: list[dict], shown: int = BEST_SHOWN) -> str:
     """The best setting of each workload (`best_per_workload`) as a text table, the first `shown` workloads."""
-    from .common import format_table, human_bytes
+    from .common import format_table
 
     pageable = len({b["pageable"] for b in best}) > 1
     rows = [{"product": b["product"], "h2d": human_bytes(b["h2d_bytes"]), "d2h": human_bytes(b["d2h_bytes"]),
