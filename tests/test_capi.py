@@ -328,11 +328,13 @@ def _cli(*argv: str, cwd: Path | None = None, timeout: float = 180):
 
 def test_acl_emu_run_times_a_c_program_and_writes_its_trace(bin_dir, tmp_path):
     """`acl-emu run ./prog` runs a native program as a script: --product, --json (the program's output on
-    stderr), the summary's calls and routes, the trace, the program's exit code."""
+    stderr), the summary's calls and routes, the trace, --msprof's timeline, the program's exit code."""
     done = _cli("run", "--json", "--product", "A3", "--host-time", "calls", "--out", str(tmp_path),
-                str(bin_dir / "guide_host_device"), cwd=bin_dir)
+                "--msprof", str(tmp_path / "msprof.json"), str(bin_dir / "guide_host_device"), cwd=bin_dir)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
+    assert summary["msprof"] == str(tmp_path / "msprof.json")
+    assert json.loads((tmp_path / "msprof.json").read_text())  # the msprof timeline, whole
     assert summary["product"] == "A3" and summary["exit_code"] == 0
     assert summary["calls"]["aclrtMemcpyAsync"] == 3
     assert summary["bytes_by_route"]["h2d"] == 4 << 20
