@@ -248,7 +248,9 @@ def test_async_sample_with_a_copy_stream_copies_a_pool_under_another_pools_execu
         if i >= pools:
             assert copy["start"] >= executions[i - pools]["end"]
     under = [(i, j) for i, c in enumerate(copies) for j, e in enumerate(executions) if _overlap(c, e)]
-    assert under and all(i % pools != j % pools for i, j in under)
+    assert all(i % pools != j % pools for i, j in under)
+    if setting == "one callback, 8 pools":  # no callback thread runs before the last execution: the same timeline
+        assert under  # every run, and copies under other pools' executions in it (a callback each: some runs none)
 
 
 def test_dynamic_hw_sample_refuses_a_size_that_is_not_a_gear_with_its_own_check(tmp_path):
