@@ -199,10 +199,9 @@ class _DeviceSpans:
         self.flow_id = 0
 
     def add(self, records: np.ndarray) -> None:
-        """Every record with a start and an end."""
-        rows = [r for r in records.tolist() if not (math.isnan(r[10]) or math.isnan(r[11]))]
-        rows.sort(key=lambda r: (r[10], r[11]))  # by start: lanes are filled greedily in time order
-        for row in rows:
+        """Every record with a start and an end, by start (lanes are filled greedily in time order)."""
+        timed = records[~(np.isnan(records["start"]) | np.isnan(records["end"]))]
+        for row in timed[np.lexsort((timed["end"], timed["start"]))].tolist():  # (lexsort: stable)
             self._record(*row)
 
     def _record(self, label, kind, stream, device, engine, route, links, nbytes, tasks, submit, start, end, asked,
