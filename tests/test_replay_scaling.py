@@ -97,5 +97,5 @@ def test_replay_json_holds_the_whole_result_one_key_a_line(tmp_path):
     result = replay.replay(step)
     path = replay_report.write_json(tmp_path / "replay.json", result)
     text = path.read_text()
-    assert json.loads(text) == json.loads(json.dumps(result, default=replay_report._plain))
+    assert json.loads(text) == json.loads(json.dumps(result, default=replay_report.jsonable))
     assert len(text.splitlines()) == len(result) + 2

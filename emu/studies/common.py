@@ -211,11 +211,13 @@ def write_json(path: Path, data) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(path, "w") as f:
-        json.dump(data, f, indent=2, default=_jsonable)
+        json.dump(data, f, indent=2, default=jsonable)
     return path
 
 
-def _jsonable(o):
+def jsonable(o):
+    """What json cannot write itself (its `default`): arrays and numpy numbers as lists and numbers, paths as
+    strings."""
     if hasattr(o, "tolist"):
         return o.tolist()
     if isinstance(o, Path):

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from ..models.atomic import atomic_write
-from .common import Landing, figure, format_table, human_bytes, write_csv
+from .common import Landing, figure, format_table, human_bytes, jsonable, write_csv
 from .profiles import collector_paused
 from .replay import SAME, TOLERANCE
 
@@ -148,18 +148,9 @@ def write_json(path, result: dict) -> Path:
     with atomic_write(path, "w") as f:
         f.write("{")
         for k, (key, value) in enumerate(result.items()):  # one value's text in memory at a time
-            f.write(f"{',' if k else ''}\n  {json.dumps(key)}: {json.dumps(value, default=_plain)}")
+            f.write(f"{',' if k else ''}\n  {json.dumps(key)}: {json.dumps(value, default=jsonable)}")
         f.write("\n}\n")
     return path
-
-
-def _plain(o):
-    """What json cannot write itself: arrays and numpy numbers as lists and numbers, paths as strings."""
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(f"{type(o).__name__} is not JSON serialisable")
 
 
 def table(result: dict) -> str:
