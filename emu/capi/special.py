@@ -66,22 +66,38 @@ def _refuse(message: str):
     raise AclError(ACL_ERROR_INVALID_PARAM, message)
 
 
-def _array(address: int, count: int, ctype) -> list | None:
-    """`count` items of `ctype` at `address` as a list; None for a null pointer (the runtime judges it)."""
+def _entries(address: int, count: int, ctype, name: str = ""):
+    """`count` items of `ctype` at `address` (a ctypes array); None for a null pointer (the runtime judges
+    it). More than MAX_ENTRIES are refused, the message naming the count's parameter when `name` is given."""
     if address == 0:
         return None
     if count > MAX_ENTRIES:
-        _refuse(f"{count} entries: more than the {MAX_ENTRIES} an array may hold here")
-    return list((ctype * count).from_address(address))
+        _refuse(f"{name} {count}: more than {MAX_ENTRIES}" if name else
+                f"{count} entries: more than the {MAX_ENTRIES} an array may hold here")
+    return (ctype * count).from_address(address)
+
+
+def _array(address: int, count: int, ctype) -> list | None:
+    """`count` items of `ctype` at `address` as a list; None for a null pointer (the runtime judges it)."""
+    items = _entries(address, count, ctype)
+    return None if items is None else list(items)
 
 
 def _batch_attrs(address: int, count: int) -> list | None:
-    if address == 0:
+    attrs = _entries(address, count, BatchAttr, "numAttrs")
+    if attrs is None:
         return None
-    if count > MAX_ENTRIES:
-        _refuse(f"numAttrs {count}: more than {MAX_ENTRIES}")
     return [{"dst_loc": {"type": a.dst_type, "id": a.dst_id}, "src_loc": {"type": a.src_type, "id": a.src_id},
-             "rsv": bytes(a.rsv)} for a in (BatchAttr * count).from_address(address)]
+             "rsv": bytes(a.rsv)} for a in attrs]
+
+
+def _code(fn, *args) -> int:
+    """`fn(*args)` called for its effect: 0, or the code of the AclError it raised."""
+    try:
+        fn(*args)
+    except AclError as e:
+        return e.code
+    return 0
 
 
 def _batch(proto, kinds):
@@ -122,10 +138,8 @@ def _malloc_config(address: int) -> list | None:
     cfg = MallocConfig.from_address(address)
     if cfg.attrs is None or cfg.num_attrs == 0:
         return []
-    if cfg.num_attrs > MAX_ENTRIES:
-        _refuse(f"numAttrs {cfg.num_attrs}: more than {MAX_ENTRIES}")
     out = []
-    for a in (MallocAttribute * cfg.num_attrs).from_address(cfg.attrs):
+    for a in _entries(cfg.attrs, cfg.num_attrs, MallocAttribute, "numAttrs"):
         raw = bytes(a.value)
         width = 2 if a.attr == 1 else 4  # MODULE_ID: uint16_t moduleId; the others a uint32_t
         out.append({"attr": a.attr, "value": int.from_bytes(raw[:width], sys.byteorder)})
@@ -136,11 +150,8 @@ def _malloc_with_cfg(proto, kinds):
     def handler(dev_ptr, size, policy, cfg):
         if dev_ptr == 0:
             return marshal.null_output(proto.name, "devPtr")
-        try:
-            marshal.write(dev_ptr, ctypes.c_void_p, rt.malloc_with_cfg(size, policy, _malloc_config(cfg)))
-        except AclError as e:
-            return e.code
-        return 0
+        return _code(lambda: marshal.write(dev_ptr, ctypes.c_void_p,
+                                           rt.malloc_with_cfg(size, policy, _malloc_config(cfg))))
 
     return handler
 
@@ -149,11 +160,7 @@ def _malloc_host_with_cfg(proto, kinds):
     def handler(ptr, size, cfg):
         if ptr == 0:
             return marshal.null_output(proto.name, "ptr")
-        try:
-            marshal.write(ptr, ctypes.c_void_p, rt.malloc_host_with_cfg(size, _malloc_config(cfg)))
-        except AclError as e:
-            return e.code
-        return 0
+        return _code(lambda: marshal.write(ptr, ctypes.c_void_p, rt.malloc_host_with_cfg(size, _malloc_config(cfg))))
 
     return handler
 
@@ -185,11 +192,7 @@ def _launch_callback(proto, kinds):
 
             def call(data, c_fn=c_fn):
                 c_fn(data)
-        try:
-            rt.launch_callback(call, user_data, block_type, stream)
-        except AclError as e:
-            return e.code
-        return 0
+        return _code(rt.launch_callback, call, user_data, block_type, stream)
 
     return handler
 
@@ -212,11 +215,7 @@ def _exchange_mode(proto, kinds):
 
 def _set_memcpy_desc(proto, kinds):
     def handler(desc, kind, src, dst, count, config):
-        try:
-            rt.set_memcpy_desc(desc, kind, src, dst, count, None if config == 0 else config)
-        except AclError as e:
-            return e.code
-        return 0
+        return _code(rt.set_memcpy_desc, desc, kind, src, dst, count, None if config == 0 else config)
 
     return handler
 
@@ -226,11 +225,7 @@ def _pass_through(proto, kinds):
     fn = getattr(rt, _runtime_name(proto.name))
 
     def handler(*args):
-        try:
-            fn(*args)
-        except AclError as e:
-            return e.code
-        return 0
+        return _code(fn, *args)
 
     return handler
 
