@@ -447,8 +447,7 @@ class AddressSpace:
             if 0 < addr and addr + nbytes <= USER_SPACE_END and self.freed_range(addr) is None:
                 r = self.adopt_host(addr, nbytes)
         if r is None:
-            if self.on_stale is not None:
-                self.stale(addr, nbytes)
+            self.stale(addr, nbytes)
             if is_device_address(addr):
                 raise AclError(ACL_ERROR_INVALID_PARAM,
                                f"address 0x{addr:x} is not in any allocation of device {device_of(addr)}")
