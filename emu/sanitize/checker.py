@@ -564,17 +564,13 @@ class Sanitizer:
                 else:
                     gaps.append((lo, hi))
                 continue
-            span = clashes.get(other)
-            if span is None:
-                clashes[other] = [lo, hi, mode, hi - lo, 1, hi]
+            clash = clashes.get(other)
+            if clash is None:
+                clashes[other] = _Clash(lo, hi, mode)
             else:
-                span[0], span[1], span[2] = min(span[0], lo), max(span[1], hi), span[2] | mode
-                span[3] += hi - lo
-                if lo != span[5]:
-                    span[4] += 1
-                span[5] = hi
-        for other, (lo, hi, mode, nbytes, pieces, _) in clashes.items():
-            self._conflict(other, mode, op, bits, region, lo, hi, nbytes, pieces)
+                clash.add(lo, hi, mode)
+        for other, c in clashes.items():
+            self._conflict(other, c.mode, op, bits, region, c.lo, c.hi, c.nbytes, c.pieces)
         if gaps:
             self._report("uninitialized-read", "init", [op], [READ], region, gaps[0][0], gaps[-1][1],
                          alloc=self._allocs.get(region), gaps=gaps, nbytes=sum(b - a for a, b in gaps),
@@ -763,6 +759,24 @@ class Sanitizer:
     def trace_findings(self) -> list[dict]:
         """Each finding's two ends as plain data for the Perfetto trace (models.chrome)."""
         return report.trace_ends(self)
+
+
+class _Clash:
+    """The bytes one access shares with an earlier op it is not ordered with (`Sanitizer._found`): their span
+    [lo, hi), the earlier op's modes there, `nbytes` in all in `pieces` runs (a 2-D copy's rows); `last`: the
+    end of the latest range added (a range that starts there continues its run)."""
+
+    __slots__ = ("lo", "hi", "mode", "nbytes", "pieces", "last")
+
+    def __init__(self, lo: int, hi: int, mode: int):
+        self.lo, self.hi, self.mode, self.nbytes, self.pieces, self.last = lo, hi, mode, hi - lo, 1, hi
+
+    def add(self, lo: int, hi: int, mode: int) -> None:
+        self.lo, self.hi, self.mode = min(self.lo, lo), max(self.hi, hi), self.mode | mode
+        self.nbytes += hi - lo
+        if lo != self.last:
+            self.pieces += 1
+        self.last = hi
 
 
 class _Freed:
