@@ -417,11 +417,9 @@ def _run(args) -> int:
     out = writable_dir(args.out, "argument --out")  # absolute: the script may change directory
     msprof = str(writable_file(args.msprof, "argument --msprof")) if args.msprof else None
     sanitize_json = str(writable_file(args.sanitize_json, "argument --sanitize-json")) if args.sanitize_json else None
-    if args.module is None and _native(target):
-        with _environment("ACL_EMU_NETWORK", "reference" if args.reference else None), \
-                _environment(MODELS_ENV, models):
-            return _run_native(args, target, script_args, sanitize, str(out), msprof, sanitize_json)
     with _environment("ACL_EMU_NETWORK", "reference" if args.reference else None), _environment(MODELS_ENV, models):
+        if args.module is None and _native(target):
+            return _run_native(args, target, script_args, sanitize, str(out), msprof, sanitize_json)
         return run_script(target, script_args, args.product, str(out), args.json, args.host_time,
                           args.host_time_scale, module=args.module is not None, msprof=msprof, sanitize=sanitize,
                           sanitize_json=sanitize_json)
