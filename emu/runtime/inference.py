@@ -289,6 +289,13 @@ def _tensor(rt: Core, model_desc: int, index: int, side: str):
     return tensors[index] if isinstance(index, int) and 0 <= index < len(tensors) else None
 
 
+def _field(rt: Core, model_desc: int, index: int, side: str, attr: str, missing):
+    """The attribute `attr` of the tensor at `index` of a description's inputs or outputs; `missing` for a
+    null description or an index past the end (the silent getters' miss)."""
+    t = _tensor(rt, model_desc, index, side)
+    return missing if t is None else getattr(t, attr)
+
+
 @api("aclmdlGetNumInputs", pyacl="acl.mdl.get_num_inputs", params="i", outputs=(0,), by_hand=True)
 def get_num_inputs(rt: Core, model_desc: int) -> int:
     """How many inputs the model has, the gear input included (aclmdlGetNumInputs); 0 for a null description."""
@@ -306,16 +313,14 @@ def get_num_outputs(rt: Core, model_desc: int) -> int:
 def get_input_size_by_index(rt: Core, model_desc: int, index: int) -> int:
     """An input's size in bytes, of the largest gear for a model with gears (aclmdlGetInputSizeByIndex); 0 for
     a null description or an index past the end (model_om2.cpp)."""
-    t = _tensor(rt, model_desc, index, "input")
-    return 0 if t is None else t.nbytes
+    return _field(rt, model_desc, index, "input", "nbytes", 0)
 
 
 @api("aclmdlGetOutputSizeByIndex", sizes=("index",), pyacl="acl.mdl.get_output_size_by_index",
      params="ii", outputs=(0,), by_hand=True)
 def get_output_size_by_index(rt: Core, model_desc: int, index: int) -> int:
     """An output's size in bytes, of the largest gear (aclmdlGetOutputSizeByIndex); 0 on a miss."""
-    t = _tensor(rt, model_desc, index, "output")
-    return 0 if t is None else t.nbytes
+    return _field(rt, model_desc, index, "output", "nbytes", 0)
 
 
 def _dims(rt: Core, model_desc: int, index: int, side: str, gear: bool = False) -> dict:
@@ -370,48 +375,42 @@ def get_cur_output_dims(rt: Core, model_desc: int, index: int) -> dict:
      params="ii", outputs=("",), by_hand=True)
 def get_input_name_by_index(rt: Core, model_desc: int, index: int) -> str:
     """An input's name (aclmdlGetInputNameByIndex); "" for a null description or an index past the end."""
-    t = _tensor(rt, model_desc, index, "input")
-    return "" if t is None else t.name
+    return _field(rt, model_desc, index, "input", "name", "")
 
 
 @api("aclmdlGetOutputNameByIndex", sizes=("index",), pyacl="acl.mdl.get_output_name_by_index",
      params="ii", outputs=("",), by_hand=True)
 def get_output_name_by_index(rt: Core, model_desc: int, index: int) -> str:
     """An output's name (aclmdlGetOutputNameByIndex); "" on a miss."""
-    t = _tensor(rt, model_desc, index, "output")
-    return "" if t is None else t.name
+    return _field(rt, model_desc, index, "output", "name", "")
 
 
 @api("aclmdlGetInputFormat", sizes=("index",), pyacl="acl.mdl.get_input_format",
      params="ii", outputs=(-1,), by_hand=True)
 def get_input_format(rt: Core, model_desc: int, index: int) -> int:
     """An input's aclFormat (aclmdlGetInputFormat); ACL_FORMAT_UNDEFINED (-1) on a miss."""
-    t = _tensor(rt, model_desc, index, "input")
-    return modeldecl.UNDEFINED if t is None else t.format
+    return _field(rt, model_desc, index, "input", "format", modeldecl.UNDEFINED)
 
 
 @api("aclmdlGetOutputFormat", sizes=("index",), pyacl="acl.mdl.get_output_format",
      params="ii", outputs=(-1,), by_hand=True)
 def get_output_format(rt: Core, model_desc: int, index: int) -> int:
     """An output's aclFormat (aclmdlGetOutputFormat); -1 on a miss."""
-    t = _tensor(rt, model_desc, index, "output")
-    return modeldecl.UNDEFINED if t is None else t.format
+    return _field(rt, model_desc, index, "output", "format", modeldecl.UNDEFINED)
 
 
 @api("aclmdlGetInputDataType", sizes=("index",), pyacl="acl.mdl.get_input_data_type",
      params="ii", outputs=(-1,), by_hand=True)
 def get_input_data_type(rt: Core, model_desc: int, index: int) -> int:
     """An input's aclDataType (aclmdlGetInputDataType); ACL_DT_UNDEFINED (-1) on a miss."""
-    t = _tensor(rt, model_desc, index, "input")
-    return modeldecl.UNDEFINED if t is None else t.dtype
+    return _field(rt, model_desc, index, "input", "dtype", modeldecl.UNDEFINED)
 
 
 @api("aclmdlGetOutputDataType", sizes=("index",), pyacl="acl.mdl.get_output_data_type",
      params="ii", outputs=(-1,), by_hand=True)
 def get_output_data_type(rt: Core, model_desc: int, index: int) -> int:
     """An output's aclDataType (aclmdlGetOutputDataType); -1 on a miss."""
-    t = _tensor(rt, model_desc, index, "output")
-    return modeldecl.UNDEFINED if t is None else t.dtype
+    return _field(rt, model_desc, index, "output", "dtype", modeldecl.UNDEFINED)
 
 
 def _index_by_name(rt: Core, model_desc: int, name: str, side: str) -> int:
