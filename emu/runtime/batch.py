@@ -398,11 +398,8 @@ def _mover(rt: Core, e: _Entries, what: str, blocking: bool = False):
             dbufs, sbufs = [r.buffer() for r in e.dst_regions], [r.buffer() for r in e.src_regions]
             daddr = np.array([_address(b) for b in dbufs], dtype=np.int64)
             saddr = np.array([_address(b) for b in sbufs], dtype=np.int64)
-            args = (daddr[e.di] + e.doff, saddr[e.si] + e.soff, e.nbytes)
-            if blocking:
-                transfer.unlocked(rt, int(e.nbytes.sum()), batch_kernels.copy_many, *args, (dbufs, sbufs))
-            else:
-                batch_kernels.copy_many(*args)
+            transfer.unlocked(rt, blocking, int(e.nbytes.sum()), batch_kernels.copy_many, daddr[e.di] + e.doff,
+                              saddr[e.si] + e.soff, e.nbytes, (dbufs, sbufs))
         else:
             _move_by_rule(rt, e, what)
 

@@ -106,11 +106,8 @@ def _move_2d(rt: Core, dst: Region, doff: int, dpitch: int, src: Region, soff: i
         if not transfer.has_bytes(rt, what, dst, src):
             return
         dn, sn = (height - 1) * dpitch + width, (height - 1) * spitch + width
-        args = (dst.target(doff, dn), dpitch, src.view(soff, sn), spitch, width, height)
-        if blocking:
-            transfer.unlocked(rt, width * height, kernels.copy_2d, *args)
-        else:
-            kernels.copy_2d(*args)
+        transfer.unlocked(rt, blocking, width * height, kernels.copy_2d, dst.target(doff, dn), dpitch,
+                          src.view(soff, sn), spitch, width, height)
 
     return move
 

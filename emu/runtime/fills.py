@@ -115,7 +115,7 @@ def _d32_filler(rt: Core, r: Region, off: int, n: int, value: int, what: str, bl
     r.check_writable()
     def fill():
         if transfer.has_bytes(rt, what, r):
-            transfer._fill_bytes(rt, r.target(off, n), value, kernels.fill_u32, blocking)
+            transfer.unlocked(rt, blocking, n, kernels.fill_u32, r.target(off, n), value)
 
     return fill
 

@@ -162,11 +162,11 @@ SMALL_COPY = 4096
 UNLOCKED_FROM = 64 << 10
 
 
-def unlocked(rt: Core, n: int, fn, *args) -> None:
-    """fn(*args), which moves n bytes of the calling thread's blocking task: once the call has released the
-    runtime's lock (`Core.later`) from UNLOCKED_FROM bytes up, now below it. The regions were checked and their
-    bytes made under the lock; `args` hold views of them."""
-    if n >= UNLOCKED_FROM:
+def unlocked(rt: Core, blocking: bool, n: int, fn, *args) -> None:
+    """fn(*args), which moves n bytes of a task: for the calling thread's blocking task (`blocking`) of
+    UNLOCKED_FROM bytes or more, once the call has released the runtime's lock (`Core.later`); else now. The
+    regions were checked and their bytes made under the lock; `args` hold views of them."""
+    if blocking and n >= UNLOCKED_FROM:
         rt.later(fn, *args)
     else:
         fn(*args)
@@ -181,24 +181,14 @@ def _mover(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, wha
             return  # (has_bytes is asked only when one of its refusals may apply: a call less per copy)
         if src.is_device and not src.materialized:  # never written: zeros
             if dst.materialized or not dst.is_device:
-                _fill_bytes(rt, dst.target(doff, n), 0, kernels.fill, blocking)
+                unlocked(rt, blocking, n, kernels.fill, dst.target(doff, n), 0)
             return
         if n <= SMALL_COPY:
             dst.target(doff, n)[...] = src.view(soff, n)
-        elif blocking:
-            unlocked(rt, n, kernels.copy, dst.target(doff, n), src.view(soff, n))
         else:
-            kernels.copy(dst.target(doff, n), src.view(soff, n))
+            unlocked(rt, blocking, n, kernels.copy, dst.target(doff, n), src.view(soff, n))
 
     return move
-
-
-def _fill_bytes(rt: Core, target, value: int, kernel, blocking: bool) -> None:
-    """kernel(target, value): now, or for a blocking call's own task maybe once the lock is released."""
-    if blocking:
-        unlocked(rt, target.shape[0], kernel, target, value)
-    else:
-        kernel(target, value)
 
 
 def _filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str, blocking: bool = False):
@@ -206,7 +196,7 @@ def _filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str, bloc
     dst.check_writable()
     def fill():
         if has_bytes(rt, what, dst):
-            _fill_bytes(rt, dst.target(off, n), value, kernels.fill, blocking)
+            unlocked(rt, blocking, n, kernels.fill, dst.target(off, n), value)
 
     return fill
 
