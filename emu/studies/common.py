@@ -80,6 +80,21 @@ def parse_sizes(text: str, limit: int = 1 << 40) -> list[int]:
     return [parse_size(t, limit) for t in text.split(",") if t.strip()]
 
 
+def covered(starts, ends) -> float:
+    """The time (in the spans' unit) at least one [start, end] span covers: their union's length. Spans with a
+    non-finite start or end are left out; no span covers 0."""
+    starts, ends = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
+    ok = np.isfinite(starts) & np.isfinite(ends)
+    if not ok.any():
+        return 0.0
+    order = np.argsort(starts[ok], kind="stable")
+    s, e = starts[ok][order], ends[ok][order]
+    reach = np.maximum.accumulate(e)  # the latest end so far: a start past it opens a new stretch
+    first = np.flatnonzero(np.r_[True, s[1:] > reach[:-1]])  # each stretch's first span
+    last = np.r_[first[1:] - 1, len(s) - 1]
+    return sum((reach[last] - s[first]).tolist(), 0.0)  # the stretches' lengths added in time order
+
+
 def human_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if abs(n) < 1024 or unit == "TiB":

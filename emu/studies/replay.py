@@ -57,6 +57,7 @@ from emu.models.machine import HOSTFUNC
 
 from .. import config
 from . import profiles
+from .common import covered
 from .profiles import Profile, ProfileError
 
 TOLERANCE = 2e-6  # seconds: times this close are "at the same time" when inferring from a measured timeline
@@ -755,21 +756,6 @@ def retime(graph: Graph, product, host_memory: str = "as-profiled") -> Retimed:
 
 
 # -- comparing ---------------------------------------------------------------------------------------------------
-def _union(intervals) -> float:
-    """Seconds covered by at least one interval."""
-    total, cur_s, cur_e = 0.0, None, None
-    for s, e in sorted(intervals):
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    if cur_e is not None:
-        total += cur_e - cur_s
-    return total
-
-
 def _resource_classes(n: Node) -> list[str]:
     if n.kind in ("copy", "group") or (n.kind == "fixed" and n.task.kind == "copy"):
         out = ["SDMA"]
@@ -792,12 +778,13 @@ def _resource_classes(n: Node) -> list[str]:
 
 def resources(graph: Graph, starts, ends) -> dict[str, float]:
     """Busy milliseconds of each resource class (the time at least one of its tasks ran, over all devices)."""
-    spans: dict[str, list] = {r: [] for r in RESOURCES}
+    spans: dict[str, tuple[list, list]] = {r: ([], []) for r in RESOURCES}
     starts, ends = _floats(starts), _floats(ends)
     for n in graph.nodes:
         for r in _resource_classes(n):
-            spans[r].append((starts[n.index], ends[n.index]))
-    return {r: float(_union(v)) * 1e3 for r, v in spans.items()}
+            spans[r][0].append(starts[n.index])
+            spans[r][1].append(ends[n.index])
+    return {r: covered(*v) * 1e3 for r, v in spans.items()}
 
 
 def _copy_parts(hw, n: Node) -> tuple[float, float] | None:

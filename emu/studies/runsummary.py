@@ -6,10 +6,8 @@ import re
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from .. import routes as R
-from .common import format_table, human_bytes
+from .common import covered, format_table, human_bytes
 
 
 # the message the facade gives for a pyACL function it lacks: "acl.op.create_attr is not emulated by acl-emu"
@@ -70,15 +68,7 @@ def device_busy_ms(records, tasks: int) -> float | None:
     is. None when the records kept are fewer than the tasks run (`configure(records=N)`)."""
     if len(records) < tasks:
         return None
-    starts, ends = records["start"], records["end"]
-    ok = np.isfinite(starts) & np.isfinite(ends)
-    if not ok.any():
-        return 0.0
-    order = np.argsort(starts[ok], kind="stable")
-    s, e = starts[ok][order], ends[ok][order]
-    reach = np.maximum.accumulate(e)  # the latest end so far: a start past it opens a gap
-    gaps = np.maximum(s[1:] - reach[:-1], 0.0).sum()
-    return float(reach[-1] - s[0] - gaps) * 1e3
+    return covered(records["start"], records["end"]) * 1e3
 
 
 def time_lines(result: dict) -> list[str]:
