@@ -36,7 +36,8 @@ def happens_before(x, y) -> bool:
 
 
 def _kept(reads: tuple, op) -> tuple:
-    """The reads an access of undeclared use leaves in place: those not ordered before it."""
+    """The reads not ordered before `op`, which its access leaves in place (a read, or a write of undeclared
+    use)."""
     return tuple(r for r in reads if not happens_before(r, op)) if reads else ()
 
 
@@ -77,7 +78,7 @@ class Shadow:
             elif not reads or (len(reads) == 1 and reads[0].agent == agent):
                 cells[i] = (write, (op,))
             else:
-                cells[i] = (write, tuple(r for r in reads if not happens_before(r, op)) + (op,))
+                cells[i] = (write, _kept(reads, op) + (op,))
             return out
         return self._cut(lo, hi, op, mode) if hi > lo else None
 
@@ -140,8 +141,7 @@ class Shadow:
             return (mine if mine is not None else (op, _kept(reads, op))), clash, empty
         if not reads or (len(reads) == 1 and reads[0].agent == agent):
             return (write, (op,)), clash, empty
-        kept = tuple(r for r in reads if not happens_before(r, op))
-        return (write, kept + (op,)), clash, empty
+        return (write, _kept(reads, op) + (op,)), clash, empty
 
     def access_rows(self, rows: list, op, mode: int) -> list | None:
         """`access` of sorted, disjoint ranges [(lo, hi), ...] at once (the rows of a 2-D copy): one pass from
