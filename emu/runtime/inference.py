@@ -339,8 +339,7 @@ def _dims(rt: Core, model_desc: int, index: int, side: str, gear: bool = False) 
         if m is None:
             fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID,
                  f"Invalid model id {d.model_id}, check whether model has been loaded or not")
-        if m.gear is not None:
-            dims = t.dims_at(*_gear_args(m.gear))
+        dims = t.dims_at(*_gear_args(m.gear))
     return {"name": name, "dimCount": len(dims), "dims": list(dims)}
 
 
@@ -455,8 +454,10 @@ def get_dynamic_hw(rt: Core, model_desc: int, index: int) -> dict:
 
 
 # -- gears -----------------------------------------------------------------------------------------------
-def _gear_args(gear: tuple) -> tuple:
-    """(batch, hw) for Tensor.dims_at / ModelDecl.seconds."""
+def _gear_args(gear: tuple | None) -> tuple:
+    """(batch, hw) for Tensor.dims_at / ModelDecl.seconds; (None, None) for no gear (the static shape)."""
+    if gear is None:
+        return None, None
     return (gear[1], None) if gear[0] == "batch" else (None, gear[1])
 
 
@@ -689,7 +690,7 @@ def _spans(rt: Core, bufs: list[DataBuffer], tensors, gear, mode: str) -> list[t
     """(region, offset, nbytes, mode) of what the execution reads or writes of each buffer: the model's size at
     the gear, or the buffer's if smaller; empty buffers touch nothing."""
     out = []
-    args = _gear_args(gear) if gear is not None else (None, None)
+    args = _gear_args(gear)
     for buf, t in zip(bufs, tensors):
         n = min(buf.size, t.nbytes_at(*args) if -1 in t.shape else t.nbytes)
         if n and buf.data:
@@ -741,7 +742,7 @@ def _enqueue(rt: Core, m: LoadedModel, s: Stream, ins, outs, gear) -> Task:
     """The execution's task on `s`: the model's time on this product at its gear, its reads and writes."""
     reads = _spans(rt, ins, m.decl.inputs, gear, "r")
     writes = _spans(rt, outs, m.decl.outputs, gear, "w")
-    batch, hw = _gear_args(gear) if gear is not None else (None, None)
+    batch, hw = _gear_args(gear)
     start, end = _runner(rt, m, reads, writes)
     task = Task(KERNEL, device=s.device, label=m.decl.name, duration=m.decl.seconds(rt.product.name, batch, hw),
                 nbytes=sum(n for _, _, n, _ in reads + writes), on_start=start, on_complete=end)
