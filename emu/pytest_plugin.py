@@ -108,7 +108,9 @@ def _is_value_not_path(option: str, text: str) -> bool:
     if text.startswith("-") or os.path.exists(text):
         return False
     if option == "--acl-emu-sanitize":
-        return all(check in ("race", "host", "init", "all") for check in text.split(","))
+        from .sanitize import TOOLS
+
+        return all(check in (*TOOLS, "all") for check in text.split(","))
     from .config import CONFIG_DIR  # (only with a bare --acl-emu on the line: the emulator is on anyway)
 
     return (CONFIG_DIR / f"{text}.toml").is_file()
