@@ -289,14 +289,14 @@ class Sanitizer:
 
     def host_access(self, access, api: str | None = None) -> None:
         """The calling thread's own access, now (a blocking copy or fill, a host fill, a read of its bytes)."""
-        if api == "host_array":  # through pyACL's acl.util, or the runtime's own helper
+        view = api == "host_array"  # through pyACL's acl.util, or the runtime's own helper
+        if view:
             api = sites.helper_name(2) or "emu.runtime.host_array"
-            now = self._host_op(api)
+        now = self._host_op(api)
+        if view:  # a numpy view of the memory: copies that later write what it shows are counted (`unseen`)
             for item in access:
                 self._views.setdefault(item[0], now.site)
-            self._touch(now, access, None)
-            return
-        self._touch(self._host_op(api), access, None)
+        self._touch(now, access, None)
 
     # -- hooks: ordering -------------------------------------------------------------------------------
     def joined(self, task) -> None:
