@@ -708,7 +708,7 @@ def _overlap_mistake(args, products: list[config.Product], flag: str) -> str | N
 
 def _overlap_settings(args) -> int:
     """How many streams x chunks settings the sweep runs (streams <= chunks), for a progress bar."""
-    return sum(1 for s in set(args.streams) for c in set(args.chunks) if s <= c)
+    return len(overlap.grid_settings(args.streams, args.chunks))
 
 
 def overlap_runs(product, result: dict) -> dict[str, dict]:

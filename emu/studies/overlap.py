@@ -243,14 +243,20 @@ def check_memory(product, h2d: int, d2h: int) -> None:
                          f"do not fit in the {human_bytes(p.memory_bytes)} of device memory of {p.name}")
 
 
+def grid_settings(streams_list, chunks_list) -> list[tuple[int, int]]:
+    """The (streams, chunks) settings a grid runs: each distinct pair with streams <= chunks (more streams than
+    chunks would sit idle), by chunks, then streams."""
+    streams_list, chunks_list = sorted(set(streams_list)), sorted(set(chunks_list))
+    return [(s, c) for c in chunks_list for s in streams_list if s <= c]
+
+
 def check_work(streams_list, chunks_list) -> None:
     """The grid's settings (streams <= chunks) simulate at most MAX_PLAN_CHUNKS chunks in all; a ValueError
     saying how many otherwise (--streams 1..64 --chunks 1..4096 would run for hours)."""
-    chunks = sorted(set(chunks_list))
-    total = sum(c for c in chunks for s in set(streams_list) if s <= c)
+    settings = grid_settings(streams_list, chunks_list)
+    total = sum(c for _, c in settings)
     if total > MAX_PLAN_CHUNKS:
-        settings = sum(1 for c in chunks for s in set(streams_list) if s <= c)
-        raise ValueError(f"{settings} streams x chunks settings simulate {total} chunks in all, more than "
+        raise ValueError(f"{len(settings)} streams x chunks settings simulate {total} chunks in all, more than "
                          f"{MAX_PLAN_CHUNKS}: ask for fewer streams or chunks")
 
 
@@ -372,7 +378,7 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
         _check(h2d, d2h, compute_us, 1, c)
     check_memory(p, h2d, d2h)
     check_work(streams_list, chunks_list)
-    settings = [(s, c) for c in chunks_list for s in streams_list if s <= c]
+    settings = grid_settings(streams_list, chunks_list)
     if not settings:
         raise ValueError(f"no setting has streams <= chunks (streams {streams_list}, chunks {chunks_list})")
     lim = limits(p, h2d, d2h, compute_us)
