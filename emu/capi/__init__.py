@@ -22,7 +22,8 @@ def cflags() -> list[str]:
     return [f"-I{INCLUDE}"]
 
 
-def libs() -> list[str]:
-    """The linker flags of a program built against the emulator: the library, and where to find it at run time."""
-    where = library_dir()
+def libs(where=None) -> list[str]:
+    """The linker flags of a program built against the emulator: the library, and where to find it at run time
+    (`where`, the library's folder, when the caller has looked it up already)."""
+    where = library_dir() if where is None else where
     return [f"-L{where}", f"-Wl,-rpath,{where}", "-lascendcl"]

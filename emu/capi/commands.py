@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .. import capi
 from . import build, session, toolkit
 
 _COMPILE_ONLY = ("-c", "-E", "-S", "-M", "-MM", "-fsyntax-only")
@@ -25,10 +26,9 @@ def compile_command(language: str, argv: list[str]) -> int:
     argv = [a for a in argv if a != "--show"]
     compiler = shlex.split(os.environ.get("CXX" if language == "c++" else "CC") or language)
     try:
-        command = [*compiler, f"-I{build.INCLUDE}", *argv]
+        command = [*compiler, *capi.cflags(), *argv]
         if argv and not any(a in _COMPILE_ONLY for a in argv):
-            where = build.library_dir()
-            command += [f"-L{where}", f"-Wl,-rpath,{where}", "-lascendcl"]
+            command += capi.libs()
     except build.BuildError as e:
         sys.stderr.write(f"acl-emu {language}: error: {e}\n")
         return 2
@@ -53,7 +53,7 @@ def config_command(cflags: bool, libs: bool, env: bool, prefix: bool) -> int:
     except build.BuildError as e:
         sys.stderr.write(f"acl-emu config: error: {e}\n")
         return 2
-    flags = {"cflags": [f"-I{build.INCLUDE}"], "libs": [f"-L{where}", f"-Wl,-rpath,{where}", "-lascendcl"]}
+    flags = {"cflags": capi.cflags(), "libs": capi.libs(where)}
     if not (cflags or libs or env or prefix):
         print(f"# C and C++ programs on acl-emu: headers {build.INCLUDE}, library {where / build.LIBRARY}\n"
               f"# compile: acl-emu cc prog.c -o prog  (or: cc prog.c $(acl-emu config --cflags --libs))\n"
