@@ -335,11 +335,7 @@ def _dims(rt: Core, model_desc: int, index: int, side: str, gear: bool = False) 
     name = t.name if len(t.name) + 1 <= MAX_NAME else f"acl_modelId_{d.model_id}_{side}_{index}"
     dims = t.shape
     if gear:
-        m = _models(rt).loaded.get(d.model_id)
-        if m is None:
-            fail(ACL_ERROR_GE_EXEC_MODEL_ID_INVALID,
-                 f"Invalid model id {d.model_id}, check whether model has been loaded or not")
-        dims = t.dims_at(*_gear_args(m.gear))
+        dims = t.dims_at(*_gear_args(_model(rt, d.model_id).gear))
     return {"name": name, "dimCount": len(dims), "dims": list(dims)}
 
 
