@@ -695,6 +695,9 @@ def _spans(rt: Core, bufs: list[DataBuffer], tensors, gear, mode: str) -> list[t
     return out
 
 
+_FLOAT_SIZES = {"float32": 4, "float16": 2, "float64": 8, "bfloat16": 2}  # the floating dtypes: bytes a value
+
+
 def output_bytes(name: str, index: int, inputs: list[bytes], dtype: str, nbytes: int) -> bytes:
     """The bytes an execution writes to output `index`: SHAKE-256 of the model's name, the index and every input's
     bytes; floating dtypes hold values in [0, 1) (float32, float16, float64, bfloat16), others the raw hash."""
@@ -702,8 +705,8 @@ def output_bytes(name: str, index: int, inputs: list[bytes], dtype: str, nbytes:
     for data in inputs:
         h.update(len(data).to_bytes(8, "little"))
         h.update(data)
-    if dtype in ("float32", "float16", "float64", "bfloat16"):
-        size = {"float32": 4, "float16": 2, "float64": 8, "bfloat16": 2}[dtype]
+    size = _FLOAT_SIZES.get(dtype)
+    if size is not None:
         count = nbytes // size
         unit = np.frombuffer(h.digest(4 * count), dtype=np.uint32) / 2.0 ** 32
         if dtype == "bfloat16":
