@@ -452,9 +452,10 @@ def _run_native(args, program: str, program_args: list[str], sanitize, out: str,
     script's run would be; its summary, trace, msprof timeline and sanitizer report as for a script."""
     from .capi import BuildError
     from .capi.commands import run_native
+    from .runtime import host_time_from_env
 
     host_time = args.host_time
-    if host_time is None and os.environ.get("ACL_EMU_HOST_TIME") is None:
+    if host_time is None and host_time_from_env() is None:  # as a script's run (_configure_for_script)
         host_time = "wall"
     product = args.product
     if product is not None and os.path.exists(product):
