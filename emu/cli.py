@@ -200,7 +200,7 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
     arrows and, with sanitize_json, that file), and a finding makes the exit code 1 if the script's own was 0.
     """
     import emu
-    from .studies.runsummary import summary
+    from .studies.runsummary import run_result
 
     if _HANDLER not in logging.getLogger("emu").handlers:  # called from Python, not through main
         set_verbosity()
@@ -211,17 +211,11 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
             code, error = _execute(script, args, module)
     sys.stdout.flush()
     san = emu.current().sanitizer
-    if san is not None:
-        san.finish()  # the work still queued runs: every copy's source is checked
-    result = summary(emu.current(), Path(out) if out else None,
-                     script=f"-m {script}" if module else script, exit_code=code, error=error)
-    if san is not None:
-        result["sanitizer"] = san.to_dict()
-        if sanitize_json:
-            with atomic_write(sanitize_json, "w") as f:
-                json.dump(result["sanitizer"], f, indent=2)
-    if msprof:  # the run in the msprof timeline layout too (MindStudio Insight)
-        result["msprof"] = str(replay.write_msprof_runtime(emu.current(), msprof))
+    result = run_result(emu.current(), Path(out) if out else None, f"-m {script}" if module else script, code,
+                        error, msprof)
+    if san is not None and sanitize_json:
+        with atomic_write(sanitize_json, "w") as f:
+            json.dump(result["sanitizer"], f, indent=2)
     _summarise(result, as_json, msprof)
     if san is not None:
         code = _report_sanitizer(san, sanitize_json, code)

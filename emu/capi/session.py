@@ -60,21 +60,14 @@ def finish() -> None:
     if spec is None:
         return
     import emu
-    from ..studies.runsummary import summary
-    from ..studies import replay
+    from ..studies.runsummary import run_result
 
     rt = emu.current()
-    san = rt.sanitizer
-    if san is not None:
-        san.finish()
     out = spec.get("out")
-    result = summary(rt, Path(out) if out else None, script=spec.get("program"), exit_code=0)
-    if san is not None:
-        result["sanitizer"] = san.to_dict()
-        result["sanitizer_report"] = san.report()
-        result["sanitizer_findings"] = len(san.findings)
-    if spec.get("msprof"):
-        result["msprof"] = str(replay.write_msprof_runtime(rt, spec["msprof"]))
+    result = run_result(rt, Path(out) if out else None, spec.get("program"), msprof=spec.get("msprof"))
+    if rt.sanitizer is not None:  # (the report as text: `acl-emu run` prints it, with no sanitizer of its own)
+        result["sanitizer_report"] = rt.sanitizer.report()
+        result["sanitizer_findings"] = len(rt.sanitizer.findings)
     if spec.get("result"):
         from emu.models.atomic import atomic_write
         with atomic_write(spec["result"]) as f:

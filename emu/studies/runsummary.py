@@ -29,6 +29,23 @@ def _routes(product, bytes_by_route: dict) -> dict:
     return {"routes": used, "unvalidated_routes": R.unvalidated(product, used), "routes_note": R.note(product, used)}
 
 
+def run_result(rt, out: Path | None, script: str | None, exit_code: int = 0, error: str | None = None,
+               msprof: str | None = None) -> dict:
+    """The finished run of a script or program as `summary` gives it, once the sanitizer (if on) has seen the
+    work still queued run: plus its findings ("sanitizer") and, with `msprof`, the path of the run written in
+    the msprof timeline layout ("msprof")."""
+    san = rt.sanitizer
+    if san is not None:
+        san.finish()  # the work still queued runs: every copy's source is checked
+    result = summary(rt, out, script=script, exit_code=exit_code, error=error)
+    if san is not None:
+        result["sanitizer"] = san.to_dict()
+    if msprof:  # the run in the msprof timeline layout too (MindStudio Insight)
+        from .replay import write_msprof_runtime
+        result["msprof"] = str(write_msprof_runtime(rt, msprof))
+    return result
+
+
 def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
             error: str | None = None) -> dict:
     """The run as a dict; script, exit_code and error (the line of the exception or SystemExit that
