@@ -1,6 +1,6 @@
 """Instructions per copy, counted by valgrind's callgrind: a measure the machine's noise does not move.
 
-Run from the repository root:  python benchmarks/instructions.py [--copies 4000] [--cases headline,small,all2all]
+Run from the repository root:  python benchmarks/instructions.py [--copies 4000] [--cases headline,small,batch,all2all]
                                                                   [--against TREE]
 
 Cases:
@@ -9,6 +9,9 @@ Cases:
             baseline. Each figure is (instructions with N copies - instructions with 0) / N.
   small:    a blocking 64 B H2D `acl.rt.memcpy` through the facade (benchmarks/small_calls.py's first row),
             functional: (instructions with 4N calls - with N) / 3N, after 300 calls of warm-up.
+  batch:    an acl.rt.memcpy_batch of 64 entries of 64 KiB, page-locked host to device, functional (the bytes
+            included) against a loop of np.copyto over the same slices, and timing-only (the call without its
+            bytes): (4N calls - N) / 3N, N = copies / 100.
   all2all:  benchmarks/network.py's case (c), the Atlas A3 all-to-all (240 copies of 16 MiB), its timed part
             (the copies queued, then every device synchronized): (three runs - one run) / 2 / 240.
 Each count runs in a process of its own, gc off, PYTHONHASHSEED=0 and OPENBLAS_NUM_THREADS=1 (what is left
@@ -81,6 +84,36 @@ if memcpy(dev, 64, host, 64, 1) != 0:
     raise SystemExit("acl.rt.memcpy of 64 B did not return 0: nothing to count")
 for _ in range(300 + int(sys.argv[1])):
     memcpy(dev, 64, host, 64, 1)
+"""
+
+BATCH_CALL = """
+import gc, sys
+sys.path.insert(0, {root!r})
+gc.disable()
+import emu, emu.acl as acl
+emu.configure("910B", functional=sys.argv[2] == "functional")
+acl.init()
+acl.rt.set_device(0)
+E, N = 64 << 10, 64
+host, _ = acl.rt.malloc_host(E * N)
+dev, _ = acl.rt.malloc(E * N, 0)
+attr = {{"dst_loc": {{"type": 1, "id": 0}}, "src_loc": {{"type": 0, "id": 0}}, "rsv": bytes(16)}}
+args = ([dev + i * E for i in range(N)], [E] * N, [host + i * E for i in range(N)], [E] * N, N, [attr], [0], 1)
+if acl.rt.memcpy_batch(*args)[1] != 0:
+    raise SystemExit("acl.rt.memcpy_batch did not return 0: nothing to count")
+for _ in range(30 + int(sys.argv[1])):
+    acl.rt.memcpy_batch(*args)
+"""
+
+COPYTO_LOOP = """
+import gc, sys
+gc.disable()
+import numpy as np
+E, N = 64 << 10, 64
+src, dst = np.ones(E * N, np.uint8), np.zeros(E * N, np.uint8)
+for _ in range(30 + int(sys.argv[1])):
+    for i in range(N):
+        np.copyto(dst[i * E:(i + 1) * E], src[i * E:(i + 1) * E])
 """
 
 ALL_TO_ALL = """
@@ -160,13 +193,28 @@ def all2all(tmp: str, trees: list, _copies: int) -> None:
     print("instructions per copy of the all-to-all's timed part (queue, then synchronize), three runs minus one")
 
 
-CASES = {"headline": headline, "small": small, "all2all": all2all}
+def batch(tmp: str, trees: list, copies: int) -> None:
+    n = max(copies // 100, 1)
+    loop = write(tmp, "copyto_loop.py", COPYTO_LOOP)
+    base = (instructions(loop, str(4 * n)) - instructions(loop, str(n))) / (3 * n)
+    print(f"{'batch (64 x 64 KiB memcpy_batch)':34} {'per batch':>10} {'x copyto loop':>14} {'timing-only':>12}")
+    for i, (name, root) in enumerate(trees):
+        script = write(tmp, f"batch_{i}.py", BATCH_CALL.format(root=root))
+        got, bare = ((instructions(script, str(4 * n), mode) - instructions(script, str(n), mode)) / (3 * n)
+                     for mode in ("functional", "timing-only"))
+        print(f"{name[:34]:34} {got:10.0f} {got / base:14.2f} {bare:12.0f}")
+    print(f"{'np.copyto loop over the same slices':34} {base:10.0f} {1.0:14.2f}")
+    print(f"instructions per acl.rt.memcpy_batch (page-locked host to device): functional, the bytes included; "
+          f"timing-only, the call without them; {4 * n} calls minus {n}")
+
+
+CASES = {"headline": headline, "small": small, "all2all": all2all, "batch": batch}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=4000)
-    ap.add_argument("--cases", default="headline,small,all2all", help="which cases to count (comma-separated)")
+    ap.add_argument("--cases", default="headline,small,batch,all2all", help="which cases to count (comma-separated)")
     ap.add_argument("--against", metavar="TREE", help="another checkout to count the same way")
     args = ap.parse_args()
     cases = [c for c in args.cases.split(",") if c]

@@ -358,6 +358,7 @@ class AddressSpace:
         self.virtual_host = _Window(VIRTUAL_HOST_BASE, VIRTUAL_HOST_WINDOW)
         self._starts: list[int] = []
         self._regions: list[Region] = []
+        self._starts_array: np.ndarray | None = None  # _starts as an array, for `resolve_many`; made when asked
         self._none = Region(0, 0, Region.PAGEABLE)
         self._none.freed = True
         self._recent: tuple[Region, Region] = (self._none, self._none)
@@ -417,6 +418,7 @@ class AddressSpace:
         i = bisect.bisect_left(self._starts, region.base)
         self._starts.insert(i, region.base)
         self._regions.insert(i, region)
+        self._starts_array = None
 
     def _remove(self, region: Region) -> None:
         self._recent = (self._none, self._none)
@@ -424,6 +426,7 @@ class AddressSpace:
         while self._regions[i] is not region:
             i += 1
         del self._starts[i], self._regions[i]
+        self._starts_array = None
 
     def find(self, addr: int) -> Region | None:
         for r in self._recent:  # programs reuse their buffers: check the last two regions found first
@@ -486,18 +489,21 @@ class AddressSpace:
         any range is not wholly inside one region: `resolve` it alone to learn why."""
         if not len(addrs):
             return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        starts = np.array(self._starts, dtype=np.int64)
+        starts = self._starts_array
+        if starts is None:
+            starts = self._starts_array = np.array(self._starts, dtype=np.int64)
         pos = np.searchsorted(starts, addrs, side="right") - 1
         low = pos.min()
         if low < 0:
             return None
-        if low == pos.max():  # (the usual batch: one region)
-            found, index = pos[:1], np.zeros(len(pos), dtype=np.int64)
+        if low == pos.max():  # (the usual batch: one region, its base and size plain ints)
+            regions, index = [self._regions[low]], np.zeros(len(pos), dtype=np.int64)
+            base, size = regions[0].base, regions[0].size
         else:
             found, index = np.unique(pos, return_inverse=True)
-        regions = [self._regions[i] for i in found.tolist()]
-        base = np.array([r.base for r in regions], dtype=np.int64)[index]
-        size = np.array([r.size for r in regions], dtype=np.int64)[index]
+            regions = [self._regions[i] for i in found.tolist()]
+            base = np.array([r.base for r in regions], dtype=np.int64)[index]
+            size = np.array([r.size for r in regions], dtype=np.int64)[index]
         offsets = addrs - base
         if not (sizes <= size - offsets).all():  # (this way round, a huge size cannot overflow)
             return None

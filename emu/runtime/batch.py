@@ -16,6 +16,8 @@ way the checked entries run as one GROUP task whose bytes move in one call when 
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from emu.models import GROUP, Task
@@ -32,6 +34,7 @@ from . import capture, streams, transfer
 
 MAX_SYNC_BATCH = 4096  # hicann/runtime pkg_inc/driver/ascend_hal_define.h DEVMM_MEMCPY_BATCH_MAX_COUNT
 AT_ONCE_FROM = 16  # entries from which the checks run at once: below it numpy's setup costs more than it saves
+_DEVICE = int(Location.DEVICE)  # (a plain int: numpy compares with it without an enum's attribute lookup)
 
 
 def _bad(code: int, message: str, index: int = SIZE_MAX):
@@ -70,8 +73,10 @@ def _size_ts(values):
     return [v % (1 << 64) if v.__class__ is int and v < 0 else v for v in values]
 
 
-def _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs) -> bool:
-    """memory.cpp MemcpyBatchImpl / ValidateMemcpyBatchParams; False means the all-zero shortcut."""
+def _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
+               cols: "_Columns | None") -> bool:
+    """memory.cpp MemcpyBatchImpl / ValidateMemcpyBatchParams; False means the all-zero shortcut. cols: the
+    arrays as columns (`_columns`), when they all are integers."""
     if sizes is None:
         _bad(ACL_ERROR_INVALID_PARAM, "sizes is null")
     if count == 0:
@@ -81,13 +86,14 @@ def _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_at
                          ("attrsIndexes", attrs_indexes, num_attrs)):
         if arr is not None and len(arr) != n:  # the binding's own rule (docs/api.md, the pyACL facade)
             _bad(ACL_ERROR_INVALID_PARAM, f"{name} has {len(arr)} entries, not {n}")
-    if all(s == 0 for s in sizes):
+    if not (cols.n.any() if cols is not None else any(s != 0 for s in sizes)):
         return False
     for name, arr in (("dsts", dsts), ("destMaxs", dest_maxs), ("srcs", srcs), ("attrs", attrs),
                       ("attrsIndexes", attrs_indexes)):
         if arr is None:
             _bad(ACL_ERROR_INVALID_PARAM, f"{name} is null")
-    _dest_max_checks(dest_maxs, sizes)
+    if cols is None or cols.m is None or not (cols.m >= cols.n).all():
+        _dest_max_checks(dest_maxs, sizes)
     for k, a in enumerate(attrs):
         rsv = a.get("rsv", bytes(16)) if isinstance(a, dict) else None
         if rsv is None or any(bytes(rsv)):
@@ -96,12 +102,7 @@ def _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_at
 
 
 def _dest_max_checks(dest_maxs, sizes) -> None:
-    """ValidateMemcpyBatchParams: destMaxs[i] < sizes[i] fails at the first such i (checked at once when
-    both are arrays of integers, and long: AT_ONCE_FROM)."""
-    if len(sizes) >= AT_ONCE_FROM:
-        m, n = _ints(dest_maxs), _ints(sizes)
-        if m is not None and n is not None and (m >= n).all():
-            return
+    """ValidateMemcpyBatchParams: destMaxs[i] < sizes[i] fails at the first such i."""
     for i, (m, s) in enumerate(zip(dest_maxs, sizes)):
         if m < s:
             _bad(ACL_ERROR_INVALID_PARAM, f"destMaxs[{i}] = {m} < sizes[{i}] = {s}", i)
@@ -247,6 +248,28 @@ def _ints(values) -> np.ndarray | None:
     return values.astype(np.int64, copy=False)
 
 
+class _Columns(NamedTuple):
+    """A long batch's integer arrays as int64 columns, converted once: destinations, destMaxs (None when one
+    is beyond int64, as SIZE_MAX: a sync batch reads no destMax past the ACL layer), sources, sizes and
+    attrsIndexes."""
+    d: np.ndarray
+    m: np.ndarray | None
+    s: np.ndarray
+    n: np.ndarray
+    starts: np.ndarray
+
+
+def _columns(count: int, dsts, dest_maxs, srcs, sizes, attrs_indexes) -> _Columns | None:
+    """The arrays as `_Columns` for a batch of AT_ONCE_FROM entries or more whose arrays all hold integers
+    (`_ints`); None otherwise: the checks then go entry by entry."""
+    if count < AT_ONCE_FROM:
+        return None
+    d, s, n, starts = cols = [_ints(c) for c in (dsts, srcs, sizes, attrs_indexes)]
+    if any(c is None for c in cols):
+        return None
+    return _Columns(d, n if dest_maxs is sizes else _ints(dest_maxs), s, n, starts)
+
+
 def _wants(attrs, num_attrs: int) -> np.ndarray | None:
     """Each attribute's (dst location, dst id, src location, src id), a row each, the locations as an entry
     compares them (`_wanted`; -1: one no memory has); None if an attribute does not parse (`_loc` says how)."""
@@ -287,24 +310,21 @@ def _ends(rt: Core, regions: list[Region], written: bool) -> tuple[np.ndarray, n
     return np.array(sides, dtype=np.int64), np.array(ids, dtype=np.int64), pageable
 
 
-def _matches(side: np.ndarray, vis: np.ndarray, want: np.ndarray, want_id: np.ndarray) -> np.ndarray:
+def _matches(side: np.ndarray, vis: np.ndarray, want, want_id) -> np.ndarray:
     """CheckMemCpyAttr for each entry's end: its location is the attribute's, and for device memory so is
     the device."""
-    return (side == want) & ((side != Location.DEVICE) | (vis == want_id))
+    return (side == want) & ((side != _DEVICE) | (vis == want_id))
 
 
-def _checked_at_once(rt: Core, dsts, dest_maxs, srcs, sizes, count: int, attrs, attrs_indexes, num_attrs: int,
+def _checked_at_once(rt: Core, cols: _Columns | None, count: int, attrs, num_attrs: int,
                      sync: bool) -> _Entries | None:
     """Every entry checked at once, by the rules `_entry` applies to each (and `_ends`' awkward cases sent
     back): the entries when all pass, else None, and the per-entry checks find the failing one (and decide
-    a batch of fewer than AT_ONCE_FROM entries)."""
-    if count < AT_ONCE_FROM:
+    a batch whose arrays are not `_columns`, fewer than AT_ONCE_FROM entries among them)."""
+    if cols is None:
         return None
-    d, s, n, starts = cols = [_ints(c) for c in (dsts, srcs, sizes, attrs_indexes)]
-    m = n if dest_maxs is sizes else _ints(dest_maxs)
-    if m is None or any(c is None for c in cols):
-        return None
-    if not sync and ((n == 0) | (n > m) | (s == 0) | (d == 0)).any():
+    d, m, s, n, starts = cols
+    if not sync and (m is None or ((n == 0) | (n > m) | (s == 0) | (d == 0)).any()):
         return None
     wants = _wants(attrs, num_attrs)
     if wants is None:
@@ -318,14 +338,15 @@ def _checked_at_once(rt: Core, dsts, dest_maxs, srcs, sizes, count: int, attrs, 
     dends, sends = _ends(rt, dres[0], written=True), _ends(rt, sres[0], written=False)
     if dends is None or sends is None:
         return None
-    want = wants[np.searchsorted(starts[:num_attrs], np.arange(count), side="right") - 1]
+    want = wants[0] if num_attrs == 1 else \
+        wants[np.searchsorted(starts[:num_attrs], np.arange(count), side="right") - 1]  # each entry's attribute
     dside, sside = dends[0][dres[1]], sends[0][sres[1]]
-    ok = (_matches(dside, dends[1][dres[1]], want[:, 0], want[:, 1]) &
-          _matches(sside, sends[1][sres[1]], want[:, 2], want[:, 3]) & (dside != sside))
+    ok = (_matches(dside, dends[1][dres[1]], want[..., 0], want[..., 1]) &
+          _matches(sside, sends[1][sres[1]], want[..., 2], want[..., 3]) & (dside != sside))
     if not ok.all():
         return None
     return _Entries(dres[0], dres[1], dres[2], sres[0], sres[1], sres[2], n,
-                    np.where(sside == Location.DEVICE, D2H, H2D), _device_ends(sres), _device_ends(dres),
+                    np.where(sside == _DEVICE, D2H, H2D), _device_ends(sres), _device_ends(dres),
                     dends[2] or sends[2])
 
 
@@ -507,8 +528,8 @@ def _plans_access(plans: list[transfer.CopyPlan]) -> tuple:
     return tuple(a for p in plans for a in transfer.plan_access(p))
 
 
-def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, what: str) -> None:
-    entries = _checked_at_once(rt, dsts, sizes, srcs, sizes, count, attrs, attrs_indexes, num_attrs, sync=True)
+def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, cols, what: str) -> None:
+    entries = _checked_at_once(rt, cols, count, attrs, num_attrs, sync=True)
     if entries is None:
         plans = [_entry(rt, j, dsts[j], sizes[j], srcs[j], sizes[j], a, k, sync=True)
                  for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs))]
@@ -521,7 +542,7 @@ def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_at
     _run_batch(rt, entries, what)
 
 
-def _batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
+def _batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, cols,
                  stream: int, what: str) -> None:
     try:
         rt.current_context(implicit=False)  # ApiImpl::MemcpyBatchAsync
@@ -529,8 +550,7 @@ def _batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_ind
         _bad(e.code, e.message)
     ub = rt.product.host_link == "ub"
     s = rt.stream_of(stream) if ub else None  # ApiImplDavid::BatchMemcpyAsync: the stream first
-    at_once = _checked_at_once(rt, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
-                               sync=False)
+    at_once = _checked_at_once(rt, cols, count, attrs, num_attrs, sync=False)
     if at_once is not None and not (at_once.pageable and not ub):
         if ub:
             _batch_async_ub(rt, s, at_once, what)
@@ -597,16 +617,17 @@ def _batch_async_loop(rt: Core, stream: int, plans, what: str) -> None:
 def _batch(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
            stream: int | None, what: str) -> int:
     dest_maxs, sizes = _size_ts(dest_maxs), _size_ts(sizes)  # size_t arrays, as C reads them
-    if not _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs):
+    cols = _columns(count, dsts, dest_maxs, srcs, sizes, attrs_indexes)
+    if not _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, cols):
         return SIZE_MAX
     _runtime_entry(rt, stream, what)
     _attr_checks(count, attrs_indexes, num_attrs, sync=stream is None)
     try:
         if stream is None:
-            _batch_sync(rt, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, what)
+            _batch_sync(rt, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, cols, what)
         else:
-            _batch_async(rt, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, stream,
-                              what)
+            _batch_async(rt, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, cols, stream,
+                         what)
     except BatchError:
         raise
     except AclError as e:
