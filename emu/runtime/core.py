@@ -199,6 +199,7 @@ def _api_method(fn, name: str, gate: bool, sizes: tuple, feature: str | None = N
                     st.clock += (now - last) * wall
             t0 = st.clock
             st.clock = t0 + self.call_overhead
+            outer = st.gate, st.needs  # (a call made inside another, from a callback: the outer's, given back after)
             st.gate = name if gate and name in self._unsupported else None
             st.needs = needs
             try:
@@ -211,7 +212,7 @@ def _api_method(fn, name: str, gate: bool, sizes: tuple, feature: str | None = N
             except MemoryError:  # numpy's, anywhere in the call: the runtime's out-of-memory code, not a traceback
                 raise _failed(name, _out_of_host_memory(name)) from None
             finally:
-                st.gate = None
+                st.gate, st.needs = outer
                 calls = self._calls  # the call log's pending tuples, turned into compact rows by the chunk
                 calls.append((name, st.ident, t0, st.clock))
                 if len(calls) >= CHUNK:
