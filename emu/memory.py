@@ -39,7 +39,7 @@ VIRTUAL_HOST_BASE = 1 << 56  # page-locked host memory of timing-only allocation
 VIRTUAL_HOST_WINDOW = 1 << 52
 MAX_DEVICES = 64  # RT_MAX_DEV_NUM, hicann/runtime src/runtime/core/inc/spec/base_info.hpp:23
 
-FREED_KEPT = 256  # the latest frees remembered, for the sanitizer's use-after-free report (AddressSpace.on_stale)
+FREED_KEPT = 256  # the latest frees remembered, here and by the sanitizer, for its use-after-free report (on_stale)
 HOST_PAGE = 4096
 HUGE_PAGE = 2 << 20
 HUGE_1G = 1 << 30

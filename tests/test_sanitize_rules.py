@@ -13,7 +13,6 @@ import pytest
 
 import emu
 from emu.memory import FREED_KEPT
-from emu.sanitize.checker import FREES_KEPT
 from emu.sanitize.ranges import READ, UNDECLARED, WRITE, Shadow
 
 N = 1 << 16
@@ -352,7 +351,7 @@ def test_the_record_of_frees_is_bounded_and_keeps_no_freed_buffer_alive():
         rt.free_host(rt.malloc_host(64))
     assert len(rt.space.freed_recently) == FREED_KEPT
     assert all(isinstance(e[2], str) for e in rt.space.freed_recently)  # addresses and a name, no Region
-    assert len(rt.sanitizer._frees) <= FREES_KEPT
+    assert len(rt.sanitizer._frees) <= FREED_KEPT
 
 
 def test_without_a_sanitizer_a_use_after_free_only_fails():

@@ -36,6 +36,7 @@ import threading
 import weakref
 from collections import deque
 
+from ..memory import FREED_KEPT
 from . import report, sites, threads
 from .clocks import Agent, join
 from .fingerprint import Fingerprint, Source
@@ -43,7 +44,6 @@ from .ranges import INIT, READ, UNDECLARED, WRITE, Shadow, happens_before
 
 TOOLS = ("race", "host", "init")
 _MODES = {"r": READ | INIT, "w": WRITE, "rw": READ | WRITE | INIT, "u": READ | WRITE | UNDECLARED}
-FREES_KEPT = 256  # the frees remembered for a later use of the freed memory (use-after-free)
 _FREES = ("aclrtFree", "aclrtFreeHost", "acldvppFree")
 
 
@@ -179,7 +179,7 @@ class Sanitizer:
         self._views: dict = {}  # host Region -> the site of the first numpy view made of it (acl.util)
         self.unseen: dict = {}  # view site -> copies that wrote memory the view shows (reads through it: unseen)
         self.possible: list[report.Finding] = []  # conflicts only if an undeclared kernel argument is written
-        self._frees: deque = deque(maxlen=FREES_KEPT)  # (base, end, the Op of its free) of the latest frees
+        self._frees: deque = deque(maxlen=FREED_KEPT)  # (base, end, the Op of its free): as many as the address space
         if hasattr(rt, "space"):
             rt.space.on_stale = self._used_after_free  # a use of freed memory (emu.memory.AddressSpace)
         threads.watch(self)  # the program's threads: start, join, pool tasks (threads.py)
@@ -360,7 +360,8 @@ class Sanitizer:
     # -- hooks: hazards of their own -----------------------------------------------------------------
     def freed(self, region, api: str | None = None) -> None:
         """`region` is about to be freed: queued work still using it is a hazard. The free is remembered (the
-        latest FREES_KEPT) for a later use of the memory (`_used_after_free`)."""
+        latest FREED_KEPT, as many as the address space remembers) for a later use of the memory
+        (`_used_after_free`)."""
         if region.origin != "alias":
             op = self._host_op(api or sites.current_api(2) or "free", sites.user_site(2))
             self._frees.append((region.base, region.end, op))
