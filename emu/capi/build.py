@@ -10,6 +10,9 @@ The library embeds the Python running this module (its packages, so the emulator
 and is built with the machine's C compiler ($CC, else cc) into a cache folder named after everything it is
 made from ($ACL_EMU_CACHE, else $XDG_CACHE_HOME/acl-emu, else ~/.cache/acl-emu), on first use, under a
 lock, and renamed into place whole: a build that fails or is killed leaves nothing half-made.
+
+Each process that uses a library folder (`library_dir`, and the library itself when a program loads it) touches
+the folder's stamp once; a new build removes the sibling folders no one has used for PRUNE_AFTER_DAYS (`prune`).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -30,6 +34,16 @@ HERE = Path(__file__).resolve().parent
 INCLUDE = HERE / "include"
 NATIVE = HERE / "native.c"
 LIBRARY = "libascendcl.so"
+STAMP = ".used"  # in a library folder: its mtime is when a process last used the folder
+
+# A library folder unused for this long is removed when another is built. Every change of acl-emu or of its
+# Python makes a new folder of a few MB, so old ones pile up; but the cache may be shared by other installed
+# acl-emus (another venv, another version) still using theirs, and a built program's rpath names its folder.
+# Each of those touches the folder's stamp when it builds or runs, so a month without a touch means nothing
+# has used the folder for a month (a program that still has it open keeps its mapped copy; one run again
+# after a month is relinked with `acl-emu cc`). Long enough for a program run once a month, short enough
+# that a cache holds a month of versions at most.
+PRUNE_AFTER_DAYS = 30
 
 # What the C types of the headers are to Python: p pointer, u unsigned integer, i signed integer (enums too),
 # f floating point, v nothing. A type the generator does not know stops the build with its name.
@@ -215,17 +229,74 @@ def _key(generated: dict[str, str]) -> str:
 
 
 def library_dir() -> Path:
-    """The folder holding libascendcl.so for this Python and this emulator, built first if it is not there."""
+    """The folder holding libascendcl.so for this Python and this emulator, built first if it is not there (and
+    then the folders no one has used for PRUNE_AFTER_DAYS removed)."""
     generated = sources(prototypes())
     final = cache_root() / f"capi-{_key(generated)}"
-    if (final / LIBRARY).is_file():
-        return final
-    final.parent.mkdir(parents=True, exist_ok=True)
-    with open(final.parent / ".build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (final / LIBRARY).is_file():
-            _build(generated, final)
+    if not (final / LIBRARY).is_file():
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with open(final.parent / ".build.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (final / LIBRARY).is_file():
+                _build(generated, final)
+                prune(final.parent, keep=final)
+    touch_stamp(final)
     return final
+
+
+_stamped: set[Path] = set()  # the library folders this process uses (touched once each, never pruned by it)
+
+
+def touch_stamp(folder: Path) -> None:
+    """Mark `folder` as in use now, once per process (a folder this user cannot write is left as it is)."""
+    if folder in _stamped:
+        return
+    _stamped.add(folder)
+    try:
+        (folder / STAMP).touch()
+    except OSError:
+        pass
+
+
+def last_use(folder: Path) -> float:
+    """When `folder` was last used: its stamp's mtime, or, for a folder built before stamps, its own mtime."""
+    try:
+        return (folder / STAMP).stat().st_mtime
+    except FileNotFoundError:
+        return folder.stat().st_mtime
+
+
+def prune(root: Path, keep: Path, now: float | None = None) -> list[Path]:
+    """Remove the folders of `root` that builds leave (`capi-*` libraries, `.capi-*` leftovers of killed builds)
+    unused for PRUNE_AFTER_DAYS, except `keep` and the folders this process uses; the folders removed. It never
+    raises: a folder it cannot remove stays, and one line on stderr says so."""
+    now = time.time() if now is None else now
+    try:
+        folders = sorted(p for p in root.iterdir() if p.name.startswith(("capi-", ".capi-")))
+    except OSError:
+        return []
+    removed, failed = [], []
+    for folder in folders:
+        if folder == keep or folder in _stamped or folder.is_symlink() or not folder.is_dir():
+            continue
+        try:
+            if now - last_use(folder) >= PRUNE_AFTER_DAYS * 86400:
+                _remove(folder)
+                removed.append(folder)
+        except OSError as e:
+            failed.append(f"{folder.name}: {e.strerror or e}")
+    if failed:
+        print(f"acl-emu: could not remove {len(failed)} unused library folder(s) of {root} ({failed[0]})",
+              file=sys.stderr)
+    return removed
+
+
+def _remove(folder: Path) -> None:
+    """Rename `folder` out of the way (a process looking it up sees it whole or not at all), then delete it."""
+    doomed = folder if folder.name.startswith(".") else folder.with_name(f".{folder.name}.{os.getpid()}.removing")
+    if doomed != folder:
+        os.rename(folder, doomed)
+    shutil.rmtree(doomed)
 
 
 def _build(generated: dict[str, str], final: Path) -> None:
@@ -237,8 +308,8 @@ def _build(generated: dict[str, str], final: Path) -> None:
         command = [*compiler(), "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-DFUNC_VISIBILITY",
                    f"-I{INCLUDE}", f"-I{work}",
                    *py_compile, f'-DEMU_PYTHON="{_c_string(sys.executable)}"',
-                   f'-DEMU_PACKAGE_PARENT="{_c_string(str(HERE.parent.parent))}"',
-                   str(NATIVE), str(work / "calls.c"), "-o", str(work / LIBRARY), *py_link, "-lpthread"]
+                   f'-DEMU_PACKAGE_PARENT="{_c_string(str(HERE.parent.parent))}"', f'-DEMU_STAMP="{STAMP}"',
+                   str(NATIVE), str(work / "calls.c"), "-o", str(work / LIBRARY), *py_link, "-lpthread", "-ldl"]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=300)
         except FileNotFoundError:
@@ -247,6 +318,7 @@ def _build(generated: dict[str, str], final: Path) -> None:
             raise BuildError(f"building {LIBRARY} failed:\n{shlex.join(command)}\n{done.stderr.strip()}")
         for name in ("emu_calls.h", "calls.c"):
             (work / name).unlink()
+        (work / STAMP).touch()
         os.rename(work, final)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -8,13 +8,22 @@
  *
  * Threads: a thread's first call gives it a Python thread state that lives until the thread ends, so its
  * thread-local state (the current context) persists between calls, as the API requires.
+ *
+ * Its folder in the cache is in use while programs load it: each process touches the folder's stamp once, at
+ * its first call, so a build of another acl-emu sharing the cache does not remove it (emu/capi/build.py, prune).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "emu_calls.h" /* EMU_NAMES, EMU_COUNT: written by build.py */
 
 #define EMU_INTERNAL_ERROR 500000 /* ACL_ERROR_INTERNAL_ERROR */
@@ -130,7 +139,26 @@ static void keep_thread_state(void) {
     pthread_setspecific(thread_key, state);
 }
 
+/* The stamp (EMU_STAMP, build.py's STAMP) next to this library, its real file, touched: the folder is in use.
+ * A folder this user cannot write is left as it is. */
+static void touch_stamp(void) {
+    Dl_info info;
+    char path[PATH_MAX];
+    if (!dladdr((const void *)&touch_stamp, &info) || info.dli_fname == NULL || realpath(info.dli_fname, path) == NULL)
+        return;
+    char *slash = strrchr(path, '/');
+    if (slash == NULL || strlen(path) - strlen(slash) + sizeof "/" EMU_STAMP > sizeof path)
+        return;
+    strcpy(slash + 1, EMU_STAMP);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+        futimens(fd, NULL);
+        close(fd);
+    }
+}
+
 static void start(void) {
+    touch_stamp();
     pthread_key_create(&thread_key, thread_ends);
     int ours = !Py_IsInitialized();
     if (ours && start_interpreter() < 0) {
