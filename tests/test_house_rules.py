@@ -26,3 +26,23 @@ def test_the_sanitizer_remembers_as_many_frees_as_the_address_space_one_limit_fr
     except emu.AclError:
         pass
     assert [f.kind for f in rt.sanitizer.findings] == ["double-free"]
+
+
+def test_a_finding_found_again_is_counted_and_keeps_its_ops_a_possible_hazard_is_only_counted():
+    """One `_report` files both: a finding seen again at the same call sites is counted with its ops kept (the
+    first 8); a possible hazard (an undeclared kernel argument) seen again is only counted."""
+    rt = _sanitized()
+    a, b = rt.create_stream(), rt.create_stream()
+    n = 1 << 12
+    x, h = rt.malloc(n), rt.malloc_host(n)
+    rt.memset(x, n, 1, n)
+    for _ in range(2):
+        rt.launch_kernel(lambda v: v.sum(), [(x, n)], a, duration_us=50)
+        rt.launch_kernel(lambda v: v.sum(), [(x, n)], b, duration_us=50)
+    (p,) = rt.sanitizer.possible
+    assert p.count >= 2 and p.again == []
+    for _ in range(2):
+        rt.memcpy_async(x, n, h, n, 1, a)
+        rt.memcpy_async(x, n, h, n, 1, b)
+    (f,) = [f for f in rt.sanitizer.findings if {op.api for op in f.ops} == {"aclrtMemcpyAsync"}]
+    assert f.kind == "race" and f.count >= 2 and len(f.again) == min(f.count - 1, 8)

@@ -598,10 +598,7 @@ class Sanitizer:
             return
         modes = [READ | WRITE | UNDECLARED if first_loose else first_mode & (READ | WRITE),
                  READ | WRITE | UNDECLARED if second_loose else second_mode & (READ | WRITE)]
-        if possible:  # a conflict only if an undeclared argument is written: found if the kernel's run writes it
-            self._maybe(kind, tool, [first, second], modes, region, lo, hi, nbytes=nbytes, pieces=pieces)
-        else:
-            self._report(kind, tool, [first, second], modes, region, lo, hi, nbytes=nbytes, pieces=pieces)
+        self._report(kind, tool, [first, second], modes, region, lo, hi, possible, nbytes=nbytes, pieces=pieces)
 
     # -- fingerprints ------------------------------------------------------------------------------------
     def _watch(self, op: Op, task, sources: list | None, writes: list | None, loose: list | None) -> None:
@@ -679,41 +676,28 @@ class Sanitizer:
             self.errors.append(f"fingerprint check of {op.api} at {sites.short(op.site)}: {exc!r}")
 
     # -- findings ---------------------------------------------------------------------------------------
-    def _report(self, kind: str, tool: str, ops: list, modes: list, region, lo: int, hi: int, **extra) -> None:
-        if kind in ("destroy-with-pending-work", "reset-with-pending-work"):
-            key = (kind, ops[1].site, id(ops[0].stream))
-        elif kind in ("uninitialized-read", "wait-unrecorded-event", "free-while-in-use", "unregister-while-in-use",
-                      "batch-overlap", "use-after-free", "double-free"):
-            key = (kind, *(op.site for op in ops))
-        else:  # a pair of calls: once, whatever else they also do to each other
-            key = (tool, *sorted(op.site for op in ops))
+    def _report(self, kind: str, tool: str, ops: list, modes: list, region, lo: int, hi: int, possible: bool = False,
+                **extra) -> None:
+        """A finding, once per key (`_key`): a later occurrence is counted, and its ops kept (the first 8).
+        `possible`: a conflict only if a kernel argument of undeclared use is written: kept aside (`possible`),
+        made a finding if the kernel's run is seen writing it (`_promote`), else reported as a possible hazard
+        with a hint to declare the argument's use; a later occurrence is only counted."""
+        key = _key(kind, tool, ops, possible)
         found = self._keys.get(key)
         if found is not None:
             found.count += 1
-            if len(found.again) < 8:
+            if not possible and len(found.again) < 8:
                 found.again.append(ops)
             return
         if region is not None and "alloc" not in extra:
             extra["alloc"] = self._allocs.get(region)
         f = report.Finding(tool, kind, ops, modes, region, lo, hi, extra)
         self._keys[key] = f
-        self.findings.append(f)
-
-    def _maybe(self, kind: str, tool: str, ops: list, modes: list, region, lo: int, hi: int, **extra) -> None:
-        """A conflict only if a kernel argument of undeclared use is written: kept aside (`possible`), made a
-        finding if the kernel's run is seen writing it (`_promote`), else reported as a possible hazard with
-        a hint to declare the argument's use."""
-        key = ("possible", kind, *sorted(op.site for op in ops))
-        found = self._keys.get(key)
-        if found is not None:
-            found.count += 1
-            return
-        if "alloc" not in extra:
-            extra["alloc"] = self._allocs.get(region)
-        f = report.Finding(tool, kind, ops, modes, region, lo, hi, extra)
-        f.subject = region
-        self._keys[key] = f
-        self.possible.append(f)
+        if possible:
+            f.subject = region
+            self.possible.append(f)
+        else:
+            self.findings.append(f)
 
     def _promote(self) -> None:
         """The possible conflicts whose undeclared kernel was seen writing the bytes' allocation: findings."""
@@ -803,6 +787,23 @@ def _kind_of(first: Op, first_mode: int, second: Op, second_mode: int) -> tuple[
         return "host", ("read-before-complete" if not second_mode & WRITE else
                         "write-before-read" if first_mode & (READ | WRITE) == READ else "write-before-complete")
     return "race", "race"
+
+
+_BY_KIND_AND_SITES = ("uninitialized-read", "wait-unrecorded-event", "free-while-in-use", "unregister-while-in-use",
+                      "batch-overlap", "use-after-free", "double-free")
+
+
+def _key(kind: str, tool: str, ops: list, possible: bool) -> tuple:
+    """What makes a finding the same as one before: a possible conflict, its kind and pair of call sites; a
+    pending-work finding, its kind, site and stream; the kinds of _BY_KIND_AND_SITES, their kind and call sites
+    in order; any other pair of calls, its tool and sites (once, whatever else they also do to each other)."""
+    if possible:
+        return ("possible", kind, *sorted(op.site for op in ops))
+    if kind in ("destroy-with-pending-work", "reset-with-pending-work"):
+        return (kind, ops[1].site, id(ops[0].stream))
+    if kind in _BY_KIND_AND_SITES:
+        return (kind, *(op.site for op in ops))
+    return (tool, *sorted(op.site for op in ops))
 
 
 def _reach(reach: list, hi: int, entry: int, writes: bool) -> None:
