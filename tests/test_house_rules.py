@@ -46,3 +46,25 @@ def test_a_finding_found_again_is_counted_and_keeps_its_ops_a_possible_hazard_is
         rt.memcpy_async(x, n, h, n, 1, b)
     (f,) = [f for f in rt.sanitizer.findings if {op.api for op in f.ops} == {"aclrtMemcpyAsync"}]
     assert f.kind == "race" and f.count >= 2 and len(f.again) == min(f.count - 1, 8)
+
+
+def _private_imports(path) -> list[str]:
+    """`from <module> import _name` statements of a file: another module's private names it reaches."""
+    import ast
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [f"{path.name}:{n.lineno}: from {'.' * n.level}{n.module or ''} import {a.name}" for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom) for a in n.names if a.name.startswith("_") and not a.name.startswith("__")]
+
+
+def test_the_facade_modules_import_no_private_name_of_another_module_value_entry_lives_in_bind():
+    """emu.acl's modules share their helpers through emu/acl/_bind.py's public names: the value-returning
+    entries (acl.create_data_buffer, acl.mdl.get_num_inputs, ...) are all made by `_bind.value_entry`."""
+    from pathlib import Path
+
+    import emu.acl as acl
+    from emu.acl import _bind
+
+    facade = Path(acl.__file__).parent
+    assert [line for p in sorted(facade.glob("*.py")) for line in _private_imports(p)] == []
+    for entry in (acl.create_data_buffer, acl.data_type_size, acl.mdl.get_num_inputs, acl.mdl.create_dataset):
+        assert entry.__module__ == _bind.__name__ and entry.__code__ is acl.get_data_buffer_addr.__code__

@@ -6,7 +6,7 @@ provide raises AttributeError saying so.
 
 `init`, `finalize` and the data-buffer functions come from their APIs' declarations (`@api(..., pyacl="acl.init",
 ...)` in emu/runtime/devices.py and inference.py, `emu.runtime.APIS`), bound by `declared(__name__)` (or, for the
-C functions that return a value and no code, `emu.acl.mdl._value_entry`); `get_soc_name` is declared `by_hand`
+C functions that return a value and no code, `emu.acl._bind.value_entry`); `get_soc_name` is declared `by_hand`
 and written here.
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ import types
 from .. import runtime as _rt
 from ..errors import AclError, recent_error as _recent_error
 from . import mdl, media, rt, util
-from ._bind import by_hand as _by_hand, declared as _declared, install_missing as _install_missing
-from .mdl import _value_entry
+from ._bind import by_hand as _by_hand, declared as _declared, install_missing as _install_missing, \
+    value_entry as _value_entry
 
 # init, finalize, destroy_data_buffer, update_data_buffer: the APIs declared pyacl="acl.<name>" but those by_hand
 globals().update(_declared(__name__))

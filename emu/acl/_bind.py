@@ -9,7 +9,8 @@ replaces the parser's OverflowError by that TypeError.)
 Each facade entry of an ACL API comes from the API's one declaration (`@api(..., pyacl=..., params=...,
 outputs=...)` on its family function in emu/runtime, listed in `emu.runtime.APIS`): a facade module takes
 its share with `globals().update(declared(__name__))`, and writes by hand only the entries declared
-`by_hand`, from the same declaration (`bind_declared`, `by_hand`).
+`by_hand`, from the same declaration (`bind_declared`, `by_hand`; `value_entry` for a C function that returns
+its value and no code).
 """
 from __future__ import annotations
 
@@ -163,6 +164,27 @@ def bind_declared(fn, convert=None):
     call = bind(d.pyacl, fn, d.params, d.outputs, d.optional, convert)
     call.api = d
     return call
+
+
+def value_entry(fn):
+    """The pyACL entry of a runtime API whose C function returns its value and no code (aclmdlGetNumInputs,
+    aclCreateDataBuffer, ...), declared `by_hand` with one output: the value alone; the declared output's value
+    if the runtime refuses the call (the C function's null). Its arguments parse as the declaration says
+    (TypeError "<name> args parse failed")."""
+    d = declaration(fn)
+    inner, missing = bind_declared(fn), d.outputs[0]
+
+    def entry(*args):
+        return inner(*args)[0]
+
+    entry.__name__, entry.__qualname__, entry.api = d.name, d.pyacl, d
+    call = inner.__doc__.partition("\n")[0].replace("value, ret = ", "value = ")
+    runtime_doc = inner.__doc__[inner.__doc__.index("\nemu.runtime."):]
+    text = (f"pyACL's form of emu.runtime.{d.name} ({d.acl}): ints in, the value out (no return code), never an "
+            f"AclError; {missing!r} if the runtime refuses the call. Arguments of the wrong number or type raise "
+            f"TypeError(\"{d.pyacl} args parse failed\").")
+    entry.__doc__ = f"{call}\n\n{textwrap.fill(text, 100)}\n{runtime_doc}"
+    return entry
 
 
 def by_hand(fn):

@@ -3,36 +3,11 @@ copies and memsets (extensions for the C-only aclmdlRI* APIs).
 
 Each function comes from its API's declaration, `@api(..., pyacl="acl.mdl.<name>", ...)` on the family function
 in emu/runtime (`emu.runtime.APIS`), bound by `declared(__name__)`; the C functions that return their value and
-no code (the getters of descriptions and datasets) are bound here by `value_entry`, as pyACL gives them: the value
-alone, never a tuple.
+no code (the getters of descriptions and datasets) are bound here by `value_entry` (emu/acl/_bind.py), as pyACL
+gives them: the value alone, never a tuple.
 """
-import textwrap as _textwrap
-
 from .. import runtime as _rt
-from ._bind import bind_declared as _bind_declared, declaration as _declaration, declared as _declared, \
-    install_missing as _install_missing
-
-
-def _value_entry(fn):
-    """The pyACL entry of a runtime API whose C function returns its value and no code (aclmdlGetNumInputs,
-    aclCreateDataBuffer, ...), declared `by_hand` with one output: the value alone; the declared output's value
-    if the runtime refuses the call (the C function's null). Its arguments parse as the declaration says
-    (TypeError "<name> args parse failed")."""
-    d = _declaration(fn)
-    inner, missing = _bind_declared(fn), d.outputs[0]
-
-    def entry(*args):
-        return inner(*args)[0]
-
-    entry.__name__, entry.__qualname__, entry.api = d.name, d.pyacl, d
-    call = inner.__doc__.partition("\n")[0].replace("value, ret = ", "value = ")
-    runtime_doc = inner.__doc__[inner.__doc__.index("\nemu.runtime."):]
-    text = (f"pyACL's form of emu.runtime.{d.name} ({d.acl}): ints in, the value out (no return code), never an "
-            f"AclError; {missing!r} if the runtime refuses the call. Arguments of the wrong number or type raise "
-            f"TypeError(\"{d.pyacl} args parse failed\").")
-    entry.__doc__ = f"{call}\n\n{_textwrap.fill(text, 100)}\n{runtime_doc}"
-    return entry
-
+from ._bind import declared as _declared, install_missing as _install_missing, value_entry as _value_entry
 
 globals().update(_declared(__name__))  # every API declared pyacl="acl.mdl.<name>" but those by_hand
 
