@@ -26,14 +26,15 @@ from .. import runtime as _runtime
 from ..errors import ACL_ERROR_API_NOT_SUPPORT, AclError, set_recent_error
 from . import build, marshal, session, special
 
-def generic(proto: build.Prototype, fn, kinds: dict[str, str], failed=0):
-    """The handler of an API whose C parameters map onto `fn`'s in order (see the module's docstring). A
-    function returning no code returns `fn`'s value (a handle, a size, a string), or `failed` (the API's
-    declared value on failure: 0, -1, "") when `fn` raises."""
+def generic(proto: build.Prototype, fn, types: dict[str, str], failed=0):
+    """The handler of an API whose C parameters map onto `fn`'s in order (see the module's docstring), its
+    outputs written as the headers' types are (`types`: build.typedefs). A function returning no code returns
+    `fn`'s value (a handle, a size, a string), or `failed` (the API's declared value on failure: 0, -1, "")
+    when `fn` raises."""
     outputs = []
     reads = []  # (position, how the value is read): None passes the int as it is
     for i, p in enumerate(proto.params):
-        pointee = marshal.pointee(p, kinds)
+        pointee = marshal.pointee(p, types)
         if pointee is not None:
             outputs.append(marshal.Output(i, pointee))
         else:
@@ -90,16 +91,16 @@ def handlers(names: tuple[str, ...]) -> list:
     session.start()
     texts = build.header_texts()
     protos = {p.name: p for p in build.prototypes(texts)}
-    kinds = build.type_kinds(texts)
+    types = build.typedefs(texts)
     declared = {d.acl: d for d in _runtime.APIS}
     out = []
     for name in names:
         proto = protos[name]
         if name in special.SPECIAL:
-            out.append(special.SPECIAL[name](proto, kinds))
+            out.append(special.SPECIAL[name](proto, types))
         elif name in declared:
             d = declared[name]
-            out.append(generic(proto, getattr(_runtime, d.name), kinds, d.outputs[0] if d.outputs else 0))
+            out.append(generic(proto, getattr(_runtime, d.name), types, d.outputs[0] if d.outputs else 0))
         else:
             out.append(_not_emulated(proto))
     return out

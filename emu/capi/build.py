@@ -47,15 +47,18 @@ PRUNE_AFTER_DAYS = 30
 
 # What the C types of the headers are to Python: p pointer, u unsigned integer, i signed integer (enums too),
 # f floating point, v nothing. A type the generator does not know stops the build with its name.
-_SIGNED = {"int", "int8_t", "int16_t", "int32_t", "int64_t", "long", "aclError", "char"}
+_SIGNED = {"int", "int8_t", "int16_t", "int32_t", "int64_t", "long", "long long", "short", "signed char", "aclError",
+           "char"}
 _UNSIGNED = {"unsigned", "unsigned int", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t", "uintptr_t",
-             "unsigned long"}
+             "unsigned long", "unsigned long long", "unsigned short", "unsigned char"}
 _FLOAT = {"float", "double"}
+KNOWN_TYPES = {t: "i" for t in _SIGNED} | {t: "u" for t in _UNSIGNED} | {t: "f" for t in _FLOAT}  # C type: kind
 _PROTOTYPE = re.compile(r"ACL_FUNC_VISIBILITY\s+([^;(]*?)\b(\w+)\s*\(([^;]*?)\)\s*;", re.S)
 _ENUM = re.compile(r"typedef\s+enum\s*\w*\s*\{[^}]*\}\s*(\w+)\s*;", re.S)
 _POINTER_TYPEDEF = re.compile(r"typedef\s+[\w\s]+\*\s*(\w+)\s*;")
 _FUNCTION_TYPEDEF = re.compile(r"typedef\s+[\w\s*]+\(\s*\*\s*(\w+)\s*\)")
-_SCALAR_TYPEDEF = re.compile(r"typedef\s+(\w+(?:\s+\w+)?)\s+(\w+)\s*;")
+_SCALAR_TYPEDEF = re.compile(r"typedef\s+((?:\w+\s+)*?\w+)\s+(\w+)\s*;")
+_QUALIFIERS = ("const", "volatile", "struct", "enum")
 
 
 class Param(NamedTuple):
@@ -79,20 +82,43 @@ def _without_comments(text: str) -> str:
     return re.sub(r"//[^\n]*", "", re.sub(r"/\*.*?\*/", "", text, flags=re.S))
 
 
-def type_kinds(texts: list[str]) -> dict[str, str]:
-    """{type name: kind} for the headers' typedefs (enums signed, pointer typedefs pointers, scalar typedefs
-    as what they name), on top of the C types above."""
-    kinds = {t: "i" for t in _SIGNED} | {t: "u" for t in _UNSIGNED} | {t: "f" for t in _FLOAT}
-    kinds["void"] = "v"
+def typedefs(texts: list[str]) -> dict[str, str]:
+    """{typedef name: the C type it stands for} for the headers' typedefs (or `texts`'): "int" for an enum,
+    "void *" for a pointer or a function pointer, and for `typedef <type> <name>;` the type of KNOWN_TYPES its
+    chain of typedefs ends at (`typedef uint64_t a; typedef a b;`: both "uint64_t"). A typedef of a struct, or
+    of a type neither known nor defined, is not listed."""
+    found: dict[str, str] = {}
+    named: dict[str, str] = {}
     for text in texts:
-        for name in _ENUM.findall(text):
-            kinds[name] = "i"
-        for name in _POINTER_TYPEDEF.findall(text) + _FUNCTION_TYPEDEF.findall(text):
-            kinds[name] = "p"
-    for text in texts:  # (after the others: a scalar typedef may name an enum or another typedef)
+        found |= {name: "int" for name in _ENUM.findall(text)}
+        found |= {name: "void *" for name in _POINTER_TYPEDEF.findall(text) + _FUNCTION_TYPEDEF.findall(text)}
         for target, name in _SCALAR_TYPEDEF.findall(text):
-            if target in kinds and name not in kinds:
-                kinds[name] = kinds[target]
+            named.setdefault(name, " ".join(w for w in target.split() if w not in _QUALIFIERS))
+    for name in named:
+        target = _chain_end(name, named, found)
+        if target is not None and name not in found:
+            found[name] = target
+    return found
+
+
+def _chain_end(name: str, named: dict[str, str], found: dict[str, str]) -> str | None:
+    """The known type (or enum, or pointer) that the scalar typedef `name` names, following other typedefs."""
+    seen = {name}
+    target = named[name]
+    while target not in KNOWN_TYPES and target not in found:
+        if target in seen or target not in named:
+            return None
+        seen.add(target)
+        target = named[target]
+    return target if target in KNOWN_TYPES else found[target]
+
+
+def type_kinds(texts: list[str]) -> dict[str, str]:
+    """{type name: kind} for the C types the generator knows and the headers' typedefs (`typedefs`), each
+    typedef of the kind of the type it stands for."""
+    kinds = dict(KNOWN_TYPES, void="v")
+    for name, target in typedefs(texts).items():
+        kinds.setdefault(name, "p" if "*" in target else KNOWN_TYPES[target])
     return kinds
 
 

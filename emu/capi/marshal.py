@@ -9,10 +9,16 @@ import ctypes
 from ..errors import ACL_ERROR_INVALID_PARAM, set_recent_error
 from . import build
 
-_CTYPES = {"size_t": ctypes.c_size_t, "int32_t": ctypes.c_int32, "uint32_t": ctypes.c_uint32,
-           "int64_t": ctypes.c_int64, "uint64_t": ctypes.c_uint64, "int": ctypes.c_int, "float": ctypes.c_float,
-           "double": ctypes.c_double, "uint16_t": ctypes.c_uint16, "uint8_t": ctypes.c_uint8,
-           "int16_t": ctypes.c_int16, "int8_t": ctypes.c_int8}
+# The C types the generator knows (build.KNOWN_TYPES) as ctypes types of their width and signedness ("char" is
+# missing: a `char *` is a string or a buffer, never one char written).
+_CTYPES = {"int": ctypes.c_int, "int8_t": ctypes.c_int8, "int16_t": ctypes.c_int16, "int32_t": ctypes.c_int32,
+           "int64_t": ctypes.c_int64, "long": ctypes.c_long, "long long": ctypes.c_longlong, "short": ctypes.c_short,
+           "signed char": ctypes.c_byte, "aclError": ctypes.c_int,
+           "unsigned": ctypes.c_uint, "unsigned int": ctypes.c_uint, "uint8_t": ctypes.c_uint8,
+           "uint16_t": ctypes.c_uint16, "uint32_t": ctypes.c_uint32, "uint64_t": ctypes.c_uint64,
+           "size_t": ctypes.c_size_t, "uintptr_t": ctypes.c_size_t, "unsigned long": ctypes.c_ulong,
+           "unsigned long long": ctypes.c_ulonglong, "unsigned short": ctypes.c_ushort,
+           "unsigned char": ctypes.c_ubyte, "float": ctypes.c_float, "double": ctypes.c_double}
 
 
 class Output:
@@ -24,9 +30,10 @@ class Output:
         self.index, self.ctype = index, ctype
 
 
-def pointee(param: build.Param, kinds: dict[str, str]):
+def pointee(param: build.Param, types: dict[str, str]):
     """The ctypes type an output parameter points to, or None when the parameter is no output (a value, a
-    buffer, a const pointer, a string, an array of structs)."""
+    buffer, a const pointer, a string, an array of structs). A typedef (`types`: build.typedefs) is written as
+    the type the headers declare it to be: `typedef uint64_t x;` 8 bytes, an enum an int, a handle a pointer."""
     words = param.ctype.split()
     if "const" in words or param.ctype.count("*") == 0:
         return None
@@ -36,10 +43,8 @@ def pointee(param: build.Param, kinds: dict[str, str]):
         return ctypes.c_void_p if base == "void" else None
     if stars != 1 or base == "void" or base == "char":
         return None
-    if base in _CTYPES:
-        return _CTYPES[base]
-    kind = kinds.get(base)
-    return {"p": ctypes.c_void_p, "i": ctypes.c_int, "u": ctypes.c_uint32}.get(kind)
+    target = types.get(base, base)
+    return ctypes.c_void_p if target == "void *" else _CTYPES.get(target)
 
 
 def write(address: int, ctype, value) -> None:

@@ -1,6 +1,6 @@
 """The handlers of the C functions whose form differs from their runtime function's: C arrays and structs
 read from the program's memory, structs written back, C function pointers called, strings returned, a
-parameter both read and written. Each `SPECIAL[name](proto, kinds)` makes the handler (see bridge.py).
+parameter both read and written. Each `SPECIAL[name](proto, types)` makes the handler (see bridge.py).
 """
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def _code(fn, *args) -> int:
     return 0
 
 
-def _batch(proto, kinds):
+def _batch(proto, types):
     """aclrtMemcpyBatch and its three twins: the arrays read from the program's memory; failIndex (where the
     C form has it) written on success and on failure, SIZE_MAX when no entry is to blame."""
     fn = getattr(rt, _runtime_name(proto.name))
@@ -146,7 +146,7 @@ def _malloc_config(address: int) -> list | None:
     return out
 
 
-def _malloc_with_cfg(proto, kinds):
+def _malloc_with_cfg(proto, types):
     def handler(dev_ptr, size, policy, cfg):
         if dev_ptr == 0:
             return marshal.null_output(proto.name, "devPtr")
@@ -156,7 +156,7 @@ def _malloc_with_cfg(proto, kinds):
     return handler
 
 
-def _malloc_host_with_cfg(proto, kinds):
+def _malloc_host_with_cfg(proto, types):
     def handler(ptr, size, cfg):
         if ptr == 0:
             return marshal.null_output(proto.name, "ptr")
@@ -165,7 +165,7 @@ def _malloc_host_with_cfg(proto, kinds):
     return handler
 
 
-def _pointer_attributes(proto, kinds):
+def _pointer_attributes(proto, types):
     def handler(ptr, attributes):
         if attributes == 0:
             return marshal.null_output(proto.name, "attributes")
@@ -180,7 +180,7 @@ def _pointer_attributes(proto, kinds):
     return handler
 
 
-def _launch_callback(proto, kinds):
+def _launch_callback(proto, types):
     """aclrtLaunchCallback: the program's function is called, with its userData pointer, on the thread the
     stream's callbacks run on (the thread that called aclrtProcessReport)."""
     c_callback = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -197,7 +197,7 @@ def _launch_callback(proto, kinds):
     return handler
 
 
-def _exchange_mode(proto, kinds):
+def _exchange_mode(proto, types):
     """aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode *mode): the mode read, set, and the previous one
     written back."""
     def handler(mode):
@@ -213,14 +213,14 @@ def _exchange_mode(proto, kinds):
     return handler
 
 
-def _set_memcpy_desc(proto, kinds):
+def _set_memcpy_desc(proto, types):
     def handler(desc, kind, src, dst, count, config):
         return _code(rt.set_memcpy_desc, desc, kind, src, dst, count, None if config == 0 else config)
 
     return handler
 
 
-def _pass_through(proto, kinds):
+def _pass_through(proto, types):
     """Every argument passed as the int it is (pointers to pointers the runtime reads itself)."""
     fn = getattr(rt, _runtime_name(proto.name))
 
@@ -230,7 +230,7 @@ def _pass_through(proto, kinds):
     return handler
 
 
-def _soc_name(proto, kinds):
+def _soc_name(proto, types):
     def handler():
         try:
             return marshal.c_string(rt.get_soc_name())
@@ -243,7 +243,7 @@ def _soc_name(proto, kinds):
 _messages: dict[int, ctypes.Array] = {}  # per thread: its last message, kept until it asks again
 
 
-def _recent_error(proto, kinds):
+def _recent_error(proto, types):
     """aclGetRecentErrMsg: this thread's last error message, NULL when none failed (as acl.get_recent_err_msg)."""
     def handler():
         message = recent_error()
@@ -255,7 +255,7 @@ def _recent_error(proto, kinds):
     return handler
 
 
-def _version(proto, kinds):
+def _version(proto, types):
     """aclrtGetVersion: the version of the ACL headers the emulator follows (1.17.0)."""
     def handler(major, minor, patch):
         for name, address in (("majorVersion", major), ("minorVersion", minor), ("patchVersion", patch)):
@@ -268,7 +268,7 @@ def _version(proto, kinds):
     return handler
 
 
-def _no_kernels(proto, kinds):
+def _no_kernels(proto, types):
     """aclrtLaunchKernel: the emulator runs no device code (from C there is no binary it could run)."""
     message = (f"acl-emu: {proto.name} is not emulated: acl-emu runs no device code; a program's kernels are "
                f"outside its scope (pyACL scripts can time a kernel with acl.rt.launch_kernel)")
@@ -302,7 +302,7 @@ def _fill_hw(out: HW, hw: dict) -> None:
 def _struct_out(structure, fill):
     """A model description getter whose last parameter is a struct it fills (aclmdlIODims, aclmdlBatch,
     aclmdlHW) from the runtime function's dict."""
-    def make(proto, kinds):
+    def make(proto, types):
         fn = getattr(rt, _runtime_name(proto.name))
         last = proto.params[-1].name
 
