@@ -68,3 +68,31 @@ def test_the_facade_modules_import_no_private_name_of_another_module_value_entry
     assert [line for p in sorted(facade.glob("*.py")) for line in _private_imports(p)] == []
     for entry in (acl.create_data_buffer, acl.data_type_size, acl.mdl.get_num_inputs, acl.mdl.create_dataset):
         assert entry.__module__ == _bind.__name__ and entry.__code__ is acl.get_data_buffer_addr.__code__
+
+
+def _private_attributes_of_imported_modules(path) -> list[str]:
+    """`module._name` uses in a file, where `module` came in by `from . import module`."""
+    import ast
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1
+               and n.module is None for a in n.names}
+    return [f"{path.name}:{n.lineno}: {n.value.id}.{n.attr}" for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in modules
+            and n.attr.startswith("_") and not n.attr.startswith("__")]
+
+
+def test_inference_allocates_through_allocations_public_alloc_by_policy():
+    """emu.runtime.inference (aclmdlExecute's output buffers) allocates device memory by
+    `allocation.alloc_by_policy`, the helper aclrtMalloc, acldvppMalloc and aclrtMallocWithCfg use: it reaches
+    no private name of another family module."""
+    from pathlib import Path
+
+    from emu.runtime import allocation, inference
+
+    assert _private_attributes_of_imported_modules(Path(inference.__file__)) == []
+    assert not hasattr(allocation, "_alloc_device") and callable(allocation.alloc_by_policy)
+    rt = emu.configure("910B", functional=True, host_time="calls")
+    rt.set_device(0)
+    r = allocation.alloc_by_policy(rt, 0, 100, 99, origin="malloc")  # an unknown policy is the default
+    assert r.size == 128 and r.device == 0 and r.origin == "malloc"
+    rt.free(r.base)

@@ -38,8 +38,12 @@ _P2P_2M_4K = (C.ACL_MEM_MALLOC_HUGE_FIRST_P2P, C.ACL_MEM_MALLOC_HUGE_ONLY_P2P, C
 _HUGE1G = (C.ACL_MEM_MALLOC_HUGE1G_ONLY, C.ACL_MEM_MALLOC_HUGE1G_ONLY_P2P)  # 1 GiB pages, no padding
 
 
-def _alloc_device(rt: Core, device: int, nbytes: int, policy: int, origin: str = "malloc",
-                  functional: bool | None = None) -> Region:
+def alloc_by_policy(rt: Core, device: int, nbytes: int, policy: int, origin: str = "malloc",
+                    functional: bool | None = None) -> Region:
+    """A device allocation of `nbytes` (rounded up to 32) on `device`, placed as the aclrtMemMallocPolicy
+    `policy` says (an unknown one is the default, HUGE_FIRST): the P2P and 1 GiB policies need their chip
+    feature; out of memory raises 207001. The sanitizer is told. What aclrtMalloc and its kin allocate, after
+    their own checks and padding; `origin` names the API in the allocation's description."""
     p = policy if 0 <= policy <= 7 else C.ACL_MEM_MALLOC_HUGE_FIRST  # unknown -> default
     # npu_driver.cc NpuDriver::transMemAttribute gates only the three 2 MiB / 4 KiB P2P policies on the
     # chip's P2P flag; HUGE1G_ONLY_P2P (7) is gated by the 1 GiB page flag alone (below)
@@ -82,8 +86,8 @@ def malloc(rt: Core, size: int, policy: int = C.ACL_MEM_MALLOC_HUGE_FIRST, *,
     if size < 0 or size + 32 + pad > C.SIZE_MAX:
         fail(ACL_ERROR_INVALID_PARAM, f"size {size} overflows once rounded and padded")
     ctx = rt.current_context()
-    return DevicePointer(_alloc_device(rt, ctx.device.id, transfer.roundup(size, 32) + pad, policy,
-                                            functional=functional).base, rt)
+    return DevicePointer(alloc_by_policy(rt, ctx.device.id, transfer.roundup(size, 32) + pad, policy,
+                                         functional=functional).base, rt)
 
 
 def _driver_allocation(rt: Core, ptr: int, what: str) -> Region:
@@ -279,8 +283,8 @@ def dvpp_malloc(rt: Core, size: int) -> int:
     if size == 0:
         fail(ACL_ERROR_INVALID_PARAM, "size is 0")
     ctx = rt.current_context()
-    return _alloc_device(rt, ctx.device.id, transfer.roundup(size, 32) + rt.product.malloc_padding,
-                              C.ACL_MEM_MALLOC_HUGE_FIRST, origin="dvpp").base
+    return alloc_by_policy(rt, ctx.device.id, transfer.roundup(size, 32) + rt.product.malloc_padding,
+                           C.ACL_MEM_MALLOC_HUGE_FIRST, origin="dvpp").base
 
 
 @api("acldvppFree", pyacl="acl.media.dvpp_free", params="i")
@@ -337,7 +341,7 @@ def malloc_with_cfg(rt: Core, size: int, policy: int, cfg=None) -> int:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"malloc attribute {attr} is not accepted by aclrtMallocWithCfg")
     if device_id is not None and device_id != rt.visible.index(ctx.device.id):
         fail(ACL_ERROR_RT_PARAM_INVALID, f"DEVICE_ID {device_id} is not the current device")
-    return DevicePointer(_alloc_device(rt, ctx.device.id, transfer.roundup(size, 32), policy & 0xFF).base, rt)
+    return DevicePointer(alloc_by_policy(rt, ctx.device.id, transfer.roundup(size, 32), policy & 0xFF).base, rt)
 
 
 @api("aclrtMallocHostWithCfg", sizes=("size",), pyacl="acl.rt.malloc_host_with_cfg", params="io", outputs=(0,))

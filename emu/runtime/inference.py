@@ -96,6 +96,8 @@ class _Models:
         self.loaded: dict[int, LoadedModel] = {}
 
 
+# Core keeps no family's own state but in attributes it declares: the models are kept here, keyed by the
+# runtime, and go with it
 _state: "weakref.WeakKeyDictionary[Core, _Models]" = weakref.WeakKeyDictionary()
 
 
@@ -632,8 +634,8 @@ def _alloc_outputs(rt: Core, m: LoadedModel, outs: list[DataBuffer]) -> None:
     program frees (aclrtFree, then aclUpdateDataBuffer(buf, NULL, 0); doc aclmdlExecute.md)."""
     for buf, t in zip(outs, m.decl.outputs):
         if not buf.data:
-            r = allocation._alloc_device(rt, m.ctx.device.id, transfer.roundup(max(t.nbytes, 1), 32),
-                                         C.ACL_MEM_MALLOC_HUGE_FIRST)
+            r = allocation.alloc_by_policy(rt, m.ctx.device.id, transfer.roundup(max(t.nbytes, 1), 32),
+                                           C.ACL_MEM_MALLOC_HUGE_FIRST)
             buf.data, buf.size = r.base, t.nbytes
 
 
