@@ -28,12 +28,14 @@ def fresh_process(monkeypatch):
     monkeypatch.setattr(build, "_stamped", set())
 
 
-def _folder(root: Path, name: str, used: float | None, made: float, stamp: bool = True) -> Path:
-    """A library folder last used at `used` (its stamp's mtime; no stamp when `stamp` is false) and written
-    last at `made` (its own mtime)."""
+def _folder(root: Path, name: str, used: float | None, made: float, stamp: bool = True,
+            read: float | None = None) -> Path:
+    """A library folder last used at `used` (its stamp's mtime; no stamp when `stamp` is false), written last at
+    `made` (its own mtime) and its library last read at `read` (its access time; `made` when not given)."""
     folder = root / name
     folder.mkdir()
     (folder / build.LIBRARY).write_bytes(b"\x7fELF")
+    os.utime(folder / build.LIBRARY, (made if read is None else read, made))
     if stamp:
         (folder / build.STAMP).touch()
         os.utime(folder / build.STAMP, (used, used))
@@ -44,7 +46,8 @@ def _folder(root: Path, name: str, used: float | None, made: float, stamp: bool 
 def test_prune_removes_folders_unused_for_prune_after_days_and_keeps_recent_ones(tmp_path):
     """A folder whose stamp is older than PRUNE_AFTER_DAYS goes, and so does one with no stamp whose own mtime
     is (a folder of an acl-emu before stamps) and a killed build's leftover; a folder used within the age
-    stays, even when its own mtime is old; the folder kept and anything not a build's stay."""
+    stays, even when its own mtime is old, and so does one whose library was read within the age (loaded by a
+    program of an acl-emu that stamps nothing); the folder kept and anything not a build's stay."""
     now = time.time()
     old, recent = now - AGE - HOUR, now - AGE + HOUR
     gone = [_folder(tmp_path, "capi-0000000000000001", old, old),
@@ -53,6 +56,7 @@ def test_prune_removes_folders_unused_for_prune_after_days_and_keeps_recent_ones
     stay = [_folder(tmp_path, "capi-0000000000000003", recent, old),
             _folder(tmp_path, "capi-0000000000000004", None, recent, stamp=False),
             _folder(tmp_path, "capi-0000000000000005", old, old),  # the one kept
+            _folder(tmp_path, "capi-0000000000000006", None, old, stamp=False, read=recent),  # loaded lately
             _folder(tmp_path, "other", old, old)]
     (tmp_path / ".build.lock").touch()
     removed = build.prune(tmp_path, keep=stay[2], now=now)

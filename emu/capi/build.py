@@ -285,11 +285,16 @@ def touch_stamp(folder: Path) -> None:
 
 
 def last_use(folder: Path) -> float:
-    """When `folder` was last used: its stamp's mtime, or, for a folder built before stamps, its own mtime."""
-    try:
-        return (folder / STAMP).stat().st_mtime
-    except FileNotFoundError:
-        return folder.stat().st_mtime
+    """When `folder` was last used, as far as can be told: the latest of its stamp's mtime, its own mtime (a
+    folder built before stamps has no stamp) and its library's access time (where the file system keeps access
+    times, a program loading the library dates its use, even by an acl-emu that stamps nothing)."""
+    times = [folder.stat().st_mtime]
+    for path, field in ((folder / STAMP, "st_mtime"), (folder / LIBRARY, "st_atime")):
+        try:
+            times.append(getattr(path.stat(), field))
+        except FileNotFoundError:
+            pass
+    return max(times)
 
 
 def prune(root: Path, keep: Path, now: float | None = None) -> list[Path]:
