@@ -1064,17 +1064,13 @@ def replay_command(args) -> int:
     tolerance = None if args.tolerance_us is None else args.tolerance_us * 1e-6
     try:
         result = replay.replay(args.profile, names, args.measured_on, args.host_memory, tolerance, args.window,
-                               args.steps)
-        if msprof is not None:
-            replay.write_msprof_replay(args.profile, names[0], msprof, args.host_memory, tolerance, args.window,
-                                       args.steps)
+                               args.steps, msprof)
     except (replay.ProfileError, replay.ReplayError) as e:
         return _argument_error("replay", str(e))
-    files = replay_report.write_outputs(Path(args.out) if args.out else Path("acl-emu-out") / "replay", result)
-    if msprof is not None:
-        files["msprof"] = str(msprof)
+    replay_report.write_outputs(Path(args.out) if args.out else Path("acl-emu-out") / "replay", result,
+                                {"msprof": msprof} if msprof is not None else None)
     if args.json:
-        print(json.dumps(result, indent=2, default=str))
+        replay_report.dump_json(result, sys.stdout)
         return 0
     print(replay_report.report(result))
     return 0

@@ -58,6 +58,26 @@ def test_json_output_and_a_what_if_config(tmp_path, capsys):
     assert result["files"]["gantt"].endswith("replay.png")
 
 
+def test_msprof_and_json_take_the_profile_timed_once(tmp_path, capsys, monkeypatch):
+    """--msprof writes the first product's run of the replay itself (no second re-timing), the same file
+    `write_msprof_replay` writes; --json prints what replay.json holds."""
+    from emu.studies import replay
+
+    timed = []
+    retime = replay.retime
+    monkeypatch.setattr(replay, "retime", lambda graph, product, *a: timed.append(product) or retime(graph, product, *a))
+    out = tmp_path / "timeline.json"
+    assert main(["replay", str(STEP), "--product", "A3,950PR", "--msprof", str(out), "--json",
+                 "--out", str(tmp_path / "r")]) == 0
+    assert len(timed) == 3  # the measured product (910B), A3, 950PR: once each
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads((tmp_path / "r" / "replay.json").read_text())
+    assert printed["files"]["msprof"] == str(out)
+    alone = tmp_path / "alone.json"
+    replay.write_msprof_replay(STEP, "A3", alone)
+    assert out.read_bytes() == alone.read_bytes()
+
+
 def test_the_other_formats_and_the_inferred_dependencies_from_the_command_line(tmp_path, capsys):
     assert main(["replay", str(DATA / "msprof_no_events.json"), "--product", "A3", "--out", str(tmp_path / "a")]) == 0
     out = capsys.readouterr().out

@@ -927,15 +927,18 @@ def _measured_step(graph: Graph) -> float:
 
 
 def replay(profile, products=None, measured_on=None, host_memory: str = "as-profiled",
-           tolerance: float | None = None, window: tuple | None = None, steps: tuple | None = None) -> dict:
+           tolerance: float | None = None, window: tuple | None = None, steps: tuple | None = None,
+           msprof=None) -> dict:
     """A profile re-timed on each product (names, config paths or Products; default the default product) and
     compared with what was measured, plus the model's copy times on the product the profile was measured on
     (`measured_on`, default 910B) next to the measured ones. tolerance: seconds (None: see `build_graph`);
     window: (start_us, end_us) since the profile's first event and steps: (first, last) step ids, the part of the
-    profile replayed (`profiles.window`). Returns plain data (see `replay_report`)."""
+    profile replayed (`profiles.window`); msprof: a path where the first product's run is also written in the
+    msprof timeline layout (`write_msprof_replay`'s file, from this run: the profile is timed once). Returns
+    plain data (see `replay_report`)."""
     with profiles.collector_paused():
         prof = _windowed(profile, window, steps)
-        return _replay(prof, products, measured_on, host_memory, tolerance)
+        return _replay(prof, products, measured_on, host_memory, tolerance, msprof)
 
 
 def _windowed(profile, window: tuple | None, steps: tuple | None) -> Profile:
@@ -959,7 +962,7 @@ def nothing_retimed(graph: Graph) -> str:
             f"the steps below differ from the measured one only through the host calls and the stream order.")
 
 
-def _replay(prof: Profile, products, measured_on, host_memory: str, tolerance: float | None) -> dict:
+def _replay(prof: Profile, products, measured_on, host_memory: str, tolerance: float | None, msprof=None) -> dict:
     graph = build_graph(prof, tolerance)
     products = [products] if isinstance(products, (str, os.PathLike, config.Product)) else list(products or [])
     products = [_product(p) for p in products] or [config.load(config.DEFAULT_PRODUCT)]
@@ -978,6 +981,8 @@ def _replay(prof: Profile, products, measured_on, host_memory: str, tolerance: f
     for p in products:
         same = p.path == base.path and host_memory == "as-profiled"
         run = base_run if same else retime(graph, p, host_memory)
+        if msprof is not None and not runs:
+            _write_msprof(msprof, graph, run)
         rows = _copy_rows(graph, run, p.hardware, base.hardware, base_durations)
         runs.append(_run_summary(graph, run, rows, step, p))
     validation_run = (base_run, _copy_rows(graph, base_run, base.hardware, base.hardware, base_durations))
@@ -1080,6 +1085,10 @@ def write_msprof_replay(profile, product, path, host_memory: str = "as-profiled"
         prof = _windowed(profile, window, steps)
         graph = build_graph(prof, tolerance)
         run = retime(graph, product, host_memory)
+    return _write_msprof(path, graph, run)
+
+
+def _write_msprof(path, graph: Graph, run: Retimed) -> Path:
     msprof_layout.write(path, run.records.array(), run.host_calls(graph), _ends_of(run.records))
     return Path(path)
 

@@ -123,9 +123,10 @@ def copy_rows(result: dict) -> list[dict]:
     return out
 
 
-def write_outputs(out, result: dict) -> dict:
+def write_outputs(out, result: dict, also: dict | None = None) -> dict:
     """replay.json, replay.csv (every copy on every product), calibration.csv (the measured copies that ran
-    alone, for `acl-emu calibrate`) and replay.png (the Gantt chart); returns their paths."""
+    alone, for `acl-emu calibrate`) and replay.png (the Gantt chart); returns their paths, and those of `also`
+    (files written elsewhere, e.g. {"msprof": path}), as the result's "files" lists them."""
     names = {"json": "replay.json", "csv": "replay.csv", "calibration": "calibration.csv", "gantt": "replay.png"}
     with collector_paused(), Landing(out) as land:
         write_csv(land(names["csv"]), copy_rows(result))
@@ -135,22 +136,28 @@ def write_outputs(out, result: dict) -> dict:
         else:  # (no copy ran alone: the header only)
             path.write_text("size,direction,memory,pattern,count,us\n")
         gantt(land(names["gantt"]), result)
-        result["files"] = {k: str(land.dir / v) for k, v in names.items()}
+        result["files"] = {**{k: str(land.dir / v) for k, v in names.items()},
+                           **{k: str(v) for k, v in (also or {}).items()}}
         write_json(land(names["json"]), result)
     return result["files"]
 
 
 def write_json(path, result: dict) -> Path:
-    """replay.json: one key of the result a line, each value in compact JSON. (The indented layout of the other
-    studies' JSON is written by the json module's Python encoder, half a minute for a 200,000-task replay; this is
-    its C encoder.)"""
+    """replay.json, in the layout of `dump_json`."""
     path = Path(path)
     with atomic_write(path, "w") as f:
-        f.write("{")
-        for k, (key, value) in enumerate(result.items()):  # one value's text in memory at a time
-            f.write(f"{',' if k else ''}\n  {json.dumps(key)}: {json.dumps(value, default=jsonable)}")
-        f.write("\n}\n")
+        dump_json(result, f)
     return path
+
+
+def dump_json(result: dict, f) -> None:
+    """The result as JSON to the text file `f`: one key a line, each value in compact JSON. (The indented layout
+    of the other studies' JSON is written by the json module's Python encoder, half a minute for a 200,000-task
+    replay; this is its C encoder.)"""
+    f.write("{")
+    for k, (key, value) in enumerate(result.items()):  # one value's text in memory at a time
+        f.write(f"{',' if k else ''}\n  {json.dumps(key)}: {json.dumps(value, default=jsonable)}")
+    f.write("\n}\n")
 
 
 def table(result: dict) -> str:
