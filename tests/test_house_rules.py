@@ -96,3 +96,29 @@ def test_inference_allocates_through_allocations_public_alloc_by_policy():
     r = allocation.alloc_by_policy(rt, 0, 100, 99, origin="malloc")  # an unknown policy is the default
     assert r.size == 128 and r.device == 0 and r.origin == "malloc"
     rt.free(r.base)
+
+
+def test_whole_numbers_are_read_by_one_parser_common_parse_whole_each_caller_keeping_its_messages():
+    """emu.studies.common.parse_whole reads the command line's counts and lists (emu.studies.args) and
+    calibrate's CSV counts; each caller keeps its own lower bound and message."""
+    import pytest
+
+    from emu.studies import args, calibrate, common
+
+    assert args.parse_whole is calibrate.parse_whole is common.parse_whole
+    assert common.parse_whole(" 12 ", 100) == 12 and common.parse_whole("+7", 100) == 7
+    with pytest.raises(ValueError, match=r"^'1\.5': '1\.5' is not a whole number$"):
+        common.parse_whole("1.5", 100)
+    with pytest.raises(common.TooLarge, match=r"^'1,900': 900 is more than 100$"):
+        common.parse_whole("900", 100, "1,900")
+    with pytest.raises(ValueError, match=r"^'0': expected at least 1$"):
+        args.positive_int("0")
+    with pytest.raises(ValueError, match=r"^'1\.\.99999999999999999999': at most 64 streams$"):
+        args.positive_ints(64, "streams")("1..99999999999999999999")
+    with pytest.raises(ValueError, match=r"^'0\.\.-3': expected positive integers"):
+        args.parse_ints("0..-3")
+    assert args.parse_ints("1..4") == [1, 2, 3, 4]
+    for bad in ("abc", "0", "11", "-2", "99999999999999999"):
+        with pytest.raises(ValueError, match=rf"^count '{bad}' is not a whole number from 1 to 10$"):
+            calibrate._whole(bad, "count", 10)
+    assert calibrate._whole(" 10 ", "count", 10) == 10

@@ -1,17 +1,17 @@
 """What a user types on the command line, parsed: sizes, counts, microseconds, product names.
 
 The parsers raise ValueError with a one-line message; `typed` makes one an argparse type, so argparse
-prints `argument --X: <message>` and exits 2. `emu.cli` builds its parsers from these; a study that wants
-to read the same text (calibrate reads sizes from a CSV) uses `common.parse_size`.
+prints `argument --X: <message>` and exits 2. `emu.cli` builds its parsers from these; they read sizes and
+whole numbers with `common.parse_size` and `common.parse_whole`, which a study reading the same text uses too
+(calibrate reads sizes and counts from a CSV).
 """
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 from ..config import ConfigError, available, load, product_named, suggestion
-from .common import parse_sizes
+from .common import TooLarge, parse_sizes, parse_whole
 
 
 def typed(fn, what: str):
@@ -85,23 +85,9 @@ MAX_COUNT = 10_000  # repetitions and other counts: the model is deterministic, 
 MAX_INT = 1_000_000  # the largest value any list of whole numbers (streams, chunks) may name before its own limit
 
 
-class _TooLarge(ValueError):
-    """A whole number past its limit."""
-
-
-def _whole(t: str, text: str, limit: int) -> int:
-    """One whole number of `text`, refused past `limit` before anything is built from it."""
-    t = t.strip()
-    if not re.fullmatch(r"[+-]?[0-9]+", t):
-        raise ValueError(f"{text!r}: {t!r} is not a whole number")
-    if len(t.lstrip("+-").lstrip("0")) > len(str(limit)) or int(t) > limit:
-        raise _TooLarge(f"{text!r}: {t[:24]}{'...' if len(t) > 24 else ''} is more than {limit}")
-    return int(t)
-
-
 def positive_int(text: str, limit: int = MAX_COUNT) -> int:
     """A whole number from 1 to `limit` (default MAX_COUNT)."""
-    v = _whole(text, text, limit)
+    v = parse_whole(text, limit)
     if v < 1:
         raise ValueError(f"{text!r}: expected at least 1")
     return v
@@ -111,14 +97,14 @@ def parse_ints(text: str, limit: int = MAX_INT) -> list[int]:
     """'1..8' -> [1, 2, ..., 8]; '1,2,4' -> [1, 2, 4]. Every value at most `limit`, checked on a range's bounds
     before the range is built."""
     if ".." in text:
-        lo, hi = (_whole(t, text, limit) for t in text.split("..", 1))
+        lo, hi = (parse_whole(t, limit, text) for t in text.split("..", 1))
         if lo < 1:
             raise ValueError(f"{text!r}: expected positive integers, e.g. 1..8 or 1,2,4")
         if lo > hi:
             raise ValueError(f"{text!r}: the range runs backwards")
         values = list(range(lo, hi + 1))
     else:
-        values = [_whole(t, text, limit) for t in text.split(",") if t.strip()]
+        values = [parse_whole(t, limit, text) for t in text.split(",") if t.strip()]
     if not values or min(values) < 1:
         raise ValueError(f"{text!r}: expected positive integers, e.g. 1..8 or 1,2,4")
     return values
@@ -130,7 +116,7 @@ def positive_ints(limit: int, what: str):
     def parse(text: str) -> list[int]:
         try:
             return parse_ints(text, limit)
-        except _TooLarge:
+        except TooLarge:
             raise ValueError(f"{text[:40]!r}: at most {limit} {what}") from None
 
     return parse

@@ -36,7 +36,7 @@ from emu.models.pcie import tlp_bandwidth
 
 from .. import config
 from ..routes import SMALL
-from .common import parse_size
+from .common import parse_size, parse_whole
 from . import validate as V
 
 DIRECTIONS = {"h2d": "h2d", "d2h": "d2h", "d2d": "d2d", "p2p": "p2p", "h2h": "h2h", "host to device": "h2d",
@@ -149,11 +149,15 @@ def _value(text: str, unit: str) -> float:
 
 
 def _whole(text, what: str, hi: int) -> int:
-    """A whole number from 1 to `hi` (ValueError otherwise)."""
+    """A whole number from 1 to `hi` (`parse_whole`; ValueError naming `what` otherwise)."""
     s = str(text).strip()
-    if not re.fullmatch(r"[0-9]{1,12}", s) or not 1 <= int(s) <= hi:
+    try:
+        value = parse_whole(s, hi)
+    except ValueError:
+        value = 0
+    if value < 1:
         raise ValueError(f"{what} {s[:20]!r} is not a whole number from 1 to {hi}")
-    return int(s)
+    return value
 
 
 # -- reading measurements --------------------------------------------------------------------------------

@@ -66,6 +66,24 @@ def parse_size(text: str, limit: int = 1 << 40) -> int:
     return int(value)
 
 
+class TooLarge(ValueError):
+    """A whole number past its limit (`parse_whole`)."""
+
+
+def parse_whole(t: str, limit: int, text: str | None = None) -> int:
+    """One whole number (ASCII digits, an optional sign) of `text` (by default `t` itself), at most `limit`:
+    refused past it before int() reads its digits. ValueError "'<text>': '<t>' is not a whole number", or
+    TooLarge "'<text>': <t> is more than <limit>". The one reader of whole numbers: `emu.studies.args` and
+    calibrate's CSV columns use it with their own lower bounds and messages."""
+    text = t if text is None else text
+    t = t.strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", t):
+        raise ValueError(f"{text!r}: {t!r} is not a whole number")
+    if len(t.lstrip("+-").lstrip("0")) > len(str(limit)) or int(t) > limit:
+        raise TooLarge(f"{text!r}: {t[:24]}{'...' if len(t) > 24 else ''} is more than {limit}")
+    return int(t)
+
+
 def parse_sizes(text: str, limit: int = 1 << 40) -> list[int]:
     """'4K..1G' -> powers of two from 4 KiB to 1 GiB; '4K,1M,64M' -> those sizes (each at most `limit`)."""
     if ".." in text:
