@@ -411,7 +411,7 @@ def _buffers(regions: list[Region], needed: np.ndarray, errors: list) -> tuple[n
 
 def _mover(rt: Core, e: _Entries, what: str, blocking: bool = False):
     """What moves a batch's bytes when it completes, all entries in one call (`batch_kernels`), each by the
-    rule of `transfer._mover` (`_move_by_rule`); when every region already has its bytes, there is nothing
+    rule of `transfer.mover` (`_move_by_rule`); when every region already has its bytes, there is nothing
     to decide. `blocking`: the task of the calling thread's blocking batch, whose bytes then move once the call
     has released the runtime's lock (`transfer.unlocked`), the buffers held until they have."""
     def move():
@@ -433,7 +433,7 @@ def _ready(r: Region) -> bool:
 
 
 def _move_by_rule(rt: Core, e: _Entries, what: str) -> None:
-    """Each entry by the rule of `transfer._mover`: nothing on freed memory (warned, the destination first) or
+    """Each entry by the rule of `transfer.mover`: nothing on freed memory (warned, the destination first) or
     on timing-only memory; device memory never written reads as zeros (written only where the destination
     has bytes); a destination without bytes yet gets them (or, with no RAM left, its entries are dropped and
     the error raised once the others have moved)."""

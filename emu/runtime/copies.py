@@ -90,7 +90,7 @@ def _memcpy_async(rt: Core, dst: int, dest_max: int, src: int, count: int, kind:
         staging.virtual = sr.virtual
         rt.sanitize_host_span(what, sr, plan.soff, count, "r")  # the host reads the source now
         rt.tick(count / rt.product.hardware.host_memcpy_bandwidth)
-        transfer._mover(rt, staging, 0, sr, plan.soff, count, what)()
+        transfer.mover(rt, staging, 0, sr, plan.soff, count, what)()
         plan.src, plan.soff = staging, 0
     transfer.enqueue_copy(rt, s, plan, what)
 

@@ -23,7 +23,7 @@ MEMSET_BLOCK = 64 << 20
 def _fill_host_now(rt: Core, r: Region, off: int, n: int, value: int, what: str) -> None:
     rt.sanitize_host_span(what, r, off, n, "w")
     rt.tick(n / rt.product.hardware.host_memset_bandwidth)
-    transfer._filler(rt, r, off, n, value, what, blocking=True)()
+    transfer.filler(rt, r, off, n, value, what, blocking=True)()
 
 
 @api("aclrtMemset", sizes=("max_count", "count"), pyacl="acl.rt.memset", params="iiii")
@@ -46,7 +46,7 @@ def memset(rt: Core, ptr: int, max_count: int, value: int, count: int) -> None:
         _fill_host_now(rt, r, off, count, value, "aclrtMemset")
         return
     transfer.run_blocking(rt, Task(FILL, nbytes=count, device=r.device, label="aclrtMemset",
-                           on_complete=transfer._filler(rt, r, off, count, value, "aclrtMemset", blocking=True)),
+                           on_complete=transfer.filler(rt, r, off, count, value, "aclrtMemset", blocking=True)),
                           ((r, off, count, "w"),))
 
 
@@ -75,7 +75,7 @@ def memset_async(rt: Core, ptr: int, max_count: int, value: int, count: int, str
     what = "aclrtMemsetAsync"
     if rt.product.has("memset_task") and r.device == s.device:  # 950: one memset task
         rt.submit(s, Task(FILL, nbytes=count, device=s.device, label=what,
-                            on_complete=transfer._filler(rt, r, off, count, value, what)), ((r, off, count, "w"),))
+                            on_complete=transfer.filler(rt, r, off, count, value, what)), ((r, off, count, "w"),))
         return
     # the runtime's block scheme: fill a pinned block on the host, copy it to the first block,
     # then replicate it on the device into the remaining blocks and the tail
@@ -84,7 +84,7 @@ def memset_async(rt: Core, ptr: int, max_count: int, value: int, count: int, str
     for b in range(0, count, MEMSET_BLOCK):
         m = min(MEMSET_BLOCK, count - b)
         rt.submit(s, Task(COPY, nbytes=m, device=s.device, src=None if b == 0 else r.device, dst=r.device,
-                            label=what, on_complete=transfer._filler(rt, r, off + b, m, value, what)),
+                            label=what, on_complete=transfer.filler(rt, r, off + b, m, value, what)),
                   ((r, off + b, m, "w"),))
 
 

@@ -136,7 +136,7 @@ def copy_task(rt: Core, plan: CopyPlan, what: str, device: int | None = None, ch
     """The model task of a planned copy (on `device`, by default the plan's), which moves the bytes when it
     completes; it carries the kind asked and the kind used."""
     return Task.copy(plan.nbytes, plan.device if device is None else device, plan.s_dev, plan.d_dev, what,
-                     _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what), chunk, plan.kind,
+                     mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what), chunk, plan.kind,
                      plan.used)
 
 
@@ -172,7 +172,7 @@ def unlocked(rt: Core, blocking: bool, n: int, fn, *args) -> None:
         fn(*args)
 
 
-def _mover(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str, blocking: bool = False):
+def mover(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str, blocking: bool = False):
     """What moves a copy's bytes when its task completes; `blocking`: the task of the calling thread's blocking
     call, whose bytes may move once its lock is released (`unlocked`)."""
     dst.check_writable()  # a read-only destination is refused at the call, before anything is queued
@@ -191,8 +191,8 @@ def _mover(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, wha
     return move
 
 
-def _filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str, blocking: bool = False):
-    """What fills n bytes at `dst`+off with the byte `value` when its task completes (`blocking`: as `_mover`)."""
+def filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str, blocking: bool = False):
+    """What fills n bytes at `dst`+off with the byte `value` when its task completes (`blocking`: as `mover`)."""
     dst.check_writable()
     def fill():
         if has_bytes(rt, what, dst):
@@ -237,7 +237,7 @@ def copy_now(rt: Core, plan: CopyPlan, what: str, *, move=None, rows: int = 0, a
     (`hardware.sync_copy`), once the copy is done."""
     rt.sanitize_host_access(what, access or plan, None if access else plan_access)
     if move is None:
-        move = _mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what, blocking=True)
+        move = mover(rt, plan.dst, plan.doff, plan.src, plan.soff, plan.nbytes, what, blocking=True)
     hw = rt.machine.hardware
     if plan.s_dev is None and plan.d_dev is None:
         rt.tick(plan.nbytes / hw.host_memcpy_bandwidth)
@@ -292,6 +292,6 @@ def enqueue_copy(rt: Core, s: Stream, plan: CopyPlan, what: str) -> None:
     unit = rt.copy_units.get((s_dev, d_dev)) or copy_unit(rt, s_dev, d_dev)
     task = Task.copy(plan.nbytes, s.device, s_dev, d_dev, what,
                      None if (src.virtual or dst.virtual) and not (src.freed or dst.freed) else
-                     _mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit, plan.kind, plan.used)
+                     mover(rt, dst, plan.doff, src, plan.soff, plan.nbytes, what), unit, plan.kind, plan.used)
     # the host builds and submits the copy's task (copy_submit); the access only if a sanitizer looks
     rt.submit(s, task, plan, rt.machine.hardware.copy_submit, plan_access)
