@@ -18,10 +18,15 @@ aclrtUnSubscribeReport; callback.cpp, api_error.cc, api_impl.cc, subscribe.cc):
 - `process_report(timeout_ms)` (-1: forever) runs every report that reached
   the thread by the time it wakes. It lets the devices run until a report
   arrives or the thread's clock plus the timeout (nothing arrives: the clock is
-  moved there, ACL_ERROR_RT_REPORT_TIMEOUT). When nothing in the simulation can
-  bring it a report (no callback launched for its streams), it waits in wall
-  time, up to the timeout, for other host threads to launch one; that wait
-  moves its clock only in host_time="wall" mode.
+  moved there, ACL_ERROR_RT_REPORT_TIMEOUT), never past the other host
+  threads' horizon (`Core.advance`; meanwhile it bounds them at its first
+  report's time, else its deadline). When nothing in the simulation can bring
+  it a report (no callback launched for its streams), it waits for other host
+  threads to launch one: until their horizon passes its deadline (then it
+  times out there), or, if the horizon stays below it for HORIZON_ESCAPE_S of
+  wall time, when no other thread has called the runtime, or in
+  host_time="wall" mode, in wall time up to the timeout; that wall wait moves
+  its clock only in host_time="wall" mode.
 - A thread that must wait for a blocking callback (synchronize, a sync copy)
   lets the callback threads run; when no thread can ever run it (the callback
   is queued for the waiting thread itself, or for threads that have exited or
@@ -60,7 +65,7 @@ from ..config import Product
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID,
                       ACL_ERROR_RT_REPORT_TIMEOUT, ACL_ERROR_RT_STREAM_NO_CB_REG, ACL_ERROR_RT_STREAM_SUBSCRIBE,
                       ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, ACL_ERROR_RT_THREAD_SUBSCRIBE, AclError, NotEmulated)
-from .core import Core, Stream, api, fail
+from .core import HORIZON_ESCAPE_S, Core, Stream, api, fail
 
 MAX_CALLBACK_THREADS = 128  # RT_THREAD_GROUP_ID_MAX (runtime.hpp): one subscription group per thread
 UNSUBSCRIBE_DRAIN_S = 5.0  # wall seconds unsubscribe waits for a live thread to run the stream's reached reports
@@ -142,8 +147,8 @@ class _Report:
 class _CallbackState:
     """Subscriptions and reports of one runtime (guarded by the runtime lock)."""
 
-    def __init__(self, lock):
-        self.cond = threading.Condition(lock)
+    def __init__(self, cond: threading.Condition):
+        self.cond = cond  # the runtime's `turns`: a thread waiting for a report also waits for another's call
         self.subs: dict[Stream, int] = {}  # stream -> subscribed thread id
         self.reports: dict[int, deque[_Report]] = {}  # thread id -> reached, not yet taken
         self.running: list[_Report] = []  # taken by a thread, callback not done
@@ -203,7 +208,7 @@ def _callbacks(rt: Core) -> _CallbackState:
         with rt.lock:
             cbs = rt.__dict__.get("_callback_state")
             if cbs is None:
-                cbs = rt.__dict__["_callback_state"] = _CallbackState(rt.lock)
+                cbs = rt.__dict__["_callback_state"] = _CallbackState(rt.turns)
                 rt.machine.host_wait = lambda: _host_wait(rt)
     return cbs
 
@@ -215,11 +220,7 @@ def _purge_destroyed(rt: Core, cbs: _CallbackState) -> None:
 
 def _wait_wall(rt: Core, cbs: _CallbackState, seconds: float) -> float:
     """Let other host threads call the runtime for up to `seconds` (lock released); the wall time waited."""
-    st = rt.caller
-    t0 = perf_counter()
-    cbs.cond.wait(seconds)
-    rt.caller = st  # another thread's call set it while the lock was free
-    return perf_counter() - t0
+    return rt.turn(seconds)
 
 
 # -- subscriptions ------------------------------------------------------------------
@@ -383,41 +384,87 @@ def process_report(rt: Core, timeout_ms: int = -1) -> None:
 
 
 def _take_reports(rt: Core, cbs: _CallbackState, me: int, timeout_ms: int) -> list[_Report]:
-    """Wait for this thread's next reports; move its clock to when it wakes; take what reached it by then."""
+    """Wait for this thread's next reports; move its clock to when it wakes; take what reached it by then.
+    Meanwhile it bounds the other threads' waits at the time it will wake at (`Core.horizon`): its first
+    report's, or its deadline."""
     st = rt.caller
     deadline = math.inf if timeout_ms == -1 else st.clock + timeout_ms / 1000.0
-    wall_end = math.inf if timeout_ms == -1 else perf_counter() + timeout_ms / 1000.0
 
     def arrived() -> bool:
         return bool(cbs.reports.get(me))
 
+    def until() -> float:
+        queue = cbs.reports.get(me)
+        return min(deadline, max(st.clock, queue[0].reached)) if queue else deadline
+
+    st.until = until
+    try:
+        return _reports_by(rt, cbs, me, deadline, timeout_ms, arrived)
+    finally:
+        st.until = None
+
+
+def _reports_by(rt: Core, cbs: _CallbackState, me: int, deadline: float, timeout_ms: int,
+                arrived: Callable[[], bool]) -> list[_Report]:
+    """`_take_reports`' wait: the devices run, within the horizon, until a report arrives or the deadline."""
+    st = rt.caller
+    wall_end = math.inf if timeout_ms == -1 else perf_counter() + timeout_ms / 1000.0
+    held = [math.nan, 0.0]  # the other threads' horizon last seen and when it was last seen to move
     while True:
         queue = cbs.reports.get(me)
         if not queue:
-            rt.machine.step_until(deadline, arrived)  # let the devices run until a report comes
+            rt.advance(deadline, arrived)  # let the devices run until a report comes
             queue = cbs.reports.get(me)
         if queue:
             if queue[0].reached > deadline:  # one comes, but after this wait would have ended
                 break
-            wake = max(st.clock, queue[0].reached)
-            st.clock = wake
-            batch = []
-            while queue and queue[0].reached <= wake:
-                batch.append(queue.popleft())
-            if not queue:
-                del cbs.reports[me]
-            return batch
+            return _take_batch(cbs, me, queue, st)
         mine = cbs.streams_of(me)
         if not mine:
             fail(ACL_ERROR_RT_THREAD_SUBSCRIBE, f"thread {me} was unsubscribed from its last stream")
         if any(cbs.expected[s] for s in mine) and rt.machine.env.peek() < math.inf:
             break  # a callback is on its way, later in simulated time than this wait
-        left = wall_end - perf_counter()  # nothing on its way: wait for other host threads to launch one
-        if left <= 0:
-            fail(ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback reported within {timeout_ms} ms")
-        st.clock += _wait_wall(rt, cbs, min(left, _SLICE_S)) * rt.wall_scale
+        if not _await_launch(rt, cbs, deadline, wall_end, timeout_ms, held):
+            break
     st.clock = max(st.clock, deadline)
     fail(ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback reported within {timeout_ms} ms of simulated time")
+
+
+def _take_batch(cbs: _CallbackState, me: int, queue: deque, st) -> list[_Report]:
+    wake = max(st.clock, queue[0].reached)
+    st.clock = wake
+    batch = []
+    while queue and queue[0].reached <= wake:
+        batch.append(queue.popleft())
+    if not queue:
+        del cbs.reports[me]
+    return batch
+
+
+def _await_launch(rt: Core, cbs: _CallbackState, deadline: float, wall_end: float, timeout_ms: int,
+                  held: list) -> bool:
+    """Nothing is on its way to this thread: wait for other host threads to launch a callback. False: the
+    wait ends at its deadline in simulated time, the other threads' horizon having reached it (no callback
+    they launch can reach it sooner). If the horizon stays below the deadline for HORIZON_ESCAPE_S of wall
+    time (threads that compute without the runtime), or when no other thread has called the runtime, or in
+    host_time="wall" mode, it waits in wall time up to the timeout, which moves its clock only in "wall" mode
+    (507012); `held`: the horizon last seen and the wall time it last moved."""
+    st = rt.caller
+    limit = wall_end
+    if deadline < math.inf and not rt.wall_scale and rt.bounding(st):
+        h = rt.horizon(st)
+        if h >= deadline:
+            return False
+        if h != held[0]:
+            held[:] = [h, perf_counter()]
+        limit = held[1] + HORIZON_ESCAPE_S
+    left = limit - perf_counter()
+    if left <= 0:
+        if limit != wall_end:
+            rt.escapes += 1
+        fail(ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback reported within {timeout_ms} ms")
+    st.clock += _wait_wall(rt, cbs, min(left, _SLICE_S)) * rt.wall_scale
+    return True
 
 
 def _run_callback(rt: Core, cbs: _CallbackState, r: _Report, st) -> BaseException | None:
@@ -431,6 +478,7 @@ def _run_callback(rt: Core, cbs: _CallbackState, r: _Report, st) -> BaseExceptio
         pass
     wall = rt.wall_scale
     error = None
+    st.inside = False  # the callback's calls are its thread's own (they take their turn: Core.take_turn)
     try:
         rt.sanitize("callback_begin", r.task, r.block)  # (under the runtime's lock, which this thread let go)
         if wall:
@@ -442,6 +490,7 @@ def _run_callback(rt: Core, cbs: _CallbackState, r: _Report, st) -> BaseExceptio
         for _ in range(held):
             rt.lock.acquire()
         rt.caller = st
+        st.inside = True
         rt.sanitize("callback_end")
         if wall and st.returned is not None:
             st.clock += (perf_counter() - st.returned) * wall

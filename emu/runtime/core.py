@@ -12,6 +12,27 @@ blocking call waits). What the host does between calls is counted by the
 runtime's host-time mode (`HOST_TIME_MODES`): "calls" ignores it (the pure
 call-cost clock, reproducible), "wall" adds the real wall time between this
 thread's previous return and its next call, times a scale.
+
+Host threads and simulated time (conservative synchronization). The devices
+run in one simulated time; each host thread has its own clock. The threads
+that bound the others are those that have called the API (`Core.threads`),
+still run (not ended, nor in `Core.ended_threads`) and are not idle where an
+escape found them. A thread's bound is its clock, or, while it waits, the
+time it will wake at (none while that is unknown: a thread waiting for a task
+or a report bounds nothing until it has come). A thread that waits (a
+synchronize, an event wait, aclrtProcessReport, a query's catch-up) lets
+simulated time pass only up to the horizon, the smallest bound of the others
+(`Core.horizon`, `Core.advance`); and an API call starts only when no other
+thread's bound is below its clock (the earliest clock calls first, between
+equal clocks the older thread: `Core.take_turn`). So no thread finds the
+devices already past its clock when it queues work, a thread's calls see the
+other threads' earlier calls, and simulated time does not depend on how the
+OS interleaves the threads (for threads that talk to each other only through
+the runtime). Held back, a thread waits (the runtime lock released) for
+another thread's next call; after HORIZON_ESCAPE_S of wall time it goes on
+without the threads that hold it (see there: the run is then no longer
+guaranteed to be reproducible; `Core.escapes` counts it). A blocking copy or
+fill (`Machine.blocking`) still runs the devices to its own end unbounded.
 """
 from __future__ import annotations
 
@@ -37,6 +58,16 @@ from ..memory import AddressSpace
 from .handles import EventHandle, StreamHandle
 
 _handles = count(0x5A000010, 16)  # handle values look like pointers and are never reused
+
+# Wall seconds a waiting thread lets the other threads' horizon hold it before it goes on without them (the
+# escape): far longer than a program's own work between two runtime calls (a loop's bookkeeping, a print, a
+# numpy check of an output: milliseconds, even with the GIL shared on a loaded machine), so a run that keeps
+# calling the runtime never takes it; short enough that a thread that computes, sleeps or joins without
+# calling the runtime (a main thread in join, a test runner that made the runtime) costs the waiting thread
+# under a second, once per stretch (the threads it waited for no longer bound until their next call). Once it
+# fires, simulated time depends on the wall clock: the run is no longer guaranteed to be reproducible.
+HORIZON_ESCAPE_S = 0.5
+_TURN_S = 0.05  # wall seconds between two looks at the horizon while a thread waits for another's call
 
 HOST_TIME_MODES = ("calls", "wall")
 HOST_TIME_ENV = "ACL_EMU_HOST_TIME"
@@ -168,8 +199,7 @@ def api(name: str, gate: bool = True, sizes: tuple = (), *, pyacl: str | None = 
 
 
 def _api_method(fn, name: str, gate: bool, sizes: tuple, feature: str | None = None):
-    """`fn` wrapped as the ACL API `name` (see `api`). Everything that depends only on `fn` is worked out
-    here, once; the returned wrapper does only the per-call work."""
+    """`fn` wrapped as the ACL API `name` (see `api`). What depends only on `fn` is worked out here, once."""
     where = _size_args(fn, sizes)
     spots = tuple(i for i, _ in where)  # the size_t positions, worked out once
     need = max(spots, default=-1) + 1  # fewer positional arguments: a size came by keyword (or is missing)
@@ -193,13 +223,13 @@ def _api_method(fn, name: str, gate: bool, sizes: tuple, feature: str | None = N
             self.caller = st
             wall = self.wall_scale
             if wall:  # host_time="wall": the host's own time since this thread's previous call
-                now = perf_counter()
-                last, st.returned = st.returned, None  # None while inside a call: no gap for nested ones
-                if last is not None:
-                    st.clock += (now - last) * wall
+                _wall_gap(st, wall)
+            outer = st.gate, st.needs, st.inside  # (a call made inside another: the outer's, given back after)
+            if not st.inside and (len(self.threads) > 1 or not st.known):  # (see `Core.enter`)
+                self.enter(st)
+            st.inside = True
             t0 = st.clock
             st.clock = t0 + self.call_overhead
-            outer = st.gate, st.needs  # (a call made inside another, from a callback: the outer's, given back after)
             st.gate = name if gate and name in self._unsupported else None
             st.needs = needs
             try:
@@ -212,13 +242,15 @@ def _api_method(fn, name: str, gate: bool, sizes: tuple, feature: str | None = N
             except MemoryError:  # numpy's, anywhere in the call: the runtime's out-of-memory code, not a traceback
                 raise _failed(name, _out_of_host_memory(name)) from None
             finally:
-                st.gate, st.needs = outer
+                st.gate, st.needs, st.inside = outer
                 calls = self._calls  # the call log's pending tuples, turned into compact rows by the chunk
                 calls.append((name, st.ident, t0, st.clock))
                 if len(calls) >= CHUNK:
                     self.call_log.flush()
                 if wall:
                     st.returned = perf_counter()
+                if self.sleepers:  # threads wait for a clock to move (`Core.turn`): this one moved
+                    self.turns.notify_all()
         finally:
             lock.release()
             if st.moves:  # bytes the call's blocking tasks left to move once the lock is released (`Core.later`)
@@ -226,6 +258,15 @@ def _api_method(fn, name: str, gate: bool, sizes: tuple, feature: str | None = N
 
     call.acl_name = name
     return call
+
+
+def _wall_gap(st: "ThreadState", wall: float) -> None:
+    """host_time="wall": the thread's clock gains the wall time since its previous call returned, times the
+    scale (read once on entry, inside the lock); `returned` is None while inside a call (no gap for nested ones)."""
+    now = perf_counter()
+    last, st.returned = st.returned, None
+    if last is not None:
+        st.clock += (now - last) * wall
 
 
 def _move_unlocked(st: "ThreadState", wall: float) -> None:
@@ -269,12 +310,17 @@ class ThreadState:
     ident: its thread id; capture_modes, exchange_mode: the capture modes it began and its
     aclmdlRICaptureThreadExchangeMode; returned: (host_time="wall") the wall time its previous call returned;
     moves: the byte movement the call in progress leaves for after the runtime's lock (`Core.later`).
+    thread: its `threading.Thread`; known: it has made an API call (it is in `Core.threads`), seq: the how-manieth
+    (a tie between two clocks goes to the older thread); inside: an API call of it is in progress; until: while it
+    waits, what gives the simulated time it will wake at (math.inf while that is not known), else None;
+    stalled: the clock at which a waiting thread's escape found it holding the horizon (see `bounds`).
 
     During an API call, `Core.caller` is the calling thread's ThreadState: the family modules read the
     call's clock and pending gate there (`rt.caller`), never through thread-local lookups of their own.
     """
 
-    __slots__ = ("ctx", "clock", "gate", "needs", "ident", "capture_modes", "exchange_mode", "returned", "moves")
+    __slots__ = ("ctx", "clock", "gate", "needs", "ident", "capture_modes", "exchange_mode", "returned", "moves",
+                 "thread", "known", "seq", "inside", "until", "stalled")
 
     def __init__(self):
         self.ctx = None
@@ -286,6 +332,23 @@ class ThreadState:
         self.capture_modes: dict[int, int] = {}
         self.exchange_mode = C.ACL_MODEL_RI_CAPTURE_MODE_GLOBAL
         self.moves: list[tuple] = []  # (fn, args) to run once the API call in progress releases the lock
+        self.thread = threading.current_thread()
+        self.known = False
+        self.seq = 0
+        self.inside = False
+        self.until = None
+        self.stalled: float | None = None
+
+    def bound(self) -> float:
+        """The earliest simulated time at which this thread may still queue work: its clock, or while it waits
+        the time it will wake at (math.inf while not known)."""
+        until = self.until
+        return self.clock if until is None else until()
+
+    def bounds(self) -> bool:
+        """Whether it bounds the other threads' waits: not when it is idle at the clock where an escape found
+        it (until its next call moves its clock)."""
+        return self.until is not None or self.clock != self.stalled
 
 
 class _Handles(dict):
@@ -454,6 +517,14 @@ class Core:
         # thread Python does not know may be one that has not called yet (see callbacks._alive).
         self.foreign_threads = False
         self.ended_threads: set[int] = set()  # a C program's threads that have ended (no longer running)
+        # The host threads that have called the API (thread id -> state; an ended one is dropped when met), and
+        # what lets a waiting thread wait for their next call: `turns` (on the runtime lock), `sleepers` (how
+        # many wait on it), `escapes` (how many times a wait went on without them: see HORIZON_ESCAPE_S).
+        self.threads: dict[int, ThreadState] = {}
+        self.turns = threading.Condition(self.lock)
+        self.sleepers = 0
+        self.escapes = 0
+        self._seqs = count()
         # emu.sanitize.Sanitizer when configured, None when off. The family modules reach it only through the
         # hooks below (`sanitize`, `sanitize_host_access`, `sanitize_host_span`, `submit`), each one
         # `is not None` test. (An instance attribute, not a class default: CPython 3.11 does not specialize a
@@ -620,16 +691,150 @@ class Core:
         trace.write_chrome_trace(path, tasks, calls, findings)
 
     def catch_up(self) -> None:
-        """Let the devices run up to this host thread's time, before the host looks at their state."""
+        """Let the devices run up to this host thread's time, before the host looks at their state (once the
+        other host threads' horizon has reached it: see the module's docstring)."""
+        st = self.caller
+        if self.bounding(st):
+            self.advance(st.clock, _never)
         self.machine.run_until(self.clock)
 
     def wait_for(self, task: Task) -> None:
         """Block this host thread until `task` completes."""
+        if task.end is None and self.bounding(self.caller):
+            self.wait_until(task)
         end = self.machine.wait(task)
         self.clock = max(self.clock, end)
         san = self.sanitizer
         if san is not None:
             san.joined(task)
+
+    # -- host threads and simulated time (see the module's docstring) -------------------------------
+    def enter(self, st: ThreadState) -> None:
+        """An API call of `st`'s thread begins (not one made inside another): at its first, the thread joins
+        `threads` (from then on it bounds the other threads' waits); when there are several, the call takes
+        its turn (`take_turn`)."""
+        if not st.known:
+            st.known = True
+            st.seq = next(self._seqs)
+            self.threads[st.ident] = st
+        if len(self.threads) > 1:
+            self.take_turn(st)
+
+    def take_turn(self, st: ThreadState) -> None:
+        """An API call of `st`'s thread starts once no other host thread may still make one at an earlier
+        simulated time (the earliest clock calls first; between equal clocks, the older thread): the other
+        threads' bounds must not be below its clock. It waits (`turn`) for their calls, and goes on after
+        HORIZON_ESCAPE_S without those that compute, sleep or join without the runtime."""
+        since = None
+        while True:
+            ahead = [o for o in self.bounding(st) if not _before(st, o)]
+            if not ahead:
+                return
+            if since is None:
+                since = perf_counter()
+            elif perf_counter() - since >= HORIZON_ESCAPE_S:
+                self.escapes += 1
+                for o in ahead:
+                    if o.until is None:
+                        o.stalled = o.clock
+                return
+            self.turn(_TURN_S)
+
+    def _running(self, st: ThreadState) -> bool:
+        """Whether the thread of `st` still runs (a C program's thread that ended is in `ended_threads`)."""
+        return st.ident not in self.ended_threads and st.thread.is_alive()
+
+    def bounding(self, st: ThreadState) -> list[ThreadState]:
+        """The other host threads that bound the waits of `st`'s thread: those that have called the API, still
+        run and are not idle where an escape found them. Ended ones leave `threads`."""
+        out = []
+        for ident, other in list(self.threads.items()):
+            if other is st:
+                continue
+            if not self._running(other):
+                if self.threads.get(ident) is other:
+                    del self.threads[ident]
+            elif other.bounds():
+                out.append(other)
+        return out
+
+    def horizon(self, st: ThreadState | None = None) -> float:
+        """The simulated time up to which the thread of `st` (by default the caller) may let the devices run
+        while it waits: the smallest bound (`ThreadState.bound`) of the other host threads; math.inf when
+        no other thread bounds it."""
+        others = self.bounding(self.caller if st is None else st)
+        return min([o.bound() for o in others], default=math.inf)
+
+    def turn(self, seconds: float) -> float:
+        """Wait up to `seconds` of wall time, the runtime lock released, for another thread's call or report
+        (`turns`); the wall time waited. Called inside an API call."""
+        st = self.caller
+        t0 = perf_counter()
+        self.sleepers += 1
+        try:
+            self.turns.wait(seconds)
+        finally:
+            self.sleepers -= 1
+            self.caller = st  # another thread's call set it while the lock was free
+        return perf_counter() - t0
+
+    def advance(self, limit: float, stop) -> bool:
+        """Let the devices run, one event at a time, until `stop()` holds or nothing is due by `limit`, never
+        past the horizon; where the horizon stops it, wait (`turn`) for the other threads' next calls. After
+        HORIZON_ESCAPE_S of wall time stopped there, go on without the threads that hold it (the run is
+        then no longer guaranteed to be reproducible). True when `stop()` holds."""
+        st, machine = self.caller, self.machine
+        peek = machine.env.peek
+        since = None  # perf_counter() when the horizon stopped it
+        while not stop():
+            due = peek()
+            if due > limit or due == math.inf:
+                return False
+            h = self.horizon(st)
+            if due <= h:
+                held = stop if h == math.inf else (lambda: stop() or self.horizon(st) < h)
+                machine.step_until(min(limit, h), held)
+                since = None
+                continue
+            if since is None:
+                since = perf_counter()
+                self.turns.notify_all()  # what it ran may have woken a waiting thread: let it look
+            elif perf_counter() - since >= HORIZON_ESCAPE_S:
+                self._escape(st, h, stop)
+                since = None
+                continue
+            self.turn(_TURN_S)
+        return True
+
+    def _escape(self, st: ThreadState, h: float, stop) -> None:
+        """The horizon `h` held the thread of `st` for HORIZON_ESCAPE_S: the threads that hold it without
+        waiting compute, sleep or join without the runtime; they bound nothing until their next call. If
+        only waiting threads hold it, the next instant runs anyway."""
+        self.escapes += 1
+        idle = [o for o in self.bounding(st) if o.until is None and o.clock <= h]
+        for o in idle:
+            o.stalled = o.clock
+        if not idle:
+            self.machine.step_until(self.machine.env.peek(), stop)
+
+    def wait_until(self, task: Task, limit: float = math.inf) -> None:
+        """Let the devices run, within the horizon, until `task` completes or nothing is due by `limit`
+        (simulated seconds); meanwhile this thread bounds the others at the time it will wake at. Open
+        host functions are left to the callback threads (`Machine.host_wait`)."""
+        st, machine = self.caller, self.machine
+        st.until = lambda: limit if task.end is None else min(limit, max(st.clock, task.end))
+        self.turns.notify_all()  # its bound went up: threads it held may go on
+
+        def done() -> bool:
+            return task.end is not None
+
+        try:
+            while not self.advance(limit, done):
+                if machine.env.peek() < math.inf or not (machine.host_open and machine.host_wait is not None):
+                    return  # due only past `limit`, or nothing can complete it (`Machine.wait` says so)
+                machine.host_wait()
+        finally:
+            st.until = None
 
     def woken(self) -> None:
         """A synchronize call that joined work returns `sync_wait` after it was done: the driver's round trip
@@ -750,6 +955,20 @@ class Core:
         if cost:
             st.clock += cost
         return self.machine.submit(stream.m, task, st.clock)
+
+
+def _never() -> bool:
+    return False
+
+
+def _before(st: ThreadState, other: ThreadState) -> bool:
+    """Whether a call of `st`'s thread may start before `other`'s thread does anything more: its clock is not
+    past the time `other` wakes at, if it waits; else it is earlier than `other`'s clock (or as early, and
+    its thread older)."""
+    until = other.until
+    if until is not None:
+        return st.clock <= until()
+    return st.clock < other.clock or (st.clock == other.clock and st.seq < other.seq)
 
 
 NETWORKS = ("flows", "reference")

@@ -148,7 +148,10 @@ def synchronize_stream_with_timeout(rt: Core, handle: int, timeout_ms: int) -> N
         return
     if timeout_ms > 0 and not s.m.idle:
         deadline = rt.clock + timeout_ms / 1000.0
-        rt.machine.run_until(deadline)
+        if rt.bounding(rt.caller):  # other host threads: within their horizon (see emu.runtime.core)
+            rt.wait_until(s.m.last, deadline)
+        else:
+            rt.machine.run_until(deadline)
         if not s.m.last.completed:
             rt.clock = deadline
             fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,

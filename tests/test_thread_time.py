@@ -1,0 +1,236 @@
+"""Simulated time does not depend on how the OS interleaves a program's host threads (emu.runtime.core: host
+threads and simulated time). A thread that waits lets the devices run only up to the other threads' horizon, and
+API calls start earliest clock first, so a program whose threads talk to each other only through the runtime
+(callbacks, process_report, synchronize, events) gets the same task times and host clocks run after run. A thread
+that computes without calling the runtime holds the others only HORIZON_ESCAPE_S of wall time (the escape)."""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import emu
+from emu.runtime import callbacks, core
+
+HERE = Path(__file__).parent / "samples" / "inference"
+RUNS = 5
+
+# Runs the async inference sample RUNS times in one process (run_script makes a fresh runtime each time) and
+# prints, for each run, its device tasks and its host calls (the thread as "main" or "other").
+SAMPLE_RUNS = r"""
+import json, sys, threading
+import emu
+from emu.cli import run_script
+script, product, out, runs = sys.argv[1:]
+main = threading.get_ident()
+results = []
+for i in range(int(runs)):
+    code = run_script(script, [], product, f"{out}/{i}", as_json=True, host_time="calls")
+    rt = emu.current()
+    streams = {}  # stream names carry handles, which no run reuses: by order of appearance
+    tasks = [[x["api"].item(), streams.setdefault(x["stream"].item(), len(streams)),
+              *(x[k].item() for k in ("submit", "start", "end"))] for x in emu.records()]
+    calls = [[c[0], "main" if c[1] == main else "other", c[2], c[3]] for c in rt.host_calls]
+    results.append({"code": code, "tasks": tasks, "calls": calls, "escapes": rt.escapes})
+print("RESULTS" + json.dumps(results))
+"""
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    for name in ("ACL_EMU_PRODUCT", "ASCEND_RT_VISIBLE_DEVICES", "ACL_EMU_HOST_TIME", "ACL_EMU_MODELS"):
+        env.pop(name, None)
+    return env
+
+
+def _sample_runs(product: str, out: Path) -> list[dict]:
+    done = subprocess.run([sys.executable, "-c", SAMPLE_RUNS, str(HERE / "resnet50_async.py"), product, str(out),
+                           str(RUNS)], capture_output=True, text=True, timeout=600, env=_env(), cwd=out)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.split("RESULTS", 1)[1])
+
+
+@pytest.mark.parametrize("product", ["A3", "910B"])
+def test_async_inference_sample_gives_the_same_task_times_and_host_clocks_run_after_run(product, tmp_path):
+    """resnet50_async.py: a callback thread looping on process_report(50) (started before the main thread
+    subscribes it), blocking callbacks that copy each output to the host. Its device time used to vary from run to
+    run (the callback thread let the devices run ahead of the main thread's clock)."""
+    runs = _sample_runs(product, tmp_path)
+    assert [r["code"] for r in runs] == [0] * RUNS
+    assert all(r["escapes"] == 0 for r in runs)
+    first = runs[0]
+    assert len(first["tasks"]) == 20  # 4 executions, 4 callbacks, 4 pool inputs and 8 output copies
+    for r in runs[1:]:
+        assert r["tasks"] == first["tasks"]
+        assert r["calls"] == first["calls"]
+
+
+def _callback_script(acl, n: int = 6) -> dict:
+    """A pyACL program: a callback thread (acl.util.start_thread) looping on process_report; the main thread queues
+    async copies, blocking and non-blocking callbacks, a second stream waiting on an event, then synchronizes."""
+    H2D, D2H = 1, 2
+    state = {"run": True, "seen": []}
+
+    def callback_thread(args):
+        context, timeout = args
+        acl.rt.set_context(context)
+        while state["run"]:
+            acl.rt.process_report(timeout)
+
+    def on_output(data):
+        index, host, dev, size = data
+        assert acl.rt.memcpy(host, size, dev, size, D2H) == 0  # a blocking copy inside the callback
+        state["seen"].append(index)
+
+    assert acl.init() == 0 and acl.rt.set_device(0) == 0
+    context, _ = acl.rt.create_context(0)
+    stream, _ = acl.rt.create_stream()
+    other, _ = acl.rt.create_stream()
+    event, _ = acl.rt.create_event()
+    size = 1 << 20
+    dev, _ = acl.rt.malloc(size, 0)
+    src, _ = acl.rt.malloc_host(size)
+    host, _ = acl.rt.malloc_host(size)
+    tid, _ = acl.util.start_thread(callback_thread, [context, 20])
+    assert acl.rt.subscribe_report(tid, stream) == 0
+    for i in range(n):
+        assert acl.rt.memcpy_async(dev, size, src, size, H2D, stream) == 0
+        assert acl.rt.launch_callback(on_output, [i, host, dev, size], i % 2, stream) == 0
+        if i == n // 2:
+            assert acl.rt.record_event(event, stream) == 0
+            assert acl.rt.stream_wait_event(other, event) == 0
+            assert acl.rt.memcpy_async(host, size, dev, size, D2H, other) == 0
+    assert acl.rt.synchronize_stream(other) == 0
+    assert acl.rt.synchronize_stream(stream) == 0
+    assert acl.rt.unsubscribe_report(tid, stream) == 0
+    state["run"] = False
+    assert acl.util.stop_thread(tid) == 0
+    for p in (src, host):
+        acl.rt.free_host(p)
+    acl.rt.free(dev)
+    acl.rt.destroy_event(event)
+    acl.rt.destroy_stream(other)
+    acl.rt.destroy_stream(stream)
+    acl.rt.destroy_context(context)
+    acl.rt.reset_device(0)
+    acl.finalize()
+    return state
+
+
+@pytest.fixture
+def acl_module():
+    names = ["acl", "acl.rt", "acl.util", "acl.media", "acl.mdl", "acl.op"]
+    saved = {n: sys.modules.get(n) for n in names}
+    emu.configure(product="910B")
+    emu.install()
+    yield importlib.import_module("acl")
+    for n, m in saved.items():
+        if m is None:
+            sys.modules.pop(n, None)
+        else:
+            sys.modules[n] = m
+
+
+def _one_run(acl) -> dict:
+    emu.configure(product="910B")
+    main = threading.get_ident()
+    state = _callback_script(acl)
+    rt = emu.current()
+    streams = {}  # stream names carry handles, which no run reuses: by order of appearance
+    tasks = [(re.sub(r"0x[0-9a-f]+", "0x", x["api"].item()), streams.setdefault(x["stream"].item(), len(streams)),
+              *(x[k].item() for k in ("submit", "start", "end"))) for x in emu.records()]
+    calls = [(c[0], c[1] == main, c[2], c[3]) for c in rt.host_calls]
+    return {"seen": sorted(state["seen"]), "tasks": tasks, "calls": calls, "escapes": rt.escapes}
+
+
+def test_pyacl_callback_thread_and_async_copies_give_the_same_times_run_after_run(acl_module):
+    runs = [_one_run(acl_module) for _ in range(RUNS)]
+    first = runs[0]
+    assert first["seen"] == list(range(6)) and first["escapes"] == 0
+    for r in runs[1:]:
+        assert r == first
+
+
+def test_a_thread_computing_without_the_runtime_does_not_hold_a_waiting_callback_thread_forever(monkeypatch):
+    """The escape: the main thread queues a kernel and a blocking callback, then waits for the callback outside the
+    runtime (as if it computed). The callback thread's process_report is held by the main thread's clock only
+    HORIZON_ESCAPE_S of wall time; then it goes on without it (and counts an escape)."""
+    monkeypatch.setattr(core, "HORIZON_ESCAPE_S", 0.2)
+    rt = emu.configure(product="910B")
+    rt.set_device(0)
+    s = rt.create_stream()
+    go, ran = threading.Event(), threading.Event()
+
+    def loop():
+        go.wait(10)
+        while not ran.is_set():
+            rt.process_report(-1)
+
+    worker = threading.Thread(target=loop, daemon=True)
+    worker.start()
+    rt.subscribe_report(worker.ident, s)
+    rt.launch_kernel(lambda: None, [], s, duration_us=1000.0)
+    rt.launch_callback(lambda _: ran.set(), None, 1, s)
+    t0 = time.perf_counter()
+    go.set()
+    assert ran.wait(10), "the callback thread waited for the main thread forever"
+    assert time.perf_counter() - t0 < 5
+    assert rt.escapes >= 1
+    worker.join(5)
+    assert not worker.is_alive()
+    rt.synchronize_stream(s)
+
+
+def _kernel_and_sync(rt, s) -> float:
+    """The wall time a kernel's launch and a synchronize on it take."""
+    t0 = time.perf_counter()
+    rt.launch_kernel(lambda: None, [], s, duration_us=1000.0)
+    rt.synchronize_stream(s)
+    return time.perf_counter() - t0
+
+
+def test_a_thread_that_ended_bounds_no_wait(monkeypatch):
+    monkeypatch.setattr(core, "HORIZON_ESCAPE_S", 5.0)
+    rt = emu.configure(product="910B")
+    rt.set_device(0)
+    s = rt.create_stream()
+    helper = threading.Thread(target=rt.get_device_count)  # one call at its clock 0, then it ends
+    helper.start()
+    helper.join(5)
+    assert _kernel_and_sync(rt, s) < 2.5
+    assert rt.escapes == 0 and rt.clock >= 1e-3
+    assert helper.ident not in rt.threads
+
+
+def test_a_thread_idle_outside_the_runtime_holds_waits_once_until_its_next_call(monkeypatch):
+    """A live thread that called the runtime and now waits outside it (a pool worker, a thread in join) holds the
+    main thread's calls (its clock is behind theirs) for HORIZON_ESCAPE_S once; after the escape it bounds nothing
+    until it calls again."""
+    monkeypatch.setattr(core, "HORIZON_ESCAPE_S", 0.2)
+    rt = emu.configure(product="910B")
+    rt.set_device(0)
+    s = rt.create_stream()
+    release = threading.Event()
+
+    def idle():
+        rt.get_device_count()
+        release.wait(10)
+
+    helper = threading.Thread(target=idle, daemon=True)
+    helper.start()
+    while helper.ident not in rt.threads:
+        time.sleep(0.001)
+    assert _kernel_and_sync(rt, s) >= 0.2
+    assert rt.escapes == 1
+    assert _kernel_and_sync(rt, s) < 0.2
+    assert rt.escapes == 1
+    release.set()
+    helper.join(5)
