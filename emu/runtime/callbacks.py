@@ -523,15 +523,23 @@ def _host_wait(rt: Core) -> None:
 
 # -- pyACL's host threads (acl.util.start_thread / stop_thread) ---------------------------------
 def start_thread(rt: Core, fn: Callable, args=None) -> int:
-    """Start a host thread running `fn(args)`; its id (for subscribe_report). Not an ACL API."""
+    """Start a host thread running `fn(args)`; its id (for subscribe_report). Its host clock starts at the
+    calling thread's. Not an ACL API."""
     if not callable(fn):
         raise TypeError(f"{fn!r} is not callable")
-    t = threading.Thread(target=fn, args=(args,), name=f"acl-thread-{getattr(fn, '__name__', 'fn')}",
+    child = rt.starting()  # its clock starts at this thread's, and it bounds the others from its start
+
+    def run(fn_args):
+        rt.adopt(child)
+        fn(fn_args)
+
+    t = threading.Thread(target=run, args=(args,), name=f"acl-thread-{getattr(fn, '__name__', 'fn')}",
                          daemon=True)
     rt.sanitize("thread_starting", t)
     with _threads_lock:
         t.start()
         _threads[t.ident] = t
+    rt.adopt(child, t)
     return t.ident
 
 

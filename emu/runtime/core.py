@@ -714,11 +714,33 @@ class Core:
         `threads` (from then on it bounds the other threads' waits); when there are several, the call takes
         its turn (`take_turn`)."""
         if not st.known:
-            st.known = True
-            st.seq = next(self._seqs)
-            self.threads[st.ident] = st
+            self._join(st)
         if len(self.threads) > 1:
             self.take_turn(st)
+
+    def _join(self, st: ThreadState) -> None:
+        st.known = True
+        st.seq = next(self._seqs)
+        self.threads[st.ident] = st
+
+    def starting(self) -> ThreadState:
+        """The state of a host thread the calling thread is about to start (acl.util.start_thread): its clock
+        starts at the starting thread's; `adopt` makes it the new thread's, which bounds the others' waits from
+        its start, not from its first call."""
+        st = ThreadState()
+        st.clock = self._tls.state.clock
+        return st
+
+    def adopt(self, st: ThreadState, thread: threading.Thread | None = None) -> None:
+        """`st` (from `starting`) is the state of `thread` once it has started, by default the calling thread's
+        (the thread itself calls this first); it joins `threads` at whichever of the two calls comes first."""
+        with self.lock:
+            if thread is None:
+                self._tls.state = st
+                thread = threading.current_thread()
+            st.ident, st.thread = thread.ident, thread
+            if not st.known:
+                self._join(st)
 
     def take_turn(self, st: ThreadState) -> None:
         """An API call of `st`'s thread starts once no other host thread may still make one at an earlier
