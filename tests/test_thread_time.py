@@ -234,3 +234,14 @@ def test_a_thread_idle_outside_the_runtime_holds_waits_once_until_its_next_call(
     assert rt.escapes == 1
     release.set()
     helper.join(5)
+
+
+def test_a_thread_from_start_thread_starts_at_its_starters_clock_and_bounds_from_its_start():
+    rt = emu.configure(product="910B")
+    rt.set_device(0)
+    started_at = rt.clock
+    first = {}
+    tid = rt.start_thread(lambda _: first.setdefault("t0", rt.clock), None)
+    assert tid in rt.threads  # known before it runs: it bounds the others from its start
+    rt.stop_thread(tid)
+    assert first["t0"] == started_at
