@@ -245,3 +245,28 @@ def test_a_thread_from_start_thread_starts_at_its_starters_clock_and_bounds_from
     assert tid in rt.threads  # known before it runs: it bounds the others from its start
     rt.stop_thread(tid)
     assert first["t0"] == started_at
+
+
+def test_in_wall_host_time_threads_do_not_take_turns(monkeypatch):
+    """host_time="wall" promises no repeatable run (the wall clock drives the clocks), so the threads run freely:
+    a thread's calls are never held by another thread whose clock is behind (no turn, no escape), as they are in
+    "calls" mode (the escape the test above counts)."""
+    monkeypatch.setattr(core, "HORIZON_ESCAPE_S", 2.0)
+    rt = emu.configure(product="910B", host_time="wall")
+    rt.set_device(0)
+    h, d = rt.malloc_host(4096), rt.malloc(4096)
+    took = []
+
+    def worker():
+        rt.set_device(0)
+        t0 = time.perf_counter()
+        for _ in range(50):
+            rt.memcpy(d, 4096, h, 4096, 1)
+        took.append(time.perf_counter() - t0)
+
+    t = threading.Thread(target=worker)
+    t.start()  # the main thread, known to the runtime, now waits in join without calling it
+    t.join()
+    assert rt.escapes == 0
+    assert took[0] < 1.0  # (held by the main thread, it would wait HORIZON_ESCAPE_S = 2 s)
+    assert rt.bounding(rt.caller) == []

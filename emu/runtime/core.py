@@ -33,6 +33,10 @@ another thread's next call; after HORIZON_ESCAPE_S of wall time it goes on
 without the threads that hold it (see there: the run is then no longer
 guaranteed to be reproducible; `Core.escapes` counts it). A blocking copy or
 fill (`Machine.blocking`) still runs the devices to its own end unbounded.
+This is the "calls" host-time mode's promise (a run repeats exactly); its price
+is that threads take turns in simulated-time order, so their calls do not run
+at once. In "wall" mode the host's wall time drives the clocks and no run
+repeats another anyway: there the threads run freely and bound nothing.
 """
 from __future__ import annotations
 
@@ -712,10 +716,11 @@ class Core:
     def enter(self, st: ThreadState) -> None:
         """An API call of `st`'s thread begins (not one made inside another): at its first, the thread joins
         `threads` (from then on it bounds the other threads' waits); when there are several, the call takes
-        its turn (`take_turn`)."""
+        its turn (`take_turn`), but in "wall" host-time mode (where the host's own time drives the clocks,
+        and no run repeats another: the threads run freely, as before threads took turns)."""
         if not st.known:
             self._join(st)
-        if len(self.threads) > 1:
+        if len(self.threads) > 1 and not self.wall_scale:
             self.take_turn(st)
 
     def _join(self, st: ThreadState) -> None:
@@ -768,7 +773,8 @@ class Core:
 
     def bounding(self, st: ThreadState) -> list[ThreadState]:
         """The other host threads that bound the waits of `st`'s thread: those that have called the API, still
-        run and are not idle where an escape found them. Ended ones leave `threads`."""
+        run and are not idle where an escape found them; none in "wall" host-time mode (see `enter`). Ended
+        ones leave `threads`."""
         out = []
         for ident, other in list(self.threads.items()):
             if other is st:
@@ -778,7 +784,7 @@ class Core:
                     del self.threads[ident]
             elif other.bounds():
                 out.append(other)
-        return out
+        return out if not self.wall_scale else []
 
     def horizon(self, st: ThreadState | None = None) -> float:
         """The simulated time up to which the thread of `st` (by default the caller) may let the devices run
