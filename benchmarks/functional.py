@@ -2,6 +2,7 @@
 two threads' aggregate against one's.
 
 Run from the repository root:  python benchmarks/functional.py [--sizes 4K,64K,...] [--reps N] [--no-threads]
+                                                               [--host-time calls|wall]
 
 Per size n (page-locked host memory and device memory of the 910B product, functional mode), medians of
 interleaved runs (ours, numpy, ours, ... which goes first alternating), as ratios numpy time / our time
@@ -13,7 +14,9 @@ interleaved runs (ours, numpy, ours, ... which goes first alternating), as ratio
 * 2d: acl.rt.memcpy2d H2D, rows of 1024 bytes 1088 apart, vs the assignment between the strided 2-D views;
 * batch (64 KiB and up): acl.rt.memcpy_batch of n / 64 KiB entries of 64 KiB vs a loop of np.copyto;
 * threads: each of two threads copies its own buffers with acl.rt.memcpy (then np.copyto) as fast as it can;
-  the aggregate bytes per second of two threads against one's, for both, and ours against numpy's.
+  the aggregate bytes per second of two threads against one's, for both, and ours against numpy's. In the
+  default "calls" host-time mode the two threads' calls take turns in simulated-time order (the price of a run
+  that repeats exactly: emu.runtime.core); `--host-time wall` lets them run freely.
 
 A run of a small size loops for about RUN_SECONDS on the slower side (the same count on both sides). Every buffer
 is written before the first timed run (no page fault is timed) and each side runs once before its runs are timed.
@@ -219,13 +222,16 @@ def main() -> int:
     ap.add_argument("--sizes", default=SIZES, help=f"comma-separated sizes (default {SIZES})")
     ap.add_argument("--reps", type=int, default=9, help="interleaved runs per side (fewer from 256M up)")
     ap.add_argument("--no-threads", action="store_true", help="skip the two-thread columns")
+    ap.add_argument("--host-time", choices=("calls", "wall"), default="calls",
+                    help="the runtime's host-time mode (calls: threads take turns; wall: they run freely)")
     args = ap.parse_args()
-    rt = emu.configure("910B", functional=True)
+    rt = emu.configure("910B", functional=True, host_time=args.host_time)
     acl.init()
     acl.rt.set_device(0)
     kernels.warmup()
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine()}")
-    print(f"numpy time / ours (>= 1: ours as fast), medians of {args.reps} interleaved runs (fewer from 256M up)")
+    print(f"numpy time / ours (>= 1: ours as fast), medians of {args.reps} interleaved runs (fewer from 256M up), "
+          f"host time {args.host_time!r}")
     head = (f"{'size':>5} {'memcpy':>7} {'kernel':>6} {'d32':>6} {'2d':>6} {'batch':>6}"
             + ("" if args.no_threads else f" {'ours 2T/1T':>10} {'np 2T/1T':>9} {'2T ours/np':>10}"))
     print(head + "\n" + "-" * len(head), flush=True)
