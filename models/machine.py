@@ -766,12 +766,13 @@ class Machine:
             gc_resume(gc_was)
 
     def step_until(self, t: float, stop: Callable[[], bool]) -> None:
-        """Complete what is due by `t`, one event at a time, until `stop()` is true. Unlike `run_until`,
-        simulated time does not move past the last event (a host thread polling for work)."""
+        """Complete what is due by `t` (math.inf: everything scheduled), one event at a time, until `stop()` is
+        true or nothing is left. Unlike `run_until`, simulated time does not move past the last event (a host
+        thread polling for work)."""
         env = self.env
         gc_was = gc_pause()
         try:
-            while not stop() and env.peek() <= t:
+            while not stop() and not env.empty and env.peek() <= t:
                 env.step()
         finally:
             gc_resume(gc_was)

@@ -270,3 +270,65 @@ def test_in_wall_host_time_threads_do_not_take_turns(monkeypatch):
     assert rt.escapes == 0
     assert took[0] < 1.0  # (held by the main thread, it would wait HORIZON_ESCAPE_S = 2 s)
     assert rt.bounding(rt.caller) == []
+
+
+def test_stepping_until_forever_stops_when_nothing_is_left():
+    """Machine.step_until(math.inf, stop): a thread waiting with no deadline (process_report(-1), a synchronize
+    whose horizon is unbounded) completes what is scheduled and returns when nothing is left, instead of
+    stepping an empty schedule (simpy's EmptySchedule)."""
+    import math
+
+    rt = emu.configure(product="910B", functional=False)
+    rt.set_device(0)
+    s = rt.create_stream()
+    rt.memcpy_async(rt.malloc(4096), 4096, rt.malloc_host(4096), 4096, 1, s)
+    rt.machine.step_until(math.inf, lambda: False)
+    assert rt.machine.env.empty
+    assert rt.machine.records.array()["end"].max() > 0
+
+
+def _two_threads_copying() -> tuple[dict, list]:
+    """The main thread's blocking 64 MiB H2D copy; meanwhile another thread's blocking 16 MiB one, then an async
+    4 MiB one on its own stream and its synchronize. (the clocks, each task's (start, end) in microseconds)"""
+    rt = emu.configure(product="910B", functional=False)
+    rt.set_device(0)
+    big, big_host = rt.malloc(64 << 20), rt.malloc_host(64 << 20)
+    mid, mid_host = rt.malloc(16 << 20), rt.malloc_host(16 << 20)
+    small, small_host = rt.malloc(4 << 20), rt.malloc_host(4 << 20)
+    out, ready = {}, threading.Barrier(2)
+
+    def other():
+        rt.set_device(0)
+        s = rt.create_stream()
+        ready.wait()
+        rt.memcpy(mid, 16 << 20, mid_host, 16 << 20, 1)
+        out["submit"] = rt.clock
+        rt.memcpy_async(small, 4 << 20, small_host, 4 << 20, 1, s)
+        rt.synchronize_stream(s)
+        out["other_end"] = rt.clock
+
+    t = threading.Thread(target=other)
+    t.start()
+    ready.wait()
+    rt.memcpy(big, 64 << 20, big_host, 64 << 20, 1)
+    out["main_end"] = rt.clock
+    t.join()
+    tasks = [(round(float(r["start"]) * 1e6, 3), round(float(r["end"]) * 1e6, 3), int(r["bytes"]))
+             for r in rt.records()]
+    return out, tasks
+
+
+def test_blocking_copies_of_two_threads_share_the_link_and_run_no_device_ahead_of_a_thread():
+    """A blocking copy with other host threads alive runs the devices only up to their horizon, as a wait does:
+    two threads' blocking copies overlap on the link (before, the first to run took the devices to its end, and
+    the other's started there), and a copy the other thread queues when its own blocking copy returns starts
+    then, not once the main thread's copy is done; run after run the same."""
+    runs = [_two_threads_copying() for _ in range(3)]
+    assert all(r == runs[0] for r in runs)
+    clocks, tasks = runs[0]
+    (big,) = [t for t in tasks if t[2] == 64 << 20]
+    (mid,) = [t for t in tasks if t[2] == 16 << 20]
+    (small,) = [t for t in tasks if t[2] == 4 << 20]
+    assert mid[0] < big[1] and big[0] < mid[1]  # the two blocking copies overlap
+    assert small[0] - clocks["submit"] * 1e6 < 10  # queued when its thread's blocking copy returned: starts then
+    assert small[0] < big[1]

@@ -820,7 +820,7 @@ class Core:
                 return False
             h = self.horizon(st)
             if due <= h:
-                held = stop if h == math.inf else (lambda: stop() or self.horizon(st) < h)
+                held = lambda: stop() or self.horizon(st) < h  # (h inf too: a waiting thread's wake becomes known)
                 machine.step_until(min(limit, h), held)
                 since = None
                 continue

@@ -217,9 +217,13 @@ def run_blocking(rt: Core, task: Task, access=None) -> None:
     if s is None or s.last is not None and s.last.end is None:  # (one per device: a blocking call waits
         s = rt.sync_streams[dev] = rt.machine.stream(f"dev{dev}/sync", dev)  # for its task, so it is idle)
     st = rt.caller
-    end = rt.machine.blocking(s, task, st.clock)
-    if end > st.clock:
-        st.clock = end
+    if rt.bounding(st):  # other host threads: the devices run no further than their horizon (emu.runtime.core)
+        rt.machine.submit(s, task, st.clock)
+        rt.wait_for(task)
+    else:
+        end = rt.machine.blocking(s, task, st.clock)
+        if end > st.clock:
+            st.clock = end
     if task.error is not None:
         raise task.error
 
