@@ -775,6 +775,8 @@ class Core:
         """The other host threads that bound the waits of `st`'s thread: those that have called the API, still
         run and are not idle where an escape found them; none in "wall" host-time mode (see `enter`). Ended
         ones leave `threads`."""
+        if len(self.threads) < 2:  # (a program of one thread: the test on every blocking call and wait)
+            return []
         out = []
         for ident, other in list(self.threads.items()):
             if other is st:
