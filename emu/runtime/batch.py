@@ -577,7 +577,7 @@ def _batch_async_ub(rt: Core, s: Stream, entries: _Entries, what: str) -> None:
         if s.capturing:
             fail(ACL_ERROR_RT_PARAM_INVALID, "a batch with pageable memory cannot be captured: use "
                                              "aclrtMallocHost or aclrtHostRegister memory")
-        streams._drain(rt, s)
+        streams.drain(rt, s)
         _run_batch(rt, entries, what)
         return
     rt.submit(s, _group(rt, entries, what, s.device, s.device), entries)
@@ -602,7 +602,7 @@ def _batch_async_loop(rt: Core, stream: int, plans, what: str) -> None:
         for e in plans:
             if e.pageable:  # stream synchronize, then ApiImpl::MemCopySync (107030, not 107041)
                 flush()
-                streams._drain(rt, rt.stream_of(stream, check_context=False))
+                streams.drain(rt, rt.stream_of(stream, check_context=False))
                 capture.check_capture_safe(rt)
                 transfer.copy_now(rt, e, what)
                 continue

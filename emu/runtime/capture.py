@@ -21,7 +21,7 @@ from ..constants import ACL_MODEL_RI_CAPTURE_MODE_GLOBAL as GLOBAL, \
     ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL as THREAD_LOCAL, ACL_MODEL_RI_CAPTURE_MODE_RELAXED as RELAXED, \
     ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE as ACTIVE, ACL_MODEL_RI_CAPTURE_STATUS_NONE as NONE, \
     ACL_STREAM_DEVICE_USE_ONLY
-from .core import Context, Core, Stream, _handles, api, fail
+from .core import Context, Core, Stream, api, fail, new_handle
 
 MODES = (GLOBAL, THREAD_LOCAL, RELAXED)
 
@@ -30,7 +30,7 @@ class Model:
     """A captured graph (aclmdlRI): the tasks to replay, in order."""
 
     def __init__(self, ctx: Context):
-        self.handle = next(_handles)
+        self.handle = new_handle()
         self.ctx = ctx  # the context the capture began in: the model belongs to it
         self.tasks: list[Task] = []
         self.destroyed = False

@@ -63,6 +63,11 @@ from .handles import EventHandle, StreamHandle
 
 _handles = count(0x5A000010, 16)  # handle values look like pointers and are never reused
 
+
+def new_handle() -> int:
+    """A new handle value (a stream's, an event's, a context's, a model's...): pointer-like, never reused."""
+    return next(_handles)
+
 # Wall seconds a waiting thread lets the other threads' horizon hold it before it goes on without them (the
 # escape): far longer than a program's own work between two runtime calls (a loop's bookkeeping, a print, a
 # numpy check of an output: milliseconds, even with the GIL shared on a loaded machine), so a run that keeps
@@ -358,7 +363,7 @@ class ThreadState:
 class _Handles(dict):
     """Handle -> live context, stream, event or modelRI. A destroyed object is dropped: by the runtime as it
     destroys it, and, for one marked destroyed elsewhere, by a sweep each time the table has doubled. Handles
-    are never reused (`_handles`), so a dropped handle is one the table does not know, which gives the code
+    are never reused (`new_handle`), so a dropped handle is one the table does not know, which gives the code
     a destroyed handle gives (107017 for a stream or event, ...): no object is kept for it."""
 
     __slots__ = ("_sweep_at",)
@@ -386,7 +391,7 @@ class Context:
     the device's primary context, the one aclrtSetDevice makes current."""
 
     def __init__(self, device: "Device", primary: bool):
-        self.handle = next(_handles)
+        self.handle = new_handle()
         self.device = device
         self.primary = primary
         self.destroyed = False
@@ -400,7 +405,7 @@ class Stream:
     default stream has handle 0."""
 
     def __init__(self, ctx: Context, mstream, flags: int = 0, priority: int = 0, default: bool = False):
-        self.handle = 0 if default else next(_handles)
+        self.handle = 0 if default else new_handle()
         self.ctx = ctx
         self.device = ctx.device.id  # its context's device id (a plain attribute: read for every queued task)
         self.m = mstream  # the models.Stream the tasks run on
@@ -432,7 +437,7 @@ class Event:
     may record)."""
 
     def __init__(self, flags: int, device: int, ex: bool = False):
-        self.handle = next(_handles)
+        self.handle = new_handle()
         self.flags = flags
         self.device = device
         self.ex = ex

@@ -158,7 +158,7 @@ def synchronize_device(rt: Core) -> None:
     """Block this thread until every stream of the current context, its default stream included, is drained
     (aclrtSynchronizeDevice). A task that failed on one raises 507899."""
     ctx = rt.current_context()
-    joined = [streams._drain(rt, s, wake=False) for s in [ctx.default_stream, *ctx.streams]]
+    joined = [streams.drain(rt, s, wake=False) for s in [ctx.default_stream, *ctx.streams]]
     if any(joined):
         rt.woken()  # one round trip for the call, however many streams it joined
 

@@ -40,7 +40,7 @@ from ..errors import (ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, ACL_ERROR_GE_DYNA
                       ACL_ERROR_INVALID_PARAM)
 from ..memory import Region
 from . import allocation, transfer
-from .core import Context, Core, Stream, _handles, api, fail
+from .core import Context, Core, Stream, api, fail, new_handle
 
 # GE's external codes (emu.errors) pass through ACL (api/acl/common/error_codes_inner.h ACL_GET_ERRCODE_GE);
 # GE's inner codes surface as ACL_ERROR_GE_FAILURE.
@@ -63,7 +63,7 @@ class ModelDesc:
     """An aclmdlDesc: what aclmdlGetDesc filled in (empty until then)."""
 
     def __init__(self):
-        self.handle = next(_handles)
+        self.handle = new_handle()
         self.decl: modeldecl.ModelDecl | None = None
         self.model_id = 0
         self.destroyed = False
@@ -73,7 +73,7 @@ class Dataset:
     """An aclmdlDataset: its data buffers' handles, in order, and the gear set on it."""
 
     def __init__(self):
-        self.handle = next(_handles)
+        self.handle = new_handle()
         self.buffers: list[int] = []
         self.gear: tuple | None = None
         self.destroyed = False
@@ -83,7 +83,7 @@ class DataBuffer:
     """An aclDataBuffer: an address and a length (both may be 0: an empty buffer)."""
 
     def __init__(self, data: int, size: int):
-        self.handle = next(_handles)
+        self.handle = new_handle()
         self.data, self.size = data, size
         self.destroyed = False
 

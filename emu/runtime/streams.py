@@ -58,7 +58,7 @@ def create_stream_with_config(rt: Core, priority: int, flag: int) -> int:
     return _new_stream(rt, flags=flag, priority=min(max(prio, 0), 7))
 
 
-def _drain(rt: Core, s: Stream, wake: bool = True) -> bool:
+def drain(rt: Core, s: Stream, wake: bool = True) -> bool:
     """Wait for what `s` has queued; `wake`: then pay the synchronize's round trip (Core.woken) if it had any
     task. True when it had one."""
     if not s.m.idle:
@@ -131,7 +131,7 @@ def synchronize_stream(rt: Core, handle: int = 0) -> None:
     stream.cpp: aclrtSynchronizeStreamImpl; ApiErrorDecorator::StreamSynchronize; ApiImpl::StreamSynchronize."""
     s = _sync_target(rt, handle)
     if s is not None:
-        _drain(rt, s)
+        drain(rt, s)
 
 
 @api("aclrtSynchronizeStreamWithTimeout", pyacl="acl.rt.synchronize_stream_with_timeout", params="ii")
@@ -156,7 +156,7 @@ def synchronize_stream_with_timeout(rt: Core, handle: int, timeout_ms: int) -> N
             rt.clock = deadline
             fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                  f"stream not complete after {timeout_ms} ms of simulated time")
-    _drain(rt, s)
+    drain(rt, s)
 
 
 @api("aclrtStreamQuery", pyacl="acl.rt.stream_query", params="i", outputs=(0,))

@@ -264,7 +264,7 @@ def sync_for_pageable(rt: Core, s: Stream) -> None:
         fail(ACL_ERROR_RT_PARAM_INVALID, "pageable host memory cannot be captured: use aclrtMallocHost "
                                          "or aclrtHostRegister memory")
     capture.check_capture_safe(rt, converted=True)
-    streams._drain(rt, s)
+    streams.drain(rt, s)
 
 
 def copy_unit(rt: Core, s_dev: int | None, d_dev: int | None) -> int:
