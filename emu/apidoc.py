@@ -224,8 +224,8 @@ def _api_sections(rt) -> list[str]:
         for name in names:
             out += _api_entry(rt, name)
     out += ["## Helpers (not ACL APIs)", ""]
-    if set(HELPERS) != set(rt._HELPERS):
-        raise ValueError(f"emu.runtime's helpers {sorted(rt._HELPERS)} and the page's {sorted(HELPERS)} differ")
+    if set(HELPERS) != set(rt.HELPERS):
+        raise ValueError(f"emu.runtime's helpers {sorted(rt.HELPERS)} and the page's {sorted(HELPERS)} differ")
     for name in HELPERS:
         out += _api_entry(rt, name)
     return out

@@ -884,7 +884,7 @@ def sweep_command(args) -> int:
         return _argument_error("sweep", "argument --format: Parquet needs pyarrow: pip install 'acl-emu[sweep]'")
     if args.workers > 1 or args.scheduler:
         try:
-            sweep._dask()
+            sweep.dask_distributed()
         except RuntimeError as e:
             return _argument_error("sweep", str(e))
     out = Path(args.out) if args.out else Path("acl-emu-out") / "sweep"

@@ -122,3 +122,34 @@ def test_whole_numbers_are_read_by_one_parser_common_parse_whole_each_caller_kee
         with pytest.raises(ValueError, match=rf"^count '{bad}' is not a whole number from 1 to 10$"):
             calibrate._whole(bad, "count", 10)
     assert calibrate._whole(" 10 ", "count", 10) == 10
+
+
+def _private_reaches(path, root) -> list[str]:
+    """A file's uses of another emu module's private names: `from <emu module> import _name` and `module._name`
+    where `module` is an emu (or emu.models) module it imported."""
+    import ast
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    where = path.relative_to(root)
+    out, modules = [], set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").startswith(("emu", "models"))):
+            for a in n.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    out.append(f"{where}:{n.lineno}: from {n.module} import {a.name}")
+                modules.add(a.asname or a.name)
+        elif isinstance(n, ast.Import):
+            modules.update((a.asname or a.name).split(".")[0] for a in n.names if a.name.startswith("emu"))
+    out += [f"{where}:{n.lineno}: {n.value.id}.{n.attr}" for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in modules
+            and n.attr.startswith("_") and not n.attr.startswith("__")]
+    return out
+
+
+def test_no_emu_module_reaches_another_modules_private_names():
+    """Public names are defined where grep finds them, and a module's private names are its own: no module of
+    emu imports or reads another emu module's `_name` (streams.drain, transfer.mover, core.new_handle,
+    overlap.Schedule, sweep.dask_distributed... are public for that)."""
+    from pathlib import Path
+
+    root = Path(emu.__file__).parent
+    assert [line for p in sorted(root.rglob("*.py")) for line in _private_reaches(p, root.parent)] == []

@@ -50,7 +50,7 @@ def check(rt, graph, run) -> dict:
 
 @pytest.mark.parametrize("product", ["910B", "A3", "950PR"])
 def test_an_overlap_schedule_round_trips(product, tmp_path):
-    schedule = overlap._Schedule(product, 64 << 20, 16 << 20, 1500, 2, 4, False)
+    schedule = overlap.Schedule(product, 64 << 20, 16 << 20, 1500, 2, 4, False)
     graph, run = round_trip(schedule.rt, product, tmp_path / "overlap.json")
     assert [d["how"] for d in graph.event_deps] == ["event id", "event id"]  # the file names each record's event
     worst = check(schedule.rt, graph, run)

@@ -93,7 +93,7 @@ def test_no_surface_repeats_a_declaration():
 def test_helpers_are_explicit_module_level_names():
     tree = ast.parse((RUNTIME / "__init__.py").read_text())
     top = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
-    for name in rtm._HELPERS:
+    for name in rtm.HELPERS:
         assert name in top, f"emu.runtime.{name} is not assigned at the module's top level"
         assert getattr(rtm, name).__wrapped__ is getattr(rtm.Runtime, name), name
 

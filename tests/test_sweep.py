@@ -68,7 +68,7 @@ def test_a_grid_too_small_to_gain_skips_the_cluster_and_says_so(monkeypatch, tmp
     def no_dask():
         raise AssertionError("the cluster was started")
 
-    monkeypatch.setattr(sweep, "_dask", no_dask)
+    monkeypatch.setattr(sweep, "dask_distributed", no_dask)
     grid = sweep.Grid(**SMALL)
     done = sweep.run_planned(grid, workers=2)
     assert done.rows == sweep.run(grid)
@@ -79,7 +79,7 @@ def test_a_grid_too_small_to_gain_skips_the_cluster_and_says_so(monkeypatch, tmp
     assert "the Dask cluster at tcp://127.0.0.1:1 not used" in done.plan.line
     args = ["sweep", "--products", "910B", "--h2d", "2M", "--d2h", "1M", "--streams", "1", "--chunks", "1,2",
             "--workers", "2", "--out", str(tmp_path / "o")]
-    monkeypatch.setattr(sweep, "_dask", lambda: None)  # the command's own check that Dask is installed
+    monkeypatch.setattr(sweep, "dask_distributed", lambda: None)  # the command's own check that Dask is installed
     assert main(args) == 0
     assert "2 runs in this process; a local Dask cluster of 2 workers not used" in capsys.readouterr().out
 

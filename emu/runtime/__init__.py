@@ -196,7 +196,7 @@ def _delegate(name: str):
 
 
 API_NAMES = sorted(d.name for d in APIS)
-_HELPERS = ["register_host", "host_array", "device_array", "start_thread", "stop_thread"]  # not ACL APIs
+HELPERS = ["register_host", "host_array", "device_array", "start_thread", "stop_thread"]  # not ACL APIs
 
 # The module's functions, one per declared API (`APIS`), each calling the current runtime's method of the same
 # name (`current()`); then the helpers'.

@@ -58,7 +58,10 @@ def _wanted(loc_type: int) -> Location | None:
     """The attribute's location: HOST_NUMA counts as HOST; a type that is no location matches nothing."""
     if loc_type == Location.HOST_NUMA:
         return Location.HOST
-    return Location(loc_type) if loc_type in Location._value2member_map_ else None
+    try:
+        return Location(loc_type)
+    except ValueError:  # (no location has that value)
+        return None
 
 
 def _size_ts(values):

@@ -13,7 +13,7 @@ from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CAPTURE_DEPENDENCY, 
                       ACL_ERROR_RT_NO_STREAM_RESOURCE, ACL_ERROR_RT_PARAM_INVALID,
                       ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
 from .core import (Core, Event, Stream,
-                   _NO_SYNC_STREAM_FLAGS, _STREAM_FLAGS, api, fail)
+                   NO_SYNC_STREAM_FLAGS, STREAM_FLAGS, api, fail)
 from .handles import EventHandle, StreamHandle
 
 
@@ -49,7 +49,7 @@ def create_stream_with_config(rt: Core, priority: int, flag: int) -> int:
     acl stream.cpp: aclrtCreateStreamWithConfigImpl (unknown bits dropped), then
     api_error.cc: ApiErrorDecorator::StreamCreate / CheckStreamFlags, api_impl.cc: ApiImpl::StreamCreate."""
     rt.runtime_layer()
-    flag &= _STREAM_FLAGS
+    flag &= STREAM_FLAGS
     if flag & C.ACL_STREAM_HUGE:  # RT_FEATURE_STREAM_HUGE_DEPTH
         rt.require_feature("huge_stream", "ACL_STREAM_HUGE streams")
     if flag & C.ACL_STREAM_DEVICE_USE_ONLY and flag != C.ACL_STREAM_DEVICE_USE_ONLY:
@@ -116,7 +116,7 @@ def _sync_target(rt: Core, handle: int, timeout_ms: int = -1) -> Stream | None:
         fail(ACL_ERROR_RT_PARAM_INVALID, "timeout 0 ms: must be -1 (forever) or > 0")
     if s is not None:
         rt.check_not_capturing(s)
-        if s.flags & _NO_SYNC_STREAM_FLAGS:
+        if s.flags & NO_SYNC_STREAM_FLAGS:
             return None
     ctx = rt.current_context()
     return s if s is not None else ctx.default_stream

@@ -97,7 +97,7 @@ def copy_links(product) -> dict[str, str]:
     return out
 
 
-class _Schedule:
+class Schedule:
     """One pipeline run on a fresh timing-only runtime; keeps the runtime for its records and trace."""
 
     def __init__(self, product, h2d: int, d2h: int, compute_us: float, streams: int, chunks: int,
@@ -260,7 +260,7 @@ def check_work(streams_list, chunks_list) -> None:
                          f"{MAX_PLAN_CHUNKS}: ask for fewer streams or chunks")
 
 
-def _check(h2d: int, d2h: int, compute_us: float, streams: int, chunks: int) -> None:
+def check_plan(h2d: int, d2h: int, compute_us: float, streams: int, chunks: int) -> None:
     if h2d <= 0 or d2h <= 0:
         raise ValueError("h2d and d2h must be positive byte counts")
     if compute_us < 0:
@@ -277,13 +277,13 @@ def simulate(product, h2d: int, d2h: int, compute_us: float, streams: int, chunk
              pageable: bool = False) -> dict:
     """One schedule: iteration time, copy time exposed, link / engine / compute utilisation, the
     distance from the floor (`limits`), and the routes it rests on (`routes_of`)."""
-    _check(h2d, d2h, compute_us, streams, chunks)
+    check_plan(h2d, d2h, compute_us, streams, chunks)
     check_memory(product, h2d, d2h)
     missing = missing_apis(product, pageable)
     if missing:
         raise ValueError(f"{_product(product).name} does not support {', '.join(missing)}: the overlap pipeline "
                          f"cannot run on it")
-    run = _Schedule(product, h2d, d2h, compute_us, streams, chunks, pageable)
+    run = Schedule(product, h2d, d2h, compute_us, streams, chunks, pageable)
     return {**_row(run.metrics(), limits(product, h2d, d2h, compute_us)), **routes_of(run.product, run.routes)}
 
 
@@ -373,9 +373,9 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
         raise ValueError(f"{p.name} does not support {', '.join(missing)}: the overlap pipeline cannot run on it")
     streams_list, chunks_list = sorted(set(streams_list)), sorted(set(chunks_list))
     for s in streams_list:
-        _check(h2d, d2h, compute_us, s, 1)
+        check_plan(h2d, d2h, compute_us, s, 1)
     for c in chunks_list:
-        _check(h2d, d2h, compute_us, 1, c)
+        check_plan(h2d, d2h, compute_us, 1, c)
     check_memory(p, h2d, d2h)
     check_work(streams_list, chunks_list)
     settings = grid_settings(streams_list, chunks_list)
@@ -385,7 +385,7 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
     used: set[str] = set()
 
     def run(s: int, c: int) -> dict:
-        schedule = _Schedule(p, h2d, d2h, compute_us, s, c, pageable)
+        schedule = Schedule(p, h2d, d2h, compute_us, s, c, pageable)
         used.update(schedule.routes)
         return _row(schedule.metrics(), lim)
 
@@ -461,9 +461,9 @@ def _extend(rows: list[dict], run, max_chunks: int, pageable: bool) -> dict:
 
 def timelines(product, result: dict) -> dict[str, dict]:
     """The naive and the best schedule of a `plan` result (on `product`, the one planned), run again - a
-    schedule is deterministic - as {"naive": ..., "best": ...}, each `_Schedule.timeline()`: streams,
+    schedule is deterministic - as {"naive": ..., "best": ...}, each `Schedule.timeline()`: streams,
     chunks, iteration_ms, segments (Gantt bars: row, kind, start_ms, end_ms) and trace."""
     h2d, d2h, compute_us, pageable = result["h2d_bytes"], result["d2h_bytes"], result["compute_us"], result["pageable"]
     best = result["best"]
-    return {"naive": _Schedule(product, h2d, d2h, compute_us, 1, 1, pageable).timeline(),
-            "best": _Schedule(product, h2d, d2h, compute_us, best["streams"], best["chunks"], pageable).timeline()}
+    return {"naive": Schedule(product, h2d, d2h, compute_us, 1, 1, pageable).timeline(),
+            "best": Schedule(product, h2d, d2h, compute_us, best["streams"], best["chunks"], pageable).timeline()}

@@ -1109,7 +1109,7 @@ def write_msprof_overlap(product, result: dict, path) -> Path:
     from . import overlap
 
     best = result["best"]
-    run = overlap._Schedule(product, result["h2d_bytes"], result["d2h_bytes"], result["compute_us"], best["streams"],
+    run = overlap.Schedule(product, result["h2d_bytes"], result["d2h_bytes"], result["compute_us"], best["streams"],
                             best["chunks"], result["pageable"])
     return write_msprof_runtime(run.rt, path)
 

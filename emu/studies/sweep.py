@@ -93,7 +93,7 @@ class Grid:
                 raise ValueError(f"sweep grid: {e}") from None
         # the one check across fields: no run copies fewer bytes than it has chunks
         used = max(c for c in self.chunks if c >= min(self.streams))
-        overlap._check(min(self.h2d), min(self.d2h), min(self.compute_us), min(self.streams), used)
+        overlap.check_plan(min(self.h2d), min(self.d2h), min(self.compute_us), min(self.streams), used)
 
     def _count(self) -> int:
         """len(self), without listing the runs: pairs with streams <= chunks times every other field."""
@@ -342,7 +342,8 @@ def _note(params: dict) -> str:
     return " ".join([str(params["product"]), human_bytes(params["h2d_bytes"]), human_bytes(params["d2h_bytes"])])
 
 
-def _dask():
+def dask_distributed():
+    """dask.distributed, which parallel sweeps run on; RuntimeError saying how to install it when it is not."""
     try:
         from dask import distributed
     except ImportError:
@@ -356,7 +357,7 @@ def _run_dask(fn, runs: list[dict], rest: list[int], rows: list, batch: int, wor
     """Run runs[rest] on Dask in batches of about `batch` runs, each taking every count-th run of `rest` (so
     each holds runs from all over the grid, and the tasks take about as long), filling rows in place; returns the
     number of tasks."""
-    distributed = _dask()
+    distributed = dask_distributed()
     if scheduler is not None:
         client, cluster = distributed.Client(scheduler), None
     else:
