@@ -1,6 +1,9 @@
 """Shared fixtures: each test gets a fresh emulated process on a chosen product."""
 from __future__ import annotations
 
+import importlib
+import sys
+
 import pytest
 
 import emu
@@ -51,3 +54,19 @@ def pytest_addoption(parser):
                          "(or $ACL_EMU_FUZZ_EXAMPLES)")
     group.addoption("--fuzz-seed", type=int, default=None,
                     help="seed of the facade fuzz (or $ACL_EMU_FUZZ_SEED)")
+
+
+@pytest.fixture
+def installed_acl():
+    """`import acl` as a pyACL script does, answered by emu.acl on a fresh 910B runtime (`emu.install`); the
+    modules it replaced are put back after the test."""
+    names = ["acl", "acl.rt", "acl.util", "acl.media", "acl.mdl", "acl.op"]
+    saved = {n: sys.modules.get(n) for n in names}
+    emu.configure(product="910B")
+    emu.install()
+    yield importlib.import_module("acl")
+    for n, m in saved.items():
+        if m is None:
+            sys.modules.pop(n, None)
+        else:
+            sys.modules[n] = m

@@ -4,7 +4,6 @@ and acl.util.start_thread / stop_thread. Codes and checks: emu/runtime/callbacks
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import sys
 import threading
 import time
@@ -680,20 +679,6 @@ def _pyacl_script():
     assert acl.rt.reset_device(0) == ACL_SUCCESS
     assert acl.finalize() == ACL_SUCCESS
     return tid, state
-
-
-@pytest.fixture
-def installed_acl():
-    names = ["acl", "acl.rt", "acl.util", "acl.media", "acl.mdl", "acl.op"]
-    saved = {n: sys.modules.get(n) for n in names}
-    emu.configure(product="910B")
-    emu.install()
-    yield importlib.import_module("acl")
-    for n, m in saved.items():
-        if m is None:
-            sys.modules.pop(n, None)
-        else:
-            sys.modules[n] = m
 
 
 def test_pyacl_script_subscribe_launch_callbacks_process_report_in_a_started_thread_unsubscribe(installed_acl):

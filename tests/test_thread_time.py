@@ -5,7 +5,6 @@ API calls start earliest clock first, so a program whose threads talk to each ot
 that computes without calling the runtime holds the others only HORIZON_ESCAPE_S of wall time (the escape)."""
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
@@ -125,20 +124,6 @@ def _callback_script(acl, n: int = 6) -> dict:
     return state
 
 
-@pytest.fixture
-def acl_module():
-    names = ["acl", "acl.rt", "acl.util", "acl.media", "acl.mdl", "acl.op"]
-    saved = {n: sys.modules.get(n) for n in names}
-    emu.configure(product="910B")
-    emu.install()
-    yield importlib.import_module("acl")
-    for n, m in saved.items():
-        if m is None:
-            sys.modules.pop(n, None)
-        else:
-            sys.modules[n] = m
-
-
 def _one_run(acl) -> dict:
     emu.configure(product="910B")
     main = threading.get_ident()
@@ -151,8 +136,8 @@ def _one_run(acl) -> dict:
     return {"seen": sorted(state["seen"]), "tasks": tasks, "calls": calls, "escapes": rt.escapes}
 
 
-def test_pyacl_callback_thread_and_async_copies_give_the_same_times_run_after_run(acl_module):
-    runs = [_one_run(acl_module) for _ in range(RUNS)]
+def test_pyacl_callback_thread_and_async_copies_give_the_same_times_run_after_run(installed_acl):
+    runs = [_one_run(installed_acl) for _ in range(RUNS)]
     first = runs[0]
     assert first["seen"] == list(range(6)) and first["escapes"] == 0
     for r in runs[1:]:
