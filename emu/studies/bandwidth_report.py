@@ -198,6 +198,7 @@ def bandwidth_figure(result: dict):
     left.plot([], [], ":", color="black", lw=0.8, label="model closed form (a = b: curves within 0.1%)")
     left.set_title(f"{result['product']}: host <-> device 0 ({result['host_link']})")
     _size_axis(left)
+    left.set_ylim(0, left.get_ylim()[1] * 1.4)  # room above the curves for the legend: it hides none of them
     left.legend(fontsize=8, loc="upper left")
     if result["d2d"]:
         d2d = result["d2d"]
