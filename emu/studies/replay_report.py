@@ -216,7 +216,7 @@ def summary(result: dict) -> str:
     for note in result["notes"]:
         lines.append(f"  - {note}")
     how = result.get("tolerance_how", "given")
-    if how.startswith(("inferred", "default 2", f"default {TOLERANCE * 1e6:g} ")):
+    if how.startswith(("inferred", f"default {TOLERANCE * 1e6:g} ")):
         lines.append(f"  - tolerance {result['tolerance_us']:.2f} us, {how} (--tolerance-us sets it)")
     for d in g["inferred_dependencies"][:10]:
         lines.append(f"    inferred: row {d['row']} ({d['task']}) waits for row {d['after_row']} ({d['after']}), "
@@ -235,9 +235,8 @@ def summary(result: dict) -> str:
 
 def report(result: dict) -> str:
     """What `acl-emu replay` prints."""
-    parts = [summary(result), "", table(result)]
-    if result.get("nothing_retimed"):
-        parts = [summary(result), "", result["nothing_retimed"], "", table(result)]
+    retimed = [result["nothing_retimed"], ""] if result.get("nothing_retimed") else []
+    parts = [summary(result), "", *retimed, table(result)]
     for run in result["runs"]:
         if run["copies"] and run["why"]:
             parts += ["", f"copies that moved most on {run['label']}:", copies_table(run)]
