@@ -83,26 +83,27 @@ def _copy_us(nbytes: int, direction: str) -> float:
     return round(2.0 + nbytes / (RATES_GBPS[direction] * 1e3), 3)
 
 
+def _hand_over(tl: _Timeline, host: list, th: int, device: int, src: int, dst: int) -> None:
+    """An event recorded on stream `src` and waited for on stream `dst` (its wait lasts until the record ends)."""
+    ret, conn = tl.call(host, th, "aclrtRecordEvent", 3.0)
+    recorded = tl.task(conn, device, src, "EVENT_RECORD", "EVENT_RECORD", ret, 0.12)
+    ret, conn = tl.call(host, th, "aclrtStreamWaitEvent", 2.5)
+    wait_start = max(ret, tl.stream_free.get((device, dst), 0.0)) + 0.3
+    tl.task(conn, device, dst, "EVENT_WAIT", "EVENT_WAIT", ret, max(recorded + 0.4 - wait_start, 0.1))
+
+
 def _iteration(tl: _Timeline, host: list, device: int, i: int) -> None:
     """One iteration of the loop on `device` (streams 3d+1 in, 3d+2 compute, 3d+3 out; thread 1000+d)."""
     s_in, s_comp, s_out, th = 3 * device + 1, 3 * device + 2, 3 * device + 3, 1000 + device
     size = SIZES[i % len(SIZES)]
     ret, conn = tl.call(host, th, "aclrtMemcpyAsync", 9.5)
     tl.task(conn, device, s_in, "MEMCPY_ASYNC", "MEMCPY_ASYNC", ret, _copy_us(size, "h2d"), size, "h2d")
-    ret, conn = tl.call(host, th, "aclrtRecordEvent", 3.0)
-    rec_in = tl.task(conn, device, s_in, "EVENT_RECORD", "EVENT_RECORD", ret, 0.12)
-    ret, conn = tl.call(host, th, "aclrtStreamWaitEvent", 2.5)
-    wait_start = max(ret, tl.stream_free.get((device, s_comp), 0.0)) + 0.3
-    tl.task(conn, device, s_comp, "EVENT_WAIT", "EVENT_WAIT", ret, max(rec_in + 0.4 - wait_start, 0.1))
+    _hand_over(tl, host, th, device, s_in, s_comp)
     ret, conn = tl.call(host, th, "aclrtLaunchKernel", 12.0)
     tl.task(conn, device, s_comp, f"MatMul{i % 7}", "AI_CORE", ret, KERNEL_US[i % len(KERNEL_US)])
     ret, conn = tl.call(host, th, "aclrtMemcpyAsync", 9.0)
     tl.task(conn, device, s_comp, "MEMCPY_ASYNC", "MEMCPY_ASYNC", ret, _copy_us(size, "d2d"), size, "d2d")
-    ret, conn = tl.call(host, th, "aclrtRecordEvent", 3.0)
-    rec_comp = tl.task(conn, device, s_comp, "EVENT_RECORD", "EVENT_RECORD", ret, 0.12)
-    ret, conn = tl.call(host, th, "aclrtStreamWaitEvent", 2.5)
-    wait_start = max(ret, tl.stream_free.get((device, s_out), 0.0)) + 0.3
-    tl.task(conn, device, s_out, "EVENT_WAIT", "EVENT_WAIT", ret, max(rec_comp + 0.4 - wait_start, 0.1))
+    _hand_over(tl, host, th, device, s_comp, s_out)
     ret, conn = tl.call(host, th, "aclrtMemcpyAsync", 9.5)
     tl.task(conn, device, s_out, "MEMCPY_ASYNC", "MEMCPY_ASYNC", ret, _copy_us(size, "d2h"), size, "d2h")
     if i % SYNC_EVERY == SYNC_EVERY - 1:
