@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from ..errors import ACL_ERROR_INTERNAL_ERROR
+
 HERE = Path(__file__).resolve().parent
 INCLUDE = HERE / "include"
 NATIVE = HERE / "native.c"
@@ -166,15 +168,12 @@ def prototypes(texts: list[str] | None = None) -> list[Prototype]:
     return list(found.values())
 
 
-_FAILED = {"v": "0", "p": "0", "f": "0", "u": "0", "i": "500000"}  # a fault of the emulator: ACL_ERROR_INTERNAL_ERROR
-
-
 def _function(index: int, proto: Prototype) -> str:
     """The C definition of one exported function."""
     params = ", ".join(f"{p.ctype} {p.name}" if not p.ctype.endswith("*") else f"{p.ctype}{p.name}"
                        for p in proto.params) or "void"
     kinds = "".join(p.kind for p in proto.params)
-    failed = _FAILED[proto.kind] if proto.returns == "aclError" or proto.kind != "i" else "0"
+    failed = ACL_ERROR_INTERNAL_ERROR if proto.returns == "aclError" else 0  # a fault of the emulator
     values = ", ".join(f"{{.{p.kind} = {_cast(p)}}}" for p in proto.params)
     args = f"emu_arg a[] = {{{values}}};\n    " if proto.params else ""
     call = (f"emu_call({index}, \"{kinds}\", {'a' if proto.params else 'NULL'}, {len(proto.params)}, {failed}, "
