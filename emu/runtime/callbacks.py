@@ -65,11 +65,10 @@ from ..config import Product
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_PARAM_INVALID,
                       ACL_ERROR_RT_REPORT_TIMEOUT, ACL_ERROR_RT_STREAM_NO_CB_REG, ACL_ERROR_RT_STREAM_SUBSCRIBE,
                       ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, ACL_ERROR_RT_THREAD_SUBSCRIBE, AclError, NotEmulated)
-from .core import HORIZON_ESCAPE_S, Core, Stream, api, fail
+from .core import HORIZON_ESCAPE_S, TURN_S, Core, Stream, api, fail
 
 MAX_CALLBACK_THREADS = 128  # RT_THREAD_GROUP_ID_MAX (runtime.hpp): one subscription group per thread
 UNSUBSCRIBE_DRAIN_S = 5.0  # wall seconds unsubscribe waits for a live thread to run the stream's reached reports
-_SLICE_S = 0.05  # wall seconds between checks while a host thread waits for another
 
 # Runtime codes (errcode_manage.cc): RT_ERROR_SUBSCRIBE_STREAM -> ACL_ERROR_RT_STREAM_SUBSCRIBE (107011),
 # RT_ERROR_SUBSCRIBE_THREAD -> ACL_ERROR_RT_THREAD_SUBSCRIBE (107012), RT_ERROR_STREAM_NO_CB_REG ->
@@ -218,11 +217,6 @@ def _purge_destroyed(rt: Core, cbs: _CallbackState) -> None:
         del cbs.subs[s]
 
 
-def _wait_wall(rt: Core, cbs: _CallbackState, seconds: float) -> float:
-    """Let other host threads call the runtime for up to `seconds` (lock released); the wall time waited."""
-    return rt.turn(seconds)
-
-
 # -- subscriptions ------------------------------------------------------------------
 @api("aclrtSubscribeReport", pyacl="acl.rt.subscribe_report", params="ii")
 def subscribe_report(rt: Core, thread_id: int, stream: int = 0) -> None:
@@ -275,7 +269,7 @@ def unsubscribe_report(rt: Core, thread_id: int, stream: int = 0) -> None:
     while owner != me and _alive(rt, owner) and perf_counter() < limit and (
             any(r.stream is s for r in cbs.reports.get(owner, ())) or
             any(r.stream is s for r in cbs.running)):
-        _wait_wall(rt, cbs, _SLICE_S)
+        rt.turn(TURN_S)
     if cbs.subs.get(s) == thread_id:
         del cbs.subs[s]
     queue = cbs.reports.get(owner)
@@ -463,7 +457,7 @@ def _await_launch(rt: Core, cbs: _CallbackState, deadline: float, wall_end: floa
         if limit != wall_end:
             rt.escapes += 1
         fail(ACL_ERROR_RT_REPORT_TIMEOUT, f"no callback reported within {timeout_ms} ms")
-    st.clock += _wait_wall(rt, cbs, min(left, _SLICE_S)) * rt.wall_scale
+    st.clock += rt.turn(min(left, TURN_S)) * rt.wall_scale
     return True
 
 
@@ -516,7 +510,7 @@ def _host_wait(rt: Core) -> None:
                                    f"to call aclrtProcessReport, and that thread {why}: it would wait forever")
     cbs.waiting.add(me)
     try:
-        _wait_wall(rt, cbs, _SLICE_S)
+        rt.turn(TURN_S)
     finally:
         cbs.waiting.discard(me)
 

@@ -32,7 +32,7 @@ the runtime). Held back, a thread waits (the runtime lock released) for
 another thread's next call; after HORIZON_ESCAPE_S of wall time it goes on
 without the threads that hold it (see there: the run is then no longer
 guaranteed to be reproducible; `Core.escapes` counts it). A blocking copy or
-fill (`Machine.blocking`) still runs the devices to its own end unbounded.
+fill waits so too (`transfer.run_blocking`).
 This is the "calls" host-time mode's promise (a run repeats exactly); its price
 is that threads take turns in simulated-time order, so their calls do not run
 at once. In "wall" mode the host's wall time drives the clocks and no run
@@ -76,7 +76,7 @@ def new_handle() -> int:
 # under a second, once per stretch (the threads it waited for no longer bound until their next call). Once it
 # fires, simulated time depends on the wall clock: the run is no longer guaranteed to be reproducible.
 HORIZON_ESCAPE_S = 0.5
-_TURN_S = 0.05  # wall seconds between two looks at the horizon while a thread waits for another's call
+TURN_S = 0.05  # wall seconds between two looks while a thread waits for another's call (the horizon, a report)
 
 HOST_TIME_MODES = ("calls", "wall")
 HOST_TIME_ENV = "ACL_EMU_HOST_TIME"
@@ -765,12 +765,9 @@ class Core:
             if since is None:
                 since = perf_counter()
             elif perf_counter() - since >= HORIZON_ESCAPE_S:
-                self.escapes += 1
-                for o in ahead:
-                    if o.until is None:
-                        o.stalled = o.clock
+                self._pass_over(ahead)
                 return
-            self.turn(_TURN_S)
+            self.turn(TURN_S)
 
     def _running(self, st: ThreadState) -> bool:
         """Whether the thread of `st` still runs (a C program's thread that ended is in `ended_threads`)."""
@@ -838,19 +835,23 @@ class Core:
                 self._escape(st, h, stop)
                 since = None
                 continue
-            self.turn(_TURN_S)
+            self.turn(TURN_S)
         return True
 
     def _escape(self, st: ThreadState, h: float, stop) -> None:
-        """The horizon `h` held the thread of `st` for HORIZON_ESCAPE_S: the threads that hold it without
-        waiting compute, sleep or join without the runtime; they bound nothing until their next call. If
-        only waiting threads hold it, the next instant runs anyway."""
+        """The horizon `h` held the thread of `st` for HORIZON_ESCAPE_S: the threads that hold it are passed
+        over (`_pass_over`). If only waiting threads hold it, the next instant runs anyway."""
+        if not self._pass_over([o for o in self.bounding(st) if o.clock <= h]):
+            self.machine.step_until(self.machine.env.peek(), stop)
+
+    def _pass_over(self, holding: list[ThreadState]) -> list[ThreadState]:
+        """The escape (HORIZON_ESCAPE_S): those of `holding` that do not wait compute, sleep or join without the
+        runtime; they bound nothing until their next call (`ThreadState.bounds`). Returns them."""
         self.escapes += 1
-        idle = [o for o in self.bounding(st) if o.until is None and o.clock <= h]
+        idle = [o for o in holding if o.until is None]
         for o in idle:
             o.stalled = o.clock
-        if not idle:
-            self.machine.step_until(self.machine.env.peek(), stop)
+        return idle
 
     def wait_until(self, task: Task, limit: float = math.inf) -> None:
         """Let the devices run, within the horizon, until `task` completes or nothing is due by `limit`
