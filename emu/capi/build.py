@@ -127,7 +127,7 @@ def type_kinds(texts: list[str]) -> dict[str, str]:
 def _kind(ctype: str, kinds: dict[str, str], where: str) -> str:
     if "*" in ctype:
         return "p"
-    base = " ".join(w for w in ctype.split() if w not in ("const", "volatile", "struct", "enum"))
+    base = " ".join(w for w in ctype.split() if w not in _QUALIFIERS)
     if base not in kinds:
         raise ValueError(f"{where}: the C type {ctype!r} is not one the library generator knows")
     return kinds[base]
