@@ -175,16 +175,19 @@ def test_the_entry_module_imports_only_os_and_pytest_at_load():
     assert top == {"annotations", "os", "pytest"}
 
 
+def _python(code: str) -> str:
+    """What `python -c code` prints, in a fresh interpreter (what it imports is its own)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+
+
 def test_loading_the_plugin_imports_nothing_heavy():
     code = "import sys, emu.pytest_plugin; print(sorted({'numpy', 'simpy', 'emu.runtime'} & set(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    assert _python(code).strip() == "[]"
 
 
 def test_importing_emu_loads_only_its_constants_and_errors():
     code = "import sys, emu; print(sorted(m for m in sys.modules if m.startswith('emu')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['emu', 'emu.constants', 'emu.errors']"
+    assert _python(code).strip() == "['emu', 'emu.constants', 'emu.errors']"
 
 
 LAZY_NAMES = """
@@ -204,11 +207,9 @@ def test_the_package_names_stay_the_same_objects_imported_on_first_use():
     """`emu.configure` is `emu.runtime.configure` itself (its signature and docstring), imported when first asked
     for; `import emu; emu.runtime` and `from emu import runtime` still work; a name that is nowhere is an
     AttributeError."""
-    out = subprocess.run([sys.executable, "-c", LAZY_NAMES], capture_output=True, text=True, check=True).stdout
-    assert out.split()[1:] == ["A3", "0"]
+    assert _python(LAZY_NAMES).split()[1:] == ["A3", "0"]
     fresh = "import emu; print(emu.runtime.configure is emu.configure, hasattr(emu, 'no_such_name'))"
-    out = subprocess.run([sys.executable, "-c", fresh], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["True", "False"]
+    assert _python(fresh).split() == ["True", "False"]
 
 
 # -- acl-emu run -m pytest is the plugin's run -------------------------------------------------------------------
