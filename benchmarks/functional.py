@@ -43,6 +43,7 @@ from numpy.lib.stride_tricks import as_strided  # noqa: E402
 import emu  # noqa: E402
 import emu.acl as acl  # noqa: E402
 from emu import kernels  # noqa: E402
+from emu.studies.common import parse_sizes  # noqa: E402
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 SIZES = "4K,64K,1M,4M,16M,64M,256M,1G"
@@ -51,11 +52,6 @@ WIDTH, PITCH = 1024, 1088  # 2-D rows
 ENTRY = 64 * KiB  # batch entries
 H2D = 1
 ATTR = {"dst_loc": {"type": 1, "id": 0}, "src_loc": {"type": 0, "id": 0}, "rsv": bytes(16)}
-
-
-def parse_size(text: str) -> int:
-    unit = {"K": KiB, "M": MiB, "G": GiB}.get(text[-1].upper(), 1)
-    return int(text[:-1] if unit > 1 else text) * unit
 
 
 def fmt(n: int) -> str:
@@ -235,7 +231,7 @@ def main() -> int:
     head = (f"{'size':>5} {'memcpy':>7} {'kernel':>6} {'d32':>6} {'2d':>6} {'batch':>6}"
             + ("" if args.no_threads else f" {'ours 2T/1T':>10} {'np 2T/1T':>9} {'2T ours/np':>10}"))
     print(head + "\n" + "-" * len(head), flush=True)
-    for n in (parse_size(s) for s in args.sizes.split(",")):
+    for n in parse_sizes(args.sizes):
         r = reps_for(n, args.reps)
         row = [*copy_case(rt, n, r), d32_case(rt, n, r), copy2d_case(rt, n, r), batch_case(rt, n, r)]
         cells = " ".join(f"{x:>{w}.2f}" if x is not None else f"{'-':>{w}}" for x, w in zip(row, (7, 6, 6, 6, 6)))
