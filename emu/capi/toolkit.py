@@ -15,6 +15,7 @@ import platform
 import shlex
 from pathlib import Path
 
+from ..models.atomic import atomic_write
 from .build import INCLUDE, LIBRARY, library_dir
 
 LIBRARY_NAMES = ("libascendcl.so", "libacl_rt.so", "libacl_dvpp.so")  # the names samples link: one library
@@ -44,9 +45,8 @@ def _write(path: Path, text: str) -> None:
     if path.is_file() and path.read_text() == text:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    with atomic_write(path) as f:
+        f.write(text)
 
 
 def tree() -> Path:
