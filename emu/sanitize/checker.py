@@ -39,7 +39,7 @@ from collections import deque
 from ..memory import FREED_KEPT
 from . import report, sites, threads
 from .clocks import Agent, join
-from .fingerprint import Fingerprint, Source
+from .fingerprint import Source
 from .ranges import INIT, READ, UNDECLARED, WRITE, Shadow, happens_before
 
 TOOLS = ("race", "host", "init")
@@ -823,7 +823,7 @@ def _snapshots(args: list, errors: list) -> list | None:
     """Fingerprints of a loose kernel's arguments (region, offset, nbytes) before it runs; None if they cannot
     be taken (never break the run)."""
     try:
-        return [(r, Fingerprint(r.view(a, n)), a, n) for r, a, n in args if not (r.freed or r.virtual)]
+        return [Source(r, a, n) for r, a, n in args if not (r.freed or r.virtual)]
     except Exception as exc:
         errors.append(f"fingerprint of a kernel's arguments: {exc!r}")
         return None
@@ -832,7 +832,7 @@ def _snapshots(args: list, errors: list) -> list | None:
 def _changed(before: list, errors: list) -> set:
     """The regions whose bytes differ from the fingerprints `_snapshots` took."""
     try:
-        return {r for r, fp, a, n in before if fp.changed(r.view(a, n)) is not None}
+        return {src.region for src in before if src.changed() is not None}
     except Exception as exc:
         errors.append(f"fingerprint of a kernel's arguments: {exc!r}")
         return set()
