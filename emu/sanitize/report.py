@@ -209,7 +209,7 @@ def missing_edge(f: Finding) -> str:
         return (f"the host did not wait for {st} between the {task.api} at {sites.short(task.site)} and the "
                 f"{host.api} at {sites.short(host.site)}: synchronize {st} (aclrtSynchronizeStream), or an "
                 f"event recorded after the {task.api} (aclrtSynchronizeEvent), before it")
-    return _race_edge(a, b)
+    return _race_edge(f)
 
 
 def _the_wait(op) -> str:
@@ -218,8 +218,9 @@ def _the_wait(op) -> str:
     return f"the {op.api} at {sites.short(op.site)} that waited for it"
 
 
-def _race_edge(a, b) -> str:
-    """The missing edge of a race between `a` and the later `b`."""
+def _race_edge(f: Finding) -> str:
+    """The missing edge of a race between its first call `a` and the later `b`."""
+    a, b = f.ops
     sa, sb, s = sites.short(a.site), sites.short(b.site), _stream(a)
     if a.host or b.host:
         host, task = (a, b) if a.host else (b, a)
@@ -232,8 +233,8 @@ def _race_edge(a, b) -> str:
                 f"{a.api} at {sa}: host thread {b.thread.number} queued it without waiting for host thread "
                 f"{a.thread.number} (start it after the call, or join the thread that made it: {_EDGES})")
     sb_name = _stream(b)
-    if _is_loose(a) or _is_loose(b):
-        return _undeclared_edge(a, b, s, sb_name)
+    if any(m & UNDECLARED for m in f.modes):
+        return _undeclared_edge(f, s, sb_name)
     text = (f"no event orders {sb_name} after {s} here: record an event on {s} after the {a.api} at {sa} "
             f"(aclrtRecordEvent) and make {sb_name} wait for it (aclrtStreamWaitEvent) before the {b.api} at {sb}")
     if a.thread is not b.thread:
@@ -242,13 +243,10 @@ def _race_edge(a, b) -> str:
     return text
 
 
-def _is_loose(op) -> bool:
-    """Whether `op` is a kernel launch of undeclared use (checker.loose)."""
-    return getattr(op, "loose", False)
-
-
-def _undeclared_edge(a, b, s: str, sb_name: str) -> str:
-    loose = [op.api for op in (a, b) if _is_loose(op)]
+def _undeclared_edge(f: Finding, s: str, sb_name: str) -> str:
+    """The missing edge of a race with a kernel launched without access= (its modes say UNDECLARED)."""
+    a, b = f.ops
+    loose = [op.api for op, m in zip(f.ops, f.modes) if m & UNDECLARED]
     hint = (f"the kernel{'s' if len(loose) > 1 else ''} {' and '.join(loose)} "
             f"{'were' if len(loose) > 1 else 'was'} launched without access=, so "
             f"{'their' if len(loose) > 1 else 'its'} arguments may be read or written: declare them (access='r', "
