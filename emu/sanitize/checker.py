@@ -180,8 +180,7 @@ class Sanitizer:
         self.unseen: dict = {}  # view site -> copies that wrote memory the view shows (reads through it: unseen)
         self.possible: list[report.Finding] = []  # conflicts only if an undeclared kernel argument is written
         self._frees: deque = deque(maxlen=FREED_KEPT)  # (base, end, the Op of its free): as many as the address space
-        if hasattr(rt, "space"):
-            rt.space.on_stale = self._used_after_free  # a use of freed memory (emu.memory.AddressSpace)
+        rt.space.on_stale = self._used_after_free  # a use of freed memory (emu.memory.AddressSpace)
         threads.watch(self)  # the program's threads: start, join, pool tasks (threads.py)
 
     # -- agents ------------------------------------------------------------------------------------
