@@ -34,6 +34,15 @@ def make(functional=True, checks=True, product="910B"):
     return rt
 
 
+def ready_to_copy_out(functional=True):
+    """A sanitized runtime, a stream `s`, page-locked `h` and device memory `d` whose bytes are written."""
+    rt = make(functional)
+    s = rt.create_stream()
+    h, d = rt.malloc_host(N), rt.malloc(N)
+    rt.memset(d, N, 1, N)
+    return rt, s, h, d
+
+
 # -- configuration -------------------------------------------------------------------------------------------
 def test_off_by_default_and_nothing_is_attached():
     rt = emu.configure("910B")
@@ -198,10 +207,7 @@ def test_batch_copies_race_entry_by_entry():
 
 
 def test_a_host_thread_reading_without_its_own_wait_races():
-    rt = make()
-    s = rt.create_stream()
-    h, d = rt.malloc_host(N), rt.malloc(N)
-    rt.memset(d, N, 1, N)
+    rt, s, h, d = ready_to_copy_out()
     rt.memcpy_async(h, N, d, N, D2H, s)
     read = threading.Event()
 
@@ -220,18 +226,17 @@ def test_a_host_thread_reading_without_its_own_wait_races():
     assert "host thread 2 must wait for stream 1 of device 0 itself" in findings[0].missing_edge
 
 
+def _copy_out_and_sync(rt, s, h, d, then=None):
+    rt.set_device(0)
+    rt.memcpy_async(h, N, d, N, D2H, s)
+    rt.synchronize_stream(s)
+    if then is not None:
+        then()
+
+
 def test_a_joined_thread_and_start_thread_hand_their_clocks_over():
-    rt = make()
-    s = rt.create_stream()
-    h, d = rt.malloc_host(N), rt.malloc(N)
-    rt.memset(d, N, 1, N)
-
-    def worker():
-        rt.set_device(0)
-        rt.memcpy_async(h, N, d, N, D2H, s)
-        rt.synchronize_stream(s)
-
-    t = threading.Thread(target=worker)
+    rt, s, h, d = ready_to_copy_out()
+    t = threading.Thread(target=_copy_out_and_sync, args=(rt, s, h, d))
     t.start()
     t.join()
     rt.host_array(h, N)  # after the join: the worker waited for the copy
@@ -244,21 +249,10 @@ def test_a_joined_thread_and_start_thread_hand_their_clocks_over():
     assert kinds(rt) == []
 
 
-def _copy_out_and_sync(rt, s, h, d, then=None):
-    rt.set_device(0)
-    rt.memcpy_async(h, N, d, N, D2H, s)
-    rt.synchronize_stream(s)
-    if then is not None:
-        then()
-
-
 def test_thread_join_orders_every_check_after_the_thread_free_destroy_and_host_access():
     """A worker copies, synchronizes and returns; the main thread joins it: its free, host read and stream
     destruction are all ordered after the worker's copy (issue 30 item 8: the free was reported)."""
-    rt = make()
-    s = rt.create_stream()
-    h, d = rt.malloc_host(N), rt.malloc(N)
-    rt.memset(d, N, 1, N)
+    rt, s, h, d = ready_to_copy_out()
     t = threading.Thread(target=_copy_out_and_sync, args=(rt, s, h, d))
     t.start()
     t.join()
@@ -271,10 +265,7 @@ def test_thread_join_orders_every_check_after_the_thread_free_destroy_and_host_a
 def test_a_thread_that_ended_but_was_not_joined_orders_nothing():
     """Only the join is an edge: a thread seen to have ended (polling is_alive) orders nothing, for the host
     checks and the free alike; the join then does."""
-    rt = make()
-    s = rt.create_stream()
-    h, d = rt.malloc_host(N), rt.malloc(N)
-    rt.memset(d, N, 1, N)
+    rt, s, h, d = ready_to_copy_out()
     t = threading.Thread(target=_copy_out_and_sync, args=(rt, s, h, d))
     t.start()
     while t.is_alive():
@@ -287,10 +278,7 @@ def test_a_thread_that_ended_but_was_not_joined_orders_nothing():
 
 
 def test_a_join_that_timed_out_is_no_edge():
-    rt = make()
-    s = rt.create_stream()
-    h, d = rt.malloc_host(N), rt.malloc(N)
-    rt.memset(d, N, 1, N)
+    rt, s, h, d = ready_to_copy_out()
     go = threading.Event()
     t = threading.Thread(target=_copy_out_and_sync, args=(rt, s, h, d, go.wait))
     t.start()
@@ -342,10 +330,7 @@ def test_a_thread_started_unseen_follows_the_known_threads_calls_so_far_only():
     copy."""
     import _thread
 
-    rt = make()
-    s = rt.create_stream()
-    h, d = rt.malloc_host(N), rt.malloc(N)
-    rt.memset(d, N, 1, N)
+    rt, s, h, d = ready_to_copy_out()
     done = threading.Event()
     _thread.start_new_thread(_copy_out_and_sync, (rt, s, h, d, done.set))
     done.wait()
@@ -388,10 +373,7 @@ def test_a_pool_task_starts_after_its_submit_and_ends_before_its_result():
 def test_a_pool_shutdown_that_waits_joins_its_workers():
     from concurrent.futures import ThreadPoolExecutor
 
-    rt = make()
-    s = rt.create_stream()
-    h, d = rt.malloc_host(N), rt.malloc(N)
-    rt.memset(d, N, 1, N)
+    rt, s, h, d = ready_to_copy_out()
     pool = ThreadPoolExecutor(max_workers=2)
     pool.submit(_copy_out_and_sync, rt, s, h, d)
     pool.shutdown(wait=True)
@@ -403,10 +385,7 @@ def test_a_pool_shutdown_that_waits_joins_its_workers():
 def test_a_pool_task_whose_result_was_not_taken_orders_nothing():
     from concurrent.futures import ThreadPoolExecutor
 
-    rt = make()
-    s = rt.create_stream()
-    h, d = rt.malloc_host(N), rt.malloc(N)
-    rt.memset(d, N, 1, N)
+    rt, s, h, d = ready_to_copy_out()
     with ThreadPoolExecutor(max_workers=1) as pool:
         done = pool.submit(_copy_out_and_sync, rt, s, h, d)
         while not done.done():
@@ -439,10 +418,7 @@ def test_callbacks_order_what_comes_before_them_and_a_blocking_one_what_comes_af
 # -- the host and its queued work ---------------------------------------------------------------------------
 @BOTH
 def test_a_host_read_before_the_copy_completed(functional):
-    rt = make(functional)
-    s = rt.create_stream()
-    h, d = rt.malloc_host(N), rt.malloc(N)
-    rt.memset(d, N, 1, N)
+    rt, s, h, d = ready_to_copy_out(functional)
     rt.memcpy_async(h, N, d, N, D2H, s)
     rt.memcpy(d, N, h, N, H2D)  # a blocking copy reading the destination: the host did not wait
     (f,) = rt.sanitizer.finish()
