@@ -465,3 +465,27 @@ int main(void) {
 }
 ''')
     assert done.stdout.startswith("100000 2097152 entries: more than"), done.stdout + done.stderr
+
+
+def test_malloc_with_a_config_writes_the_address_and_names_a_null_output(tmp_path):
+    """aclrtMallocWithCfg and aclrtMallocHostWithCfg read the program's aclrtMallocConfig (or none), write the
+    address, and a null output pointer is 100000 with a message naming the parameter."""
+    done = _build_and_run(tmp_path, "cfg", r'''
+#include <stdio.h>
+#include "acl/acl.h"
+int main(void) {
+    void *d = NULL, *h = NULL; aclrtSetDevice(0);
+    aclrtMallocAttribute a[1]; a[0].attr = ACL_RT_MEM_ATTR_MODULE_ID; a[0].value.moduleId = 3;
+    aclrtMallocConfig cfg = {a, 1};
+    printf("%d ", aclrtMallocWithCfg(&d, 4096, ACL_MEM_MALLOC_HUGE_FIRST, &cfg));
+    printf("%d ", aclrtMallocHostWithCfg(&h, 4096, NULL));
+    printf("%d %d ", d != NULL, h != NULL);
+    printf("%d ", aclrtMallocWithCfg(NULL, 4096, ACL_MEM_MALLOC_HUGE_FIRST, NULL));
+    printf("%s ", aclGetRecentErrMsg());
+    printf("%d ", aclrtMallocHostWithCfg(NULL, 4096, &cfg));
+    printf("%s\n", aclGetRecentErrMsg());
+    return 0;
+}
+''')
+    assert done.stdout.split() == ["0", "0", "1", "1", "100000", "aclrtMallocWithCfg:", "devPtr", "is", "null",
+                                   "100000", "aclrtMallocHostWithCfg:", "ptr", "is", "null"], done.stdout + done.stderr

@@ -146,21 +146,16 @@ def _malloc_config(address: int) -> list | None:
     return out
 
 
-def _malloc_with_cfg(proto, types):
-    def handler(dev_ptr, size, policy, cfg):
-        if dev_ptr == 0:
-            return marshal.null_output(proto.name, "devPtr")
-        return _code(lambda: marshal.write(dev_ptr, ctypes.c_void_p,
-                                           rt.malloc_with_cfg(size, policy, _malloc_config(cfg))))
+def _malloc_with_config(proto, types):
+    """aclrtMallocWithCfg and aclrtMallocHostWithCfg: the address written to the first parameter, the
+    aclrtMallocConfig of the last read (`_malloc_config`), the ones between passed as they are."""
+    fn = getattr(rt, _runtime_name(proto.name))
+    out = proto.params[0].name
 
-    return handler
-
-
-def _malloc_host_with_cfg(proto, types):
-    def handler(ptr, size, cfg):
+    def handler(ptr, *args):
         if ptr == 0:
-            return marshal.null_output(proto.name, "ptr")
-        return _code(lambda: marshal.write(ptr, ctypes.c_void_p, rt.malloc_host_with_cfg(size, _malloc_config(cfg))))
+            return marshal.null_output(proto.name, out)
+        return _code(lambda: marshal.write(ptr, ctypes.c_void_p, fn(*args[:-1], _malloc_config(args[-1]))))
 
     return handler
 
@@ -328,7 +323,7 @@ SPECIAL = {
     "aclmdlGetDynamicBatch": _struct_out(Batch, _fill_batch), "aclmdlGetDynamicHW": _struct_out(HW, _fill_hw),
     "aclrtMemcpyBatch": _batch, "aclrtMemcpyBatchAsync": _batch, "aclrtMemcpyBatchV2": _batch,
     "aclrtMemcpyBatchAsyncV2": _batch,
-    "aclrtMallocWithCfg": _malloc_with_cfg, "aclrtMallocHostWithCfg": _malloc_host_with_cfg,
+    "aclrtMallocWithCfg": _malloc_with_config, "aclrtMallocHostWithCfg": _malloc_with_config,
     "aclrtPointerGetAttributes": _pointer_attributes,
     "aclrtLaunchCallback": _launch_callback,
     "aclmdlRICaptureThreadExchangeMode": _exchange_mode,
