@@ -30,6 +30,27 @@ def kinds(rt) -> list[str]:
     return [f.kind for f in rt.sanitizer.finish()]
 
 
+def two_streams_over(fill: int):
+    """A sanitized runtime, two streams, device memory `x` memset to `fill`, page-locked `h`."""
+    rt = make()
+    a, b = rt.create_stream(), rt.create_stream()
+    x, h = rt.malloc(N), rt.malloc_host(N)
+    rt.memset(x, N, fill, N)
+    return rt, a, b, x, h
+
+
+def two_undeclared_readers():
+    """A sanitized runtime where two kernels launched without access= (which only read) used one buffer on two
+    streams: a possible hazard."""
+    rt = make()
+    a, b = rt.create_stream(), rt.create_stream()
+    x = rt.malloc(N)
+    rt.memset(x, N, 1, N)
+    rt.launch_kernel(lambda v: v.sum(), [(x, N)], a, duration_us=50)
+    rt.launch_kernel(lambda v: v.sum(), [(x, N)], b, duration_us=50)
+    return rt
+
+
 def busy(rt, s, us=500.0):
     """A long kernel on `s`: a synchronize of `s` lets work queued elsewhere run meanwhile."""
     scratch = rt.malloc(4096)
@@ -239,24 +260,14 @@ def test_a_strided_access_finds_what_the_same_rows_one_by_one_find():
 def test_clear_forgets_the_possible_hazards_too():
     """Sanitizer.clear (a test that expected its findings) forgets the possible hazards as well: none is printed
     or promoted afterwards, and the same conflict after the clear is one entry, not two."""
-    rt = make()
-    a, b = rt.create_stream(), rt.create_stream()
-    x = rt.malloc(N)
-    rt.memset(x, N, 1, N)
-    rt.launch_kernel(lambda v: v.sum(), [(x, N)], a, duration_us=50)
-    rt.launch_kernel(lambda v: v.sum(), [(x, N)], b, duration_us=50)
+    rt = two_undeclared_readers()
     assert len(rt.sanitizer.possible) == 1
     rt.sanitizer.clear()
     assert rt.sanitizer.possible == [] and "Possible:" not in rt.sanitizer.report()
 
 
 def test_two_kernels_of_undeclared_use_that_only_read_are_a_possible_hazard_not_a_finding():
-    rt = make()
-    a, b = rt.create_stream(), rt.create_stream()
-    x = rt.malloc(N)
-    rt.memset(x, N, 1, N)
-    rt.launch_kernel(lambda v: v.sum(), [(x, N)], a, duration_us=50)
-    rt.launch_kernel(lambda v: v.sum(), [(x, N)], b, duration_us=50)
+    rt = two_undeclared_readers()
     assert kinds(rt) == []
     (p,) = rt.sanitizer.possible
     assert all(m & UNDECLARED for m in p.modes)
@@ -267,10 +278,7 @@ def test_two_kernels_of_undeclared_use_that_only_read_are_a_possible_hazard_not_
 
 
 def test_an_undeclared_argument_the_kernels_run_writes_is_a_race_labelled_a_write():
-    rt = make()
-    a, b = rt.create_stream(), rt.create_stream()
-    x, h = rt.malloc(N), rt.malloc_host(N)
-    rt.memset(x, N, 1, N)
+    rt, a, b, x, h = two_streams_over(fill=1)
 
     def fill(v):
         v[:] = 7
@@ -366,10 +374,7 @@ def test_without_a_sanitizer_a_use_after_free_only_fails():
 
 # -- item 6: what this run did -----------------------------------------------------------------------------------
 def test_a_race_whose_later_call_moved_its_bytes_first_says_this_runs_data_was_affected():
-    rt = make()
-    a, b = rt.create_stream(), rt.create_stream()
-    x, h = rt.malloc(N), rt.malloc_host(N)
-    rt.memset(x, N, 0, N)
+    rt, a, b, x, h = two_streams_over(fill=0)
     rt.launch_kernel(lambda v: None, [(x, N)], a, duration_us=500, access="w")  # writes at its start
     rt.memcpy_async(h, N, x, N, D2H, b)
     rt.synchronize_device()
@@ -382,10 +387,7 @@ def test_a_race_whose_later_call_moved_its_bytes_first_says_this_runs_data_was_a
 def test_a_race_that_held_the_first_time_but_not_later_says_so():
     from emu.sanitize.report import observed
 
-    rt = make()
-    a, b = rt.create_stream(), rt.create_stream()
-    x, h = rt.malloc(N), rt.malloc_host(N)
-    rt.memset(x, N, 0, N)
+    rt, a, b, x, h = two_streams_over(fill=0)
     for us in (1.0, 800.0):  # the first time the copy comes after the kernel, the second time it does not
         rt.launch_kernel(lambda v: None, [(x, N)], a, duration_us=us, access="w")
         rt.synchronize_stream(b)
