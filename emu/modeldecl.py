@@ -51,7 +51,7 @@ import math
 import os
 import threading
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 MODELS_ENV = "ACL_EMU_MODELS"
@@ -294,14 +294,16 @@ def _check_dynamic_dims(source, fields: list, side: str, batches, hws) -> None:
         raise _error(source, "the gears (dynamic_batch / dynamic_hw) need an input with -1 dims")
 
 
+def largest_gear(batches, hws) -> tuple[int | None, tuple[int, int] | None]:
+    """(batch, hw) of a model's largest gear, the one its tensors' sizes are of: its largest batch, or its
+    image size of the most pixels; (None, None) for a model without gears (the static shape)."""
+    return (max(batches) if batches else None), (max(hws, key=lambda g: g[0] * g[1]) if hws else None)
+
+
 def _build_tensors(fields: list, batches, hws) -> tuple[Tensor, ...]:
-    big_batch = max(batches) if batches else None
-    big_hw = max(hws, key=lambda g: g[0] * g[1]) if hws else None
-    out = []
-    for name, dtype, dtype_name, shape, fmt in fields:
-        t = Tensor(name, dtype, dtype_name, shape, fmt, 0)
-        out.append(Tensor(name, dtype, dtype_name, shape, fmt, t.nbytes_at(big_batch, big_hw)))
-    return tuple(out)
+    gear = largest_gear(batches, hws)
+    tensors = (Tensor(*f, nbytes=0) for f in fields)  # (name, dtype, dtype_name, shape, format): _tensor_fields
+    return tuple(replace(t, nbytes=t.nbytes_at(*gear)) for t in tensors)
 
 
 def _dynamic_input(batches, hws) -> tuple[Tensor, ...]:

@@ -56,7 +56,7 @@ class LoadedModel:
         self.id, self.decl, self.ctx = model_id, decl, ctx
         self.mode: str | None = None
         self.stream: Stream | None = None
-        self.gear: tuple | None = None  # ("batch", b) or ("hw", (h, w)) of the last execution
+        self.gear: tuple = (None, None)  # (batch, hw) of the last execution: Tensor.dims_at's arguments
 
 
 class ModelDesc:
@@ -70,7 +70,7 @@ class ModelDesc:
 
 
 class Dataset:
-    """An aclmdlDataset: its data buffers' handles, in order, and the gear set on it."""
+    """An aclmdlDataset: its data buffers' handles, in order, and the gear set on it ((batch, hw), else None)."""
 
     def __init__(self):
         self.handle = new_handle()
@@ -337,7 +337,7 @@ def _dims(rt: Core, model_desc: int, index: int, side: str, gear: bool = False) 
     name = t.name if len(t.name) + 1 <= MAX_NAME else f"acl_modelId_{d.model_id}_{side}_{index}"
     dims = t.shape
     if gear:
-        dims = t.dims_at(*_gear_args(_model(rt, d.model_id).gear))
+        dims = t.dims_at(*_model(rt, d.model_id).gear)
     return {"name": name, "dimCount": len(dims), "dims": list(dims)}
 
 
@@ -452,13 +452,6 @@ def get_dynamic_hw(rt: Core, model_desc: int, index: int) -> dict:
 
 
 # -- gears -----------------------------------------------------------------------------------------------
-def _gear_args(gear: tuple | None) -> tuple:
-    """(batch, hw) for Tensor.dims_at / ModelDecl.seconds; (None, None) for no gear (the static shape)."""
-    if gear is None:
-        return None, None
-    return (gear[1], None) if gear[0] == "batch" else (None, gear[1])
-
-
 def _gear_buffer(rt: Core, dataset: int, index: int) -> tuple[Dataset, DataBuffer]:
     """model.cpp aclmdlSetDynamicBatchSizeImpl: null dataset, no buffer at index, a null buffer address: 100000."""
     ds = _need(rt, dataset, Dataset, "dataset")
@@ -502,7 +495,7 @@ def set_dynamic_batch_size(rt: Core, model_id: int, dataset: int, index: int, ba
         fail(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
              f"batch {batch_size} is not one of the model's gears {list(m.decl.batches)}")
     _write_gear(rt, buf, (batch_size,), "aclmdlSetDynamicBatchSize")
-    ds.gear = ("batch", batch_size)
+    ds.gear = (batch_size, None)
 
 
 @api("aclmdlSetDynamicHWSize", sizes=("index",), pyacl="acl.mdl.set_dynamic_hw_size", params="iiiii")
@@ -520,7 +513,7 @@ def set_dynamic_hw_size(rt: Core, model_id: int, dataset: int, index: int, heigh
         fail(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
              f"[{height}, {width}] is not one of the model's gears {[list(g) for g in m.decl.hws]}")
     _write_gear(rt, buf, (height, width), "aclmdlSetDynamicHWSize")
-    ds.gear = ("hw", (height, width))
+    ds.gear = (None, (height, width))
 
 
 # -- datasets and data buffers ------------------------------------------------------------------------------
@@ -672,25 +665,15 @@ def _checked_run(rt: Core, model_id: int, inputs: int, outputs: int, mode: str):
     gear = ins_ds.gear
     _check_sizes(m, ins, m.decl.inputs, "input", gear)
     _check_sizes(m, outs, m.decl.outputs, "output", gear)
-    return m, ins, outs, gear or _largest_gear(m.decl)
-
-
-def _largest_gear(decl: modeldecl.ModelDecl) -> tuple | None:
-    """The gear a model with gears runs at when its dataset sets none: its largest (the sizes checked)."""
-    if decl.batches:
-        return "batch", max(decl.batches)
-    if decl.hws:
-        return "hw", max(decl.hws, key=lambda g: g[0] * g[1])
-    return None
+    return m, ins, outs, gear or modeldecl.largest_gear(m.decl.batches, m.decl.hws)  # no gear set: the largest
 
 
 def _spans(rt: Core, bufs: list[DataBuffer], tensors, gear, mode: str) -> list[tuple[Region, int, int, str]]:
     """(region, offset, nbytes, mode) of what the execution reads or writes of each buffer: the model's size at
     the gear, or the buffer's if smaller; empty buffers touch nothing."""
     out = []
-    args = _gear_args(gear)
     for buf, t in zip(bufs, tensors):
-        n = min(buf.size, t.nbytes_at(*args) if -1 in t.shape else t.nbytes)
+        n = min(buf.size, t.nbytes_at(*gear))
         if n and buf.data:
             r, off = transfer.locate(rt, buf.data, n)
             out.append((r, off, n, mode))
@@ -743,7 +726,7 @@ def _enqueue(rt: Core, m: LoadedModel, s: Stream, ins, outs, gear) -> Task:
     """The execution's task on `s`: the model's time on this product at its gear, its reads and writes."""
     reads = _spans(rt, ins, m.decl.inputs, gear, "r")
     writes = _spans(rt, outs, m.decl.outputs, gear, "w")
-    batch, hw = _gear_args(gear)
+    batch, hw = gear
     start, end = _runner(rt, m, reads, writes)
     task = Task(KERNEL, device=s.device, label=m.decl.name, duration=m.decl.seconds(rt.product.name, batch, hw),
                 nbytes=sum(n for _, _, n, _ in reads + writes), on_start=start, on_complete=end)
