@@ -302,9 +302,7 @@ class Sanitizer:
         """The calling thread knows `task` complete (it waited for it, or a query said so)."""
         op = getattr(task, "sanitize_op", None) if task is not None else None
         if op is not None:
-            t = self._thread()
-            if t.join(op.agent, op.n, op.base):
-                self._settle(t)
+            self._learn(self._thread(), op.agent, op.n, op.base)
 
     def callback_begin(self, task, block: bool) -> None:
         """The calling thread starts a host callback the stream reached: it knows what came before it."""
@@ -312,8 +310,7 @@ class Sanitizer:
         op = getattr(task, "sanitize_op", None)
         if op is None:
             return
-        if t.join(op.agent, op.n, op.base):
-            self._settle(t)
+        self._learn(t, op.agent, op.n, op.base)
         if block:
             t.callback = op
 
@@ -337,9 +334,7 @@ class Sanitizer:
         after everything the thread did."""
         child = next((a for a in self._threads.values() if a.thread is thread), None)
         if child is not None:
-            t = self._thread()
-            if t.join(child.id, child.n, child.base):
-                self._settle(t)
+            self._learn(self._thread(), child.id, child.n, child.base)
 
     def handing_over(self, into: dict) -> None:
         """The calling thread hands what it did so far on (a pool task it submits; a task's end, to the caller
@@ -352,9 +347,7 @@ class Sanitizer:
         """The calling thread continues after the clock `handing_over` put in `handed`, if any."""
         clock = handed.get(self)
         if clock is not None:
-            t = self._thread()
-            if t.join(*clock):
-                self._settle(t)
+            self._learn(self._thread(), *clock)
 
     # -- hooks: hazards of their own -----------------------------------------------------------------
     def freed(self, region, api: str | None = None) -> None:
@@ -631,6 +624,11 @@ class Sanitizer:
                         _refresh(watched, region, lo, hi)
 
         setattr(task, attr, run)
+
+    def _learn(self, t: ThreadAgent, agent: int, n: int, base: dict) -> None:
+        """Thread `t` continues after the clock (agent, n, base): the copies that puts before it are settled."""
+        if t.join(agent, n, base):
+            self._settle(t)
 
     def _settle(self, t) -> None:
         """Thread `t` just learned tasks complete (a wait, a join): the copies now ordered before it have their
