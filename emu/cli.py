@@ -251,9 +251,16 @@ def _configure_for_script(product: str | None, host_time: str | None, host_time_
         emu.configure(product=previous.product.path, functional=previous.functional, host_time=host_time,
                       host_time_scale=host_time_scale, sanitize=sanitize)
     else:
-        if host_time is None and emu.runtime.host_time_from_env() is None:
-            host_time = "wall"
-        emu.configure(product=product, host_time=host_time, host_time_scale=host_time_scale, sanitize=sanitize)
+        emu.configure(product=product, host_time=_host_time_or_wall(host_time), host_time_scale=host_time_scale,
+                      sanitize=sanitize)
+
+
+def _host_time_or_wall(host_time: str | None) -> str | None:
+    """The host time a run on a product it names takes: `host_time` if given, else $ACL_EMU_HOST_TIME's (None
+    here: the runtime reads it), else "wall"."""
+    from .runtime import host_time_from_env
+
+    return "wall" if host_time is None and host_time_from_env() is None else host_time
 
 
 def _report_sanitizer(san, sanitize_json: str | None, code: int) -> int:
@@ -446,11 +453,8 @@ def _run_native(args, program: str, program_args: list[str], sanitize, out: str,
     script's run would be; its summary, trace, msprof timeline and sanitizer report as for a script."""
     from .capi import BuildError
     from .capi.commands import run_native
-    from .runtime import host_time_from_env
 
-    host_time = args.host_time
-    if host_time is None and host_time_from_env() is None:  # as a script's run (_configure_for_script)
-        host_time = "wall"
+    host_time = _host_time_or_wall(args.host_time)
     product = args.product
     if product is not None and os.path.exists(product):
         product = os.path.abspath(product)
