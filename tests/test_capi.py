@@ -40,6 +40,21 @@ def _source(name: str) -> Path:
     return next(p for p in (HERE / f"{name}.c", HERE / f"{name}.cpp") if p.exists())
 
 
+def _program_env(extra: dict | None = None) -> dict:
+    """This process's environment without its ACL_EMU_ settings (a program runs on the defaults), and `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    env.update(extra or {})
+    return env
+
+
+def _compile(folder: Path, name: str, source: str, *flags: str) -> Path:
+    """`source` written to folder/name.c and built with `acl-emu cc` into folder/name; the source's path."""
+    src = folder / f"{name}.c"
+    src.write_text(source)
+    assert commands.compile_command("cc", [str(src), "-o", str(folder / name), *flags]) == 0
+    return src
+
+
 @pytest.fixture(scope="module")
 def bin_dir(tmp_path_factory):
     """Every program of tests/c built with the wrappers, as a user would (`acl-emu cc prog.c -o prog`)."""
@@ -55,10 +70,8 @@ def bin_dir(tmp_path_factory):
 
 
 def _run(bin_dir: Path, name: str, *args: str, env: dict | None = None, timeout: float = 120):
-    full = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
-    full.update(env or {})
     return subprocess.run([str(bin_dir / name), *args], cwd=bin_dir, capture_output=True, text=True,
-                          timeout=timeout, env=full)
+                          timeout=timeout, env=_program_env(env))
 
 
 @pytest.mark.parametrize("name", ["guide_host_device", "guide_pageable", "guide_p2p", "sample_memcpy_host_device",
@@ -133,11 +146,9 @@ def test_wrong_arguments_get_the_codes_pyacl_gets(bin_dir):
 def test_a_function_outside_the_scope_fails_naming_itself(tmp_path):
     """A declared function the emulator does not run links, and when called returns ACL_ERROR_API_NOT_SUPPORT
     (200001) with a message naming it, on stderr and from aclGetRecentErrMsg."""
-    src = tmp_path / "model.c"
-    src.write_text('#include <stdio.h>\n#include "acl/acl.h"\nint main(void) {\n'
-                   '    aclError r = aclopSetModelDir("op_models");\n'
-                   '    printf("%d %s\\n", r, aclGetRecentErrMsg());\n    return 0;\n}\n')
-    assert commands.compile_command("cc", [str(src), "-o", str(tmp_path / "model")]) == 0
+    _compile(tmp_path, "model", '#include <stdio.h>\n#include "acl/acl.h"\nint main(void) {\n'
+                                '    aclError r = aclopSetModelDir("op_models");\n'
+                                '    printf("%d %s\\n", r, aclGetRecentErrMsg());\n    return 0;\n}\n')
     done = subprocess.run([str(tmp_path / "model")], capture_output=True, text=True, timeout=60)
     assert done.stdout.startswith("200001 acl-emu: aclopSetModelDir is not emulated")
     assert "aclopSetModelDir is not emulated" in done.stderr
@@ -145,10 +156,9 @@ def test_a_function_outside_the_scope_fails_naming_itself(tmp_path):
 
 def test_dereferencing_a_device_pointer_faults_as_on_hardware(tmp_path):
     """Device addresses lie above the user address space: the host reading one gets SIGSEGV."""
-    src = tmp_path / "deref.c"
-    src.write_text('#include "acl/acl.h"\nint main(void) {\n    void *d; aclrtSetDevice(0);\n'
-                   '    aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST);\n    return *(volatile char *)d;\n}\n')
-    assert commands.compile_command("cc", [str(src), "-o", str(tmp_path / "deref")]) == 0
+    _compile(tmp_path, "deref", '#include "acl/acl.h"\nint main(void) {\n    void *d; aclrtSetDevice(0);\n'
+                                '    aclrtMalloc(&d, 64, ACL_MEM_MALLOC_HUGE_FIRST);\n'
+                                '    return *(volatile char *)d;\n}\n')
     done = subprocess.run([str(tmp_path / "deref")], capture_output=True, timeout=60)
     assert done.returncode in (-signal.SIGSEGV, -signal.SIGBUS)
 
@@ -304,9 +314,8 @@ def test_a_cmake_project_builds_with_the_toolkit_variables(tmp_path):
     the same lines set."""
     from emu.capi import toolkit
     root = toolkit.tree()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
-    env.update(toolkit.environment(root))
-    env["LD_LIBRARY_PATH"] = toolkit.library_path(root, os.environ.get("LD_LIBRARY_PATH", ""))
+    env = _program_env({**toolkit.environment(root),
+                        "LD_LIBRARY_PATH": toolkit.library_path(root, os.environ.get("LD_LIBRARY_PATH", ""))})
     build_dir = tmp_path / "build"
     for step in (["cmake", "-S", str(HERE / "cmake_ddk"), "-B", str(build_dir)], ["cmake", "--build", str(build_dir)]):
         done = subprocess.run(step, capture_output=True, text=True, env=env, timeout=300)
@@ -321,9 +330,8 @@ def test_a_cmake_project_builds_with_the_toolkit_variables(tmp_path):
 # -- the command line ------------------------------------------------------------------------------------------
 
 def _cli(*argv: str, cwd: Path | None = None, timeout: float = 180):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
     return subprocess.run([sys.executable, "-m", "emu", *argv], capture_output=True, text=True, timeout=timeout,
-                          cwd=cwd, env=env)
+                          cwd=cwd, env=_program_env())
 
 
 def test_acl_emu_run_times_a_c_program_and_writes_its_trace(bin_dir, tmp_path):
@@ -370,10 +378,8 @@ def test_acl_emu_run_model_flag_names_the_declaration(bin_dir, tmp_path):
 
 def test_a_program_killed_by_a_signal_has_no_summary_and_its_code(tmp_path):
     """A program that dies of a signal exits 128 + the signal, saying so, without a summary."""
-    src = tmp_path / "seg.c"
-    src.write_text('#include <signal.h>\n#include "acl/acl.h"\nint main(void) { aclrtSetDevice(0); '
-                   'raise(SIGSEGV); return 0; }\n')
-    assert commands.compile_command("cc", [str(src), "-o", str(tmp_path / "seg")]) == 0
+    _compile(tmp_path, "seg", '#include <signal.h>\n#include "acl/acl.h"\nint main(void) { aclrtSetDevice(0); '
+                              'raise(SIGSEGV); return 0; }\n')
     done = _cli("run", "--out", str(tmp_path), str(tmp_path / "seg"), cwd=tmp_path)
     assert done.returncode == 128 + signal.SIGSEGV
     assert "ended by signal SIGSEGV" in done.stderr
@@ -394,12 +400,9 @@ def test_cli_compiler_wrapper_and_config(tmp_path):
 
 
 def _build_and_run(tmp_path: Path, name: str, source: str, *args: str, env: dict | None = None, timeout: float = 60):
-    src = tmp_path / f"{name}.c"
-    src.write_text(source)
-    assert commands.compile_command("cc", ["-g", str(src), "-o", str(tmp_path / name), "-lpthread"]) == 0
-    full = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
-    full.update(env or {})
-    return subprocess.run([str(tmp_path / name), *args], capture_output=True, text=True, timeout=timeout, env=full)
+    _compile(tmp_path, name, source, "-g", "-lpthread")
+    return subprocess.run([str(tmp_path / name), *args], capture_output=True, text=True, timeout=timeout,
+                          env=_program_env(env))
 
 
 def test_a_callback_for_a_thread_that_ended_fails_the_wait_as_in_pyacl(tmp_path):
@@ -438,9 +441,7 @@ int main(void) {
     return 0;
 }
 '''
-    src = tmp_path / "uaf.c"
-    src.write_text(source)
-    assert commands.compile_command("cc", ["-g", str(src), "-o", str(tmp_path / "uaf")]) == 0
+    src = _compile(tmp_path, "uaf", source, "-g")
     done = _cli("run", "--sanitize", "--out", str(tmp_path), str(tmp_path / "uaf"), cwd=tmp_path)
     line = source.splitlines().index(next(ln for ln in source.splitlines() if "aclrtMemcpy(" in ln)) + 1
     assert done.stdout.splitlines()[0] == "100000", done.stdout + done.stderr
