@@ -135,7 +135,7 @@ def _model(rt: Core, model_id: int) -> LoadedModel:
 
 
 # -- load, query, unload ------------------------------------------------------------------------------------
-def _declaration_of_file(rt: Core, path) -> modeldecl.ModelDecl:
+def _declaration_of_file(path) -> modeldecl.ModelDecl:
     """acl_model_router.cpp AclIsOm2ModelByPath, then GraphLoader::LoadDataFromFile: a null path 100000; no model
     file and no declaration 145002. A declaration stands in even without the .om file."""
     if path is None:
@@ -180,7 +180,7 @@ def load_from_file(rt: Core, model_path: str) -> int:
     or without the .om file. A null path: 100000; no file and no declaration: 145002; a missing or wrong
     declaration beside an .om file: `emu.modeldecl.ModelDeclarationError`, naming the file and showing the
     template (model.cpp aclmdlLoadFromFileImpl, GraphLoader::LoadDataFromFile)."""
-    return _load(rt, _declaration_of_file(rt, model_path))
+    return _load(rt, _declaration_of_file(model_path))
 
 
 @api("aclmdlLoadFromMem", sizes=("model_size",), pyacl="acl.mdl.load_from_mem", params="ii", outputs=(0,))
@@ -209,7 +209,7 @@ def load_from_file_with_mem(rt: Core, model_path: str, work_ptr: int, work_size:
     """aclmdlLoadFromFileWithMem: `load_from_file` with the workspace and weight memory the program allocated
     (sizes from aclmdlQuerySize; null pointers: the runtime allocates its own). A non-null pointer must be
     device memory of that size (100000)."""
-    decl = _declaration_of_file(rt, model_path)
+    decl = _declaration_of_file(model_path)
     _check_with_mem(rt, work_ptr, work_size, weight_ptr, weight_size)
     return _load(rt, decl)
 
@@ -229,7 +229,7 @@ def query_size(rt: Core, file_name: str) -> tuple[int, int]:
     """(work size, weight size) in bytes a model needs (aclmdlQuerySize): the declaration's work_size and
     weight_size, else the sum of its tensors' sizes (model.cpp aclmdlQuerySizeImpl: null 100000, no file
     145002)."""
-    decl = _declaration_of_file(rt, file_name)
+    decl = _declaration_of_file(file_name)
     return decl.work_size, decl.weight_size
 
 
