@@ -627,8 +627,7 @@ def _alloc_outputs(rt: Core, m: LoadedModel, outs: list[DataBuffer]) -> None:
     program frees (aclrtFree, then aclUpdateDataBuffer(buf, NULL, 0); doc aclmdlExecute.md)."""
     for buf, t in zip(outs, m.decl.outputs):
         if not buf.data:
-            r = allocation.alloc_by_policy(rt, m.ctx.device.id, transfer.roundup(max(t.nbytes, 1), 32),
-                                           C.ACL_MEM_MALLOC_HUGE_FIRST)
+            r = allocation.alloc_by_policy(rt, m.ctx.device.id, max(t.nbytes, 1), C.ACL_MEM_MALLOC_HUGE_FIRST)
             buf.data, buf.size = r.base, t.nbytes
 
 
