@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from emu import capi
 from emu.capi import build
 
 AGE = build.PRUNE_AFTER_DAYS * 86400
@@ -165,8 +166,7 @@ def test_a_program_loading_the_library_stamps_its_folder(tmp_path):
     src = tmp_path / "p.c"
     src.write_text('#include "acl/acl.h"\nint main(void) { return aclrtSetDevice(0) != ACL_SUCCESS; }\n')
     exe = tmp_path / "p"
-    subprocess.run([*build.compiler(), f"-I{build.INCLUDE}", str(src), "-o", str(exe), f"-L{lib64}",
-                    f"-Wl,-rpath,{lib64}", "-lascendcl"], check=True)
+    subprocess.run([*build.compiler(), *capi.cflags(), str(src), "-o", str(exe), *capi.libs(lib64)], check=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
     assert not (folder / build.STAMP).exists()
     done = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120, env=env)

@@ -10,6 +10,7 @@ import sysconfig
 
 import pytest
 
+from emu import capi
 from emu.capi import build, marshal
 from emu.capi.bridge import generic
 
@@ -117,8 +118,7 @@ int main(void) {
 ''')
     exe = tmp_path / "widths"
     lib = build.library_dir()
-    subprocess.run([*build.compiler(), f"-I{build.INCLUDE}", str(src), "-o", str(exe), f"-L{lib}",
-                    f"-Wl,-rpath,{lib}", "-lascendcl"], check=True)
+    subprocess.run([*build.compiler(), *capi.cflags(), str(src), "-o", str(exe), *capi.libs(lib)], check=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
     done = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120, env=env)
     assert done.stdout.split() == ["0", "0", "0", "1", "a5a5a5a5", "1", "a5a5a5a5a5a5a5a5", "1",
