@@ -101,6 +101,7 @@ _OTHER_TYPE_SIZE = 8
 # aclFormat (acl_base_rt.h): value by name.
 FORMATS = {"NCHW": 0, "NHWC": 1, "ND": 2, "NC1HWC0": 3, "FRACTAL_Z": 4, "NC1HWC0_C04": 12, "HWCN": 16,
            "NDHWC": 27, "FRACTAL_NZ": 29, "NCDHW": 30, "NDC1HWC0": 32, "FRACTAL_Z_3D": 33, "NC": 35, "NCL": 47}
+_HW_DIMS = {FORMATS["NCHW"]: (2, 3), FORMATS["NHWC"]: (1, 2)}  # where H and W are, in the formats dynamic_hw takes
 
 _TOP_KEYS = {"name", "format", "dynamic_batch", "dynamic_hw", "work_size", "weight_size", "input", "output",
              "compute_us"}
@@ -137,7 +138,7 @@ class Tensor:
         if batch is not None and dims and dims[0] == -1:
             dims[0] = batch
         if hw is not None and -1 in dims:
-            h, w = (2, 3) if self.format == FORMATS["NCHW"] else (1, 2)
+            h, w = _HW_DIMS.get(self.format, (1, 2))  # (parse lets only NCHW and NHWC have -1 H and W)
             dims[h], dims[w] = hw
         return tuple(dims)
 
@@ -283,7 +284,7 @@ def _check_dynamic_dims(source, fields: list, side: str, batches, hws) -> None:
             if shape.index(-1) != 0 or shape.count(-1) != 1:
                 raise _error(source, f"{where}: with dynamic_batch only the first dim may be -1")
         elif hws:
-            hw = (2, 3) if fmt == FORMATS["NCHW"] else (1, 2) if fmt == FORMATS["NHWC"] else None
+            hw = _HW_DIMS.get(fmt)
             minus = [i for i, d in enumerate(shape) if d == -1]
             if side != "input" or hw is None or len(shape) != 4 or minus != list(hw):
                 raise _error(source, f"{where}: with dynamic_hw only inputs of format NCHW or NHWC may have -1, as "
