@@ -24,7 +24,8 @@ def compile_command(language: str, argv: list[str]) -> int:
     to it, so the program runs without LD_LIBRARY_PATH. --show prints the command instead of running it."""
     show = "--show" in argv
     argv = [a for a in argv if a != "--show"]
-    compiler = shlex.split(os.environ.get("CXX" if language == "c++" else "CC") or language)
+    variable = "CXX" if language == "c++" else "CC"
+    compiler = shlex.split(os.environ.get(variable) or language)
     try:
         command = [*compiler, *capi.cflags(), *argv]
         if argv and not any(a in _COMPILE_ONLY for a in argv):
@@ -38,8 +39,7 @@ def compile_command(language: str, argv: list[str]) -> int:
     try:
         return subprocess.call(command)
     except FileNotFoundError:
-        sys.stderr.write(f"acl-emu {language}: error: no compiler {compiler[0]!r} (install it, or set "
-                         f"{'CXX' if language == 'c++' else 'CC'})\n")
+        sys.stderr.write(f"acl-emu {language}: error: no compiler {compiler[0]!r} (install it, or set {variable})\n")
         return 2
 
 
