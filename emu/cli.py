@@ -41,8 +41,8 @@ from .models.atomic import atomic_write, partial_path, sweep_stale
 from .studies import (bandwidth, bandwidth_report, calibrate, calibrate_report, compare, compare_report, holdout,
                       overlap, overlap_report, products, products_report, replay, replay_report, sweep, validate,
                       validate_report)
-from .studies.args import (microseconds, microseconds_list, names_arg, parse_ints, parse_sizes_arg, positive_int,
-                           positive_ints, product_arg, product_error, product_list, typed)
+from .studies.args import (microseconds, microseconds_list, names_arg, parse_ints, parse_sizes_arg, parse_steps,
+                           parse_window, positive_int, positive_ints, product_arg, product_error, product_list, typed)
 from .studies.common import SIZE_HELP, Progress, parse_size, parse_sizes
 
 EXAMPLE = Path(__file__).parent / "examples" / "copy_pipeline.py"
@@ -1040,10 +1040,10 @@ def add_replay(sub) -> None:
                    metavar="US", help=f"times this close count as at once when inferring dependencies from the "
                                       f"timeline (default: {replay.TOLERANCE * 1e6:g} when the profile has event "
                                       f"rows, else read from its timeline's gaps and shown)")
-    p.add_argument("--window", type=typed(replay.profiles.parse_window, "window"), default=None, metavar="START:END",
+    p.add_argument("--window", type=typed(parse_window, "window"), default=None, metavar="START:END",
                    help="replay only the tasks and host calls starting in this window, microseconds since the "
                         "profile's first event (1500:9000, 1500: or :9000): skip a long idle or the warm-up")
-    p.add_argument("--steps", type=typed(replay.profiles.parse_steps, "steps"), default=None, metavar="N[:M]",
+    p.add_argument("--steps", type=typed(parse_steps, "steps"), default=None, metavar="N[:M]",
                    help="replay only steps N to M (the Iteration IDs of msprof's step trace)")
     p.add_argument("--out", metavar="DIR", help="output directory (default: acl-emu-out/replay)")
     p.add_argument("--msprof", metavar="PATH", help="also write the replay on the first product in the msprof "

@@ -9,6 +9,7 @@ import pytest
 
 from emu.cli import main
 from emu.studies import profiles, replay, replay_report
+from emu.studies.args import parse_steps, parse_window
 from emu.studies.profiles import ProfileError
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -93,14 +94,14 @@ def test_a_window_in_us_or_steps_leave_out_the_long_idle():
 
 
 def test_window_and_steps_parse_and_refuse_in_one_line(tmp_path, capsys):
-    assert profiles.parse_window("1500:9000") == (1500.0, 9000.0)
-    assert profiles.parse_window("1500:") == (1500.0, None) and profiles.parse_window(":9") == (None, 9.0)
-    assert profiles.parse_steps("2") == (2, 2) and profiles.parse_steps("2:4") == (2, 4)
+    assert parse_window("1500:9000") == (1500.0, 9000.0)
+    assert parse_window("1500:") == (1500.0, None) and parse_window(":9") == (None, 9.0)
+    assert parse_steps("2") == (2, 2) and parse_steps("2:4") == (2, 4)
     for bad in ("9:1", "a:b", "5", "-1:3"):
         with pytest.raises(ValueError):
-            profiles.parse_window(bad)
+            parse_window(bad)
     with pytest.raises(ValueError):
-        profiles.parse_steps("4:2")
+        parse_steps("4:2")
     out = tmp_path / "o"
     assert main(["replay", str(IDLE), "--steps", "2", "--out", str(out)]) == 0
     assert "window step 2: 3 of 7 device tasks" in capsys.readouterr().out

@@ -1,4 +1,5 @@
-"""What a user types on the command line, parsed: sizes, counts, microseconds, product names.
+"""What a user types on the command line, parsed: sizes, counts, microseconds, product names, a profile's
+window and steps.
 
 The parsers raise ValueError with a one-line message; `typed` makes one an argparse type, so argparse
 prints `argument --X: <message>` and exits 2. `emu.cli` builds its parsers from these; they read sizes and
@@ -8,6 +9,7 @@ whole numbers with `common.parse_size` and `common.parse_whole`, which a study r
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from ..config import ConfigError, available, load, product_named, suggestion
@@ -136,3 +138,40 @@ def microseconds(text: str) -> float:
 def microseconds_list(text: str) -> list[float]:
     """Comma-separated `microseconds` ("1500,5000"); an empty list is refused as `microseconds` refuses it."""
     return [microseconds(t) for t in text.split(",") if t.strip()] or [microseconds(text)]
+
+
+def parse_window(text: str) -> tuple[float | None, float | None]:
+    """"START:END" in microseconds since the profile's first event (either may be left out: "2000:", ":5000") ->
+    (start, end); a ValueError saying the form otherwise."""
+    parts = str(text).split(":")
+    if len(parts) != 2:
+        raise ValueError(f"{text!r}: expected START:END in microseconds since the profile's first event "
+                         f"(1500:9000, 1500: or :9000)")
+    out = []
+    for part in parts:
+        if not part.strip():
+            out.append(None)
+            continue
+        try:
+            v = float(part)
+        except ValueError:
+            raise ValueError(f"{text!r}: {part!r} is not a number of microseconds") from None
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"{text!r}: expected finite microseconds >= 0")
+        out.append(v)
+    if out[0] is not None and out[1] is not None and out[1] <= out[0]:
+        raise ValueError(f"{text!r}: the window ends before it starts")
+    return out[0], out[1]
+
+
+def parse_steps(text: str) -> tuple[int, int]:
+    """"N" or "N:M" (step ids, inclusive) -> (first, last); a ValueError otherwise."""
+    parts = str(text).split(":")
+    try:
+        ids = [int(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"{text!r}: expected a step id N or a range N:M (the Iteration IDs of msprof's step "
+                         f"trace)") from None
+    if len(ids) not in (1, 2) or ids[-1] < ids[0]:
+        raise ValueError(f"{text!r}: expected a step id N or a range N:M with M >= N")
+    return ids[0], ids[-1]

@@ -860,43 +860,6 @@ def read_mspti_csv(path, text: str) -> Profile:
 
 
 # -- a time window ------------------------------------------------------------------------------------------------
-def parse_window(text: str) -> tuple[float | None, float | None]:
-    """"START:END" in microseconds since the profile's first event (either may be left out: "2000:", ":5000") ->
-    (start, end); a ValueError saying the form otherwise."""
-    parts = str(text).split(":")
-    if len(parts) != 2:
-        raise ValueError(f"{text!r}: expected START:END in microseconds since the profile's first event "
-                         f"(1500:9000, 1500: or :9000)")
-    out = []
-    for part in parts:
-        if not part.strip():
-            out.append(None)
-            continue
-        try:
-            v = float(part)
-        except ValueError:
-            raise ValueError(f"{text!r}: {part!r} is not a number of microseconds") from None
-        if not (math.isfinite(v) and v >= 0):
-            raise ValueError(f"{text!r}: expected finite microseconds >= 0")
-        out.append(v)
-    if out[0] is not None and out[1] is not None and out[1] <= out[0]:
-        raise ValueError(f"{text!r}: the window ends before it starts")
-    return out[0], out[1]
-
-
-def parse_steps(text: str) -> tuple[int, int]:
-    """"N" or "N:M" (step ids, inclusive) -> (first, last); a ValueError otherwise."""
-    parts = str(text).split(":")
-    try:
-        ids = [int(p) for p in parts]
-    except ValueError:
-        raise ValueError(f"{text!r}: expected a step id N or a range N:M (the Iteration IDs of msprof's step "
-                         f"trace)") from None
-    if len(ids) not in (1, 2) or ids[-1] < ids[0]:
-        raise ValueError(f"{text!r}: expected a step id N or a range N:M with M >= N")
-    return ids[0], ids[-1]
-
-
 def window(profile: Profile, start_us: float | None = None, end_us: float | None = None,
            steps: tuple[int, int] | None = None) -> Profile:
     """The part of a profile whose device tasks and host calls start within a window: [start_us, end_us)
