@@ -66,7 +66,6 @@ class ModelDesc:
         self.handle = new_handle()
         self.decl: modeldecl.ModelDecl | None = None
         self.model_id = 0
-        self.destroyed = False
 
 
 class Dataset:
@@ -76,7 +75,6 @@ class Dataset:
         self.handle = new_handle()
         self.buffers: list[int] = []
         self.gear: tuple | None = None
-        self.destroyed = False
 
 
 class DataBuffer:
@@ -85,7 +83,6 @@ class DataBuffer:
     def __init__(self, data: int, size: int):
         self.handle = new_handle()
         self.data, self.size = data, size
-        self.destroyed = False
 
 
 class _Models:
@@ -109,9 +106,10 @@ def _models(rt: Core) -> _Models:
 
 
 def _obj(rt: Core, handle: int, typ):
-    """The live `typ` a handle names, else None (a null or unknown handle)."""
+    """The live `typ` a handle names, else None (a null or unknown handle: a destroyed one is no longer in
+    `rt.handles`)."""
     obj = rt.handles.get(handle) if isinstance(handle, int) else None
-    return obj if isinstance(obj, typ) and not obj.destroyed else None
+    return obj if isinstance(obj, typ) else None
 
 
 def _need(rt: Core, handle: int, typ, what: str):
@@ -263,8 +261,7 @@ def create_desc(rt: Core) -> int:
 @api("aclmdlDestroyDesc", pyacl="acl.mdl.destroy_desc", params="i")
 def destroy_desc(rt: Core, model_desc: int) -> None:
     """Destroy a model description (aclmdlDestroyDesc); null: 100000."""
-    _need(rt, model_desc, ModelDesc, "modelDesc").destroyed = True
-    rt.handles.pop(model_desc, None)
+    rt.handles.pop(_need(rt, model_desc, ModelDesc, "modelDesc").handle)
 
 
 @api("aclmdlGetDesc", pyacl="acl.mdl.get_desc", params="ii")
@@ -529,8 +526,7 @@ def create_dataset(rt: Core) -> int:
 def destroy_dataset(rt: Core, dataset: int) -> None:
     """Destroy a dataset (aclmdlDestroyDataset), not its data buffers nor their memory (the program destroys and
     frees those). Null: 100000."""
-    _need(rt, dataset, Dataset, "dataset").destroyed = True
-    rt.handles.pop(dataset, None)
+    rt.handles.pop(_need(rt, dataset, Dataset, "dataset").handle)
 
 
 @api("aclmdlAddDatasetBuffer", pyacl="acl.mdl.add_dataset_buffer", params="ii", outputs=(0,))
@@ -571,8 +567,7 @@ def create_data_buffer(rt: Core, data: int, size: int) -> int:
 @api("aclDestroyDataBuffer", pyacl="acl.destroy_data_buffer", params="i")
 def destroy_data_buffer(rt: Core, data_buffer: int) -> None:
     """Destroy a data buffer (aclDestroyDataBuffer), not the memory it names. Null: 100000."""
-    _need(rt, data_buffer, DataBuffer, "dataBuffer").destroyed = True
-    rt.handles.pop(data_buffer, None)
+    rt.handles.pop(_need(rt, data_buffer, DataBuffer, "dataBuffer").handle)
 
 
 @api("aclGetDataBufferAddr", pyacl="acl.get_data_buffer_addr", params="i", outputs=(0,), by_hand=True)
