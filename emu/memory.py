@@ -420,6 +420,11 @@ class AddressSpace:
         self._regions.insert(i, region)
         self._starts_array = None
 
+    def _forget(self, region: Region) -> None:
+        """A region freed: out of the index, and remembered among the latest frees (`freed_recently`)."""
+        self._remove(region)
+        self.freed_recently.append((region.base, region.end, region.describe()))
+
     def _remove(self, region: Region) -> None:
         self._recent = (self._none, self._none)
         i = bisect.bisect_left(self._starts, region.base)
@@ -531,8 +536,7 @@ class AddressSpace:
         return r
 
     def free_device(self, r: Region) -> None:
-        self._remove(r)
-        self.freed_recently.append((r.base, r.end, r.describe()))
+        self._forget(r)
         self.windows[r.device].free(r.base, r.size)
         self.used[r.device] -= r.size
         if r._buf is not None:
@@ -564,8 +568,7 @@ class AddressSpace:
         return r
 
     def free_pinned(self, r: Region) -> None:
-        self._remove(r)
-        self.freed_recently.append((r.base, r.end, r.describe()))
+        self._forget(r)
         if r.virtual:
             self.virtual_host.free(r.base, r.size)
         else:
