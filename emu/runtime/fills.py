@@ -109,17 +109,6 @@ def _d32_target(rt: Core, ptr: int, mem_size: int, n: int) -> tuple[Region, int]
     return r, off
 
 
-def _d32_filler(rt: Core, r: Region, off: int, n: int, value: int, what: str, blocking: bool = False):
-    """What fills n bytes at `r`+off with the 32-bit `value` when its task completes; `blocking`: the task of the
-    calling thread's blocking call (`transfer.unlocked`)."""
-    r.check_writable()
-    def fill():
-        if transfer.has_bytes(rt, what, r):
-            transfer.unlocked(rt, blocking, n, kernels.fill_u32, r.target(off, n), value)
-
-    return fill
-
-
 def _d32(rt: Core, ptr: int, mem_size: int, value: int, n: int, stream: int | None) -> None:
     """The ACL layer (memory.cpp aclrtMemsetD32Impl / AsyncImpl), then the standard-SoC runtime
     (api_c_standard_soc.cc rtMemsetD32 / Async -> api_impl_standard_soc.cc ApiImpl::MemsetD32 / Async),
@@ -136,7 +125,7 @@ def _d32(rt: Core, ptr: int, mem_size: int, value: int, n: int, stream: int | No
     if not r.is_device:  # host target: filled now; the async variant ignores the stream
         rt.sanitize_host_span(what, r, off, 4 * n, "w")
         rt.tick(4 * n / rt.product.hardware.host_memset_bandwidth)
-        _d32_filler(rt, r, off, 4 * n, value, what, blocking=True)()
+        transfer.filler(rt, r, off, 4 * n, value, what, blocking=True, kernel=kernels.fill_u32)()
     elif stream is None:
         _d32_device_sync(rt, r, off, 4 * n, value, what)
     else:
@@ -161,22 +150,24 @@ def _d32_device_sync(rt: Core, r: Region, off: int, nbytes: int, value: int, wha
     for b in range(0, nbytes, block):
         m = min(block, nbytes - b)
         rt.tick(m / rt.product.hardware.host_memset_bandwidth)
+        fill = transfer.filler(rt, r, off + b, m, value, what, blocking=True, kernel=kernels.fill_u32)
         transfer.run_blocking(rt, Task(COPY, nbytes=m, device=r.device, src=None, dst=r.device, label=what,
-                               on_complete=_d32_filler(rt, r, off + b, m, value, what, blocking=True)),
-                              ((r, off + b, m, "w"),))
+                                       on_complete=fill), ((r, off + b, m, "w"),))
 
 
 def _d32_device_async(rt: Core, s: Stream, r: Region, off: int, nbytes: int, value: int, what: str) -> None:
     if rt.product.has("memset_task") and r.device == s.device:
-        rt.submit(s, Task(FILL, nbytes=nbytes, device=s.device, label=what,
-                            on_complete=_d32_filler(rt, r, off, nbytes, value, what)), ((r, off, nbytes, "w"),))
+        fill = transfer.filler(rt, r, off, nbytes, value, what, kernel=kernels.fill_u32)
+        rt.submit(s, Task(FILL, nbytes=nbytes, device=s.device, label=what, on_complete=fill),
+                  ((r, off, nbytes, "w"),))
         return
     block = rt.product.async_copy_unit
     for b in range(0, nbytes, block):  # the pinned temporary is filled at enqueue
         m = min(block, nbytes - b)
         rt.tick(m / rt.product.hardware.host_memset_bandwidth)
-        rt.submit(s, Task(COPY, nbytes=m, device=s.device, src=None, dst=r.device, label=what,
-                            on_complete=_d32_filler(rt, r, off + b, m, value, what)), ((r, off + b, m, "w"),))
+        fill = transfer.filler(rt, r, off + b, m, value, what, kernel=kernels.fill_u32)
+        rt.submit(s, Task(COPY, nbytes=m, device=s.device, src=None, dst=r.device, label=what, on_complete=fill),
+                  ((r, off + b, m, "w"),))
 
 
 @api("aclrtMemsetD32", gate=False, sizes=("mem_size", "n"), pyacl="acl.rt.memset_d32", params="iiii")

@@ -191,12 +191,14 @@ def mover(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what
     return move
 
 
-def filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str, blocking: bool = False):
-    """What fills n bytes at `dst`+off with the byte `value` when its task completes (`blocking`: as `mover`)."""
+def filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str, blocking: bool = False,
+           kernel=None):
+    """What fills n bytes at `dst`+off with `value` when its task completes (`blocking`: as `mover`): a byte
+    (kernels.fill), or with kernel=kernels.fill_u32 a 32-bit word."""
     dst.check_writable()
     def fill():
         if has_bytes(rt, what, dst):
-            unlocked(rt, blocking, n, kernels.fill, dst.target(off, n), value)
+            unlocked(rt, blocking, n, kernels.fill if kernel is None else kernel, dst.target(off, n), value)
 
     return fill
 
