@@ -110,7 +110,7 @@ def thread_started() -> None:
     """A thread of the program made its first ACL call: Python's threading module learns of it, so the runtime
     sees it as a running thread (a callback thread named by aclrtSubscribeReport, say)."""
     threading.current_thread()
-    _runtime.current().ended_threads.discard(threading.get_ident())  # (pthread ids are reused)
+    _runtime.current().foreign_thread(threading.get_ident(), running=True)
 
 
 def thread_ended() -> None:
@@ -118,7 +118,7 @@ def thread_ended() -> None:
     callback only it could run fails, as through pyACL, rather than waiting forever)."""
     ident = threading.get_ident()
     threading._active.pop(ident, None)  # the _DummyThread current_thread() registered
-    _runtime.current().ended_threads.add(ident)
+    _runtime.current().foreign_thread(ident, running=False)
 
 
 def finish() -> None:

@@ -769,6 +769,14 @@ class Core:
                 return
             self.turn(TURN_S)
 
+    def foreign_thread(self, ident: int, running: bool) -> None:
+        """A C program's thread `ident` made its first ACL call (running; pthread ids are reused, so one that ended
+        may run again) or, having made some, has ended: `ended_threads`, which waits and callbacks read."""
+        if running:
+            self.ended_threads.discard(ident)
+        else:
+            self.ended_threads.add(ident)
+
     def _running(self, st: ThreadState) -> bool:
         """Whether the thread of `st` still runs (a C program's thread that ended is in `ended_threads`)."""
         return st.ident not in self.ended_threads and st.thread.is_alive()
