@@ -202,14 +202,14 @@ def get_soc_name(rt: Core) -> str:
 
 # -- state ------------------------------------------------------------------------
 def _callbacks(rt: Core) -> _CallbackState:
-    cbs = rt.__dict__.get("_callback_state")
-    if cbs is None:
-        with rt.lock:
-            cbs = rt.__dict__.get("_callback_state")
-            if cbs is None:
-                cbs = rt.__dict__["_callback_state"] = _CallbackState(rt.turns)
-                rt.machine.host_wait = lambda: _host_wait(rt)
-    return cbs
+    return rt.family_state("callbacks", _new_state)
+
+
+def _new_state(rt: Core) -> _CallbackState:
+    """A runtime's callback state, made at its first use; from then on a wait for an open host function lets the
+    callback threads run it (`_host_wait`)."""
+    rt.machine.host_wait = lambda: _host_wait(rt)
+    return _CallbackState(rt.turns)
 
 
 def _purge_destroyed(rt: Core, cbs: _CallbackState) -> None:

@@ -529,6 +529,7 @@ class Core:
         # The host threads that have called the API (thread id -> state; an ended one is dropped when met), and
         # what lets a waiting thread wait for their next call: `turns` (on the runtime lock), `sleepers` (how
         # many wait on it), `escapes` (how many times a wait went on without them: see HORIZON_ESCAPE_S).
+        self._families: dict[str, object] = {}  # a family module's own state on this runtime (`family_state`)
         self.threads: dict[int, ThreadState] = {}
         self.turns = threading.Condition(self.lock)
         self.sleepers = 0
@@ -654,6 +655,17 @@ class Core:
     @clock.setter
     def clock(self, t: float) -> None:
         self._tls.state.clock = t
+
+    def family_state(self, name: str, make):
+        """The state the family module `name` keeps on this runtime (callbacks: subscriptions and reports;
+        inference: the loaded models), made by `make(self)` at its first use, under the runtime's lock."""
+        state = self._families.get(name)
+        if state is None:
+            with self.lock:
+                state = self._families.get(name)
+                if state is None:
+                    state = self._families[name] = make(self)
+        return state
 
     def later(self, fn, *args) -> None:
         """Run fn(*args) when the API call in progress has released the runtime's lock, before it returns: the

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import weakref
 
 import numpy as np
 
@@ -93,16 +92,8 @@ class _Models:
         self.loaded: dict[int, LoadedModel] = {}
 
 
-# Core keeps no family's own state but in attributes it declares: the models are kept here, keyed by the
-# runtime, and go with it
-_state: "weakref.WeakKeyDictionary[Core, _Models]" = weakref.WeakKeyDictionary()
-
-
 def _models(rt: Core) -> _Models:
-    m = _state.get(rt)
-    if m is None:
-        m = _state[rt] = _Models()
-    return m
+    return rt.family_state("inference", lambda _: _Models())
 
 
 def _obj(rt: Core, handle: int, typ):
