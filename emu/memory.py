@@ -376,6 +376,10 @@ class AddressSpace:
         # (base, end, what it was) of the latest frees: addresses only, so no freed buffer is kept alive
         self.freed_recently: deque = deque(maxlen=FREED_KEPT)
         self.on_stale = None  # (the sanitizer) called (addr, nbytes, the entry) when `resolve` fails in one
+        # What callers work out from the index (its regions and registrations) and keep while it stands, under
+        # keys of their own (the batch copies' checks: emu.runtime.batch): a new, empty dict whenever the index
+        # changes (`_changed`), so nothing kept outlives the regions it was worked out from.
+        self.derived: dict = {}
 
     def freed_range(self, addr: int) -> tuple | None:
         """The entry of `freed_recently` (base, end, description) that held `addr`, the latest such free."""
@@ -414,11 +418,17 @@ class AddressSpace:
         return out
 
     # -- the index -------------------------------------------------------------
+    def _changed(self) -> None:
+        """The index changed: what was derived from it goes."""
+        self._starts_array = None
+        if self.derived:
+            self.derived = {}
+
     def _insert(self, region: Region) -> None:
         i = bisect.bisect_left(self._starts, region.base)
         self._starts.insert(i, region.base)
         self._regions.insert(i, region)
-        self._starts_array = None
+        self._changed()
 
     def _forget(self, region: Region) -> None:
         """A region freed: out of the index, and remembered among the latest frees (`freed_recently`)."""
@@ -431,7 +441,7 @@ class AddressSpace:
         while self._regions[i] is not region:
             i += 1
         del self._starts[i], self._regions[i]
-        self._starts_array = None
+        self._changed()
 
     def find(self, addr: int) -> Region | None:
         for r in self._recent:  # programs reuse their buffers: check the last two regions found first
@@ -652,10 +662,12 @@ class AddressSpace:
         i = bisect.bisect_left(self._reg_starts, reg.base)
         self._reg_starts.insert(i, reg.base)
         self._regs.insert(i, reg)
+        self._changed()
 
     def unregister(self, reg: Registration) -> None:
         i = self._regs.index(reg)
         del self._reg_starts[i], self._regs[i]
+        self._changed()
         if reg.alias is not None:
             self.free_alias(reg.alias)
 

@@ -161,17 +161,17 @@ def _unrun(t: Task) -> None:
 
 
 class Batch:
-    """The entries of a batch copy (a GROUP task), by column (int64 arrays): `nbytes`; `src` and `dst`, the ends
-    (device ids, -1 for the host); `device`, whose engines run each entry; `kind`, the direction code each
-    was asked as and runs as (-1: none). Never changed once made: a captured batch replays as it is."""
+    """The entries of a batch copy (a GROUP task), by column: `nbytes` (an int64 array); `src` and `dst`, the
+    ends (device ids, -1 for the host); `device`, whose engines run each entry; `kind`, the direction code each
+    was asked as and runs as (-1: none). Each of those four is an int64 array, or an int when every entry has
+    that value (one route: `_routes` needs no array work). Never changed once made: a captured batch replays
+    as it is."""
 
     __slots__ = ("nbytes", "src", "dst", "device", "kind")
 
     def __init__(self, nbytes, src, dst, device, kind=-1):
         self.nbytes = np.asarray(nbytes, dtype=np.int64)
-        n = len(self.nbytes)
-        self.src, self.dst, self.device, self.kind = (np.full(n, v, dtype=np.int64) if np.ndim(v) == 0 else
-                                                      np.asarray(v, dtype=np.int64) for v in (src, dst, device, kind))
+        self.src, self.dst, self.device, self.kind = map(_column, (src, dst, device, kind))
 
     def __len__(self) -> int:
         return len(self.nbytes)
@@ -187,6 +187,13 @@ class Batch:
 
     def __repr__(self) -> str:
         return f"<Batch of {len(self)} entries, {int(self.nbytes.sum())} bytes>"
+
+
+def _column(values) -> np.ndarray | int:
+    """A `Batch` column: an int when one value is given for every entry, else an int64 array."""
+    if values.__class__ is int:
+        return values
+    return int(values) if np.ndim(values) == 0 else np.asarray(values, dtype=np.int64)
 
 
 class _Lane(Task):
@@ -287,12 +294,16 @@ def _chunk_for(sizes: np.ndarray) -> int:
 _serials = count(1)
 
 
-def _routes(batch: Batch) -> list[tuple[tuple[int, int, int, int], np.ndarray]]:
-    """The entries of a batch by route ((engine device, src, dst, kind), their indices in order), the routes in
-    the order of their first entries."""
-    keys = np.stack([batch.device, batch.src, batch.dst, batch.kind])
-    if (keys == keys[:, :1]).all():  # (the usual batch: one route)
-        return [(tuple(keys[:, 0].tolist()), np.arange(len(batch)))]
+def _routes(batch: Batch) -> list[tuple[tuple[int, int, int, int], np.ndarray | None]]:
+    """The entries of a batch by route ((engine device, src, dst, kind), their indices in order; None: all of
+    them), the routes in the order of their first entries."""
+    columns = (batch.device, batch.src, batch.dst, batch.kind)
+    if all(c.__class__ is int for c in columns):  # (the usual batch: one route, said so)
+        return [(columns, None)]
+    n = len(batch)
+    keys = np.stack([np.full(n, c, dtype=np.int64) if c.__class__ is int else c for c in columns])
+    if (keys == keys[:, :1]).all():  # (one route after all)
+        return [(tuple(keys[:, 0].tolist()), None)]
     found, first, inverse = np.unique(keys, axis=1, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
     return [(tuple(found[:, r].tolist()), np.flatnonzero(inverse == r)) for r in np.argsort(first, kind="stable")]
@@ -466,8 +477,8 @@ class Machine:
         if task.batch is None and len(task.parts) < FEW_PARTS:  # a few copy tasks: each takes an engine
             self._begin_parts(task)
             return
-        batch = task.batch if task.batch is not None else Batch.of(task.parts)
-        lanes = self._lanes(task, batch)
+        routes = self._lanes(task, task.batch if task.batch is not None else Batch.of(task.parts))
+        lanes = [lane for _, route_lanes in routes for lane in route_lanes]
         if task.batch is None:  # COPY parts: each one's callback runs when its lane is done
             for lane in lanes:
                 lane.callbacks = tuple(task.parts[i].on_complete for i in lane.entries.tolist()
@@ -476,8 +487,14 @@ class Machine:
         task._left = len(lanes)
         if not lanes:
             self._finish(task)
-        for lane in lanes:
-            self.engines[lane.device].acquire(lane, self._run_lane)
+        for alike, route_lanes in routes:
+            pool = self.engines[route_lanes[0].device]
+            if self._in_step(alike, route_lanes, pool):
+                links, weights, wire, tail = self._bundle(route_lanes, pool, self.env.now)
+                self.network.send(links, wire, self._finish_all, weights, tail, route_lanes)
+            else:
+                for lane in route_lanes:
+                    pool.acquire(lane, self._run_lane)
 
     def _begin_parts(self, task: Task) -> None:
         """A GROUP of a few COPY tasks, each on an engine of its device as it frees, the GROUP done when they
@@ -490,7 +507,7 @@ class Machine:
             part.stream, part.submit = task.stream, task.submit
             self.engines[part.device].acquire(part, self._transfer)
 
-    def _lanes(self, group: Task, batch: Batch) -> list[_Lane]:
+    def _lanes(self, group: Task, batch: Batch) -> list[tuple[bool, list[_Lane]]]:
         """A batch's entries dealt to its devices' DMA engines as lanes, each lane a chain of entries run back to
         back on one engine. The entries of one route (engine device, ends, kind) go to as many lanes as the
         device has engines (fewer when there are fewer entries), of about equal cost (`_deal`). A lane moves
@@ -508,26 +525,33 @@ class Machine:
         entries drift apart, one engine's fixed cost falling while the others move bytes; runs keep that up to
         the size of a run. Either way the simulation pays a few flows and a record a lane, where one flow and
         one engine per entry paid a flow, an engine hand-over and a record for every entry. Routes of one
-        device queue for its engines in the order of their first entries, as the entries of a batch did."""
+        device queue for its engines in the order of their first entries, as the entries of a batch did.
+
+        Returns each route's (alike, lanes): alike, its lanes are the same (one run each, of the same bytes and
+        entries), so that started together they run in step (`_bundle`)."""
         if not len(batch):
             return []
-        lanes: list[_Lane] = []
+        routes = []
         for route, idx in _routes(batch):
             device, src, dst, kind = route
             path = self._path_of((COPY, None if src < 0 else src, None if dst < 0 else dst))
-            for mine, nbytes, chunk, runs in self._lane_plan(route, path, batch.nbytes[idx]):
+            alike, plan = self._lane_plan(route, path, batch.nbytes if idx is None else batch.nbytes[idx])
+            lanes: list[_Lane] = []
+            for mine, nbytes, chunk, runs in plan:
                 lane = _Lane.copy(nbytes, device, None if src < 0 else src, None if dst < 0 else dst, group.label,
                                   None, chunk, None if kind < 0 else kind, None if kind < 0 else kind)
-                lane.path, lane.runs, lane.entries = path, runs, idx[mine]
+                lane.path, lane.runs, lane.entries = path, runs, mine if idx is None else idx[mine]
                 lane.step, lane.flow, lane.callbacks = 0, (), ()
                 lane.stream, lane.submit, lane._parent = group.stream, group.submit, group
                 lanes.append(lane)
-        return lanes
+            routes.append((alike, lanes))
+        return routes
 
-    def _lane_plan(self, route: tuple, path: Path, sizes: np.ndarray) -> list[tuple]:
-        """(its entries' positions among `sizes`, bytes, chunk, runs) of each lane of one route's entries (see
-        `_lanes`). A pure function of the route and the sizes on this machine, kept for the routes and sizes met,
-        so a program repeating its batches (the usual case) plans each kind once."""
+    def _lane_plan(self, route: tuple, path: Path, sizes: np.ndarray) -> tuple[bool, list[tuple]]:
+        """(alike, the lanes): (its entries' positions among `sizes`, bytes, chunk, runs) of each lane of one
+        route's entries, and whether the lanes are the same (see `_lanes`). A pure function of the route and the
+        sizes on this machine, kept for the routes and sizes met, so a program repeating its batches (the usual
+        case) plans each kind once."""
         key = (route, sizes.tobytes())
         plan = self._plans.get(key)
         if plan is None:
@@ -538,6 +562,8 @@ class Machine:
             plan = [(mine, int(sizes[mine].sum()), _chunk_for(sizes[mine]),
                      _runs(wire[mine], byte_time, path.latency, i / k))
                     for i, mine in enumerate(_deal(path.latency + wire * byte_time, k))]
+            alike = len({(nbytes, tuple(runs)) for _, nbytes, _, runs in plan}) == 1 and len(plan[0][3]) == 1
+            plan = (alike, plan)
             if len(self._plans) >= PLANS_KEPT:
                 self._plans.clear()
             self._plans[key] = plan
@@ -590,6 +616,36 @@ class Machine:
         links, weights = lane.flow
         self.network.send(links, wire, self._lane_step, weights, lane.path.latency * entries, lane)
 
+    def _in_step(self, alike: bool, lanes: list[_Lane], pool: Pool) -> bool:
+        """Whether a route's lanes run in step (`_bundle`): alike, over links (not the host's memcpy), and each gets
+        an engine now."""
+        return alike and len(pool.free) >= len(lanes) and not pool.waiting and lanes[0].path.route != "h2h"
+
+    def _bundle(self, lanes: list[_Lane], pool: Pool, start: float) -> tuple:
+        """Alike lanes of one route, each taking an engine of `pool` and starting at `start`, run in step: as one
+        flow of one lane's bytes with `len(lanes)` times a lane's weight on the route's links, across every lane's
+        engine link where the route has them (`_with_engine`). Max-min fairness gives it the rate it gives each
+        of theirs, with whatever else shares the links (k equal flows filled together are one flow of k times
+        the weight), so it ends when they would: one flow and one report for the lot. Returns its (links,
+        weights, wire bytes, tail)."""
+        path = lanes[0].path
+        route, names, k = path.route, path.names, len(lanes)
+        links, weights = list(path.links), [w * k for w in path.weights]
+        own = self._per_engine and route in self._per_engine
+        for lane in lanes:
+            lane.held = pool
+            lane.engine = engine = pool.free.pop()
+            lane.start, lane.route, lane.links, lane.step = start, route, names, 1
+            if own:
+                links.append(self._engine_link(lane.device, engine, route))
+                weights.append(1.0)
+        wire, entries = lanes[0].runs[0]
+        return links, weights, wire, path.latency * entries
+
+    def _finish_all(self, lanes: list[_Lane]) -> None:
+        for lane in lanes:
+            self._finish(lane)
+
     def _begin_staged(self, task: Task) -> None:  # a pageable copy through the staging buffers
         task.start = self.env.now
         done = self.env.process(staging.pipeline(self.env, self.hardware.staging, task.nbytes, task.dst is not HOST,
@@ -638,10 +694,14 @@ class Machine:
 
     def _with_engine(self, device: int, engine: int, route: str, links: list, weights: list) -> tuple[list, list]:
         """A copy's links and weights on `engine` of `device`, with the engine's own limit on its route (A3: one
-        DMA engine moves at most 57 GB/s over the host link). The engine runs one task at a time, so its link
-        carries one flow: one link per engine and route."""
+        DMA engine moves at most 57 GB/s over the host link: `_engine_link`)."""
+        return [*links, self._engine_link(device, engine, route)], [*weights, 1.0]
+
+    def _engine_link(self, device: int, engine: int, route: str) -> Link:
+        """The link of `engine`'s own limit on `route`. The engine runs one task at a time, so its link carries one
+        flow: one link per engine and route."""
         name = f"dev{device}.dma{engine}" if route in ("h2d", "d2h") else f"dev{device}.dma{engine}.{route}"
-        return [*links, self.link(name, self._per_engine[route])], [*weights, 1.0]
+        return self.link(name, self._per_engine[route])
 
     def _shape(self, key: tuple) -> tuple:
         """The `Shape` (route, link names, links, weights, wire bytes, tail) of the flow of a task of `key`
@@ -795,32 +855,28 @@ class Machine:
     def blocking(self, stream: Stream, task: Task, submit: float) -> float:
         """Submit `task` on `stream` at host time `submit` and run until it completes; return its completion time.
 
-        When nothing else is in flight (no event due, no flow on any link, the stream idle, a free engine) a
-        COPY or FILL with no start hook runs in closed form: alone, its flow moves at its links' narrowest
-        rate from its start, so its end is known at once, and the clock moves there with no event
-        (`Clock.skip`: nothing else is scheduled). The outcome (times, engine, route, link bytes and busy
-        time, records) is that of `submit` + `wait`."""
+        When nothing else is in flight (no event due, no flow on any link, the stream idle) a COPY or FILL with no
+        start hook and a free engine, or a batch (GROUP) whose lanes run in step (`_bundle`), runs in closed
+        form: alone, its flow moves at its links' narrowest rate from its start, so its end is known at once,
+        and the clock moves there with no event (`Clock.skip`: nothing else is scheduled). The outcome (times,
+        engines, route, link bytes and busy time, records) is that of `submit` + `wait`."""
         kind = task.kind
-        if ((kind == COPY or kind == FILL) and task.on_start is None and not task.waits and task._parent is None
-                and stream.running is None and not stream.pending and not stream.waking
-                and self.network.idle and self.env.empty):
-            pool = self.engines[task.device]
-            if pool.free and not pool.waiting:
-                self._alone(stream, task, submit, pool.free[-1])
+        if (task.on_start is None and not task.waits and task._parent is None and stream.running is None
+                and not stream.pending and not stream.waking and self.network.idle and self.env.empty):
+            if kind == COPY or kind == FILL:
+                pool = self.engines[task.device]
+                if pool.free and not pool.waiting:
+                    self._alone(stream, task, submit, pool.free[-1])
+                    return task.end
+            elif kind == GROUP and task.batch is not None and self._group_alone(stream, task, submit):
                 return task.end
         self.submit(stream, task, submit)
         return self.wait(task)
 
     def _alone(self, stream: Stream, task: Task, submit: float, engine: int) -> None:
-        """`blocking`'s closed form: the task runs on `engine` from `submit` (or now) with nothing else in flight.
-        The clock skips to its end as a timer would take it there; it skips to the start first only where
-        rounding would otherwise give another end than the stream's wake-up at `submit` and a timer from there
-        give."""
-        env = self.env
-        now = env.now
-        start = now + (submit - now) if submit > now else now  # (the clock a wake-up at `submit` gives)
-        task.stream, task.submit = stream, submit
-        stream.last = stream.running = task
+        """`blocking`'s closed form of a COPY or FILL: the task runs on `engine` from `submit` (or now) with nothing
+        else in flight."""
+        start = self._occupy(stream, task, submit)
         task.engine, task.start = engine, start
         flow = self._flow(task, engine)
         if flow is None:
@@ -828,12 +884,46 @@ class Machine:
         else:
             links, weights, wire, tail = flow
             end = self.network.alone(links, weights, wire, start) + tail
+        self._skip_to(start, submit, end)
+        self._finish(task)
+
+    def _group_alone(self, stream: Stream, task: Task, submit: float) -> bool:
+        """`blocking`'s closed form of a batch of one route whose lanes run in step (`_in_step`), as `_bundle` runs
+        them from `submit` (or now) with nothing else in flight; False, and nothing done, for another batch."""
+        task.stream, task.submit = stream, submit  # (what its lanes copy)
+        routes = self._lanes(task, task.batch)
+        if len(routes) != 1:
+            return False
+        alike, lanes = routes[0]
+        pool = self.engines[lanes[0].device]
+        if not self._in_step(alike, lanes, pool):
+            return False
+        start = self._occupy(stream, task, submit)
+        task.start, task._left = start, len(lanes)
+        links, weights, wire, tail = self._bundle(lanes, pool, start)
+        self._skip_to(start, submit, self.network.alone(links, weights, wire, start) + tail)
+        self._finish_all(lanes)  # (the last one finishes the batch)
+        return True
+
+    def _occupy(self, stream: Stream, task: Task, submit: float) -> float:
+        """A closed form's task takes its idle stream at host time `submit`; returns when it starts: the clock a
+        wake-up at `submit` gives, or now."""
+        now = self.env.now
+        task.stream, task.submit = stream, submit
+        stream.last = stream.running = task
+        return now + (submit - now) if submit > now else now
+
+    def _skip_to(self, start: float, submit: float, end: float) -> None:
+        """Move the clock to a closed form's `end` as a timer set at `start` would take it there: it skips to the
+        start first only where rounding would otherwise give another end than the stream's wake-up at `submit`
+        and a timer from there give."""
+        env = self.env
+        now = env.now
         if start > now and (end <= start or now + (end - now) != start + (end - start)):
             env.skip(submit - now)
             now = start
         if end > now:  # (nothing else is scheduled)
             env.skip(end - now)
-        self._finish(task)
 
     def wait(self, task: Task) -> float:
         """Run until `task` completes, one event at a time (open HOSTFUNC tasks may need the host threads:

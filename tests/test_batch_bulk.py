@@ -590,3 +590,105 @@ def test_a_repeated_batch_reuses_its_lane_plan_and_times_as_the_first():
     assert spans == [pytest.approx(first, rel=1e-12)] * 3
     _batch_span(rt, [32 << 10] * 64)
     assert len(rt.machine._plans) == 2
+
+
+# ---------------------------------------------------------------------------
+# the checks a batch passed, remembered while the address space stands
+# ---------------------------------------------------------------------------
+
+def _forgetful(monkeypatch) -> None:
+    """No batch's passed checks are remembered: every call checks every entry again."""
+    monkeypatch.setattr(batch_module, "_known", lambda rt, key: (None, rt.space.derived))
+
+
+def _remembering_case(change: str, remember: bool):
+    """The same batch called, `change` made, then called twice more: each call's (failIndex or code) and the
+    destination's bytes after each, with or without the remembered checks."""
+    with pytest.MonkeyPatch.context() as m:
+        if not remember:
+            _forgetful(m)
+        rt = emu.configure(product="910B", functional=True)
+        rt.set_device(0)
+        k, n = 32, 256
+        dsts, srcs, sizes, host, dev = plain_batch(rt, k, n)
+        pageable = np.zeros(k * n, dtype=np.uint8)
+        attrs = [dict(H2D_ATTR)]
+        out = []
+
+        def call(tag: int):
+            rt.space.resolve(host, k * n)[0].view(0, k * n)[:] = tag
+            try:
+                out.append(rt.memcpy_batch(dsts, sizes, srcs, sizes, k, attrs, [0], 1))
+            except AclError as e:
+                out.append((e.code, getattr(e, "fail_index", None)))
+            out.append(peek(rt, dsts[0], k * n).tolist() if rt.space.find(dsts[0]) else None)
+
+        call(1)
+        if change == "free":
+            rt.free(dev)
+        elif change == "free_and_malloc":
+            rt.free(dev)
+            again = rt.malloc(k * n)
+            dsts[:] = [again + i * n for i in range(k)]
+        elif change == "entry_moved":
+            dsts[5] = BAD_ADDRESS
+        elif change == "attribute":
+            attrs[0] = attr(DEVICE, HOST, dst_id=1)
+        elif change == "pageable_source":  # the sources become pageable memory, registered then not
+            srcs[:] = [rt.register_host(pageable) + i * n for i in range(k)]
+        elif change == "registered_then_not":
+            p = rt.register_host(pageable)
+            srcs[:] = [p + i * n for i in range(k)]
+            rt.host_register(p, k * n)
+            call(2)
+            rt.host_unregister(p)
+        call(3)
+        call(4)
+        return out
+
+
+@pytest.mark.parametrize("change", ["none", "free", "free_and_malloc", "entry_moved", "attribute",
+                                    "pageable_source", "registered_then_not"])
+def test_remembered_checks_give_what_checking_again_gives(change):
+    """Rule: a batch's checks are a pure function of its arguments and the address space, so a batch that
+    passed them all at once passes again with the same arguments while no region or registration has come or
+    gone (`AddressSpace.derived`); any change in either checks it again. Whatever changes between calls, the
+    codes, fail indexes and bytes are those of checking every call afresh."""
+    assert _remembering_case(change, remember=True) == _remembering_case(change, remember=False)
+
+
+def test_a_repeated_batch_is_checked_once_while_the_address_space_stands(rt, monkeypatch):
+    checks = []
+    at_once = batch_module._checked_at_once
+    monkeypatch.setattr(batch_module, "_checked_at_once", lambda *a: checks.append(1) or at_once(*a))
+    dsts, srcs, sizes, host, dev = plain_batch(rt, 32, 64)
+    for _ in range(3):
+        assert rt.memcpy_batch(dsts, sizes, srcs, sizes, 32, [H2D_ATTR], [0], 1) == SIZE_MAX
+    assert len(checks) == 1
+    rt.free(rt.malloc(64))  # (a region came and went)
+    assert rt.memcpy_batch(dsts, sizes, srcs, sizes, 32, [H2D_ATTR], [0], 1) == SIZE_MAX
+    assert len(checks) == 2
+    assert rt.memcpy_batch(list(dsts), sizes, srcs, sizes, 32, [dict(H2D_ATTR)], [0], 1) == SIZE_MAX
+    assert len(checks) == 2  # (equal arguments, other lists)
+    assert rt.memcpy_batch(np.array(dsts), sizes, srcs, sizes, 32, [H2D_ATTR], [0], 1) == SIZE_MAX
+    assert len(checks) == 3  # (an array is checked every time)
+
+
+def test_the_address_space_forgets_what_it_derived_when_its_index_changes(rt):
+    """Rule: `AddressSpace.derived` is a new, empty dict after a region comes or goes or a registration is made
+    or removed."""
+    space = rt.space
+
+    def changes(action) -> bool:
+        space.derived["x"] = 1
+        before = space.derived
+        action()
+        return space.derived is not before and not space.derived
+
+    dev = rt.malloc(64)
+    assert changes(lambda: rt.malloc(64))
+    assert changes(lambda: rt.free(dev))
+    data = np.zeros(4096, dtype=np.uint8)
+    p = rt.register_host(data)
+    assert changes(lambda: rt.host_register(p, 4096))
+    assert changes(lambda: rt.host_unregister(p))

@@ -1,6 +1,6 @@
 """A blocking copy or fill with nothing else in flight runs in closed form (`Machine.blocking`): its end is
 known when it starts, so the clock moves there (`Clock.skip`) instead of a stream step, an engine request, a
-flow and its report. The rule: the outcome is exactly that of `submit` + `wait` — the same records (times,
+flow and its report; so does a blocking batch whose lanes run in step (`Machine._bundle`). The rule: the outcome is exactly that of `submit` + `wait` — the same records (times,
 engine, route, links), host clock, link bytes, busy time and levels — whatever the product and whatever else
 the program has in flight (then the closed form must not apply)."""
 from __future__ import annotations
@@ -25,7 +25,8 @@ def submit_and_wait(self, stream, task, submit):
     return self.wait(task)
 
 
-OPS = st.lists(st.tuples(st.sampled_from(["memcpy", "memset", "d32", "async", "sync_stream", "memcpy2d"]),
+OPS = st.lists(st.tuples(st.sampled_from(["memcpy", "memset", "d32", "async", "sync_stream", "memcpy2d", "batch",
+                                          "batch_uneven"]),
                          st.sampled_from([H2D, D2H, D2D, H2H]),
                          st.sampled_from([0, 1, 64, 4 * KIB, 3 * MIB + 5, 65 * MIB])),
                min_size=1, max_size=12)
@@ -42,6 +43,8 @@ def run(product: str, ops, functional: bool = False):
     ends = {H2D: (dev, host), D2H: (host, dev), D2D: (dev2, dev), H2H: (host2, host)}
     clocks = []
     for op, kind, size in ops:
+        if op.startswith("batch") and kind not in (H2D, D2H):
+            kind = H2D  # (a batch entry has one end on the device)
         dst, src = ends[kind]
         try:
             call(r, op, kind, size, dst, src, dev, n, s)
@@ -64,9 +67,21 @@ def call(r, op, kind, size, dst, src, dev, n, s) -> None:
         r.memcpy_async(dst, n, src, size, kind, s)
     elif op == "sync_stream":
         r.synchronize_stream(s)
+    elif op.startswith("batch"):
+        batch(r, kind, size, dst, src, uneven=op == "batch_uneven")
     else:
         w = max(size // 64, 1)
         r.memcpy2d(dst, 2 * w, src, 2 * w, w, min(64, size) or 1, kind)
+
+
+def batch(r, kind, size, dst, src, uneven: bool) -> None:
+    """A blocking batch of 32 entries of size // 32 bytes (its lanes in step), or of 33 with the last one larger
+    (lanes of unequal length: no closed form); host-to-device or device-to-host."""
+    e = max(size // 32, 1)
+    sizes = [e] * 32 + ([2 * e] if uneven else [])
+    offs = [i * e for i in range(len(sizes))]
+    loc = {"dst_loc": {"type": 1 if kind == H2D else 0, "id": 0}, "src_loc": {"type": 0 if kind == H2D else 1, "id": 0}}
+    r.memcpy_batch([dst + o for o in offs], sizes, [src + o for o in offs], sizes, len(sizes), [loc], [0], 1)
 
 
 def same(a, b) -> None:
@@ -111,6 +126,21 @@ def test_closed_form_applies_only_when_nothing_else_is_in_flight(monkeypatch):
     assert len(started) == 2
     rec = r.records()
     assert rec["end"][-1] > rec["end"][0]  # (the two shared the host link)
+
+
+def test_a_batch_in_step_runs_in_closed_form_and_an_uneven_one_does_not(monkeypatch):
+    """A lone blocking batch of alike entries starts no flow; one of unequal entries runs its lanes' flows."""
+    started = []
+    send = network_mod.Network.send
+    monkeypatch.setattr(network_mod.Network, "send", lambda self, *a, **k: started.append(1) or send(self, *a, **k))
+    r = emu.configure(product="A3", functional=False)
+    r.set_device(0)
+    host, dev = r.malloc_host(64 * MIB), r.malloc(64 * MIB)
+    batch(r, H2D, 64 * MIB, dev, host, uneven=False)
+    assert started == []
+    assert len(r.records()) == 1 + r.machine.hardware.engines_per_device  # (a record a lane, and the batch's)
+    batch(r, H2D, 32 * MIB, dev, host, uneven=True)
+    assert started
 
 
 def test_closed_form_moves_the_bytes():

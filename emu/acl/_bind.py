@@ -26,6 +26,7 @@ from ..errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclError
 INT, STR, OBJ, INTS, ATTRS = "i", "s", "o", "l", "a"
 INT_MIN, INT_END = -(1 << 63), 1 << 64  # the ints some 64-bit C integer type holds: [INT_MIN, INT_END)
 RSV_BYTES = 16  # aclrtMemcpyBatchAttr.rsv: uint8_t[16]
+_PLAIN_INT = {int}  # (a set to compare the types of an array's items with)
 
 
 def _rsv(value):
@@ -74,6 +75,8 @@ def _parse(kind: str, value):
             return None
         if not isinstance(value, (list, tuple)):
             raise TypeError
+        if set(map(type, value)) <= _PLAIN_INT:  # (the usual array: plain ints, each its own index)
+            return list(value)
         return [operator.index(v) for v in value]
     if kind == ATTRS:
         return _attrs(value)

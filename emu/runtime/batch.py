@@ -182,9 +182,18 @@ class _Entries:
                         self.soff[keep], self.nbytes[keep], self.kind[keep], self.s_dev[keep], self.d_dev[keep],
                         self.pageable)
 
-    def devices(self) -> np.ndarray:
+    @property
+    def one_route(self) -> bool:
+        """One region at each end: every entry has the same ends, kind and device (each comes from the regions)."""
+        return len(self.dst_regions) == 1 and len(self.src_regions) == 1
+
+    def devices(self) -> np.ndarray | int:
         """The device whose engines run each entry when no stream says (`CopyPlan.device`: the device end);
-        an entry between host memory and a mapped alias runs on the alias's device."""
+        an entry between host memory and a mapped alias runs on the alias's device. An int on `one_route`."""
+        if self.one_route:
+            s_dev, d_dev = int(self.s_dev[0]), int(self.d_dev[0])
+            device = s_dev if s_dev >= 0 else d_dev
+            return device if device >= 0 else max(_region_devices(self.dst_regions + self.src_regions))
         device = np.where(self.s_dev >= 0, self.s_dev, self.d_dev)
         if device.min() < 0:
             alias = np.maximum(_region_devices(self.dst_regions)[self.di], _region_devices(self.src_regions)[self.si])
@@ -271,6 +280,46 @@ def _columns(count: int, dsts, dest_maxs, srcs, sizes, attrs_indexes) -> _Column
     if any(c is None for c in cols):
         return None
     return _Columns(d, n if dest_maxs is sizes else _ints(dest_maxs), s, n, starts)
+
+
+_KNOWN_KEPT = 64  # batches whose passed checks an address space keeps (`_known`); past it, it starts again
+_INT = {int}
+
+
+def _key(dsts, dest_maxs, srcs, sizes, count: int, attrs, attrs_indexes, num_attrs: int,
+         sync: bool) -> tuple | None:
+    """A batch's arguments as a key of the checks they pass (`_known`): its arrays as tuples of plain ints, its
+    attributes as the checks read them (`_loc`; rsv: whether all zero); None for anything else (numpy arrays,
+    other numbers, attributes that do not parse: checked every time)."""
+    arrays = (dsts, srcs, sizes, attrs_indexes) if dest_maxs is sizes else (dsts, dest_maxs, srcs, sizes, attrs_indexes)
+    for a in arrays:
+        if (type(a) is not list and type(a) is not tuple) or not set(map(type, a)) <= _INT:
+            return None
+    if type(attrs) is not list and type(attrs) is not tuple:
+        return None
+    try:
+        read = tuple((*_loc(a, "dst_loc", k), *_loc(a, "src_loc", k), not any(bytes(a.get("rsv", bytes(16)))))
+                     for k, a in enumerate(attrs))
+    except (BatchError, AttributeError, TypeError, ValueError):
+        return None
+    return ("batch", sync, count, num_attrs, read, dest_maxs is sizes) + tuple(map(tuple, arrays))
+
+
+def _known(rt: Core, key: tuple | None) -> "tuple[_Entries | None, dict]":
+    """(the entries a batch of these arguments (`_key`) had when every check passed at once, if the address
+    space has not changed since, else None; what the address space derived, which stays this dict until it
+    changes: `AddressSpace.derived`). A batch's checks are a pure function of its arguments and the address
+    space, so the same arguments pass again."""
+    derived = rt.space.derived
+    return (derived.get(key) if key is not None else None), derived
+
+
+def _keep(rt: Core, key: tuple | None, entries: "_Entries") -> None:
+    if key is not None:
+        derived = rt.space.derived
+        if len(derived) >= _KNOWN_KEPT:
+            derived.clear()
+        derived[key] = entries
 
 
 def _wants(attrs, num_attrs: int) -> np.ndarray | None:
@@ -443,6 +492,9 @@ def _move_by_rule(rt: Core, e: _Entries, what: str) -> None:
     def flags(regions, test):
         return np.array([test(r) for r in regions], dtype=bool)
 
+    if not any(map(_freed, e.dst_regions + e.src_regions)) and (all(map(_virtual, e.dst_regions)) or
+                                                                all(map(_virtual, e.src_regions))):
+        return  # timing-only memory at one end: no entry moves bytes, and none touches freed memory
     dfreed, sfreed = flags(e.dst_regions, _freed)[e.di], flags(e.src_regions, _freed)[e.si]
     if dfreed.any() or sfreed.any():
         for i in _in_order(e.di[dfreed]):
@@ -485,12 +537,18 @@ def _has_bytes(r: Region) -> bool:
     return r.materialized or not r.is_device
 
 
-def _group(rt: Core, e: _Entries, what: str, device: int, engines, blocking: bool = False) -> Task:
-    """The entries as one GROUP task of `device`, each entry run by the engines of `engines` (a device, or
-    one per entry); their bytes move when it completes (`blocking`: as `_mover`)."""
+def _group(rt: Core, e: _Entries, what: str, device: int | None = None, blocking: bool = False) -> Task:
+    """The entries as one GROUP task of `device`, each entry run by that device's engines (None: each by its
+    own device's, `_Entries.devices`, the task the first entry's); their bytes move when it completes
+    (`blocking`: as `_mover`)."""
     e.check_writable()
-    return Task(GROUP, device=device, label=what, on_complete=_mover(rt, e, what, blocking),
-                batch=Batch(e.nbytes, e.s_dev, e.d_dev, engines, e.kind))
+    engines = device if device is not None else e.devices()
+    first = engines if engines.__class__ is int else int(engines[0])
+    if e.one_route:  # (the model's batch then has one route, said once)
+        batch = Batch(e.nbytes, int(e.s_dev[0]), int(e.d_dev[0]), first, int(e.kind[0]))
+    else:
+        batch = Batch(e.nbytes, e.s_dev, e.d_dev, engines, e.kind)
+    return Task(GROUP, device=first, label=what, on_complete=_mover(rt, e, what, blocking), batch=batch)
 
 
 def _run_batch(rt: Core, entries: _Entries, what: str) -> None:
@@ -498,8 +556,7 @@ def _run_batch(rt: Core, entries: _Entries, what: str) -> None:
     and no capture-mode check."""
     entries = entries.with_bytes()
     if len(entries):
-        engines = entries.devices()
-        transfer.run_blocking(rt, _group(rt, entries, what, int(engines[0]), engines, blocking=True), entries)
+        transfer.run_blocking(rt, _group(rt, entries, what, blocking=True), entries)
 
 
 def _runtime_entry(rt: Core, stream: int | None, what: str) -> None:
@@ -531,8 +588,8 @@ def _plans_access(plans: list[transfer.CopyPlan]) -> tuple:
     return tuple(a for p in plans for a in transfer.plan_access(p))
 
 
-def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, cols, what: str) -> None:
-    entries = _checked_at_once(rt, cols, count, attrs, num_attrs, sync=True)
+def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, at_once, what: str) -> None:
+    entries = at_once
     if entries is None:
         plans = [_entry(rt, j, dsts[j], sizes[j], srcs[j], sizes[j], a, k, sync=True)
                  for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs))]
@@ -545,21 +602,23 @@ def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_at
     _run_batch(rt, entries, what)
 
 
-def _batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, cols,
+def _batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, checked,
                  stream: int, what: str) -> None:
+    """checked: what runs the checks at once (`_checked_at_once`, or the entries `_known` gives), once the
+    stream is known."""
     try:
         rt.current_context(implicit=False)  # ApiImpl::MemcpyBatchAsync
     except AclError as e:
         _bad(e.code, e.message)
     ub = rt.product.host_link == "ub"
     s = rt.stream_of(stream) if ub else None  # ApiImplDavid::BatchMemcpyAsync: the stream first
-    at_once = _checked_at_once(rt, cols, count, attrs, num_attrs, sync=False)
+    at_once = checked()
     if at_once is not None and not (at_once.pageable and not ub):
         if ub:
             _batch_async_ub(rt, s, at_once, what)
         else:
             s = rt.stream_of(stream)  # ApiImpl::MemcpyAsync: 107003 for another context's stream
-            rt.submit(s, _group(rt, at_once, what, s.device, s.device), at_once)
+            rt.submit(s, _group(rt, at_once, what, s.device), at_once)
         return
     checked = ((j, k, a) for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs)))
 
@@ -583,7 +642,7 @@ def _batch_async_ub(rt: Core, s: Stream, entries: _Entries, what: str) -> None:
         streams.drain(rt, s)
         _run_batch(rt, entries, what)
         return
-    rt.submit(s, _group(rt, entries, what, s.device, s.device), entries)
+    rt.submit(s, _group(rt, entries, what, s.device), entries)
 
 
 def _batch_async_loop(rt: Core, stream: int, plans, what: str) -> None:
@@ -598,7 +657,7 @@ def _batch_async_loop(rt: Core, stream: int, plans, what: str) -> None:
                 rt.submit(s, _parts(rt, queued, what, s.device), _plans_access(queued))
             else:
                 entries = _Entries.of_plans(queued)
-                rt.submit(s, _group(rt, entries, what, s.device, s.device), entries)
+                rt.submit(s, _group(rt, entries, what, s.device), entries)
             queued.clear()
 
     try:
@@ -620,16 +679,33 @@ def _batch_async_loop(rt: Core, stream: int, plans, what: str) -> None:
 def _batch(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
            stream: int | None, what: str) -> int:
     dest_maxs, sizes = _size_ts(dest_maxs), _size_ts(sizes)  # size_t arrays, as C reads them
-    cols = _columns(count, dsts, dest_maxs, srcs, sizes, attrs_indexes)
-    if not _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, cols):
-        return SIZE_MAX
+    sync = stream is None
+    key = _key(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, sync)
+    known, derived = _known(rt, key)  # (these arguments passed the ACL layer, the attribute checks, every entry)
+    cols = None
+    if known is None:
+        cols = _columns(count, dsts, dest_maxs, srcs, sizes, attrs_indexes)
+        if not _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, cols):
+            return SIZE_MAX
     _runtime_entry(rt, stream, what)
-    _attr_checks(count, attrs_indexes, num_attrs, sync=stream is None)
+    if known is None:
+        _attr_checks(count, attrs_indexes, num_attrs, sync=sync)
+
+    def checked() -> _Entries | None:
+        if known is not None and rt.space.derived is derived:  # (the address space has not changed meanwhile)
+            if rt.caller.gate is not None:
+                rt.runtime_layer()
+            return known
+        entries = _checked_at_once(rt, cols, count, attrs, num_attrs, sync)
+        if entries is not None:
+            _keep(rt, key, entries)
+        return entries
+
     try:
-        if stream is None:
-            _batch_sync(rt, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, cols, what)
+        if sync:
+            _batch_sync(rt, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, checked(), what)
         else:
-            _batch_async(rt, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, cols, stream,
+            _batch_async(rt, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, checked, stream,
                          what)
     except BatchError:
         raise
