@@ -27,7 +27,7 @@ from .hardware import HOST, Hardware, Tlp
 from . import staging
 from .clock import Clock, gc_pause, gc_resume
 from .network import Link, Network
-from .trace import ALL, CHUNK as _CHUNK, TaskLog, chunk_count, chunk_sizes
+from .trace import ALL, PENDING, TaskLog, chunk_count, chunk_sizes
 
 COPY, FILL, KERNEL, MARKER, GROUP, STAGED = "copy", "fill", "kernel", "marker", "group", "staged"
 HOSTFUNC = "hostfunc"  # a task the host completes (a blocking host callback)
@@ -777,7 +777,7 @@ class Machine:
             task.on_start = None
         done = self._done_tasks
         done.append(task)
-        if len(done) >= _CHUNK:
+        if len(done) >= PENDING:
             self.records.flush()
         if task._done is not None:
             task._done.succeed()

@@ -402,3 +402,18 @@ def test_every_field_of_a_new_task_reads_and_a_caller_may_note_its_own(make):
     assert not hasattr(t, "sanitize_op")
     t.sanitize_op = "noted"
     assert t.sanitize_op == "noted" and not hasattr(Task.copy(N, 0, HOST, 0, "other"), "__dict__")
+
+
+def test_a_run_holds_few_completed_tasks():
+    """Rule: the machine holds at most trace.PENDING (1024) completed tasks before turning them into rows, so
+    few of a long run's tasks live long enough to reach the collector's oldest generation (whose full
+    collections are what a run pays for them), and the rows still count every task."""
+    r = emu.configure(product="910B", functional=False)
+    r.set_device(0)
+    host, dev = r.malloc_host(64), r.malloc(64)
+    most = 0
+    for _ in range(3 * 1024 + 7):
+        r.memcpy(dev, 64, host, 64, 1)
+        most = max(most, len(r.machine.records.pending))
+    assert most < trace.PENDING <= 1024
+    assert len(r.records()) == 3 * 1024 + 7
