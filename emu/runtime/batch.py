@@ -146,15 +146,17 @@ class _Entries:
     """A batch's checked entries, by column. Each end: the distinct regions it touches (`dst_regions`,
     `src_regions`), each entry's index into them (`di`, `si`) and offset (`doff`, `soff`). Then `nbytes`,
     `kind` (H2D or D2H) and the device ids of the ends as `transfer.ends` gives them (`s_dev`, `d_dev`;
-    -1: host memory, a mapped alias included); `pageable`: some end is pageable host memory."""
+    -1: host memory, a mapped alias included); `pageable`: some end is pageable host memory. Kept by the
+    address space while it stands (`_keep`), so what it works out of its regions' bytes is kept too (`raw`)."""
 
     __slots__ = ("dst_regions", "di", "doff", "src_regions", "si", "soff", "nbytes", "kind", "s_dev", "d_dev",
-                 "pageable")
+                 "pageable", "_raw")
 
     def __init__(self, dst_regions, di, doff, src_regions, si, soff, nbytes, kind, s_dev, d_dev, pageable):
         self.dst_regions, self.di, self.doff = dst_regions, di, doff
         self.src_regions, self.si, self.soff = src_regions, si, soff
         self.nbytes, self.kind, self.s_dev, self.d_dev, self.pageable = nbytes, kind, s_dev, d_dev, pageable
+        self._raw = None
 
     def __len__(self) -> int:
         return len(self.nbytes)
@@ -208,6 +210,16 @@ class _Entries:
             out.append((self.src_regions[si], soff, n, "r"))
             out.append((self.dst_regions[di], doff, n, "w"))
         return out
+
+    def raw(self) -> tuple[np.ndarray, np.ndarray, int]:
+        """(each entry's raw destination address, its raw source address, the bytes in all), for entries whose
+        regions all have their bytes (`_ready`): worked out once, as a region's buffer stays where it is from
+        when its bytes exist until it is freed, and a freed region never has them again."""
+        if self._raw is None:
+            daddr = np.array([_address(r.buffer()) for r in self.dst_regions], dtype=np.int64)
+            saddr = np.array([_address(r.buffer()) for r in self.src_regions], dtype=np.int64)
+            self._raw = (daddr[self.di] + self.doff, saddr[self.si] + self.soff, int(self.nbytes.sum()))
+        return self._raw
 
     def check_writable(self) -> None:
         """A read-only destination is refused before anything is queued (the first in entry order)."""
@@ -468,11 +480,9 @@ def _mover(rt: Core, e: _Entries, what: str, blocking: bool = False):
     has released the runtime's lock (`transfer.unlocked`), the buffers held until they have."""
     def move():
         if all(map(_ready, e.dst_regions)) and all(map(_ready, e.src_regions)):
-            dbufs, sbufs = [r.buffer() for r in e.dst_regions], [r.buffer() for r in e.src_regions]
-            daddr = np.array([_address(b) for b in dbufs], dtype=np.int64)
-            saddr = np.array([_address(b) for b in sbufs], dtype=np.int64)
-            transfer.unlocked(rt, blocking, int(e.nbytes.sum()), batch_kernels.copy_many, daddr[e.di] + e.doff,
-                              saddr[e.si] + e.soff, e.nbytes, (dbufs, sbufs))
+            dst, src, total = e.raw()
+            held = ([r.buffer() for r in e.dst_regions], [r.buffer() for r in e.src_regions])
+            transfer.unlocked(rt, blocking, total, batch_kernels.copy_many, dst, src, e.nbytes, held)
         else:
             _move_by_rule(rt, e, what)
 
