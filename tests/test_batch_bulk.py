@@ -692,3 +692,23 @@ def test_the_address_space_forgets_what_it_derived_when_its_index_changes(rt):
     p = rt.register_host(data)
     assert changes(lambda: rt.host_register(p, 4096))
     assert changes(lambda: rt.host_unregister(p))
+
+
+@pytest.mark.parametrize("rsv,ok", [(bytes(16), True), ([0] * 16, True), (bytearray(8), True), (b"", True),
+                                    (memoryview(bytes(16)), True), (5, False), (10 ** 9, False), ("abc", False),
+                                    (bytes(17), False), ([0] * 17, False), ([256], False), ([0.0], False),
+                                    (bytes([0] * 15 + [1]), False), (memoryview(np.zeros(8, np.uint32)), False)],
+                         ids=repr)
+def test_an_attribute_rsv_is_an_array_of_at_most_16_zero_bytes(rt, rsv, ok):
+    """Rule (memory.cpp ValidateMemcpyBatchParams: attrs[k].rsv all zero): the runtime's dict form takes rsv as
+    bytes-like or a sequence of byte values, at most 16 (the rest of uint8_t[16] zero); an int or a string is no
+    byte array and is refused, at once (before, rsv = 10**9 read as a billion zero bytes and passed)."""
+    dsts, srcs, sizes, host, dev = plain_batch(rt, 32, 64)
+    a = dict(H2D_ATTR, rsv=rsv)
+    for _ in range(2):  # (the second call: the checks as kept)
+        if ok:
+            assert rt.memcpy_batch(dsts, sizes, srcs, sizes, 32, [a], [0], 1) == SIZE_MAX
+        else:
+            with pytest.raises(BatchError) as e:
+                rt.memcpy_batch(dsts, sizes, srcs, sizes, 32, [a], [0], 1)
+            assert e.value.code == 100000 and "rsv" in e.value.message

@@ -98,10 +98,27 @@ def _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_at
     if cols is None or cols.m is None or not (cols.m >= cols.n).all():
         _dest_max_checks(dest_maxs, sizes)
     for k, a in enumerate(attrs):
-        rsv = a.get("rsv", bytes(16)) if isinstance(a, dict) else None
-        if rsv is None or any(bytes(rsv)):
+        if not _zero_rsv(a):
             _bad(ACL_ERROR_INVALID_PARAM, f"attrs[{k}].rsv must be 16 zero bytes")
     return True
+
+
+RSV_BYTES = 16  # aclrtMemcpyBatchAttr.rsv: uint8_t[16]
+
+
+def _zero_rsv(attr) -> bool:
+    """Whether an attribute's reserved bytes are zero: rsv bytes-like or a sequence of ints 0-255, at most 16 of
+    them (the rest of the C array zero), or absent. Anything else (an int, a string, a longer array) is not an
+    array of 16 bytes."""
+    rsv = attr.get("rsv", b"") if isinstance(attr, dict) else None
+    if isinstance(rsv, memoryview):
+        rsv = rsv.tobytes()
+    if isinstance(rsv, (list, tuple)):
+        if not all(b.__class__ is int and 0 <= b <= 255 for b in rsv):
+            return False
+    elif not isinstance(rsv, (bytes, bytearray, memoryview)):
+        return False
+    return len(rsv) <= RSV_BYTES and not any(rsv)
 
 
 def _dest_max_checks(dest_maxs, sizes) -> None:
@@ -310,8 +327,7 @@ def _key(dsts, dest_maxs, srcs, sizes, count: int, attrs, attrs_indexes, num_att
     if type(attrs) is not list and type(attrs) is not tuple:
         return None
     try:
-        read = tuple((*_loc(a, "dst_loc", k), *_loc(a, "src_loc", k), not any(bytes(a.get("rsv", bytes(16)))))
-                     for k, a in enumerate(attrs))
+        read = tuple((*_loc(a, "dst_loc", k), *_loc(a, "src_loc", k), _zero_rsv(a)) for k, a in enumerate(attrs))
     except (BatchError, AttributeError, TypeError, ValueError):
         return None
     return ("batch", sync, count, num_attrs, read, dest_maxs is sizes) + tuple(map(tuple, arrays))
