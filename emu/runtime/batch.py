@@ -704,6 +704,10 @@ def _batch_async_loop(rt: Core, stream: int, plans, what: str) -> None:
 
 def _batch(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
            stream: int | None, what: str) -> int:
+    """The four batch APIs' body, in the runtime's order: the ACL layer, the runtime entry, the attribute checks,
+    then the entries (at once, else one by one: `checked`). Arguments that passed all of them at once against
+    the same address space (`_known`) skip the checks that read the arguments alone and the entries'; the
+    checks that read the runtime's state (the chip, the context, the stream) run every time."""
     dest_maxs, sizes = _size_ts(dest_maxs), _size_ts(sizes)  # size_t arrays, as C reads them
     sync = stream is None
     key = _key(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, sync)
