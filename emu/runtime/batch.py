@@ -167,13 +167,14 @@ class _Entries:
     address space while it stands (`_keep`), so what it works out of its regions' bytes is kept too (`raw`)."""
 
     __slots__ = ("dst_regions", "di", "doff", "src_regions", "si", "soff", "nbytes", "kind", "s_dev", "d_dev",
-                 "pageable", "_raw")
+                 "pageable", "_raw", "_moving", "_batches")
 
     def __init__(self, dst_regions, di, doff, src_regions, si, soff, nbytes, kind, s_dev, d_dev, pageable):
         self.dst_regions, self.di, self.doff = dst_regions, di, doff
         self.src_regions, self.si, self.soff = src_regions, si, soff
         self.nbytes, self.kind, self.s_dev, self.d_dev, self.pageable = nbytes, kind, s_dev, d_dev, pageable
-        self._raw = None
+        self._raw = self._moving = None
+        self._batches: dict = {}  # the model's Batch of them by the device that runs them (`batch`)
 
     def __len__(self) -> int:
         return len(self.nbytes)
@@ -193,13 +194,27 @@ class _Entries:
                    column([-1 if p.d_dev is None else p.d_dev for p in plans]), any(p.pageable for p in plans))
 
     def with_bytes(self) -> "_Entries":
-        """The entries that move bytes (a synchronous batch skips those of size 0)."""
-        keep = self.nbytes > 0
-        if keep.all():
-            return self
-        return _Entries(self.dst_regions, self.di[keep], self.doff[keep], self.src_regions, self.si[keep],
-                        self.soff[keep], self.nbytes[keep], self.kind[keep], self.s_dev[keep], self.d_dev[keep],
-                        self.pageable)
+        """The entries that move bytes (a synchronous batch skips those of size 0), worked out once."""
+        if self._moving is None:
+            keep = self.nbytes > 0
+            self._moving = self if keep.all() else _Entries(
+                self.dst_regions, self.di[keep], self.doff[keep], self.src_regions, self.si[keep], self.soff[keep],
+                self.nbytes[keep], self.kind[keep], self.s_dev[keep], self.d_dev[keep], self.pageable)
+        return self._moving
+
+    def batch(self, device: int | None) -> Batch:
+        """The model's Batch of these entries, each run by the engines of `device` (None: of its own device,
+        `devices`), made once for each (a Batch never changes). On `one_route` each column is one value."""
+        batch = self._batches.get(device)
+        if batch is None:
+            engines = self.devices() if device is None else device
+            if self.one_route:
+                first = engines if engines.__class__ is int else int(engines[0])
+                batch = Batch(self.nbytes, int(self.s_dev[0]), int(self.d_dev[0]), first, int(self.kind[0]))
+            else:
+                batch = Batch(self.nbytes, self.s_dev, self.d_dev, engines, self.kind)
+            self._batches[device] = batch
+        return batch
 
     @property
     def one_route(self) -> bool:
@@ -568,12 +583,8 @@ def _group(rt: Core, e: _Entries, what: str, device: int | None = None, blocking
     own device's, `_Entries.devices`, the task the first entry's); their bytes move when it completes
     (`blocking`: as `_mover`)."""
     e.check_writable()
-    engines = device if device is not None else e.devices()
-    first = engines if engines.__class__ is int else int(engines[0])
-    if e.one_route:  # (the model's batch then has one route, said once)
-        batch = Batch(e.nbytes, int(e.s_dev[0]), int(e.d_dev[0]), first, int(e.kind[0]))
-    else:
-        batch = Batch(e.nbytes, e.s_dev, e.d_dev, engines, e.kind)
+    batch = e.batch(device)
+    first = batch.device if batch.device.__class__ is int else int(batch.device[0])
     return Task(GROUP, device=first, label=what, on_complete=_mover(rt, e, what, blocking), batch=batch)
 
 
