@@ -611,6 +611,8 @@ def _remembering_case(change: str, remember: bool):
         rt.set_device(0)
         k, n = 32, 256
         dsts, srcs, sizes, host, dev = plain_batch(rt, k, n)
+        if change.startswith("array"):  # (numpy arrays, changed in place)
+            dsts, srcs = np.array(dsts), np.array(srcs, dtype=np.uint64)
         pageable = np.zeros(k * n, dtype=np.uint8)
         attrs = [dict(H2D_ATTR)]
         out = []
@@ -624,13 +626,13 @@ def _remembering_case(change: str, remember: bool):
             out.append(peek(rt, dsts[0], k * n).tolist() if rt.space.find(dsts[0]) else None)
 
         call(1)
-        if change == "free":
+        if change in ("free", "array_free"):
             rt.free(dev)
         elif change == "free_and_malloc":
             rt.free(dev)
             again = rt.malloc(k * n)
             dsts[:] = [again + i * n for i in range(k)]
-        elif change == "entry_moved":
+        elif change in ("entry_moved", "array_entry_moved"):
             dsts[5] = BAD_ADDRESS
         elif change == "attribute":
             attrs[0] = attr(DEVICE, HOST, dst_id=1)
@@ -648,7 +650,8 @@ def _remembering_case(change: str, remember: bool):
 
 
 @pytest.mark.parametrize("change", ["none", "free", "free_and_malloc", "entry_moved", "attribute",
-                                    "pageable_source", "registered_then_not"])
+                                    "pageable_source", "registered_then_not", "array_none", "array_free",
+                                    "array_entry_moved"])
 def test_remembered_checks_give_what_checking_again_gives(change):
     """Rule: a batch's checks are a pure function of its arguments and the address space, so a batch that
     passed them all at once passes again with the same arguments while no region or registration has come or
@@ -670,8 +673,15 @@ def test_a_repeated_batch_is_checked_once_while_the_address_space_stands(rt, mon
     assert len(checks) == 2
     assert rt.memcpy_batch(list(dsts), sizes, srcs, sizes, 32, [dict(H2D_ATTR)], [0], 1) == SIZE_MAX
     assert len(checks) == 2  # (equal arguments, other lists)
-    assert rt.memcpy_batch(np.array(dsts), sizes, srcs, sizes, 32, [H2D_ATTR], [0], 1) == SIZE_MAX
-    assert len(checks) == 3  # (an array is checked every time)
+    for _ in range(2):
+        assert rt.memcpy_batch(np.array(dsts), sizes, srcs, sizes, 32, [H2D_ATTR], [0], 1) == SIZE_MAX
+    assert len(checks) == 3  # (an integer array is a key of its own: its dtype and bytes)
+    for _ in range(2):
+        assert rt.memcpy_batch(np.array(dsts, dtype=np.uint64), sizes, srcs, sizes, 32, [H2D_ATTR], [0], 1) == SIZE_MAX
+    assert len(checks) == 4
+    for n in (5, 6):  # (a float array is no key: checked every time, entry by entry)
+        assert rt.memcpy_batch(np.array(dsts, dtype=float), sizes, srcs, sizes, 32, [H2D_ATTR], [0], 1) == SIZE_MAX
+        assert len(checks) == n
 
 
 def test_the_address_space_forgets_what_it_derived_when_its_index_changes(rt):

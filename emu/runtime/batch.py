@@ -332,20 +332,28 @@ _INT = {int}
 
 def _key(dsts, dest_maxs, srcs, sizes, count: int, attrs, attrs_indexes, num_attrs: int,
          sync: bool) -> tuple | None:
-    """A batch's arguments as a key of the checks they pass (`_known`): its arrays as tuples of plain ints, its
-    attributes as the checks read them (`_loc`; rsv: whether all zero); None for anything else (numpy arrays,
-    other numbers, attributes that do not parse: checked every time)."""
+    """A batch's arguments as a key of the checks they pass (`_known`): its arrays as `_array_key`s, its
+    attributes as the checks read them (`_loc`; rsv: whether all zero); None for anything else (other numbers,
+    attributes that do not parse: checked every time)."""
     arrays = (dsts, srcs, sizes, attrs_indexes) if dest_maxs is sizes else (dsts, dest_maxs, srcs, sizes, attrs_indexes)
-    for a in arrays:
-        if (type(a) is not list and type(a) is not tuple) or not set(map(type, a)) <= _INT:
-            return None
-    if type(attrs) is not list and type(attrs) is not tuple:
+    keys = tuple(map(_array_key, arrays))
+    if None in keys or (type(attrs) is not list and type(attrs) is not tuple):
         return None
     try:
         read = tuple((*_loc(a, "dst_loc", k), *_loc(a, "src_loc", k), _zero_rsv(a)) for k, a in enumerate(attrs))
     except (BatchError, AttributeError, TypeError, ValueError):
         return None
-    return ("batch", sync, count, num_attrs, read, dest_maxs is sizes) + tuple(map(tuple, arrays))
+    return ("batch", sync, count, num_attrs, read, dest_maxs is sizes) + keys
+
+
+def _array_key(values) -> tuple | None:
+    """An array argument as a key: a list or tuple of plain ints as a tuple; a 1-D integer numpy array as its
+    dtype and bytes (equal keys, equal values read the same way); None for anything else."""
+    if type(values) is list or type(values) is tuple:
+        return tuple(values) if set(map(type, values)) <= _INT else None
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "iu":
+        return ("array", values.dtype.str, values.tobytes())
+    return None
 
 
 def _known(rt: Core, key: tuple | None) -> "tuple[_Entries | None, dict]":
