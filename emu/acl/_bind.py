@@ -22,10 +22,10 @@ import types
 import warnings
 
 from ..errors import ACL_ERROR_RT_MEMORY_ALLOCATION, AclError
+from ..runtime.batch import RSV_BYTES
 
 INT, STR, OBJ, INTS, ATTRS = "i", "s", "o", "l", "a"
 INT_MIN, INT_END = -(1 << 63), 1 << 64  # the ints some 64-bit C integer type holds: [INT_MIN, INT_END)
-RSV_BYTES = 16  # aclrtMemcpyBatchAttr.rsv: uint8_t[16]
 _PLAIN_INT = {int}  # (a set to compare the types of an array's items with)
 
 

@@ -116,7 +116,7 @@ def _zero_rsv(attr) -> bool:
     if isinstance(rsv, (list, tuple)):
         if not all(b.__class__ is int and 0 <= b <= 255 for b in rsv):
             return False
-    elif not isinstance(rsv, (bytes, bytearray, memoryview)):
+    elif not isinstance(rsv, (bytes, bytearray)):
         return False
     return len(rsv) <= RSV_BYTES and not any(rsv)
 
@@ -208,9 +208,8 @@ class _Entries:
         batch = self._batches.get(device)
         if batch is None:
             engines = self.devices() if device is None else device
-            if self.one_route:
-                first = engines if engines.__class__ is int else int(engines[0])
-                batch = Batch(self.nbytes, int(self.s_dev[0]), int(self.d_dev[0]), first, int(self.kind[0]))
+            if self.one_route:  # (engines is then one device)
+                batch = Batch(self.nbytes, int(self.s_dev[0]), int(self.d_dev[0]), engines, int(self.kind[0]))
             else:
                 batch = Batch(self.nbytes, self.s_dev, self.d_dev, engines, self.kind)
             self._batches[device] = batch
@@ -633,8 +632,8 @@ def _plans_access(plans: list[transfer.CopyPlan]) -> tuple:
     return tuple(a for p in plans for a in transfer.plan_access(p))
 
 
-def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, at_once, what: str) -> None:
-    entries = at_once
+def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_attrs, entries, what: str) -> None:
+    """entries: those the checks at once gave (None: check each one, `_entry`)."""
     if entries is None:
         plans = [_entry(rt, j, dsts[j], sizes[j], srcs[j], sizes[j], a, k, sync=True)
                  for j, (k, a) in zip(range(count), _attr_of(attrs, attrs_indexes, num_attrs))]
@@ -647,17 +646,17 @@ def _batch_sync(rt: Core, dsts, srcs, sizes, count, attrs, attrs_indexes, num_at
     _run_batch(rt, entries, what)
 
 
-def _batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, checked,
+def _batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs, check_at_once,
                  stream: int, what: str) -> None:
-    """checked: what runs the checks at once (`_checked_at_once`, or the entries `_known` gives), once the
-    stream is known."""
+    """check_at_once: what runs the checks at once (`_checked_at_once`, or gives the entries `_known` gave),
+    called once the stream is known."""
     try:
         rt.current_context(implicit=False)  # ApiImpl::MemcpyBatchAsync
     except AclError as e:
         _bad(e.code, e.message)
     ub = rt.product.host_link == "ub"
     s = rt.stream_of(stream) if ub else None  # ApiImplDavid::BatchMemcpyAsync: the stream first
-    at_once = checked()
+    at_once = check_at_once()
     if at_once is not None and not (at_once.pageable and not ub):
         if ub:
             _batch_async_ub(rt, s, at_once, what)
