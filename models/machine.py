@@ -61,6 +61,23 @@ class Shape(NamedTuple):
     tail: float
 
 
+class LanePlan(NamedTuple):
+    """One lane of a batch route's entries (`Machine._lane_plan`): their positions among the route's entries
+    (`entries`), their bytes, the `chunk` its record counts DMA tasks by (`_chunk_for`), and its `runs`, each
+    (wire bytes, entries) (`_runs`)."""
+    entries: np.ndarray
+    nbytes: int
+    chunk: int
+    runs: list
+
+
+class RoutePlan(NamedTuple):
+    """A batch route's lanes (`Machine._lane_plan`); `alike`: they are the same (one run each, of the same bytes
+    and entries), so that started together they run in step (`Machine._bundle`)."""
+    alike: bool
+    lanes: list
+
+
 class Task:
     """One unit of device work. Times are simulated seconds.
 
@@ -391,7 +408,7 @@ class Machine:
         self.links: dict[str, Link] = {}
         self._paths: dict[tuple, Path] = {}
         self._shapes: dict[tuple, tuple] = {}  # the flows of task shapes met (`_shape`)
-        self._plans: dict[tuple, list] = {}  # a batch route's lanes by its entries' sizes (`_lane_plan`)
+        self._plans: dict[tuple, RoutePlan] = {}  # a batch route's lanes by its entries' sizes (`_lane_plan`)
         # bytes/s one DMA engine moves on a route, where the route has such a limit (Hardware.per_engine)
         self._per_engine = {r: hw.per_engine(r) for r in ("h2d", "d2h", "sio", "hccs", "ub") if hw.per_engine(r)}
         self.records = TaskLog(records)
@@ -535,23 +552,23 @@ class Machine:
         for route, idx in _routes(batch):
             device, src, dst, kind = route
             path = self._path_of((COPY, None if src < 0 else src, None if dst < 0 else dst))
-            alike, plan = self._lane_plan(route, path, batch.nbytes if idx is None else batch.nbytes[idx])
+            plan = self._lane_plan(route, path, batch.nbytes if idx is None else batch.nbytes[idx])
             lanes: list[_Lane] = []
-            for mine, nbytes, chunk, runs in plan:
-                lane = _Lane.copy(nbytes, device, None if src < 0 else src, None if dst < 0 else dst, group.label,
-                                  None, chunk, None if kind < 0 else kind, None if kind < 0 else kind)
-                lane.path, lane.runs, lane.entries = path, runs, mine if idx is None else idx[mine]
+            for mine in plan.lanes:
+                lane = _Lane.copy(mine.nbytes, device, None if src < 0 else src, None if dst < 0 else dst, group.label,
+                                  None, mine.chunk, None if kind < 0 else kind, None if kind < 0 else kind)
+                lane.path, lane.runs = path, mine.runs
+                lane.entries = mine.entries if idx is None else idx[mine.entries]
                 lane.step, lane.flow, lane.callbacks = 0, (), ()
                 lane.stream, lane.submit, lane._parent = group.stream, group.submit, group
                 lanes.append(lane)
-            routes.append((alike, lanes))
+            routes.append((plan.alike, lanes))
         return routes
 
-    def _lane_plan(self, route: tuple, path: Path, sizes: np.ndarray) -> tuple[bool, list[tuple]]:
-        """(alike, the lanes): (its entries' positions among `sizes`, bytes, chunk, runs) of each lane of one
-        route's entries, and whether the lanes are the same (see `_lanes`). A pure function of the route and the
-        sizes on this machine, kept for the routes and sizes met, so a program repeating its batches (the usual
-        case) plans each kind once."""
+    def _lane_plan(self, route: tuple, path: Path, sizes: np.ndarray) -> RoutePlan:
+        """The lanes of one route's entries (of `sizes` bytes each; see `_lanes`). A pure function of the route
+        and the sizes on this machine, kept for the routes and sizes met, so a program repeating its batches
+        (the usual case) plans each kind once."""
         key = (route, sizes.tobytes())
         plan = self._plans.get(key)
         if plan is None:
@@ -559,11 +576,11 @@ class Machine:
             wire = self._wire(sizes, path)
             k = min(self.hardware.engines_per_device, len(sizes))
             byte_time = k / self._rate(path, device, k)  # a wire byte's time, the lanes sharing the link
-            plan = [(mine, int(sizes[mine].sum()), _chunk_for(sizes[mine]),
-                     _runs(wire[mine], byte_time, path.latency, i / k))
-                    for i, mine in enumerate(_deal(path.latency + wire * byte_time, k))]
-            alike = len({(nbytes, tuple(runs)) for _, nbytes, _, runs in plan}) == 1 and len(plan[0][3]) == 1
-            plan = (alike, plan)
+            lanes = [LanePlan(mine, int(sizes[mine].sum()), _chunk_for(sizes[mine]),
+                              _runs(wire[mine], byte_time, path.latency, i / k))
+                     for i, mine in enumerate(_deal(path.latency + wire * byte_time, k))]
+            one_run = all(len(lane.runs) == 1 for lane in lanes)
+            plan = RoutePlan(one_run and len({(lane.nbytes, lane.runs[0]) for lane in lanes}) == 1, lanes)
             if len(self._plans) >= PLANS_KEPT:
                 self._plans.clear()
             self._plans[key] = plan
@@ -639,7 +656,7 @@ class Machine:
             if own:
                 links.append(self._engine_link(lane.device, engine, route))
                 weights.append(1.0)
-        wire, entries = lanes[0].runs[0]
+        (wire, entries), = lanes[0].runs  # (alike lanes: one run each, the same)
         return links, weights, wire, path.latency * entries
 
     def _finish_all(self, lanes: list[_Lane]) -> None:
