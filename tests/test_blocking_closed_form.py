@@ -1,8 +1,9 @@
 """A blocking copy or fill with nothing else in flight runs in closed form (`Machine.blocking`): its end is
 known when it starts, so the clock moves there (`Clock.skip`) instead of a stream step, an engine request, a
-flow and its report; so does a blocking batch whose lanes run in step (`Machine._bundle`). The rule: the outcome is exactly that of `submit` + `wait` — the same records (times,
-engine, route, links), host clock, link bytes, busy time and levels — whatever the product and whatever else
-the program has in flight (then the closed form must not apply)."""
+flow and its report; so does a blocking batch whose lanes run in step (`Machine._bundle`). The rule: the
+outcome is exactly that of `submit` + `wait` — the same records (times, engine, route, links), host clock,
+link bytes, busy time and levels — whatever the product and whatever else the program has in flight (then the
+closed form must not apply)."""
 from __future__ import annotations
 
 import numpy as np
@@ -110,11 +111,17 @@ def test_closed_form_gives_what_submit_and_wait_give(product, ops):
     same(fast, slow)
 
 
-def test_closed_form_applies_only_when_nothing_else_is_in_flight(monkeypatch):
-    """A lone blocking copy starts no flow; one behind an async copy in flight shares the link like any other."""
-    started = []
+@pytest.fixture
+def started(monkeypatch) -> list:
+    """A 1 for each flow the network starts (`Network.send`) from here on."""
+    flows = []
     send = network_mod.Network.send
-    monkeypatch.setattr(network_mod.Network, "send", lambda self, *a, **k: started.append(1) or send(self, *a, **k))
+    monkeypatch.setattr(network_mod.Network, "send", lambda self, *a, **k: flows.append(1) or send(self, *a, **k))
+    return flows
+
+
+def test_closed_form_applies_only_when_nothing_else_is_in_flight(started):
+    """A lone blocking copy starts no flow; one behind an async copy in flight shares the link like any other."""
     r = emu.configure(product="910B", functional=False)
     r.set_device(0)
     host, dev = r.malloc_host(64 * MIB), r.malloc(64 * MIB)
@@ -128,11 +135,8 @@ def test_closed_form_applies_only_when_nothing_else_is_in_flight(monkeypatch):
     assert rec["end"][-1] > rec["end"][0]  # (the two shared the host link)
 
 
-def test_a_batch_in_step_runs_in_closed_form_and_an_uneven_one_does_not(monkeypatch):
+def test_a_batch_in_step_runs_in_closed_form_and_an_uneven_one_does_not(started):
     """A lone blocking batch of alike entries starts no flow; one of unequal entries runs its lanes' flows."""
-    started = []
-    send = network_mod.Network.send
-    monkeypatch.setattr(network_mod.Network, "send", lambda self, *a, **k: started.append(1) or send(self, *a, **k))
     r = emu.configure(product="A3", functional=False)
     r.set_device(0)
     host, dev = r.malloc_host(64 * MIB), r.malloc(64 * MIB)
