@@ -11,7 +11,7 @@ import emu
 from emu.models import machine as machine_mod
 
 MIB = 1 << 20
-H2D, D2H = 1, 2
+H2D = 1
 TO_DEV = {"dst_loc": {"type": 1, "id": 0}, "src_loc": {"type": 0, "id": 0}}
 TO_HOST = {"dst_loc": {"type": 0, "id": 0}, "src_loc": {"type": 1, "id": 0}}
 
@@ -24,13 +24,12 @@ def program(product: str, entries: int, size: int, beside: str):
     n = entries * size
     host, dev, host2, dev2 = r.malloc_host(n), r.malloc(n), r.malloc_host(n), r.malloc(n)
     s = r.create_stream()
+    offs = [i * size for i in range(entries)]
     if beside == "copy":
         r.memcpy_async(dev2, n, host2, n // 3, H2D, s)
     elif beside == "batch":
-        offs = [i * size for i in range(entries)]
         r.memcpy_batch_async([host2 + o for o in offs], [size] * entries, [dev2 + o for o in offs],
                              [size] * entries, entries, [TO_HOST], [0], 1, s)
-    offs = [i * size for i in range(entries)]
     r.memcpy_batch([dev + o for o in offs], [size] * entries, [host + o for o in offs], [size] * entries, entries,
                    [TO_DEV], [0], 1)
     r.synchronize_device()
