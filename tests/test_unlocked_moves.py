@@ -138,7 +138,7 @@ def test_a_nested_calls_moves_run_before_it_returns(rt, monkeypatch):
     order = []
     rt.lock.acquire()
     try:
-        rt.later(order.append, "first")
+        rt.later(rt.caller, order.append, "first")
         rt.memcpy(dev, BIG, host, BIG, H2D)
         order.append("after")
     finally:

@@ -516,11 +516,12 @@ def _mover(rt: Core, e: _Entries, what: str, blocking: bool = False):
     rule of `transfer.mover` (`_move_by_rule`); when every region already has its bytes, there is nothing
     to decide. `blocking`: the task of the calling thread's blocking batch, whose bytes then move once the call
     has released the runtime's lock (`transfer.unlocked`), the buffers held until they have."""
+    owner = transfer.blocking_owner(rt, blocking)
     def move():
         if all(map(_ready, e.dst_regions)) and all(map(_ready, e.src_regions)):
             dst, src, total = e.raw()
             held = ([r.buffer() for r in e.dst_regions], [r.buffer() for r in e.src_regions])
-            transfer.unlocked(rt, blocking, total, batch_kernels.copy_many, dst, src, e.nbytes, held)
+            transfer.unlocked(rt, owner, total, batch_kernels.copy_many, dst, src, e.nbytes, held)
         else:
             _move_by_rule(rt, e, what)
 

@@ -101,12 +101,13 @@ def _plan_2d(rt: Core, dst: int, dpitch: int, src: int, spitch: int, width: int,
 def _move_2d(rt: Core, dst: Region, doff: int, dpitch: int, src: Region, soff: int, spitch: int,
              width: int, height: int, what: str, blocking: bool = False):
     """What moves a 2D copy's rows when its task completes; `blocking`: the task of the calling thread's
-    blocking call, whose rows may move once its lock is released (`transfer.unlocked`)."""
+    blocking call, whose rows move once its lock is released (`transfer.unlocked`)."""
+    owner = transfer.blocking_owner(rt, blocking)
     def move():
         if not transfer.has_bytes(rt, what, dst, src):
             return
         dn, sn = (height - 1) * dpitch + width, (height - 1) * spitch + width
-        transfer.unlocked(rt, blocking, width * height, kernels.copy_2d, dst.target(doff, dn), dpitch,
+        transfer.unlocked(rt, owner, width * height, kernels.copy_2d, dst.target(doff, dn), dpitch,
                           src.view(soff, sn), spitch, width, height)
 
     return move

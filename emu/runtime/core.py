@@ -667,12 +667,19 @@ class Core:
                     state = self._families[name] = make(self)
         return state
 
-    def later(self, fn, *args) -> None:
-        """Run fn(*args) when the API call in progress has released the runtime's lock, before it returns: the
-        bytes of the call's own blocking task, which no other task or thread is ordered after until the call
-        returns, move while other threads' calls go on. `args` hold the task's buffers (numpy views keep their
-        memory alive even if another thread frees the region meanwhile). Called only inside an API call."""
-        self.caller.moves.append((fn, args))
+    def later(self, owner: ThreadState, fn, *args) -> bool:
+        """Have the thread of `owner` run fn(*args) once its API call in progress has released the runtime's
+        lock, before the call returns: the bytes of the call's own blocking task, which no other task or thread
+        is ordered after until the call returns, move while other threads' calls go on. The task may complete
+        in another thread's wait (under "calls" host time the waits take turns); its bytes are still the
+        owner's to move, never the completing thread's, which may return (and its caller free a buffer) first.
+        False, and nothing kept, when `owner` is neither the caller nor waiting in a call (a task whose blocking
+        call has ended): the caller then moves the bytes at once. `args` hold the task's buffers (numpy views
+        keep their memory alive even if another thread frees the region meanwhile)."""
+        if owner is not self.caller and owner.until is None:
+            return False
+        owner.moves.append((fn, args))
+        return True
 
     def tick(self, seconds: float | None = None) -> None:
         """Spend host time (one API call by default). The devices run lazily: see `catch_up`."""

@@ -162,31 +162,38 @@ SMALL_COPY = 4096
 UNLOCKED_FROM = 64 << 10
 
 
-def unlocked(rt: Core, blocking: bool, n: int, fn, *args) -> None:
-    """fn(*args), which moves n bytes of a task: for the calling thread's blocking task (`blocking`) of
-    UNLOCKED_FROM bytes or more, once the call has released the runtime's lock (`Core.later`); else now. The
-    regions were checked and their bytes made under the lock; `args` hold views of them."""
-    if blocking and n >= UNLOCKED_FROM:
-        rt.later(fn, *args)
-    else:
+def unlocked(rt: Core, owner, n: int, fn, *args) -> None:
+    """fn(*args), which moves n bytes of a task. `owner`: for the task of a blocking call, the calling thread's
+    state when the call made it (`blocking_owner`), else None. A blocking call's task of UNLOCKED_FROM bytes or
+    more has its bytes moved by that thread, once its call has released the runtime's lock and before it
+    returns (`Core.later`), whichever thread's wait completed the task; anything else moves now, under the lock.
+    The regions were checked and their bytes made under the lock; `args` hold views of them."""
+    if owner is None or n < UNLOCKED_FROM or not rt.later(owner, fn, *args):
         fn(*args)
+
+
+def blocking_owner(rt: Core, blocking: bool):
+    """The thread a blocking call's task belongs to (its state, read when the call makes the task), None for a
+    queued task: what `unlocked` defers the task's bytes to."""
+    return rt.caller if blocking else None
 
 
 def mover(rt: Core, dst: Region, doff: int, src: Region, soff: int, n: int, what: str, blocking: bool = False):
     """What moves a copy's bytes when its task completes; `blocking`: the task of the calling thread's blocking
-    call, whose bytes may move once its lock is released (`unlocked`)."""
+    call, whose bytes move once its lock is released (`unlocked`)."""
     dst.check_writable()  # a read-only destination is refused at the call, before anything is queued
+    owner = blocking_owner(rt, blocking)
     def move():
         if (dst.freed or src.freed or dst.virtual or src.virtual) and not has_bytes(rt, what, dst, src):
             return  # (has_bytes is asked only when one of its refusals may apply: a call less per copy)
         if src.is_device and not src.materialized:  # never written: zeros
             if dst.materialized or not dst.is_device:
-                unlocked(rt, blocking, n, kernels.fill, dst.target(doff, n), 0)
+                unlocked(rt, owner, n, kernels.fill, dst.target(doff, n), 0)
             return
         if n <= SMALL_COPY:
             dst.target(doff, n)[...] = src.view(soff, n)
         else:
-            unlocked(rt, blocking, n, kernels.copy, dst.target(doff, n), src.view(soff, n))
+            unlocked(rt, owner, n, kernels.copy, dst.target(doff, n), src.view(soff, n))
 
     return move
 
@@ -196,9 +203,10 @@ def filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str, block
     """What fills n bytes at `dst`+off with `value` when its task completes (`blocking`: as `mover`): a byte
     (kernels.fill), or with kernel=kernels.fill_u32 a 32-bit word."""
     dst.check_writable()
+    owner = blocking_owner(rt, blocking)
     def fill():
         if has_bytes(rt, what, dst):
-            unlocked(rt, blocking, n, kernels.fill if kernel is None else kernel, dst.target(off, n), value)
+            unlocked(rt, owner, n, kernels.fill if kernel is None else kernel, dst.target(off, n), value)
 
     return fill
 
