@@ -40,6 +40,10 @@ VIRTUAL_HOST_WINDOW = 1 << 52
 MAX_DEVICES = 64  # RT_MAX_DEV_NUM, hicann/runtime src/runtime/core/inc/spec/base_info.hpp:23
 
 FREED_KEPT = 256  # the latest frees remembered, here and by the sanitizer, for its use-after-free report (on_stale)
+# Freed page-locked memory the address space keeps back from the process's allocator, up to this many bytes (and
+# FREED_KEPT buffers): while kept, its addresses are no one else's, so a C program's use of one is a use after
+# free (refused and reported); once given back, malloc may hand them out again and they are the program's own.
+HELD_BYTES = 64 << 20
 HOST_PAGE = 4096
 HUGE_PAGE = 2 << 20
 HUGE_1G = 1 << 30
@@ -186,6 +190,29 @@ def writable_view(address: int, nbytes: int, keep=None, readonly: bool = False) 
     if readonly:
         arr.flags.writeable = False
     return arr
+
+
+class _Slot:
+    __slots__ = ("obj",)
+
+
+_ONE_REF = 0  # what `_extra_refs` says of an object one attribute alone refers to (measured below)
+
+
+def _extra_refs(obj) -> int:
+    """How many references `obj`, read from one attribute (`_extra_refs(region.owner)`), has besides that one."""
+    return sys.getrefcount(obj) - _ONE_REF
+
+
+def _one_ref() -> int:
+    """`_extra_refs` of an object only one attribute refers to, with _ONE_REF 0: measured, since what the
+    interpreter itself adds (the argument, the caller's stack) differs between versions."""
+    slot = _Slot()
+    slot.obj = object()
+    return _extra_refs(slot.obj)
+
+
+_ONE_REF = _one_ref()
 
 
 class _Window:
@@ -375,6 +402,8 @@ class AddressSpace:
         self.adopt_raw_host = False  # a C program's runtime: any user-space address is its own pageable memory
         # (base, end, what it was) of the latest frees: addresses only, so no freed buffer is kept alive
         self.freed_recently: deque = deque(maxlen=FREED_KEPT)
+        self._held: deque = deque()  # (base, end, buffer) of freed page-locked memory still kept (HELD_BYTES)
+        self._held_bytes = 0
         self.on_stale = None  # (the sanitizer) called (addr, nbytes, the entry) when `resolve` fails in one
         # What callers work out from the index (its regions and registrations) and keep while it stands, under
         # keys of their own (the batch copies' checks: emu.runtime.batch): a new, empty dict whenever the index
@@ -461,8 +490,9 @@ class AddressSpace:
         pageable memory (`adopt_host`)."""
         r = self.find(addr)
         if self.adopt_raw_host and (r is None or (addr - r.base + nbytes > r.size and r.origin == RAW)):
-            # (memory the emulator freed lately is no program's own: its use fails, as through pyACL)
-            if 0 < addr and addr + nbytes <= USER_SPACE_END and self.freed_range(addr) is None:
+            # (page-locked memory the emulator freed and still holds is no program's own: its use fails, as
+            # through pyACL)
+            if 0 < addr and addr + nbytes <= USER_SPACE_END and not self.held(addr, nbytes):
                 r = self.adopt_host(addr, nbytes)
         if r is None:
             self.stale(addr, nbytes)
@@ -573,6 +603,7 @@ class AddressSpace:
             raise
         skew = (-_address_of(raw)) % align
         buf = raw[skew:skew + nbytes]
+        self._drop_raw(_address_of(raw), raw.nbytes)
         r = Region(_address_of(buf), nbytes, Region.PINNED, buf=buf, owner=raw, origin="malloc_host")
         self._insert(r)
         return r
@@ -583,7 +614,32 @@ class AddressSpace:
             self.virtual_host.free(r.base, r.size)
         else:
             self.budget.give(r.size)
+            if self.adopt_raw_host:  # (only where a program's own memory is taken at its address: see `held`)
+                self._hold(r)
         r.freed = True  # queued tasks still hold `r`, so its buffer outlives them
+
+    def _hold(self, r: Region) -> None:
+        """Keep freed page-locked memory's buffer from the allocator a while (HELD_BYTES), the oldest given back
+        first: until then no malloc can return its addresses (see `held`)."""
+        self._held.append((r.base, r.end, r.owner))
+        self._held_bytes += r.size
+        while self._held and (self._held_bytes > HELD_BYTES or len(self._held) > FREED_KEPT):
+            base, end, _ = self._held.popleft()
+            self._held_bytes -= end - base
+
+    def held(self, addr: int, nbytes: int = 1) -> bool:
+        """Whether [addr, addr + nbytes) touches freed page-locked memory the address space still keeps: memory
+        no one else can have been given since, so a use of it is a use after free."""
+        return any(base < addr + nbytes and addr < end for base, end, _ in self._held)
+
+    def _drop_raw(self, base: int, size: int) -> None:
+        """Forget the C program's own ranges (RAW) that [base, base + size) overlaps: memory the process's
+        allocator has just given the emulator is memory the program has freed, whatever it held before."""
+        for r in self._overlapping(base, size):
+            if r.origin == RAW:
+                self._remove(r)
+                r.freed = True
+                self._pageable -= 1
 
     # -- pageable host memory ----------------------------------------------------
     def register_host(self, obj) -> tuple[int, Region | None]:
@@ -624,13 +680,12 @@ class AddressSpace:
 
     def _prune(self) -> None:
         """Forget pageable buffers nothing but the emulator refers to any more: Python buffers the program
-        dropped, and adopted C memory no task, registration or check holds."""
+        dropped (the region's `owner` is the only reference, with the export's hold on a buffer owner), and
+        adopted C memory no task, registration or check holds (the index and this loop are the only ones)."""
         self._recent = (self._none, self._none)
         for r in [r for r in self._regions if r.kind == Region.PAGEABLE]:
-            # raw: the lists, the loop's and getrefcount's references; otherwise r.owner, the loop's reference,
-            # getrefcount's argument, and the export's hold on a buffer owner
-            if (sys.getrefcount(r) <= 4 if r.origin == RAW else
-                    sys.getrefcount(r.owner) <= 3 + (not isinstance(r.owner, np.ndarray))):
+            if (_extra_refs(r) <= 2 if r.origin == RAW else  # (the list above and the loop's name)
+                    _extra_refs(r.owner) <= (not isinstance(r.owner, np.ndarray))):
                 self._remove(r)
                 r.freed = True
                 self._pageable -= 1
