@@ -34,7 +34,7 @@ import traceback
 import types
 from pathlib import Path
 
-from . import config
+from . import config, files
 from .config import ConfigError, load
 from .modeldecl import MODELS_ENV
 from .models.atomic import atomic_write, partial_path, sweep_stale
@@ -311,8 +311,7 @@ def _is_runner_frame(filename: str) -> bool:
 
 def _exec_file(path: str) -> None:
     """Run a source file as the __main__ module, the way `python path` does."""
-    with open(path, "rb") as f:
-        source = f.read()
+    source = files.read_bytes(path, files.SCRIPT_BYTES, "a script")
     code = compile(source, path, "exec", dont_inherit=True)
     main = types.ModuleType("__main__")
     main.__dict__.update(__file__=path, __cached__=None, __builtins__=builtins,
@@ -403,6 +402,11 @@ def _run(args) -> int:
             sys.stderr.write(f"acl-emu run: error: argument SCRIPT: {target!r} is a directory with no "
                              f"__main__.py\n")
             return 2
+        what = None if Path(target).is_dir() else files.kind(os.stat(target).st_mode)
+        if what is not None:  # a FIFO would block, /dev/zero would be read without end
+            sys.stderr.write(f"acl-emu run: error: argument SCRIPT: {target}: {what}, not a regular file: a script "
+                             f"or program is run from a regular file\n")
+            return 2
     if args.host_time is None:
         from .runtime import host_time_from_env
         try:
@@ -436,8 +440,12 @@ def _models_arg(pairs: list[str] | None) -> str | None:
         om, sep, decl = pair.partition("=")
         if not sep or not om or not decl:
             raise UserError(f"argument --model: {pair!r} is not MODEL.om=DECLARATION.toml")
-        if not Path(decl).is_file():
+        if not Path(decl).exists():
             raise UserError(f"argument --model: no declaration file {decl!r}")
+        what = files.kind(os.stat(decl).st_mode)
+        if what is not None:
+            raise UserError(f"argument --model: {decl}: {what}, not a regular file: a model declaration is read from "
+                            f"a regular file")
         items.append(f"{os.path.abspath(om)}={os.path.abspath(decl)}")
     return ";".join(items + [os.environ[MODELS_ENV]] if os.environ.get(MODELS_ENV) else items)
 

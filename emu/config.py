@@ -17,12 +17,12 @@ import difflib
 import logging
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from emu.models import DeviceLink, Hardware, Host, HostLink, PcieLink, Staging
 
+from .files import CONFIG_BYTES, FileRefused, NotToml, load_toml
 from .routes import ROUTES
 
 def data_dir(name: str) -> Path:
@@ -162,14 +162,11 @@ def _read(path: Path, seen=(), files: list | None = None) -> dict:
     if real in seen:
         raise ConfigError(path, "inherit", "inheritance cycle: " + " -> ".join(str(p) for p in (*seen, real)))
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(path, "<syntax>", str(e)) from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(path, "<file>", f"not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise ConfigError(path, "<file>", e.strerror or str(e)) from None
+        data = load_toml(path, CONFIG_BYTES, "a product config")
+    except NotToml as e:
+        raise ConfigError(path, "<syntax>", f"not TOML: {e}") from None
+    except FileRefused as e:  # a FIFO, a device, a directory, over the bound, not UTF-8 text
+        raise ConfigError(path, "<file>", e.why) from None
     if files is not None:
         files.append((real, _stamp(real)))
     parent = data.pop("inherit", None)

@@ -50,14 +50,18 @@ import hashlib
 import math
 import os
 import threading
-import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from . import files
 
 MODELS_ENV = "ACL_EMU_MODELS"
 DYNAMIC_INPUT = "ascend_mbatch_shape_data"  # ACL_DYNAMIC_TENSOR_NAME (ge_acl_mdl.h)
 MAX_GEARS = 128  # ACL_MAX_BATCH_NUM, ACL_MAX_HW_NUM (ge_acl_mdl.h)
 MAX_DIMS = 128  # ACL_MAX_DIM_CNT
+INT64_MAX = 2**63 - 1  # a dim (aclmdlIODims.dims: int64_t), and so a gear, which becomes one
+SIZE_MAX = 2**64 - 1  # a size (aclmdlGetInputSizeByIndex, aclmdlQuerySize: size_t)
+DECLARATION_BYTES = files.CONFIG_BYTES  # a declaration's TOML, in a file or as a model's bytes
 
 TEMPLATE = """\
 # resnet50.om.toml: what the emulator runs in place of resnet50.om
@@ -111,7 +115,12 @@ _PROFILE_KEYS = {"msprof", "executions"}
 
 
 class ModelDeclarationError(ValueError):
-    """A model declaration is missing or wrong: one paragraph naming the file, then the template."""
+    """A model declaration is missing or wrong: one paragraph naming the file, then the template. `problem` is
+    the paragraph alone, one line (what a failed ACL call leaves as its message)."""
+
+    def __init__(self, message: str, problem: str):
+        super().__init__(message)
+        self.problem = problem
 
 
 def type_size(dtype: int) -> int:
@@ -193,9 +202,17 @@ class ModelDecl:
 
 
 def _error(source, problem: str) -> ModelDeclarationError:
-    return ModelDeclarationError(f"model declaration {source}: {problem}. A declaration is a TOML file "
-                                 f"(X.om.toml beside X.om, emu.declare_model(\"X.om\", \"decl.toml\"), or "
-                                 f"{MODELS_ENV}=\"X.om=decl.toml\") like this one:\n{TEMPLATE}")
+    where = f"model declaration {source}: {' '.join(problem.split())}"  # (one line, whatever a value held)
+    return ModelDeclarationError(f"{where}. A declaration is a TOML file (X.om.toml beside X.om, "
+                                 f"emu.declare_model(\"X.om\", \"decl.toml\"), or {MODELS_ENV}=\"X.om=decl.toml\") "
+                                 f"like this one:\n{TEMPLATE}",
+                                 f"{where} (a declaration's form: emu.modeldecl.TEMPLATE)")
+
+
+def _show(value) -> str:
+    """A value as an error message shows it: its repr, at most 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:50] + "..." + text[-7:]
 
 
 def _nbytes(dims, dtype: int) -> int:
@@ -204,25 +221,27 @@ def _nbytes(dims, dtype: int) -> int:
 
 def _dtype(source, where: str, value) -> tuple[int, str]:
     if not isinstance(value, str):
-        raise _error(source, f"{where}.dtype {value!r} is not a string")
+        raise _error(source, f"{where}.dtype {_show(value)} is not a string")
     key = value.strip().lower().removeprefix("acl_").removeprefix("dt_")
     key = _DTYPE_ALIASES.get(key, key)
     if key not in DTYPES:
-        raise _error(source, f"{where}.dtype {value!r} is not one of {', '.join(DTYPES)} (or float, float16, "
+        raise _error(source, f"{where}.dtype {_show(value)} is not one of {', '.join(DTYPES)} (or float, float16, "
                              f"bf16, double)")
     return DTYPES[key], key
 
 
 def _format(source, where: str, value) -> int:
     if not isinstance(value, str) or value.strip().upper().removeprefix("ACL_FORMAT_") not in FORMATS:
-        raise _error(source, f"{where}.format {value!r} is not one of {', '.join(FORMATS)}")
+        raise _error(source, f"{where}.format {_show(value)} is not one of {', '.join(FORMATS)}")
     return FORMATS[value.strip().upper().removeprefix("ACL_FORMAT_")]
 
 
 def _shape(source, where: str, value) -> tuple[int, ...]:
     if (not isinstance(value, list) or len(value) > MAX_DIMS
-            or not all(isinstance(d, int) and not isinstance(d, bool) and (d >= 0 or d == -1) for d in value)):
-        raise _error(source, f"{where}.shape {value!r} is not a list of at most {MAX_DIMS} dims, each >= 0 or -1")
+            or not all(isinstance(d, int) and not isinstance(d, bool) and (0 <= d <= INT64_MAX or d == -1)
+                       for d in value)):
+        raise _error(source, f"{where}.shape {_show(value)} is not a list of at most {MAX_DIMS} dims, each -1 or "
+                             f"from 0 to 2**63 - 1 (an int64)")
     return tuple(value)
 
 
@@ -234,13 +253,13 @@ def _tensor_fields(source, where: str, table, default_format: int) -> tuple[str,
         hint = "" if not set(unknown) & _TOP_KEYS else (
             " (in TOML a key after a [[...]] header belongs to that table: write the model's own keys, such as "
             "compute_us, before the first [[input]], or as a [compute_us] table)")
-        raise _error(source, f"{where} has unknown keys {unknown} (it takes {sorted(_TENSOR_KEYS)}){hint}")
+        raise _error(source, f"{where} has unknown keys {_show(unknown)} (it takes {sorted(_TENSOR_KEYS)}){hint}")
     missing = [k for k in ("name", "dtype", "shape") if k not in table]
     if missing:
         raise _error(source, f"{where} lacks {', '.join(missing)}")
     name = table["name"]
     if not isinstance(name, str) or not name:
-        raise _error(source, f"{where}.name {name!r} is not a non-empty string")
+        raise _error(source, f"{where}.name {_show(name)} is not a non-empty string")
     dtype, dtype_name = _dtype(source, where, table["dtype"])
     fmt = _format(source, where, table["format"]) if "format" in table else default_format
     return name, dtype, dtype_name, _shape(source, where, table["shape"]), fmt
@@ -251,10 +270,10 @@ def _tensors(source, data: dict, side: str, default_format: int) -> list[tuple]:
     if not isinstance(tables, list) or not tables:
         raise _error(source, f"no [[{side}]] table: a model has at least one {side}")
     fields = [_tensor_fields(source, f"{side}[{i}]", t, default_format) for i, t in enumerate(tables)]
-    names = [f[0] for f in fields]
-    doubled = sorted({n for n in names if names.count(n) > 1})
+    seen: set = set()
+    doubled = sorted({f[0] for f in fields if f[0] in seen or seen.add(f[0])})
     if doubled:
-        raise _error(source, f"{side} names {doubled} are given twice")
+        raise _error(source, f"{side} names {_show(doubled)} are given twice")
     return fields
 
 
@@ -263,14 +282,16 @@ def _gears(source, data: dict) -> tuple[tuple[int, ...], tuple[tuple[int, int], 
     if batches and hws:
         raise _error(source, "dynamic_batch and dynamic_hw are given together: a model has one kind of gear")
     if (not isinstance(batches, list) or len(batches) > MAX_GEARS
-            or not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in batches)
+            or not all(isinstance(b, int) and not isinstance(b, bool) and 0 < b <= INT64_MAX for b in batches)
             or len(set(batches)) != len(batches)):
-        raise _error(source, f"dynamic_batch {batches!r} is not a list of at most {MAX_GEARS} distinct sizes > 0")
+        raise _error(source, f"dynamic_batch {_show(batches)} is not a list of at most {MAX_GEARS} distinct sizes "
+                             f"from 1 to 2**63 - 1 (a gear is a dim: an int64)")
     ok = isinstance(hws, list) and len(hws) <= MAX_GEARS and all(
-        isinstance(g, list) and len(g) == 2 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0
-                                                    for x in g) for g in hws)
+        isinstance(g, list) and len(g) == 2 and all(isinstance(x, int) and not isinstance(x, bool) and
+                                                    0 < x <= INT64_MAX for x in g) for g in hws)
     if not ok or len({tuple(g) for g in hws}) != len(hws):
-        raise _error(source, f"dynamic_hw {hws!r} is not a list of at most {MAX_GEARS} distinct [H, W] pairs > 0")
+        raise _error(source, f"dynamic_hw {_show(hws)} is not a list of at most {MAX_GEARS} distinct [H, W] pairs "
+                             f"from 1 to 2**63 - 1 (a gear is a dim: an int64)")
     return tuple(batches), tuple(tuple(g) for g in hws)
 
 
@@ -279,7 +300,7 @@ def _check_dynamic_dims(source, fields: list, side: str, batches, hws) -> None:
     for name, _, _, shape, fmt in fields:
         if -1 not in shape:
             continue
-        where = f"{side} {name!r} shape {list(shape)}"
+        where = f"{side} {_show(name)} shape {_show(list(shape))}"
         if batches:
             if shape.index(-1) != 0 or shape.count(-1) != 1:
                 raise _error(source, f"{where}: with dynamic_batch only the first dim may be -1")
@@ -301,10 +322,16 @@ def largest_gear(batches, hws) -> tuple[int | None, tuple[int, int] | None]:
     return (max(batches) if batches else None), (max(hws, key=lambda g: g[0] * g[1]) if hws else None)
 
 
-def _build_tensors(fields: list, batches, hws) -> tuple[Tensor, ...]:
+def _build_tensors(source, fields: list, side: str, batches, hws) -> tuple[Tensor, ...]:
+    """The tensors, sized at the largest gear: a size past what a size_t holds is refused, naming the tensor."""
     gear = largest_gear(batches, hws)
     tensors = (Tensor(*f, nbytes=0) for f in fields)  # (name, dtype, dtype_name, shape, format): _tensor_fields
-    return tuple(replace(t, nbytes=t.nbytes_at(*gear)) for t in tensors)
+    out = tuple(replace(t, nbytes=t.nbytes_at(*gear)) for t in tensors)
+    for t in out:
+        if t.nbytes > SIZE_MAX:
+            raise _error(source, f"{side} {_show(t.name)} shape {_show(list(t.dims_at(*gear)))} is over 2**64 - 1 "
+                                 f"bytes of {t.dtype_name}: its size is a size_t")
+    return out
 
 
 def _dynamic_input(batches, hws) -> tuple[Tensor, ...]:
@@ -318,7 +345,7 @@ def _dynamic_input(batches, hws) -> tuple[Tensor, ...]:
 
 def _number(source, where: str, value, minimum: float = 0.0) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < minimum:
-        raise _error(source, f"{where} {value!r} is not a finite number >= {minimum:g}")
+        raise _error(source, f"{where} {_show(value)} is not a finite number >= {minimum:g}")
     return float(value)
 
 
@@ -328,7 +355,7 @@ def _profile_us(source, base_dir: Path, where: str, path, executions) -> float:
     from .studies import profiles  # (reading a profile is a study's job; the declaration only asks it)
 
     if not isinstance(path, str) or not path:
-        raise _error(source, f"{where}.msprof {path!r} is not a path")
+        raise _error(source, f"{where}.msprof {_show(path)} is not a path")
     n = _number(source, f"{where}.executions", executions, 1.0)
     file = Path(path) if Path(path).is_absolute() else base_dir / path
     try:
@@ -349,7 +376,7 @@ def _timing(source, base_dir: Path, where: str, value) -> Timing:
     if isinstance(value, dict) and value and set(value) <= _SCALING_KEYS:
         return Timing(*(_number(source, f"{where}.{k}", value.get(k, 0)) for k in ("base", "per_batch", "per_pixel")))
     if isinstance(value, dict):
-        raise _error(source, f"{where} {value!r}: a time is a number, {{base = .., per_batch = .., per_pixel = ..}}, "
+        raise _error(source, f"{where} {_show(value)}: a time is a number, {{base = .., per_batch = .., per_pixel = ..}}, "
                              f"{{msprof = \"profile.json\", executions = N}} or \"msprof:profile.json\"")
     return Timing(_number(source, where, value))
 
@@ -364,10 +391,24 @@ def _compute(source, base_dir: Path, data: dict) -> tuple[tuple[str, Timing], ..
 
 
 def _size(source, data: dict, key: str, derived: int) -> int:
+    if key not in data and derived > SIZE_MAX:
+        raise _error(source, f"the inputs and outputs add up to over 2**64 - 1 bytes, so {key}, their sum by default, "
+                             f"is past a size_t: give {key}")
     value = data.get(key, derived)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _error(source, f"{key} {value!r} is not a number of bytes >= 0")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SIZE_MAX:
+        raise _error(source, f"{key} {_show(value)} is not a number of bytes from 0 to 2**64 - 1 (a size_t)")
     return value
+
+
+def _check_times(source, compute, batches, hws, inputs) -> None:
+    """Each time, at the largest gear (or the static batch), is a finite number of microseconds."""
+    first = inputs[0].shape if inputs else ()
+    batch = max(batches) if batches else first[0] if first and first[0] > 0 else 1
+    pixels = max(h * w for h, w in hws) if hws else 0
+    for product, timing in compute:
+        if not math.isfinite(timing.us(batch, pixels)):
+            where = "compute_us" if product == "*" else f"compute_us.{product}"
+            raise _error(source, f"{where} is not a finite time at the largest gear (batch {batch}, {pixels} pixels)")
 
 
 def parse(data: dict, source: str = "<declaration>", base_dir=None, default_name: str = "model") -> ModelDecl:
@@ -377,18 +418,19 @@ def parse(data: dict, source: str = "<declaration>", base_dir=None, default_name
         raise _error(source, f"a declaration is a table, not {type(data).__name__}")
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
-        raise _error(source, f"unknown keys {unknown} (it takes {sorted(_TOP_KEYS)})")
+        raise _error(source, f"unknown keys {_show(unknown)} (it takes {sorted(_TOP_KEYS)})")
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name:
-        raise _error(source, f"name {name!r} is not a non-empty string")
+        raise _error(source, f"name {_show(name)} is not a non-empty string")
     default_format = _format(source, "the model", data["format"]) if "format" in data else FORMATS["ND"]
     batches, hws = _gears(source, data)
     fields = {side: _tensors(source, data, side, default_format) for side in ("input", "output")}
     for side, f in fields.items():
         _check_dynamic_dims(source, f, side, batches, hws)
-    inputs = _build_tensors(fields["input"], batches, hws) + _dynamic_input(batches, hws)
-    outputs = _build_tensors(fields["output"], batches, hws)
+    inputs = _build_tensors(source, fields["input"], "input", batches, hws) + _dynamic_input(batches, hws)
+    outputs = _build_tensors(source, fields["output"], "output", batches, hws)
     compute = _compute(source, Path(base_dir or "."), data)
+    _check_times(source, compute, batches, hws, inputs)
     total = sum(t.nbytes for t in inputs + outputs)
     return ModelDecl(name, source, inputs, outputs, batches, hws, compute, _size(source, data, "work_size", total),
                      _size(source, data, "weight_size", total))
@@ -398,10 +440,10 @@ def load(path, default_name: str = "model") -> ModelDecl:
     """The declaration in the TOML file `path`."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise _error(path, "the file does not exist") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        data = files.load_toml(path, DECLARATION_BYTES, "a model declaration")
+    except files.FileRefused as e:  # missing, a FIFO, a device, a directory, over the bound, not UTF-8 text
+        raise _error(path, "the file does not exist" if e.reason == files.MISSING else e.why) from None
+    except files.NotToml as e:
         raise _error(path, f"it cannot be read as TOML ({e})") from None
     return parse(data, str(path), path.parent, default_name)
 
@@ -429,8 +471,9 @@ def declare_model(om_path, declaration) -> ModelDecl:
     decl = _resolve(declaration, model_name(om_path))
     with _lock:
         _registered[_key(om_path)] = declaration
-        if os.path.isfile(om_path):
-            _by_digest[hashlib.sha256(Path(om_path).read_bytes()).hexdigest()] = (os.fspath(om_path), declaration)
+        digest = files.sha256(om_path)  # (None: no regular file there)
+        if digest is not None:
+            _by_digest[digest] = (os.fspath(om_path), declaration)
     return decl
 
 
@@ -454,7 +497,7 @@ def from_env(env: str | None = None) -> dict[str, str]:
     for item in filter(None, (s.strip() for s in text.split(";"))):
         om, sep, decl = item.partition("=")
         if not sep or not om.strip() or not decl.strip():
-            raise _error(MODELS_ENV, f"{MODELS_ENV} entry {item!r} is not MODEL.om=DECLARATION.toml")
+            raise _error(MODELS_ENV, f"{MODELS_ENV} entry {_show(item)} is not MODEL.om=DECLARATION.toml")
         out[_key(om.strip())] = decl.strip()
     return out
 
@@ -470,7 +513,7 @@ def declaration_source(om_path) -> object | None:
     if key in env:
         return env[key]
     beside = Path(os.fspath(om_path) + ".toml")
-    return beside if beside.is_file() else None
+    return beside if beside.exists() else None  # (a FIFO or a folder there is refused by `load`, naming it)
 
 
 def for_file(om_path) -> ModelDecl:
@@ -485,7 +528,7 @@ def for_file(om_path) -> ModelDecl:
 def _env_model_of_digest(digest: str) -> tuple[str, str] | None:
     """(path, declaration) of the existing .om file named in $ACL_EMU_MODELS whose bytes have this SHA-256."""
     for om, decl in from_env().items():
-        if os.path.isfile(om) and hashlib.sha256(Path(om).read_bytes()).hexdigest() == digest:
+        if files.sha256(om) == digest:
             return om, decl
     return None
 
@@ -502,9 +545,12 @@ def for_bytes(data: bytes) -> ModelDecl:
     if found is not None:
         return _resolve(found[1], model_name(found[0]))
     try:
-        table = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        raise _error("<model bytes>", f"these {len(data)} bytes are no declaration's TOML and no declared .om "
-                                      f"file's bytes (declare the file first: emu.declare_model(\"X.om\", "
+        if len(data) > DECLARATION_BYTES:
+            raise files.NotToml(f"over the {files.size_text(DECLARATION_BYTES)} a declaration may have")
+        table = files.parse_toml(data.decode("utf-8"))
+    except (UnicodeDecodeError, files.NotToml) as e:
+        why = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else str(e)
+        raise _error("<model bytes>", f"these {len(data)} bytes are no declaration's TOML ({why}) and no declared "
+                                      f".om file's bytes (declare the file first: emu.declare_model(\"X.om\", "
                                       f"\"X.om.toml\"))") from None
     return parse(table, "<model bytes>")

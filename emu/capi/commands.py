@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import capi
+from .. import capi, files
 from . import build, session, toolkit
 
 _COMPILE_ONLY = ("-c", "-E", "-S", "-M", "-MM", "-fsyntax-only")
@@ -76,9 +76,8 @@ def is_native(path: str) -> bool:
     """Whether `path` is a program to execute rather than a Python script: an ELF file, or an executable
     file whose #! line names no Python."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(128)
-    except OSError:
+        head = files.head(path, 128)
+    except files.FileRefused:  # missing, a FIFO, a device, a directory: no program
         return False
     if head.startswith(b"\x7fELF"):
         return True
@@ -100,7 +99,7 @@ def run_native(program: str, args: list[str], spec: dict, as_json: bool) -> tupl
         command = [program if os.sep in program else os.path.join(".", program), *args]
         code = _wait(subprocess.Popen(command, env=env, stdout=sys.stderr.fileno() if as_json else None))
         try:
-            result = json.loads(result_path.read_text())
+            result = json.loads(files.read_text(result_path, files.TABLE_BYTES, "a run's summary"))
         except (OSError, ValueError):
             result = None
     return code, result

@@ -6,6 +6,7 @@ import hashlib
 import json
 
 from .. import constants as C
+from .. import files
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_REPEAT_INITIALIZE,
                       ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_NO_DEVICE,
                       ACL_ERROR_RT_PARAM_INVALID)
@@ -28,10 +29,9 @@ def init(rt: Core, config_path: str | None = None) -> None:
     content = b""
     if config_path:
         try:
-            with open(config_path, "rb") as f:
-                content = f.read()
-        except OSError as e:
-            fail(ACL_ERROR_INVALID_PARAM, f"cannot read config {config_path}: {e.strerror}")
+            content = files.read_bytes(config_path, files.CONFIG_BYTES, "an aclInit config")
+        except files.FileRefused as e:  # missing, a FIFO, a device, a directory, over the bound
+            fail(ACL_ERROR_INVALID_PARAM, f"cannot read config {e}")
     digest = hashlib.sha256(content).hexdigest()
     if rt.finalized and rt.init_hash is not None and digest != rt.init_hash:
         fail(ACL_ERROR_INVALID_PARAM, "aclInit after aclFinalize with a different config")
@@ -40,6 +40,8 @@ def init(rt: Core, config_path: str | None = None) -> None:
             cfg = json.loads(content)
         except ValueError as e:
             fail(ACL_ERROR_INVALID_PARAM, f"config {config_path} is not JSON: {e}")
+        except RecursionError:
+            fail(ACL_ERROR_INVALID_PARAM, f"config {config_path} is not JSON that can be read: nested too deeply")
         dd = cfg.get("defaultDevice") if isinstance(cfg, dict) else None
         if isinstance(dd, dict):
             dd = dd.get("default_device")

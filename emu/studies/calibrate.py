@@ -23,9 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-import os
 import re
-import stat
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +32,7 @@ import numpy as np
 
 from emu.models.pcie import tlp_bandwidth
 
-from .. import config
+from .. import config, files
 from ..routes import SMALL
 from .common import parse_size, parse_whole
 from . import validate as V
@@ -59,7 +57,7 @@ class CalibrationError(ValueError):
 FIT_FAILURES = (np.linalg.LinAlgError, ArithmeticError)  # numbers the least squares cannot take (the CLI's one line)
 
 
-MAX_FILE_BYTES = 16 << 20  # a measurements file larger than this is no ascend-dmi table or CSV of copies
+MAX_FILE_BYTES = files.TABLE_BYTES  # a measurements file larger than this is no ascend-dmi table or CSV of copies
 MAX_CELL_CHARS = 1000  # nor is a cell this long
 MAX_LINE_CHARS = 10_000  # or a line
 MAX_SIZE = 1 << 40  # a copy of at most 1 TiB
@@ -88,37 +86,12 @@ def toml_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _not_a_file(mode: int) -> str | None:
-    """What a file of this mode is when it is not a regular file (a FIFO, a device, a folder), else None."""
-    if stat.S_ISREG(mode):
-        return None
-    return ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode) else
-            "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
-            "a directory" if stat.S_ISDIR(mode) else "not a regular file")
-
-
-def _read_bytes(path: Path) -> bytes:
-    """At most MAX_FILE_BYTES + 1 bytes of a regular file. What is not one (a FIFO, /dev/zero, a folder) is
-    refused before it is read, and opened without blocking, so nothing waits for a writer or reads forever."""
-    try:
-        what = _not_a_file(os.stat(path).st_mode)
-        if what is None:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-            with os.fdopen(fd, "rb") as f:
-                what = _not_a_file(os.fstat(f.fileno()).st_mode)  # (replaced since the check)
-                if what is None:
-                    return f.read(MAX_FILE_BYTES + 1)
-    except OSError as e:
-        raise CalibrationError(f"{path}: {e.strerror or e}") from None
-    raise CalibrationError(f"{path}: {what}, not a regular file: measurements are read from a file")
-
-
 def _read_text(path: Path) -> str:
     """The file's text: refused in one line when it is missing, not a regular file, too large, or not text."""
-    data = _read_bytes(path)
-    if len(data) > MAX_FILE_BYTES:
-        raise CalibrationError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB: not an ascend-dmi table or a CSV "
-                               f"of measurements")
+    try:
+        data = files.read_bytes(path, MAX_FILE_BYTES, "a measurements file")
+    except files.FileRefused as e:  # missing, a FIFO, a device, a directory, over the bound
+        raise CalibrationError(str(e)) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -68,11 +68,11 @@ import json
 import math
 import os
 import re
-import stat
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import files
 from ..constants import MemcpyKind
 
 # -- task types ------------------------------------------------------------------------------------------------
@@ -906,50 +906,17 @@ def _find_in_directory(path: Path) -> Path:
 
 # The reader holds the whole file, its text and its parsed form in memory at once: a bound well above any
 # profiled step a replay is meant for, and well below what would exhaust a workstation.
-MAX_PROFILE_BYTES = 256 * 1024 * 1024
-
-
-def _regular_file(path: Path) -> os.stat_result:
-    """The stat of a regular file within MAX_PROFILE_BYTES, else a ProfileError; checked before the file is
-    opened, so a FIFO, a device (/dev/zero) or a socket never blocks or streams forever."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise ProfileError(path, None, None, "no such file or directory") from None
-    except (OSError, ValueError) as e:
-        raise ProfileError(path, None, None, getattr(e, "strerror", None) or str(e)) from None
-    if not stat.S_ISREG(st.st_mode):
-        what = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else
-                "a character device" if stat.S_ISCHR(st.st_mode) else
-                "a block device" if stat.S_ISBLK(st.st_mode) else
-                "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-        raise ProfileError(path, None, None, f"{what}, not a regular file: a profile is read from a file")
-    if st.st_size > MAX_PROFILE_BYTES:
-        raise ProfileError(path, None, None, f"{st.st_size} bytes, over the {MAX_PROFILE_BYTES >> 20} MiB a profile "
-                                             f"may have (profile a shorter step)")
-    return st
+MAX_PROFILE_BYTES = files.PROFILE_BYTES
 
 
 def _read_bounded(path: Path) -> bytes:
-    """The file's bytes, opened without blocking and checked again once open (it may have been swapped)."""
+    """The bytes of the regular file `path`, at most MAX_PROFILE_BYTES (`emu.files`), else a ProfileError: a
+    FIFO, a device (/dev/zero) or a socket never blocks or streams forever."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except OSError as e:
-        raise ProfileError(path, None, None, e.strerror or str(e)) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ProfileError(path, None, None, "not a regular file: a profile is read from a file")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            raw = f.read(MAX_PROFILE_BYTES + 1)
-    except OSError as e:
-        raise ProfileError(path, None, None, e.strerror or str(e)) from None
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_PROFILE_BYTES:
-        raise ProfileError(path, None, None, f"over the {MAX_PROFILE_BYTES >> 20} MiB a profile may have "
-                                             f"(profile a shorter step)")
-    return raw
+        return files.read_bytes(path, MAX_PROFILE_BYTES, "a profile")
+    except files.FileRefused as e:
+        hint = " (profile a shorter step)" if e.reason == files.TOO_LARGE else ""
+        raise ProfileError(path, None, None, e.why + hint) from None
 
 
 def load(path) -> Profile:
@@ -961,8 +928,7 @@ def load(path) -> Profile:
     try:
         if os.path.isdir(path):
             path = _find_in_directory(path)
-        _regular_file(path)
-        with collector_paused():
+        with collector_paused():  # (the bytes are _parse's alone: it lets them go once decoded)
             return _parse(path, _read_bounded(path))
     except ProfileError:
         raise

@@ -31,12 +31,12 @@ import math
 import numbers
 import random
 import time
-import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
+from .. import files
 from .. import routes as R
 from . import overlap
 from .common import human_bytes
@@ -121,14 +121,11 @@ class Grid:
         """A grid from a TOML file whose [sweep] table (or top level) sets any of the fields; sizes may be
         strings as on the command line ("64M")."""
         try:
-            with open(path, "rb") as f:
-                data = tomllib.load(f)
-        except RecursionError:
-            raise ValueError(f"{path}: arrays nested too deeply") from None
-        except tomllib.TOMLDecodeError as e:
+            data = files.load_toml(path, files.CONFIG_BYTES, "a sweep config")
+        except files.NotToml as e:
             raise ValueError(f"{path}: not a TOML file: {e}") from None
-        except UnicodeDecodeError:
-            raise ValueError(f"{path}: not a TOML file (not UTF-8 text)") from None
+        except files.FileRefused as e:  # a FIFO, a device, a directory, over the bound, not UTF-8 text
+            raise ValueError(str(e)) from None
         data = data.get("sweep", data)
         if not isinstance(data, dict):
             raise ValueError(f"{path}: sweep: expected a table, not {_kind(data)}")

@@ -17,14 +17,13 @@ This module replays and returns plain data; `validate_report` draws it (tables, 
 from __future__ import annotations
 
 import statistics
-import tomllib
 from pathlib import Path
 
 import numpy as np
 
 from ..constants import (ACL_MEMCPY_DEVICE_TO_DEVICE as D2D, ACL_MEMCPY_DEVICE_TO_HOST as D2H,
                          ACL_MEMCPY_HOST_TO_DEVICE as H2D, ACL_MEMCPY_HOST_TO_HOST as H2H)
-from .. import config, routes
+from .. import config, files, routes
 from ..config import data_dir
 from .common import event_time, host_buffer
 
@@ -50,9 +49,15 @@ def load(path: str | Path | None = None) -> list[dict]:
     """The rows of a measurements file (default: the bundled one), checked field by field."""
     path = Path(path) if path else MEASUREMENTS
     try:
-        rows = tomllib.loads(path.read_text())["row"]
-    except (OSError, tomllib.TOMLDecodeError, KeyError) as e:
-        raise MeasurementError(f"{path}: cannot read [[row]] tables: {e}") from None
+        table = files.load_toml(path, files.TABLE_BYTES, "a measurements table")
+    except files.NotToml as e:
+        raise MeasurementError(f"{path}: cannot read [[row]] tables: not TOML: {e}") from None
+    except files.FileRefused as e:  # a FIFO, a device, a directory, over the bound, not UTF-8 text
+        raise MeasurementError(str(e)) from None
+    rows = table.get("row")
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise MeasurementError(f"{path}: cannot read [[row]] tables: a measurements table is [[row]] tables "
+                               f"(id, product, pattern, size_bytes, value, unit, ...)")
     seen = set()
     for i, row in enumerate(rows):
         check_row(row, f"{path}: row {i + 1} ({row.get('id', '?')})")
