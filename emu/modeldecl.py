@@ -40,9 +40,14 @@ Beyond the minimal form:
   sizes of the inputs and outputs (placeholders: a compiled model's own sizes are in its .om).
 - `name`: the model's name in traces and summaries (default: the .om file's name without .om).
 
-Problems are one-paragraph `ModelDeclarationError`s naming the file and showing the template; nothing is guessed
-(a product missing from compute_us is an error naming the products given, unless `default` or one value for all
-is given). Parsing is pure: `parse(data, source)` gives a frozen `ModelDecl`.
+Every number fits the C type a program reads it as: a dim (and so a gear) is an int64, each tensor's bytes at its
+largest gear and work_size / weight_size are a size_t, each time is a finite number of microseconds. The file is
+read through `emu.files` (a regular file of at most 4 MiB).
+
+Problems are one-paragraph `ModelDeclarationError`s naming the file and showing the template (`problem`: the
+paragraph alone, one line, the message a failed aclmdlLoad* leaves); nothing is guessed (a product missing from
+compute_us is an error naming the products given, unless `default` or one value for all is given). Parsing is
+pure: `parse(data, source)` gives a frozen `ModelDecl`.
 """
 from __future__ import annotations
 
@@ -61,6 +66,7 @@ MAX_GEARS = 128  # ACL_MAX_BATCH_NUM, ACL_MAX_HW_NUM (ge_acl_mdl.h)
 MAX_DIMS = 128  # ACL_MAX_DIM_CNT
 INT64_MAX = 2**63 - 1  # a dim (aclmdlIODims.dims: int64_t), and so a gear, which becomes one
 SIZE_MAX = 2**64 - 1  # a size (aclmdlGetInputSizeByIndex, aclmdlQuerySize: size_t)
+_FLOAT_MAX = int(1.7976931348623157e308)  # the largest finite float, as an int
 DECLARATION_BYTES = files.CONFIG_BYTES  # a declaration's TOML, in a file or as a model's bytes
 
 TEMPLATE = """\
@@ -344,7 +350,10 @@ def _dynamic_input(batches, hws) -> tuple[Tensor, ...]:
 
 
 def _number(source, where: str, value, minimum: float = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < minimum:
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and value >= minimum
+    if ok and not (isinstance(value, float) and math.isfinite(value)):  # (an int past a float's range: 10**400)
+        ok = isinstance(value, int) and value <= _FLOAT_MAX
+    if not ok:
         raise _error(source, f"{where} {_show(value)} is not a finite number >= {minimum:g}")
     return float(value)
 

@@ -7,7 +7,12 @@ model_common.cpp}; runtime/v1/graph/load/model_manager/{model_manager.cc, davinc
 src/acl/aclrt_impl/data_buffer.cpp):
 
 - Model ids are 1, 2, 3, ... per process, never reused; a load that fails after its file was read uses one
-  (ModelManager::GenModelId). An id not loaded is 145003 everywhere (ModelManager::ExecuteModel, GetDesc,
+  (ModelManager::LoadModelOffline: GenModelId, then ModelHelper::LoadRootModel).
+- A declaration that is wrong in any way (not TOML, nested too deeply, a wrong type, a missing field, a size past
+  a size_t or a dim past an int64, no time for the product) or missing beside an .om file is a model file GE
+  cannot parse: 145000, ACL_ERROR_GE_PARAM_INVALID (base/common/helper/model_helper.cc ModelHelper::LoadRootModel
+  and ModelManager::GetModelMemAndWeightSize, when ModelParserBase::ParseModelContent fails), with the one-line
+  problem as the recent error message. An id not loaded is 145003 everywhere (ModelManager::ExecuteModel, GetDesc,
   Unload).
 - The getters of a description or dataset fail silently, as the reference does: a null or unknown handle, or an
   index past the end, gives 0, "" (names), -1 (formats, data types) or a null buffer.
@@ -124,9 +129,21 @@ def _model(rt: Core, model_id: int) -> LoadedModel:
 
 
 # -- load, query, unload ------------------------------------------------------------------------------------
-def _declaration_of_file(path) -> modeldecl.ModelDecl:
+def _parsed(rt: Core, read, *args, load: bool = True) -> modeldecl.ModelDecl:
+    """read(*args), the declaration; a ModelDeclarationError is 145000 with its one-line problem. A load uses a
+    model id first (LoadModelOffline: GenModelId before LoadRootModel parses the model); a query does not."""
+    try:
+        return read(*args)
+    except modeldecl.ModelDeclarationError as e:
+        if load:
+            _models(rt).next_id += 1
+        fail(ACL_ERROR_GE_PARAM_INVALID, e.problem)
+
+
+def _declaration_of_file(rt: Core, path, load: bool = True) -> modeldecl.ModelDecl:
     """acl_model_router.cpp AclIsOm2ModelByPath, then GraphLoader::LoadDataFromFile: a null path 100000; no model
-    file and no declaration 145002. A declaration stands in even without the .om file."""
+    file and no declaration 145002. A declaration stands in even without the .om file; a wrong one is 145000
+    (`_parsed`)."""
     if path is None:
         fail(ACL_ERROR_INVALID_PARAM, "modelPath is null")
     if not isinstance(path, (str, os.PathLike)):
@@ -136,10 +153,10 @@ def _declaration_of_file(path) -> modeldecl.ModelDecl:
              f"model file {os.fspath(path)!r} does not exist (and no declaration stands in "
                                     f"for it: {os.fspath(path)}.toml, emu.declare_model or "
                                     f"{modeldecl.MODELS_ENV})")
-    return modeldecl.for_file(path)
+    return _parsed(rt, modeldecl.for_file, path, load=load)
 
 
-def _declaration_of_bytes(rt: Core, model: int, size: int) -> modeldecl.ModelDecl:
+def _declaration_of_bytes(rt: Core, model: int, size: int, load: bool = True) -> modeldecl.ModelDecl:
     """acl_model_router.cpp AclIsOm2ModelByData: a null model or size 0 100000, fewer than 4 bytes 145006; the
     bytes are read from host memory the emulator knows."""
     if not model or size == 0:
@@ -149,7 +166,7 @@ def _declaration_of_bytes(rt: Core, model: int, size: int) -> modeldecl.ModelDec
     r, off = transfer.locate(rt, model, size)
     if r.virtual:
         fail(ACL_ERROR_INVALID_PARAM, f"{r.describe()} is timing-only: it holds no model bytes")
-    return modeldecl.for_bytes(r.view(off, size).tobytes())
+    return _parsed(rt, modeldecl.for_bytes, r.view(off, size).tobytes(), load=load)
 
 
 def _load(rt: Core, decl: modeldecl.ModelDecl) -> int:
@@ -157,7 +174,7 @@ def _load(rt: Core, decl: modeldecl.ModelDecl) -> int:
     ctx = rt.current_context()
     models = _models(rt)
     model_id, models.next_id = models.next_id, models.next_id + 1
-    decl.timing(rt.product.name)  # a product compute_us does not cover is refused at load, not at execution
+    _parsed(rt, decl.timing, rt.product.name, load=False)  # a product compute_us does not cover: at load (145000)
     models.loaded[model_id] = LoadedModel(model_id, decl, ctx)
     return model_id
 
@@ -167,9 +184,9 @@ def load_from_file(rt: Core, model_path: str) -> int:
     """Load the model of a file (aclmdlLoadFromFile) and return its id (1, 2, ... never reused): the emulator
     runs its declaration (`emu.modeldecl`: X.om.toml beside it, `emu.declare_model`, $ACL_EMU_MODELS), with
     or without the .om file. A null path: 100000; no file and no declaration: 145002; a missing or wrong
-    declaration beside an .om file: `emu.modeldecl.ModelDeclarationError`, naming the file and showing the
-    template (model.cpp aclmdlLoadFromFileImpl, GraphLoader::LoadDataFromFile)."""
-    return _load(rt, _declaration_of_file(model_path))
+    declaration beside an .om file: 145000, the message naming the file and the problem (model.cpp
+    aclmdlLoadFromFileImpl, GraphLoader::LoadDataFromFile, ModelHelper::LoadRootModel)."""
+    return _load(rt, _declaration_of_file(rt, model_path))
 
 
 @api("aclmdlLoadFromMem", sizes=("model_size",), pyacl="acl.mdl.load_from_mem", params="ii", outputs=(0,))
@@ -198,7 +215,7 @@ def load_from_file_with_mem(rt: Core, model_path: str, work_ptr: int, work_size:
     """aclmdlLoadFromFileWithMem: `load_from_file` with the workspace and weight memory the program allocated
     (sizes from aclmdlQuerySize; null pointers: the runtime allocates its own). A non-null pointer must be
     device memory of that size (100000)."""
-    decl = _declaration_of_file(model_path)
+    decl = _declaration_of_file(rt, model_path)
     _check_with_mem(rt, work_ptr, work_size, weight_ptr, weight_size)
     return _load(rt, decl)
 
@@ -217,8 +234,8 @@ def load_from_mem_with_mem(rt: Core, model: int, model_size: int, work_ptr: int,
 def query_size(rt: Core, file_name: str) -> tuple[int, int]:
     """(work size, weight size) in bytes a model needs (aclmdlQuerySize): the declaration's work_size and
     weight_size, else the sum of its tensors' sizes (model.cpp aclmdlQuerySizeImpl: null 100000, no file
-    145002)."""
-    decl = _declaration_of_file(file_name)
+    145002; a wrong declaration 145000, ModelManager::GetModelMemAndWeightSize)."""
+    decl = _declaration_of_file(rt, file_name, load=False)
     return decl.work_size, decl.weight_size
 
 
@@ -226,7 +243,7 @@ def query_size(rt: Core, file_name: str) -> tuple[int, int]:
      outputs=(0, 0))
 def query_size_from_mem(rt: Core, model: int, model_size: int) -> tuple[int, int]:
     """(work size, weight size) of a model in host memory (aclmdlQuerySizeFromMem); see `load_from_mem`."""
-    decl = _declaration_of_bytes(rt, model, model_size)
+    decl = _declaration_of_bytes(rt, model, model_size, load=False)
     return decl.work_size, decl.weight_size
 
 
