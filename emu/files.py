@@ -141,7 +141,7 @@ def parse_toml(text: str) -> dict:
     except MemoryError:
         raise NotToml("too large to read (out of memory)") from None
     except ValueError as e:  # an integer over sys.get_int_max_str_digits(): "Exceeds the limit (4300 digits) ..."
-        raise NotToml(" ".join(str(e).split(";")[0].split())[:200]) from None
+        raise NotToml(f"a number too long to read ({' '.join(str(e).split(';')[0].split())[:160]})") from None
 
 
 def load_toml(path, limit: int, what: str) -> dict:
