@@ -225,9 +225,11 @@ class _Window:
 
     An allocation takes the shortest free range that holds it at its alignment, and among free ranges of that
     length the lowest; it starts at the range's first aligned address. It reserves its size rounded up to
-    GRANULE (alignments are powers of two of at least GRANULE): the bytes to the next GRANULE are of no use
-    to any other allocation, so the addresses handed out are those of an exact-size window. A free merges the
-    range with the free ranges on either side, so a window whose allocations are all freed is one range again.
+    GRANULE: every request is aligned to GRANULE or more (a power of two), so the bytes up to the next
+    multiple of GRANULE could hold no other allocation, and keeping them as a free range of their own (one
+    after each 4 KiB allocation of the 910B, whose padding is 32 bytes) would only lengthen the search. A free
+    merges the range with the free ranges on either side, so a window whose allocations are all freed is one
+    range again, which holds one allocation of its whole size.
 
     Free ranges are kept three ways: by start ({start: end}) and by end ({end: start}), so a free finds the
     neighbours it merges with in O(1); and by length: `_lengths`, the distinct lengths, sorted, and for each a
@@ -642,6 +644,7 @@ class AddressSpace:
         self.capacity = capacity
         self.used = [0] * num_devices
         self._pageable = 0
+        self._pageable_bases: set[int] = set()  # the live pageable regions' bases, for `_prune`
         self._prune_at = 256
         self._warned: set[int] = set()
         self._reg_starts: list[int] = []
@@ -707,6 +710,8 @@ class AddressSpace:
 
     def _insert(self, region: Region) -> None:
         self._index.insert(region)
+        if region.kind == Region.PAGEABLE:
+            self._pageable_bases.add(region.base)
         self._changed()
 
     def _forget(self, region: Region) -> None:
@@ -717,6 +722,8 @@ class AddressSpace:
     def _remove(self, region: Region) -> None:
         self._recent = (self._none, self._none)
         self._index.remove(region)
+        if region.kind == Region.PAGEABLE:
+            self._pageable_bases.discard(region.base)
         self._changed()
 
     def find(self, addr: int) -> Region | None:
@@ -942,7 +949,8 @@ class AddressSpace:
         dropped (the region's `owner` is the only reference, with the export's hold on a buffer owner), and
         adopted C memory no task, registration or check holds (the index and this loop are the only ones)."""
         self._recent = (self._none, self._none)
-        for r in [r for chunk in self._index.regions for r in chunk if r.kind == Region.PAGEABLE]:
+        index = self._index  # (the pageable regions alone, by address: not every region the index holds)
+        for r in [index.regions[j][i] for j, i in map(index.position, sorted(self._pageable_bases))]:
             if (_extra_refs(r) <= 2 if r.origin == RAW else  # (the list above and the loop's name)
                     _extra_refs(r.owner) <= (not isinstance(r.owner, np.ndarray))):
                 self._remove(r)
