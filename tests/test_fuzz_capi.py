@@ -5,9 +5,10 @@ for several seeds, with 1, 3 and 8 pthreads sharing device 0 and one context, on
 ($ACL_EMU_PRODUCT), in both host-time modes ($ACL_EMU_HOST_TIME=calls and wall). Each thread draws its calls
 from a generator seeded from the seed and its index: aclrtMalloc / Free, aclrtMallocHost / FreeHost, malloc'ed
 and stack buffers, aclrtHostRegister / Unregister / GetDevicePointer, aclrtMemcpy and aclrtMemcpyAsync of every
-kind (wrong ones and DEFAULT included) on its own streams and the default one, aclrtMemcpy2d / 2dAsync,
-aclrtMemset / MemsetAsync, aclrtMemsetD32 / D32Async, aclrtMemcpyBatch, aclrtPointerGetAttributes, streams and
-events (create, record, wait, reset, query, synchronize, destroy), aclrtSynchronizeStream / Device, with
+kind (wrong ones and DEFAULT included) and aclrtMemcpyAsyncWithCondition on its own streams and the default one,
+aclrtMemcpy2d / 2dAsync, aclrtMemset / MemsetAsync, aclrtMemsetD32 / D32Async, aclrtPointerGetAttributes, streams and
+events (create, record, wait, reset, query, synchronize, destroy), aclrtSynchronizeStream / WithTimeout /
+Device, aclrtMemcpyBatch / BatchV2 / BatchAsync / BatchAsyncV2 (a batch again after its buffers changed), with
 plausible arguments (the thread's own live buffers, their interiors and ends) and absurd ones (NULL, memory the
 thread freed, sizes past the end, SIZE_MAX, odd pitches, wrong attributes, destroyed and made-up handles).
 
@@ -167,7 +168,7 @@ def test_random_c_call_sequences_from_threads_keep_every_code_and_byte(fuzz_bin,
     assert done.returncode == 0 and not (counts["wrong_codes"] or counts["mismatches"] or counts["guard_changes"]), (
         f"{where}: {counts['wrong_codes']} wrong codes, {counts['mismatches']} byte mismatches, "
         f"{counts['guard_changes']} guard changes\nrerun: {again}\n{done.stderr[-6000:]}")
-    assert counts["calls"] >= ops * threads
+    assert counts["calls"] >= ops * threads // 2  # (an operation whose pointers another thread holds is skipped)
 
 
 # ---------------------------------------------------------------------------------- the oracle can fail

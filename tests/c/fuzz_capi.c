@@ -82,9 +82,11 @@ static aclrtContext g_ctx;
 /* ---------------------------------------------------------------------------------- the calls */
 #define APIS(X) X(aclrtMalloc) X(aclrtFree) X(aclrtMallocHost) X(aclrtFreeHost) X(aclrtMemcpy) \
     X(aclrtMemcpyAsync) X(aclrtMemcpy2d) X(aclrtMemcpy2dAsync) X(aclrtMemset) X(aclrtMemsetAsync) \
-    X(aclrtMemsetD32) X(aclrtMemsetD32Async) X(aclrtMemcpyBatch) X(aclrtHostRegister) X(aclrtHostUnregister) \
+    X(aclrtMemsetD32) X(aclrtMemsetD32Async) X(aclrtMemcpyBatch) X(aclrtMemcpyBatchV2) X(aclrtMemcpyBatchAsync) \
+    X(aclrtMemcpyBatchAsyncV2) X(aclrtMemcpyAsyncWithCondition) X(aclrtHostRegister) X(aclrtHostUnregister) \
     X(aclrtHostGetDevicePointer) X(aclrtPointerGetAttributes) X(aclrtCreateStream) X(aclrtDestroyStream) \
-    X(aclrtDestroyStreamForce) X(aclrtSynchronizeStream) X(aclrtStreamQuery) X(aclrtCreateEvent) \
+    X(aclrtDestroyStreamForce) X(aclrtSynchronizeStream) X(aclrtSynchronizeStreamWithTimeout) X(aclrtStreamQuery) \
+    X(aclrtCreateEvent) \
     X(aclrtDestroyEvent) X(aclrtRecordEvent) X(aclrtStreamWaitEvent) X(aclrtSynchronizeEvent) \
     X(aclrtQueryEventStatus) X(aclrtResetEvent) X(aclrtSynchronizeDevice) X(aclrtSetCurrentContext)
 #define ENUM(name) A_##name,
@@ -124,13 +126,34 @@ typedef struct { unsigned char *ptr; size_t cap; int id, kind; long frees, bytes
 typedef struct { aclrtStream h; int live, busy; } StreamSlot;
 typedef struct { aclrtEvent h; int live, state; } EventSlot; /* state: 0 never recorded, 1 recorded, 2 done */
 
+#define BATCH_MAX 4
+enum { P_BUF, P_NULL, P_STALE_DEV, P_STALE_PIN };
+typedef struct {
+    int what, slot;
+    size_t off, room;
+    unsigned char *p;
+    int stale;       /* index into T->stale */
+    char name[48];
+} End;
+typedef struct {
+    size_t count, num_attrs, passed_attrs;
+    End ends[2 * BATCH_MAX];
+    int ids[2 * BATCH_MAX];  /* the buffer each end named */
+    size_t sizes[BATCH_MAX], dmax[BATCH_MAX], idx[BATCH_MAX];
+    aclrtMemcpyBatchAttr attrs[BATCH_MAX];
+    int rsv_bad, idx_bad;
+    int api;                 /* A_aclrtMemcpyBatch, ...BatchV2, ...BatchAsync, ...BatchAsyncV2 */
+    aclrtStream stream;      /* the async ones' */
+} Batch;
+
 typedef struct {
     int index;
     uint64_t rng;
     long op, calls, check_calls, checks;
     long by_api[N_APIS], ok_by_api[N_APIS];
     long wrong_codes, mismatches, guard_changes, stale_skipped, stale_used, host_writes, drains, tainted;
-    long forced_drains, queued_ok, in_order, known_bug_skips;
+    long forced_drains, queued_ok, in_order, known_bug_skips, batches_again;
+    Batch last_batch;
     Buf buf[MAX_BUFS];
     StreamSlot st[MAX_STREAMS];
     EventSlot ev[MAX_EVENTS];
@@ -400,9 +423,15 @@ static int sync_all(Thread *T)
     } else {
         for (int i = 0; i < MAX_STREAMS; i++)
             if (T->st[i].live) {
-                note(T, "aclrtSynchronizeStream(s%d)", i);
-                r = aclrtSynchronizeStream(T->st[i].h);
-                call_done(T, A_aclrtSynchronizeStream, r, OK);
+                if (chance(T, 15)) { /* -1: no limit (devices_streams_events.md, streams rows 13-20) */
+                    note(T, "aclrtSynchronizeStreamWithTimeout(s%d, -1)", i);
+                    r = aclrtSynchronizeStreamWithTimeout(T->st[i].h, -1);
+                    call_done(T, A_aclrtSynchronizeStreamWithTimeout, r, OK);
+                } else {
+                    note(T, "aclrtSynchronizeStream(s%d)", i);
+                    r = aclrtSynchronizeStream(T->st[i].h);
+                    call_done(T, A_aclrtSynchronizeStream, r, OK);
+                }
                 bad |= r != 0;
             }
         note(T, "aclrtSynchronizeStream(NULL)");
@@ -573,14 +602,6 @@ static void rebaseline(Thread *T)
 }
 
 /* ------------------------------------------------------------------------------ the pointers */
-enum { P_BUF, P_NULL, P_STALE_DEV, P_STALE_PIN };
-typedef struct {
-    int what, slot;
-    size_t off, room;
-    unsigned char *p;
-    int stale;       /* index into T->stale */
-    char name[48];
-} End;
 
 static int stale_usable(Thread *T, int i)
 {
@@ -871,6 +892,24 @@ static StreamPick pick_stream(Thread *T, int weird)
 
 static int stream_ok(StreamPick *s) { return s->what == S_NULL || s->what == S_LIVE; }
 
+/* What a stream handle named earlier is now. */
+static StreamPick stream_now(Thread *T, aclrtStream h)
+{
+    StreamPick s = {S_NULL, -1, h, "NULL"};
+    if (!h)
+        return s;
+    for (int i = 0; i < MAX_STREAMS; i++)
+        if (T->st[i].live && T->st[i].h == h) {
+            s.what = S_LIVE;
+            s.slot = i;
+            snprintf(s.name, sizeof s.name, "s%d", i);
+            return s;
+        }
+    s.what = (uintptr_t)h == 0x1234 ? S_JUNK : S_DEAD;
+    snprintf(s.name, sizeof s.name, s.what == S_JUNK ? "0x1234" : "destroyed-%p", h);
+    return s;
+}
+
 static void mark_busy(Thread *T, StreamPick *s)
 {
     if (s->what == S_LIVE)
@@ -949,22 +988,25 @@ static void op_memcpy(Thread *T, int async)
         plan_add(&plan, db, d->off, n, 1, queued, sp.h);
         settle(T, &plan);
     }
-    const char *kn = async ? "aclrtMemcpyAsync" : "aclrtMemcpy";
+    /* aclrtMemcpyAsyncWithCondition: aclrtMemcpyAsync's checks (memory_copies_fills.md) */
+    int api = !async ? A_aclrtMemcpy : chance(T, 20) ? A_aclrtMemcpyAsyncWithCondition : A_aclrtMemcpyAsync;
+    const char *kn = api_names[api];
     if (async)
         note(T, "%s(%s, %zu, %s, %zu, kind %d, %s)", kn, d->name, dmax, s->name, n, kind, sp.name);
     else
         note(T, "%s(%s, %zu, %s, %zu, kind %d)", kn, d->name, dmax, s->name, n, kind);
-    int got = async ? aclrtMemcpyAsync(d->p, dmax, s->p, n, (aclrtMemcpyKind)kind, sp.h)
-                    : aclrtMemcpy(d->p, dmax, s->p, n, (aclrtMemcpyKind)kind);
+    int got = api == A_aclrtMemcpy ? aclrtMemcpy(d->p, dmax, s->p, n, (aclrtMemcpyKind)kind)
+              : api == A_aclrtMemcpyAsync ? aclrtMemcpyAsync(d->p, dmax, s->p, n, (aclrtMemcpyKind)kind, sp.h)
+              : aclrtMemcpyAsyncWithCondition(d->p, dmax, s->p, n, (aclrtMemcpyKind)kind, sp.h);
     if (got == 0 && cid > 0 && async)
         aclrtSynchronizeStream(sp.h); /* a freed range that was someone's: let it land inside the claim */
     if (cid > 0)
         unclaim(cid - 1);
     if (suspect(T, cid, e, got)) {
-        uncounted(T, async ? A_aclrtMemcpyAsync : A_aclrtMemcpy, got);
+        uncounted(T, api, got);
         return;
     }
-    call_done(T, async ? A_aclrtMemcpyAsync : A_aclrtMemcpy, got, e);
+    call_done(T, api, got, e);
     if (got == 0 && effect) {
         apply_copy(T, d, s, n);
         queue_plan(T, &plan);
@@ -1193,15 +1235,28 @@ static Buf *same_bytes(Thread *T, End *a, size_t an, End *b, size_t bn)
     return overlaps(p, p + an, q, q + bn) ? x : NULL;
 }
 
+static void batch_call(Thread *T, Batch *B, int again);
+
+/* A batch of one to four entries, mostly one device end and one host end each; or the thread's last batch again,
+ * when its buffers are still the same (checks a runtime keeps for arguments it has seen must see what changed
+ * since: registrations, frees, new allocations). */
 static void op_batch(Thread *T)
 {
-    enum { MAXN = 4 };
-    End ends[2 * MAXN];
-    void *dsts[MAXN], *srcs[MAXN];
-    size_t dmax[MAXN], sizes[MAXN], idx[MAXN];
-    aclrtMemcpyBatchAttr attrs[MAXN];
-    memset(attrs, 0, sizeof attrs);
-    size_t count = 1 + rnd(T, MAXN);
+    Batch *B = &T->last_batch;
+    if (B->count && chance(T, 20)) {
+        for (size_t j = 0; j < 2 * B->count; j++) {
+            End *x = &B->ends[j];
+            if (x->what == P_STALE_DEV || x->what == P_STALE_PIN)
+                return;
+            if (x->what == P_BUF && (!T->buf[x->slot].live || T->buf[x->slot].id != B->ids[j] ||
+                                     T->buf[x->slot].tainted))
+                return;
+        }
+        batch_call(T, B, 1);
+        return;
+    }
+    memset(B, 0, sizeof *B);
+    size_t count = 1 + rnd(T, BATCH_MAX);
     int weird = chance(T, 25);
     const int host = 1 << K_PIN | 1 << K_MALLOC | 1 << K_STACK, dev = 1 << K_DEV | 1 << K_ALIAS;
     for (size_t j = 0; j < count; j++) {
@@ -1209,47 +1264,73 @@ static void op_batch(Thread *T)
         int dmask = dev_dst ? dev : host, smask = dev_dst ? host : dev;
         if (weird && chance(T, 20))
             dmask = smask = 0x1F;
-        End *d = &ends[2 * j], *s = &ends[2 * j + 1];
+        End *d = &B->ends[2 * j], *s = &B->ends[2 * j + 1];
         /* freed memory only in the first entry: a claim holds two ranges */
         *d = pick_end(T, dmask, weird && j == 0, 1);
         *s = pick_end(T, smask, weird && j == 0, 1);
+        B->ids[2 * j] = d->what == P_BUF ? T->buf[d->slot].id : -1;
+        B->ids[2 * j + 1] = s->what == P_BUF ? T->buf[s->slot].id : -1;
         size_t n = pick_count(T, d, 2, 1);
-        sizes[j] = n;
-        dmax[j] = weird && chance(T, 15) && n ? n - 1 : n;
-        dsts[j] = d->p;
-        srcs[j] = s->p;
+        B->sizes[j] = n;
+        B->dmax[j] = weird && chance(T, 15) && n ? n - 1 : n;
     }
     /* no entry writes bytes another entry names: the entries run in no promised order */
     for (size_t j = 0; j < 2 * count; j += 2)
         for (size_t k = 0; k < 2 * count; k++)
-            if (k != j && same_bytes(T, &ends[j], sizes[j / 2], &ends[k], sizes[k / 2]))
+            if (k != j && same_bytes(T, &B->ends[j], B->sizes[j / 2], &B->ends[k], B->sizes[k / 2])) {
+                B->count = 0;
                 return;
+            }
     size_t num_attrs = chance(T, 50) ? 1 : count;
     for (size_t k = 0; k < num_attrs; k++) {
-        idx[k] = k;
-        Buf *db = end_buf(T, &ends[2 * k]), *sb = end_buf(T, &ends[2 * k + 1]);
+        B->idx[k] = k;
+        Buf *db = end_buf(T, &B->ends[2 * k]), *sb = end_buf(T, &B->ends[2 * k + 1]);
         int dl = db && location(db) != L_DEV ? ACL_MEM_LOCATION_TYPE_HOST : ACL_MEM_LOCATION_TYPE_DEVICE;
         int sl = sb && location(sb) == L_DEV ? ACL_MEM_LOCATION_TYPE_DEVICE : ACL_MEM_LOCATION_TYPE_HOST;
         if (weird && chance(T, 20))
             dl = (int)rnd(T, 5);
         if (weird && chance(T, 20))
             sl = (int)rnd(T, 5);
-        attrs[k].dstLoc.type = (aclrtMemLocationType)dl;
-        attrs[k].srcLoc.type = (aclrtMemLocationType)sl;
-        attrs[k].dstLoc.id = weird && chance(T, 10) ? 1 : 0;
-        attrs[k].srcLoc.id = weird && chance(T, 10) ? 1 : 0;
+        B->attrs[k].dstLoc.type = (aclrtMemLocationType)dl;
+        B->attrs[k].srcLoc.type = (aclrtMemLocationType)sl;
+        B->attrs[k].dstLoc.id = weird && chance(T, 10) ? 1 : 0;
+        B->attrs[k].srcLoc.id = weird && chance(T, 10) ? 1 : 0;
     }
-    int rsv_bad = weird && chance(T, 8);
-    if (rsv_bad)
-        attrs[0].rsv[rnd(T, 16)] = 1;
-    int idx_bad = weird && chance(T, 8);
-    if (idx_bad)
-        idx[num_attrs - 1] = num_attrs == 1 ? 1 : count;
-    size_t passed_attrs = weird && chance(T, 5) ? 0 : num_attrs;
+    B->rsv_bad = weird && chance(T, 8);
+    if (B->rsv_bad)
+        B->attrs[0].rsv[rnd(T, 16)] = 1;
+    B->idx_bad = weird && chance(T, 8);
+    if (B->idx_bad)
+        B->idx[num_attrs - 1] = num_attrs == 1 ? 1 : count;
+    B->num_attrs = num_attrs;
+    B->passed_attrs = weird && chance(T, 5) ? 0 : num_attrs;
+    B->count = count;
+    static const int apis[] = {A_aclrtMemcpyBatch, A_aclrtMemcpyBatchV2, A_aclrtMemcpyBatchAsync,
+                               A_aclrtMemcpyBatchAsyncV2};
+    B->api = apis[rnd(T, 4)];
+    B->stream = pick_stream(T, weird).h;
+    batch_call(T, B, 0);
+}
 
-    /* copy2d_batch_descriptors.md B1-B21 (aclrtMemcpyBatch): failIndex names the entry to blame, else SIZE_MAX */
+static void batch_call(Thread *T, Batch *B, int again)
+{
+    size_t count = B->count, num_attrs = B->num_attrs, passed_attrs = B->passed_attrs;
+    End *ends = B->ends;
+    size_t *sizes = B->sizes, *dmax = B->dmax, *idx = B->idx;
+    aclrtMemcpyBatchAttr *attrs = B->attrs;
+    int async = B->api == A_aclrtMemcpyBatchAsync || B->api == A_aclrtMemcpyBatchAsyncV2;
+    int v2 = B->api == A_aclrtMemcpyBatchV2 || B->api == A_aclrtMemcpyBatchAsyncV2;
+    StreamPick sp = stream_now(T, B->stream);
+    void *dsts[BATCH_MAX], *srcs[BATCH_MAX];
+    for (size_t j = 0; j < count; j++) {
+        dsts[j] = ends[2 * j].p;
+        srcs[j] = ends[2 * j + 1].p;
+    }
+    /* copy2d_batch_descriptors.md B1-B23: the checks of the arguments, then entry by entry; failIndex names the
+     * entry to blame, else SIZE_MAX. A synchronous batch copies all its entries or none; an asynchronous one has
+     * done or queued the entries before the one that fails. */
     Expect e = OK;
-    size_t fail_at = NO_SIZE;
+    size_t fail_at = NO_SIZE, done = 0;
     int all_zero = 1;
     for (size_t j = 0; j < count; j++)
         all_zero &= sizes[j] == 0;
@@ -1259,19 +1340,25 @@ static void op_batch(Thread *T)
                 e = exact(E_PARAM);
                 fail_at = j;
             }
-        if (!e.code && rsv_bad && passed_attrs)
+        if (!e.code && B->rsv_bad && passed_attrs)
             e = exact(E_PARAM);
+        if (!e.code && async && !stream_ok(&sp))
+            e = exact(E_HANDLE);
         if (!e.code && passed_attrs == 0)
             e = exact(E_RT_PARAM);
-        if (!e.code && idx_bad)
+        if (!e.code && B->idx_bad)
             e = exact(E_RT_PARAM);
         for (size_t j = 0; j < count && !e.code; j++) {
             size_t k = num_attrs == 1 ? 0 : j;
             aclrtMemLocation *want[2] = {&attrs[k].dstLoc, &attrs[k].srcLoc};
             int side[2] = {0, 0};
+            fail_at = j;
+            if (async && (sizes[j] == 0 || ends[2 * j + 1].what == P_NULL || ends[2 * j].what == P_NULL)) {
+                e = exact(E_RT_PARAM); /* B15, B16 */
+                break;
+            }
             for (int q = 0; q < 2 && !e.code; q++) {
                 End *x = &ends[2 * j + q];
-                fail_at = j;
                 if (!fits(x, sizes[j])) { /* the emulator's refusal of memory it does not know */
                     e = exact(E_PARAM);
                     break;
@@ -1285,49 +1372,79 @@ static void op_batch(Thread *T)
             }
             if (!e.code && side[0] == side[1])
                 e = exact(E_RT_PARAM);
-            if (!e.code)
+            if (!e.code) {
                 fail_at = NO_SIZE;
+                done = j + 1;
+            }
         }
+        if (e.code && !async)
+            done = 0;
     }
     long cid = claim_ends(T, ends, 2, sizes[0] ? sizes[0] : 1);
     if (cid < 0)
         return;
-    int effect = e.code == 0 && !all_zero;
     Plan plan = {.n = 0};
-    if (effect) {
-        for (size_t j = 0; j < count; j++) {
-            plan_add(&plan, end_buf(T, &ends[2 * j + 1]), ends[2 * j + 1].off, sizes[j], 0, 0, NULL);
-            plan_add(&plan, end_buf(T, &ends[2 * j]), ends[2 * j].off, sizes[j], 1, 0, NULL);
-        }
-        settle(T, &plan);
+    int queued[BATCH_MAX] = {0};
+    for (size_t j = 0; j < done; j++) {
+        Buf *db = end_buf(T, &ends[2 * j]), *sb = end_buf(T, &ends[2 * j + 1]);
+        queued[j] = async && location(db) != L_UNREG && location(sb) != L_UNREG;
+        plan_add(&plan, sb, ends[2 * j + 1].off, sizes[j], 0, queued[j], sp.h);
+        plan_add(&plan, db, ends[2 * j].off, sizes[j], 1, queued[j], sp.h);
     }
+    if (done)
+        settle(T, &plan);
     char desc[LOG_LINE];
-    int at = snprintf(desc, sizeof desc, "aclrtMemcpyBatch(%zu:", count);
+    int at = snprintf(desc, sizeof desc, "%s(%s%zu:", api_names[B->api], again ? "again, " : "", count);
     for (size_t j = 0; j < count && at < (int)sizeof desc - 48; j++)
-        at += snprintf(desc + at, sizeof desc - at, " %s<-%s %zu/%zu", ends[2 * j].name, ends[2 * j + 1].name, sizes[j],
-                       dmax[j]);
+        at += snprintf(desc + at, sizeof desc - at, " %s<-%s %zu/%zu", ends[2 * j].name, ends[2 * j + 1].name,
+                       sizes[j], dmax[j]);
     for (size_t k = 0; k < num_attrs && at < (int)sizeof desc - 24; k++)
         at += snprintf(desc + at, sizeof desc - at, " @%zu[%d.%u<-%d.%u]", idx[k], (int)attrs[k].dstLoc.type,
                        attrs[k].dstLoc.id, (int)attrs[k].srcLoc.type, attrs[k].srcLoc.id);
-    note(T, "%s; numAttrs %zu%s)", desc, passed_attrs, rsv_bad ? ", rsv not 0" : "");
+    note(T, "%s; numAttrs %zu%s%s%s)", desc, passed_attrs, B->rsv_bad ? ", rsv not 0" : "", async ? ", " : "",
+         async ? sp.name : "");
     size_t fail_index = 12345;
-    int got = aclrtMemcpyBatch(dsts, dmax, srcs, sizes, count, attrs, idx, passed_attrs, &fail_index);
+    int got;
+    switch (B->api) {
+    case A_aclrtMemcpyBatch:
+        got = aclrtMemcpyBatch(dsts, dmax, srcs, sizes, count, attrs, idx, passed_attrs, &fail_index);
+        break;
+    case A_aclrtMemcpyBatchV2:
+        got = aclrtMemcpyBatchV2(dsts, dmax, srcs, sizes, count, attrs, idx, passed_attrs);
+        break;
+    case A_aclrtMemcpyBatchAsync:
+        got = aclrtMemcpyBatchAsync(dsts, dmax, srcs, sizes, count, attrs, idx, passed_attrs, &fail_index, sp.h);
+        break;
+    default:
+        got = aclrtMemcpyBatchAsyncV2(dsts, dmax, srcs, sizes, count, attrs, idx, passed_attrs, sp.h);
+    }
+    if (got == 0 && cid > 0 && async)
+        aclrtSynchronizeStream(sp.h);
     if (cid > 0)
         unclaim(cid - 1);
     if (suspect(T, cid, e, got)) {
-        uncounted(T, A_aclrtMemcpyBatch, got);
+        uncounted(T, B->api, got);
         return;
     }
-    call_done(T, A_aclrtMemcpyBatch, got, e);
-    if (meets(e, got) && fail_index != (got ? fail_at : NO_SIZE)) {
+    call_done(T, B->api, got, e);
+    if (!v2 && meets(e, got) && fail_index != (got ? fail_at : NO_SIZE)) {
         T->wrong_codes++;
         report(T, "FUZZ-WRONG-CODE", "%s: failIndex %zu, expected %zu", T->cur, fail_index, got ? fail_at : NO_SIZE);
     }
-    if (got == 0 && effect)
-        for (size_t j = 0; j < count; j++)
+    if (meets(e, got)) {
+        int any_queued = 0;
+        for (size_t j = 0; j < done; j++) {
             apply_copy(T, &ends[2 * j], &ends[2 * j + 1], sizes[j]);
-    if (!meets(e, got))
+            any_queued |= queued[j];
+        }
+        queue_plan(T, &plan);
+        if (any_queued)
+            mark_busy(T, &sp);
+    } else {
         rebaseline(T);
+    }
+    if (again)
+        T->batches_again++;
 }
 
 /* --------------------------------------------------------------------------- allocation, frees */
@@ -1807,6 +1924,21 @@ static void op_stream(Thread *T)
             got = aclrtDestroyStream(s);
             call_done(T, A_aclrtDestroyStream, got, exact(E_HANDLE));
         }
+    } else if (r < 48) {
+        /* devices_streams_events.md, streams: timeout < -1 (row 13, before the handle), the handle (row 14), 0
+         * (row 15); a long timeout is a synchronize */
+        StreamPick sp = pick_stream(T, 1);
+        static const int32_t timeouts[] = {-1, -2, 0, 600000, -100};
+        int32_t t = timeouts[rnd(T, 5)];
+        Expect e = t < -1 ? exact(E_RT_PARAM) : !stream_ok(&sp) ? exact(E_HANDLE) : t == 0 ? exact(E_RT_PARAM) : OK;
+        note(T, "aclrtSynchronizeStreamWithTimeout(%s, %d)", sp.name, (int)t);
+        got = aclrtSynchronizeStreamWithTimeout(sp.h, t);
+        call_done(T, A_aclrtSynchronizeStreamWithTimeout, got, e);
+        if (got == 0 && e.code == 0) {
+            forget_stream_work(T, sp.h);
+            if (sp.what == S_LIVE)
+                T->st[sp.slot].busy = 0;
+        }
     } else if (r < 70) {
         StreamPick sp = pick_stream(T, 1);
         note(T, "aclrtSynchronizeStream(%s)", sp.name);
@@ -2187,7 +2319,7 @@ int main(int argc, char **argv)
     suspects_judged = n_suspects;
 
     long calls = 0, checks = 0, check_calls = 0, wrong = stale_wrong, mism = 0, guards = 0, skipped = 0, used = 0,
-         writes = 0, drains = 0, tainted = 0, forced = 0, queued = 0, in_order = 0, known = 0;
+         writes = 0, drains = 0, tainted = 0, forced = 0, queued = 0, in_order = 0, known = 0, again = 0;
     long by[N_APIS] = {0}, ok[N_APIS] = {0};
     for (int i = 0; i < g_threads; i++) {
         Thread *T = &threads[i];
@@ -2206,6 +2338,7 @@ int main(int argc, char **argv)
         queued += T->queued_ok;
         in_order += T->in_order;
         known += T->known_bug_skips;
+        again += T->batches_again;
         for (int a = 0; a < N_APIS; a++) {
             by[a] += T->by_api[a];
             ok[a] += T->ok_by_api[a];
@@ -2215,9 +2348,10 @@ int main(int argc, char **argv)
            "\"checks\": %ld, \"drains\": %ld, \"host_writes\": %ld, \"freed_pointers_named\": %ld, "
            "\"freed_pointers_skipped\": %ld, \"freed_ranges_reused\": %ld, \"allocations_left_unused\": %ld, "
            "\"queued_calls\": %ld, \"queued_in_order\": %ld, \"forced_drains\": %ld, \"known_bug_skips\": %ld, "
-           "\"wrong_codes\": %ld, \"mismatches\": %ld, \"guard_changes\": %ld, \"by_call\": {",
+           "\"batches_again\": %ld, \"wrong_codes\": %ld, \"mismatches\": %ld, \"guard_changes\": %ld, \"by_call\": {",
            (unsigned long long)g_seed, g_threads, g_ops, calls, check_calls, checks, drains, writes, used, skipped,
-           stale_reused, tainted, queued, in_order, forced, known, wrong, mism, guards);
+           stale_reused, tainted, queued, in_order, forced, known, again, wrong, mism,
+           guards);
     for (int a = 0; a < N_APIS; a++)
         printf("%s\"%s\": [%ld, %ld]", a ? ", " : "", api_names[a], by[a], ok[a]);
     printf("}}\n");
