@@ -76,7 +76,7 @@ static size_t g_padding = 32;
 static int g_trace, g_no_stale;
 /* Defects known in the emulator, named by tests/test_fuzz_capi.py's KNOWN_BUGS: the fuzzer steers clear of them
  * (and counts known_bug_skips) instead of reporting them again. */
-static int g_bug_dropped_range;
+static int g_bug_dropped_range, g_bug_timed_shared;
 static aclrtContext g_ctx;
 
 /* ---------------------------------------------------------------------------------- the calls */
@@ -457,6 +457,14 @@ static void drain(Thread *T)
 }
 
 static void rebaseline(Thread *T);
+
+/* One call, described, made and judged: TRY(T, api, expected, (call), "format", ...); the code is left in `got`. */
+#define TRY(T, api, expected, call, ...)                                                                      \
+    do {                                                                                                     \
+        note(T, __VA_ARGS__);                                                                                \
+        got = (call);                                                                                        \
+        call_done(T, A_##api, got, expected);                                                                \
+    } while (0)
 
 static void call_done(Thread *T, int api, int got, Expect e)
 {
@@ -1512,20 +1520,21 @@ static void op_alloc(Thread *T)
         int which = (int)rnd(T, 6);
         void *p = NULL;
         int got;
-        Expect e;
-        if (which == 0) { note(T, "aclrtMalloc(NULL, 64, 0)"); e = exact(E_PARAM); got = aclrtMalloc(NULL, 64, 0);
-                          call_done(T, A_aclrtMalloc, got, e); }
-        else if (which == 1) { note(T, "aclrtMalloc(&p, 0, 0)"); e = exact(E_PARAM); got = aclrtMalloc(&p, 0, 0);
-                               call_done(T, A_aclrtMalloc, got, e); }
-        else if (which == 2) { note(T, "aclrtMalloc(&p, SIZE_MAX - 40, 0)"); e = exact(E_PARAM);
-                               got = aclrtMalloc(&p, NO_SIZE - 40, ACL_MEM_MALLOC_HUGE_FIRST);
-                               call_done(T, A_aclrtMalloc, got, e); }
-        else if (which == 3) { note(T, "aclrtMallocHost(NULL, 64)"); e = exact(E_PARAM); got = aclrtMallocHost(NULL, 64);
-                               call_done(T, A_aclrtMallocHost, got, e); }
-        else if (which == 4) { note(T, "aclrtMallocHost(&p, 0)"); e = exact(E_PARAM); got = aclrtMallocHost(&p, 0);
-                               call_done(T, A_aclrtMallocHost, got, e); }
-        else { note(T, "aclrtMalloc(&p, 1 << 50, 2)"); e = exact(ACL_ERROR_RT_MEMORY_ALLOCATION);
-               got = aclrtMalloc(&p, (size_t)1 << 50, ACL_MEM_MALLOC_NORMAL_ONLY); call_done(T, A_aclrtMalloc, got, e); }
+        /* memory_copies_fills.md, aclrtMalloc rows 1, 2, 3, 8 and aclrtMallocHost rows 1, 2 */
+        if (which == 0)
+            TRY(T, aclrtMalloc, exact(E_PARAM), aclrtMalloc(NULL, 64, 0), "aclrtMalloc(NULL, 64, 0)");
+        else if (which == 1)
+            TRY(T, aclrtMalloc, exact(E_PARAM), aclrtMalloc(&p, 0, 0), "aclrtMalloc(&p, 0, 0)");
+        else if (which == 2)
+            TRY(T, aclrtMalloc, exact(E_PARAM), aclrtMalloc(&p, NO_SIZE - 40, ACL_MEM_MALLOC_HUGE_FIRST),
+                "aclrtMalloc(&p, SIZE_MAX - 40, 0)");
+        else if (which == 3)
+            TRY(T, aclrtMallocHost, exact(E_PARAM), aclrtMallocHost(NULL, 64), "aclrtMallocHost(NULL, 64)");
+        else if (which == 4)
+            TRY(T, aclrtMallocHost, exact(E_PARAM), aclrtMallocHost(&p, 0), "aclrtMallocHost(&p, 0)");
+        else
+            TRY(T, aclrtMalloc, exact(ACL_ERROR_RT_MEMORY_ALLOCATION),
+                aclrtMalloc(&p, (size_t)1 << 50, ACL_MEM_MALLOC_NORMAL_ONLY), "aclrtMalloc(&p, 1 << 50, 2)");
         if (got == 0 && p) /* not expected: give it back */
             which <= 2 || which == 5 ? aclrtFree(p) : aclrtFreeHost(p);
         return;
@@ -1658,9 +1667,16 @@ static void op_free(Thread *T)
         Expect e;
         int which = (int)rnd(T, 7);
         int slot = pick_buf(T, which == 2 || which == 4 ? (1 << K_DEV | 1 << K_ALIAS) :
-                              which == 3 ? (1 << K_PIN | 1 << K_MALLOC | 1 << K_STACK) : which == 6 ? 1 << K_PIN : 1 << K_DEV);
-        if (which == 0) { note(T, "aclrtFree(NULL)"); got = aclrtFree(NULL); call_done(T, A_aclrtFree, got, exact(E_PARAM)); return; }
-        if (which == 1) { note(T, "aclrtFreeHost(NULL)"); got = aclrtFreeHost(NULL); call_done(T, A_aclrtFreeHost, got, exact(E_PARAM)); return; }
+                               which == 3 ? (1 << K_PIN | 1 << K_MALLOC | 1 << K_STACK) :
+                               which == 6 ? 1 << K_PIN : 1 << K_DEV);
+        if (which == 0) {
+            TRY(T, aclrtFree, exact(E_PARAM), aclrtFree(NULL), "aclrtFree(NULL)");
+            return;
+        }
+        if (which == 1) {
+            TRY(T, aclrtFreeHost, exact(E_PARAM), aclrtFreeHost(NULL), "aclrtFreeHost(NULL)");
+            return;
+        }
         if (which == 5 && T->n_stale && !g_no_stale) { /* a double free */
             int i = (int)rnd(T, T->n_stale);
             Stale *s = &T->stale[i];
@@ -1852,7 +1868,8 @@ static void op_attributes(Thread *T)
     /* memory_copies_fills.md, aclrtPointerGetAttributes row 5 */
     int want = b->kind == K_DEV ? ACL_MEM_LOCATION_TYPE_DEVICE :
                b->kind == K_PIN || b->registered ? ACL_MEM_LOCATION_TYPE_HOST : ACL_MEM_LOCATION_TYPE_UNREGISTERED;
-    if (got == 0 && g_bug_dropped_range && b->registered && (int)at.location.type == ACL_MEM_LOCATION_TYPE_UNREGISTERED) {
+    if (got == 0 && g_bug_dropped_range && b->registered &&
+        (int)at.location.type == ACL_MEM_LOCATION_TYPE_UNREGISTERED) {
         T->known_bug_skips++;
         return;
     }
@@ -1916,13 +1933,13 @@ static void op_stream(Thread *T)
         }
     } else if (r < 40) {
         int which = (int)rnd(T, 4);
-        if (which == 0) { note(T, "aclrtCreateStream(NULL)"); got = aclrtCreateStream(NULL); call_done(T, A_aclrtCreateStream, got, exact(E_PARAM)); }
-        else if (which == 1) { note(T, "aclrtDestroyStream(NULL)"); got = aclrtDestroyStream(NULL); call_done(T, A_aclrtDestroyStream, got, exact(E_PARAM)); }
-        else if (T->n_dead_streams) {
+        if (which == 0) {
+            TRY(T, aclrtCreateStream, exact(E_PARAM), aclrtCreateStream(NULL), "aclrtCreateStream(NULL)");
+        } else if (which == 1) {
+            TRY(T, aclrtDestroyStream, exact(E_PARAM), aclrtDestroyStream(NULL), "aclrtDestroyStream(NULL)");
+        } else if (T->n_dead_streams) {
             aclrtStream s = T->dead_streams[rnd(T, T->n_dead_streams)];
-            note(T, "aclrtDestroyStream(destroyed %p)", s);
-            got = aclrtDestroyStream(s);
-            call_done(T, A_aclrtDestroyStream, got, exact(E_HANDLE));
+            TRY(T, aclrtDestroyStream, exact(E_HANDLE), aclrtDestroyStream(s), "aclrtDestroyStream(destroyed %p)", s);
         }
     } else if (r < 48) {
         /* devices_streams_events.md, streams: timeout < -1 (row 13, before the handle), the handle (row 14), 0
@@ -1930,6 +1947,10 @@ static void op_stream(Thread *T)
         StreamPick sp = pick_stream(T, 1);
         static const int32_t timeouts[] = {-1, -2, 0, 600000, -100};
         int32_t t = timeouts[rnd(T, 5)];
+        if (g_bug_timed_shared && g_threads > 1 && sp.what == S_NULL && t > 0) {
+            T->known_bug_skips++; /* the default stream is every thread's */
+            return;
+        }
         Expect e = t < -1 ? exact(E_RT_PARAM) : !stream_ok(&sp) ? exact(E_HANDLE) : t == 0 ? exact(E_RT_PARAM) : OK;
         note(T, "aclrtSynchronizeStreamWithTimeout(%s, %d)", sp.name, (int)t);
         got = aclrtSynchronizeStreamWithTimeout(sp.h, t);
@@ -2047,18 +2068,38 @@ static void op_event(Thread *T)
         int which = (int)rnd(T, 8);
         aclrtEvent dead = T->n_dead_events ? T->dead_events[rnd(T, T->n_dead_events)] : NULL;
         StreamPick sp = pick_stream(T, 0);
+        /* devices_streams_events.md, events rows 1, 8, 9, 10, 18, 37, 40 */
         switch (which) {
-        case 0: note(T, "aclrtCreateEvent(NULL)"); got = aclrtCreateEvent(NULL); call_done(T, A_aclrtCreateEvent, got, exact(E_PARAM)); break;
-        case 1: note(T, "aclrtRecordEvent(NULL, %s)", sp.name); got = aclrtRecordEvent(NULL, sp.h); call_done(T, A_aclrtRecordEvent, got, exact(E_PARAM)); break;
-        case 2: note(T, "aclrtStreamWaitEvent(%s, NULL)", sp.name); got = aclrtStreamWaitEvent(sp.h, NULL); call_done(T, A_aclrtStreamWaitEvent, got, exact(E_PARAM)); break;
-        case 3: note(T, "aclrtSynchronizeEvent(NULL)"); got = aclrtSynchronizeEvent(NULL); call_done(T, A_aclrtSynchronizeEvent, got, exact(E_PARAM)); break;
-        case 4: note(T, "aclrtDestroyEvent(NULL)"); got = aclrtDestroyEvent(NULL); call_done(T, A_aclrtDestroyEvent, got, exact(E_PARAM)); break;
-        case 5: note(T, "aclrtQueryEventStatus(e%d, NULL)", i); got = aclrtQueryEventStatus(ev->h, NULL); call_done(T, A_aclrtQueryEventStatus, got, exact(E_PARAM)); break;
+        case 0:
+            TRY(T, aclrtCreateEvent, exact(E_PARAM), aclrtCreateEvent(NULL), "aclrtCreateEvent(NULL)");
+            break;
+        case 1:
+            TRY(T, aclrtRecordEvent, exact(E_PARAM), aclrtRecordEvent(NULL, sp.h), "aclrtRecordEvent(NULL, %s)",
+                sp.name);
+            break;
+        case 2:
+            TRY(T, aclrtStreamWaitEvent, exact(E_PARAM), aclrtStreamWaitEvent(sp.h, NULL),
+                "aclrtStreamWaitEvent(%s, NULL)", sp.name);
+            break;
+        case 3:
+            TRY(T, aclrtSynchronizeEvent, exact(E_PARAM), aclrtSynchronizeEvent(NULL), "aclrtSynchronizeEvent(NULL)");
+            break;
+        case 4:
+            TRY(T, aclrtDestroyEvent, exact(E_PARAM), aclrtDestroyEvent(NULL), "aclrtDestroyEvent(NULL)");
+            break;
+        case 5:
+            TRY(T, aclrtQueryEventStatus, exact(E_PARAM), aclrtQueryEventStatus(ev->h, NULL),
+                "aclrtQueryEventStatus(e%d, NULL)", i);
+            break;
         default:
             if (!dead)
                 break;
-            if (which == 6) { note(T, "aclrtRecordEvent(destroyed %p, %s)", dead, sp.name); got = aclrtRecordEvent(dead, sp.h); call_done(T, A_aclrtRecordEvent, got, exact(E_HANDLE)); }
-            else { note(T, "aclrtDestroyEvent(destroyed %p)", dead); got = aclrtDestroyEvent(dead); call_done(T, A_aclrtDestroyEvent, got, exact(E_HANDLE)); }
+            if (which == 6)
+                TRY(T, aclrtRecordEvent, exact(E_HANDLE), aclrtRecordEvent(dead, sp.h),
+                    "aclrtRecordEvent(destroyed %p, %s)", dead, sp.name);
+            else
+                TRY(T, aclrtDestroyEvent, exact(E_HANDLE), aclrtDestroyEvent(dead), "aclrtDestroyEvent(destroyed %p)",
+                    dead);
         }
     }
 }
@@ -2272,6 +2313,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--known-bug") && i + 1 < argc) {
             const char *name = argv[++i];
             if (!strcmp(name, "dropped-range")) g_bug_dropped_range = 1;
+            else if (!strcmp(name, "timed-sync-shared-stream")) g_bug_timed_shared = 1;
             else {
                 fprintf(stderr, "unknown --known-bug %s\n", name);
                 return 2;
