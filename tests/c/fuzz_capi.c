@@ -114,7 +114,8 @@ typedef struct {
     unsigned char *ptr;      /* the address calls name */
     size_t size, cap;        /* asked for; the bytes calls may name (device: rounded up and padded) */
     unsigned char *shadow;   /* cap bytes (an alias: its host buffer's) */
-    int storage;             /* which bytes: an alias shares its host buffer's */
+    int storage;             /* which bytes: an alias shares its host buffer's, byte for byte (a registration
+                              * covers its whole buffer, so both name byte k at offset k) */
     unsigned char *raw;      /* malloc'ed: the block with its pads */
     int alias;               /* host buffer: the slot of its registration's device address + 1, else 0 */
     int registered;          /* host buffer registered (aclrtHostRegister) */
@@ -383,8 +384,6 @@ static int location(Buf *b)
 static int is_pageable(Buf *b) { return b->kind == K_MALLOC || b->kind == K_STACK; }
 static int is_host(Buf *b) { return b->kind == K_PIN || is_pageable(b); }
 
-/* the storage offset of byte `off` of buffer b (an alias maps its host buffer from offset 0) */
-static size_t soff(Buf *b, size_t off) { (void)b; return off; }
 
 /* ------------------------------------------------------------------------------- pending work */
 static int conflicts(Thread *T, const Access *a)
@@ -814,7 +813,7 @@ static void plan_add(Plan *p, Buf *b, size_t off, size_t len, int write, int que
 {
     Access *a = &p->a[p->n++];
     a->storage = b->storage;
-    a->off = soff(b, off);
+    a->off = off;
     a->len = len;
     a->write = write;
     a->queued = queued;
@@ -863,7 +862,7 @@ static int partial_overlap(Thread *T, End *d, size_t dn, End *s, size_t sn)
     Buf *db = end_buf(T, d), *sb = end_buf(T, s);
     if (!db || !sb || db->storage != sb->storage)
         return 0;
-    size_t a = soff(db, d->off), b = soff(sb, s->off);
+    size_t a = d->off, b = s->off;
     if (a == b && dn == sn)
         return 0;
     return overlaps(a, a + dn, b, b + sn);
@@ -928,7 +927,7 @@ static void mark_busy(Thread *T, StreamPick *s)
 static void apply_copy(Thread *T, End *d, End *s, size_t n)
 {
     Buf *db = end_buf(T, d), *sb = end_buf(T, s);
-    memmove(db->shadow + soff(db, d->off), sb->shadow + soff(sb, s->off), n);
+    memmove(db->shadow + d->off, sb->shadow + s->off, n);
 }
 
 /* One end's bytes could be named: the expected failure of an end that is not valid memory for n bytes. */
@@ -1030,7 +1029,7 @@ static void apply_2d(Thread *T, End *d, size_t dpitch, End *s, size_t spitch, si
 {
     Buf *db = end_buf(T, d), *sb = end_buf(T, s);
     for (size_t r = 0; r < h; r++)
-        memmove(db->shadow + soff(db, d->off) + r * dpitch, sb->shadow + soff(sb, s->off) + r * spitch, w);
+        memmove(db->shadow + d->off + r * dpitch, sb->shadow + s->off + r * spitch, w);
 }
 
 static size_t span(size_t pitch, size_t w, size_t h) { return (h - 1) * pitch + w; }
@@ -1071,7 +1070,7 @@ static void op_memcpy2d(Thread *T, int async)
     Buf *db = end_buf(T, d), *sb = end_buf(T, s);
     size_t dspan = w && h ? span(dpitch, w, h) : 0, sspan = w && h ? span(spitch, w, h) : 0;
     if (db && sb && db->storage == sb->storage && w && h && h <= 5242880 && w <= 5000000) {
-        size_t a = soff(db, d->off), b = soff(sb, s->off);
+        size_t a = d->off, b = s->off;
         if (overlaps(a, a + dspan, b, b + sspan))
             return; /* rows of the same bytes: no order of moving them is promised */
     }
@@ -1215,7 +1214,7 @@ static void op_memset(Thread *T, int async, int d32)
     }
     call_done(T, api, got, e);
     if (got == 0 && effect) {
-        unsigned char *sh = db->shadow + soff(db, d->off);
+        unsigned char *sh = db->shadow + d->off;
         if (d32)
             for (size_t i = 0; i < count; i++) {
                 sh[4 * i] = value & 0xFF;
@@ -1239,7 +1238,7 @@ static Buf *same_bytes(Thread *T, End *a, size_t an, End *b, size_t bn)
     Buf *x = end_buf(T, a), *y = end_buf(T, b);
     if (!x || !y || x->storage != y->storage)
         return NULL;
-    size_t p = soff(x, a->off), q = soff(y, b->off);
+    size_t p = a->off, q = b->off;
     return overlaps(p, p + an, q, q + bn) ? x : NULL;
 }
 
