@@ -198,6 +198,9 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
     sanitize: the sanitizer's checks (`emu.configure(sanitize=...)`): once the script has ended its queued
     work runs to its end, the report goes to stderr (its findings also into the JSON summary, the trace's
     arrows and, with sanitize_json, that file), and a finding makes the exit code 1 if the script's own was 0.
+
+    A child the script forked (os.fork) that returns from the script writes none of the run's files and prints
+    no summary: they are its parent's. It returns the script's exit code.
     """
     import emu
     from .studies.runsummary import run_result
@@ -205,11 +208,14 @@ def run_script(script: str, args: list[str], product: str | None = None, out: st
     if _HANDLER not in logging.getLogger("emu").handlers:  # called from Python, not through main
         set_verbosity()
     _configure_for_script(product, host_time, host_time_scale, sanitize)
+    pid = os.getpid()
     with _python_like_state(script, module):
         emu.install()
         with (_stdout_to_stderr() if as_json else contextlib.nullcontext()), sigterm_as_interrupt():
             code, error = _execute(script, args, module)
     sys.stdout.flush()
+    if os.getpid() != pid:  # a forked child that returned from the script
+        return code
     san = emu.current().sanitizer
     result = run_result(emu.current(), Path(out) if out else None, f"-m {script}" if module else script, code,
                         error, msprof)
@@ -469,18 +475,49 @@ def _run_native(args, program: str, program_args: list[str], sanitize, out: str,
     spec = {"product": product, "host_time": host_time, "host_time_scale": args.host_time_scale,
             "sanitize": sanitize, "out": out, "msprof": msprof, "program": program}
     try:
-        code, result = run_native(program, program_args, spec, args.json)
+        code, result, told = run_native(program, program_args, spec, args.json)
     except BuildError as e:
         raise UserError(str(e)) from None
+    name = _signal_name(code)
     if result is None:
-        why = f"it ended by signal {signal.Signals(code - 128).name}" if code > 128 else "it made no ACL call"
+        why = _no_summary_why(code, name, told)
         LOG.warning("[acl-emu] %s: no summary: %s (exit code %d)", program, why, code)
+        if args.json:  # what is known, as one JSON object still
+            crash = {"api": told.crash[0], "what": told.crash[1]} if told.crash else None
+            print(json.dumps({"script": program, "exit_code": code, "signal": name, "error": why, "crash": crash,
+                              "made_acl_calls": told.started, "summary": False}, indent=2))
         return code
     result["exit_code"] = code
-    if code > 128:
-        result["error"] = f"signal {signal.Signals(code - 128).name}"
+    result["signal"] = name
+    if name is not None:
+        result["error"] = f"signal {name}"
     _summarise(result, args.json, msprof)
     return _report_native_sanitizer(result, sanitize_json, code)
+
+
+def _signal_name(code: int) -> str | None:
+    """The signal a program's exit code 128 + N says ended it ("SIGSEGV"), None for an exit."""
+    if code <= 128:
+        return None
+    try:
+        return signal.Signals(code - 128).name
+    except ValueError:
+        return f"signal {code - 128}"
+
+
+def _no_summary_why(code: int, name: str | None, told) -> str:
+    """Why a C program under `acl-emu run` left no summary, from its exit and what its library told the run
+    (`emu.capi.commands.Status`)."""
+    if told.crash is not None:
+        api, what = told.crash
+        return f"it ended by signal {name or code} in {api}: it {what}"
+    if told.unwritten is not None:
+        return f"it could not write its summary: {told.unwritten}"
+    if name is not None:
+        return f"it ended by signal {name}" + ("" if told.started else ", before any ACL call")
+    if told.started:
+        return "it made ACL calls but ended without running its exit handlers (_exit, or an exec)"
+    return "it made no ACL call"
 
 
 def _report_native_sanitizer(result: dict, sanitize_json: str | None, code: int) -> int:

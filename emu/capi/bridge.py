@@ -121,6 +121,13 @@ def thread_ended() -> None:
     _runtime.current().foreign_thread(ident, running=False)
 
 
-def finish() -> None:
-    """At the program's exit: what `acl-emu run` asked for (the summary, the trace, the sanitizer's report)."""
-    session.finish()
+def finish(signum: int = 0) -> None:
+    """At the program's exit (signum 0), or stopped by SIGTERM or SIGINT (signum): what `acl-emu run` asked for
+    (the summary, the trace, the sanitizer's report)."""
+    session.finish(signum)
+
+
+def status_fd() -> int:
+    """`acl-emu run`'s status socket, where native.c's fault handler names the call a program died in; -1 when
+    there is none."""
+    return session.status_fd()

@@ -7,10 +7,13 @@ import json
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import NamedTuple
 
 from .. import capi, files
 from . import build, session, toolkit
@@ -86,36 +89,99 @@ def is_native(path: str) -> bool:
     return False
 
 
-def run_native(program: str, args: list[str], spec: dict, as_json: bool) -> tuple[int, dict | None]:
+class Status(NamedTuple):
+    """What the program's library told the run on the status socket (emu.capi.session): whether it made an ACL
+    call, why its summary was not written (None: no such trouble), and the call a fault killed it in with what
+    the call touched (None: no such fault)."""
+    started: bool = False
+    unwritten: str | None = None
+    crash: tuple[str, str] | None = None
+
+
+def run_native(program: str, args: list[str], spec: dict, as_json: bool) -> tuple[int, dict | None, Status]:
     """Run `program args` on the emulator: its library configured from `spec` (session.settings), its
     standard output on our stderr when `as_json`. Returns (its exit code, 128 + the signal when one ended it;
-    the run's summary from the library, None when the program made no ACL call or died before its exit)."""
+    the run's summary from the library, None when the program made no ACL call, died before its exit or could
+    not write it; what the library told the run)."""
     root = toolkit.tree()
-    with tempfile.TemporaryDirectory(prefix="acl-emu-run-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="acl-emu-run-", ignore_cleanup_errors=True) as tmp:
         result_path = Path(tmp) / "result.json"
-        env = dict(os.environ)
-        env[session.ENV] = json.dumps({**spec, "result": str(result_path)})
-        env["LD_LIBRARY_PATH"] = toolkit.library_path(root, env.get("LD_LIBRARY_PATH", ""))
-        command = [program if os.sep in program else os.path.join(".", program), *args]
-        code = _wait(subprocess.Popen(command, env=env, stdout=sys.stderr.fileno() if as_json else None))
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        with ours, theirs:
+            env = dict(os.environ)
+            status = {"fd": theirs.fileno(), "ino": os.fstat(theirs.fileno()).st_ino}
+            env[session.ENV] = json.dumps({**spec, "result": str(result_path), "status": status})
+            env["LD_LIBRARY_PATH"] = toolkit.library_path(root, env.get("LD_LIBRARY_PATH", ""))
+            command = [program if os.sep in program else os.path.join(".", program), *args]
+            child = subprocess.Popen(command, env=env, stdout=sys.stderr.fileno() if as_json else None,
+                                     pass_fds=(theirs.fileno(),))
+            theirs.close()
+            code = _wait(child)
+            told = _told(ours)
         try:
             result = json.loads(files.read_text(result_path, files.TABLE_BYTES, "a run's summary"))
         except (OSError, ValueError):
             result = None
-    return code, result
+    return code, result, told
+
+
+def _told(sock: socket.socket) -> Status:
+    """The lines the library sent, read without waiting (a child the program forked may hold its end open)."""
+    sock.setblocking(False)
+    started, unwritten, crash = False, None, None
+    while True:
+        try:
+            line = sock.recv(8192).decode("utf-8", "replace")
+        except (BlockingIOError, OSError):
+            break
+        kind, _, rest = line.partition("\t")
+        if kind == "started":
+            started = True
+        elif kind == "unwritten":
+            unwritten = rest
+        elif kind == "crash":
+            api, _, what = rest.partition("\t")
+            crash = (api, what)
+    return Status(started or crash is not None or unwritten is not None, unwritten, crash)
+
+
+# SIGINT sent to `acl-emu run` by a process (kill, timeout, a CI runner) waits this long for the program to end
+# on its own before it is passed on: sent to the whole process group (kill -INT -PGID), the program got its own
+# and a second one would run its handler twice; sent to `acl-emu run` alone, the program ends this much later.
+SIGINT_GRACE_S = 0.2
+_SI_KERNEL = 0x80  # si_code of a signal the kernel sent: a terminal's Ctrl-C, sent to the whole foreground group
 
 
 def _wait(child: subprocess.Popen) -> int:
-    """The child's exit code. SIGTERM is passed on to it; SIGINT is not, as a terminal's Ctrl-C reaches the
-    child already (one process group) and a second one would interrupt its handler."""
-    def forward(signum, frame):
+    """The child's exit code (128 + the signal that ended it). SIGTERM sent to `acl-emu run` is passed on to it.
+    SIGINT is passed on too, unless it came from the terminal (Ctrl-C signals the whole foreground group: the
+    program has its own), or the program ends within SIGINT_GRACE_S (the sender signalled the whole group)."""
+    watched = {signal.SIGINT, signal.SIGTERM, signal.SIGCHLD}
+
+    def forward(signum, frame):  # (a signal that came before the mask below, or to another thread)
         child.send_signal(signum)
 
-    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, forward),
                 signal.SIGTERM: signal.signal(signal.SIGTERM, forward)}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched)  # (the child started unblocked: masks are inherited)
     try:
-        code = child.wait()
+        interrupt_at = None
+        while child.poll() is None:
+            wait = 1.0 if interrupt_at is None else max(0.0, interrupt_at - time.monotonic())
+            info = signal.sigtimedwait(watched, wait)
+            if interrupt_at is not None and time.monotonic() >= interrupt_at:
+                interrupt_at = None
+                if child.poll() is None:
+                    child.send_signal(signal.SIGINT)
+            if info is None or info.si_signo == signal.SIGCHLD:
+                continue
+            if info.si_signo == signal.SIGTERM:
+                child.send_signal(signal.SIGTERM)
+            elif info.si_code != _SI_KERNEL and interrupt_at is None:
+                interrupt_at = time.monotonic() + SIGINT_GRACE_S
+        code = child.returncode
     finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for s, handler in previous.items():
             signal.signal(s, handler)
     return 128 - code if code < 0 else code

@@ -11,18 +11,39 @@
  *
  * Its folder in the cache is in use while programs load it: each process touches the folder's stamp once, at
  * its first call, so a build of another acl-emu sharing the cache does not remove it (emu/capi/build.py, prune).
+ *
+ * fork(): the child gets a working runtime (emu/runtime/core.py says why). The library's fork handlers
+ * (pthread_atfork, registered when it loads) wait for the first call's start-up to end, take the GIL and run
+ * Python's own fork preparation (PyOS_BeforeFork: the runtime's locks among its hooks), and in the child
+ * PyOS_AfterFork_Child, which leaves the forking thread as Python's only one. A fork Python makes itself
+ * (os.fork, with the GIL held) is left to Python.
+ *
+ * Signals: the program's signal actions are what they were before its first ACL call (the interpreter starts
+ * without handlers of its own, and the SIGINT handler that importing Python's `signal` module installs is
+ * undone), but for two kinds, each only where the program left the default action:
+ * - SIGSEGV and SIGBUS while a thread is inside an ACL call (the emulator reading or writing a host pointer the
+ *   program gave it): one line naming the call and the address first, then the program's own action (by
+ *   default it dies of the signal, as the real runtime's copy would make it). Outside a call, the program's
+ *   own action, untouched.
+ * - SIGTERM and SIGINT under `acl-emu run`: the run's summary and trace are written (by a thread of the
+ *   library's, never in the handler), then the program dies of the signal as it would have.
+ * A forked child's signals and crashes are its own: it writes none of its parent's files.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include "emu_calls.h" /* EMU_NAMES, EMU_COUNT: written by build.py */
 
@@ -35,9 +56,206 @@ static pthread_key_t thread_key;
 static PyObject *handlers[EMU_COUNT];
 static PyObject *finish_fn, *thread_started_fn, *thread_ended_fn;
 static int broken;
+static int ours;     /* the library started the interpreter (a C program), rather than joining a Python one */
+static pid_t owner;  /* the process whose first call started the library: a forked child is not it */
+static int status_fd = -1;  /* `acl-emu run`'s status socket (emu.capi.session.status_fd), -1 without one */
+static __thread int in_call;  /* 1 + the index (in EMU_NAMES) of the ACL call this thread is making; 0 outside */
 
 static void say(const char *what) {
     fprintf(stderr, "acl-emu: libascendcl: %s\n", what);
+}
+
+/* -- writing from a signal handler: write(2) and send(2) only, the text made here ---------------------------- */
+
+typedef struct { char text[512]; size_t n; } line_t;
+
+static void put(line_t *l, const char *s) {
+    while (*s && l->n < sizeof l->text - 1)
+        l->text[l->n++] = *s++;
+}
+
+static void put_hex(line_t *l, uintptr_t v) {
+    char digits[2 + 2 * sizeof v + 1], *at = digits + sizeof digits - 1;
+    *at = 0;
+    do {
+        *--at = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    *--at = 'x';
+    *--at = '0';
+    put(l, at);
+}
+
+/* One line of `acl-emu run`'s status socket (emu.capi.session): by the process that started the library only. */
+static void tell_run(const line_t *l) {
+    if (status_fd >= 0 && getpid() == owner)
+        (void)!send(status_fd, l->text, l->n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* -- SIGSEGV and SIGBUS inside an ACL call -------------------------------------------------------------------- */
+
+static struct sigaction program_crash[NSIG];  /* the program's own actions, taken over only where they were default */
+
+static void on_crash(int sig, siginfo_t *info, void *context) {
+    int saved_errno = errno;
+    int index = in_call - 1;
+    if (index >= 0 && index < EMU_COUNT && info->si_code > 0) {  /* a fault (not a signal sent) inside a call */
+        const char *verb = "touched";
+#if defined(__x86_64__) && defined(REG_ERR)
+        verb = (((ucontext_t *)context)->uc_mcontext.gregs[REG_ERR] & 2) ? "wrote" : "read";
+#else
+        (void)context;
+#endif
+        const char *why = sig == SIGBUS ? "which has no memory behind it" :
+                          info->si_code == SEGV_ACCERR ? "which the program may not access that way" :
+                          "which is not mapped";
+        line_t what = {.n = 0};
+        put(&what, verb);
+        put(&what, " host address ");
+        put_hex(&what, (uintptr_t)info->si_addr);
+        put(&what, ", ");
+        put(&what, why);
+        line_t said = {.n = 0};
+        put(&said, "acl-emu: ");
+        put(&said, EMU_NAMES[index]);
+        put(&said, " ");
+        put(&said, what.text);
+        put(&said, sig == SIGBUS ? " (SIGBUS)" : " (SIGSEGV)");
+        put(&said, ": a host pointer given to it (or to the call that queued this work) is not memory of the "
+                   "program\n");
+        (void)!write(STDERR_FILENO, said.text, said.n);
+        line_t note = {.n = 0};
+        put(&note, "crash\t");
+        put(&note, EMU_NAMES[index]);
+        put(&note, "\t");
+        put(&note, what.text);
+        tell_run(&note);
+    }
+    /* The program's own action from now on: a fault happens again as the handler returns, a signal sent is sent
+     * again (it waits, blocked, until the handler returns). */
+    sigaction(sig, &program_crash[sig], NULL);
+    if (info->si_code <= 0)
+        raise(sig);
+    errno = saved_errno;
+}
+
+static void take_crashes(void) {
+    static const int kinds[] = {SIGSEGV, SIGBUS};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        int sig = kinds[i];
+        struct sigaction now, mine;
+        if (sigaction(sig, NULL, &now) != 0 || (now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_DFL)
+            continue;  /* the program's own action stays */
+        program_crash[sig] = now;
+        memset(&mine, 0, sizeof mine);
+        mine.sa_sigaction = on_crash;
+        mine.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&mine.sa_mask);
+        sigaction(sig, &mine, NULL);
+    }
+}
+
+/* -- SIGTERM and SIGINT under `acl-emu run` ------------------------------------------------------------------- */
+
+static int stop_pipe[2] = {-1, -1};
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) {
+    int saved_errno = errno;
+    if (getpid() != owner) {  /* a forked child: as if the library were not there */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigaction(sig, &dfl, NULL);
+        raise(sig);
+    } else if (!stop_signal) {
+        stop_signal = sig;
+        char c = (char)sig;
+        (void)!write(stop_pipe[1], &c, 1);
+    }
+    errno = saved_errno;
+}
+
+static void finish_stopped(int sig);
+
+/* The library's thread that writes the run's files once SIGTERM or SIGINT came, then lets the signal kill the
+ * program with its default action (as it would have without the library). */
+static void *stopper(void *arg) {
+    (void)arg;
+    char c;
+    while (read(stop_pipe[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    int sig = stop_signal;
+    finish_stopped(sig);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
+    return NULL;
+}
+
+static void take_stops(void) {
+    static const int kinds[] = {SIGTERM, SIGINT};
+    if (pipe(stop_pipe) != 0)
+        return;
+    fcntl(stop_pipe[0], F_SETFD, FD_CLOEXEC);
+    fcntl(stop_pipe[1], F_SETFD, FD_CLOEXEC);
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &before);  /* the thread takes no signal of the program's */
+    pthread_t thread;
+    int made = pthread_create(&thread, NULL, stopper, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    if (!made)
+        return;
+    pthread_detach(thread);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        struct sigaction now, mine;
+        if (sigaction(kinds[i], NULL, &now) != 0 || (now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_DFL)
+            continue;  /* the program's own handler (or SIG_IGN) stays */
+        memset(&mine, 0, sizeof mine);
+        mine.sa_handler = on_stop;
+        mine.sa_flags = SA_RESTART;
+        sigemptyset(&mine.sa_mask);
+        sigaction(kinds[i], &mine, NULL);
+    }
+}
+
+/* -- the program's signal actions across the interpreter's start ---------------------------------------------- */
+
+static struct sigaction program_actions[NSIG];
+
+static void save_signals(void) {
+    for (int sig = 1; sig < NSIG; sig++)
+        sigaction(sig, NULL, &program_actions[sig]);
+}
+
+/* Every action that starting Python and importing the emulator changed, back as it was (the caller holds the
+ * GIL). Importing `signal` (subprocess does) installs Python's SIGINT handler where SIGINT has the default action:
+ * it is imported now, so that it does so once, here, and Python's own table is told SIGINT's default is back. */
+static void restore_signals(void) {
+    PyObject *module = PyImport_ImportModule("signal");
+    if (module != NULL && program_actions[SIGINT].sa_handler == SIG_DFL &&
+        !(program_actions[SIGINT].sa_flags & SA_SIGINFO)) {
+        PyObject *dfl = PyObject_GetAttrString(module, "SIG_DFL");
+        PyObject *r = dfl == NULL ? NULL : PyObject_CallMethod(module, "signal", "iO", SIGINT, dfl);
+        Py_XDECREF(r);
+        Py_XDECREF(dfl);
+    }
+    Py_XDECREF(module);
+    PyErr_Clear();
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction now;
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &now) != 0)
+            continue;
+        if (now.sa_handler != program_actions[sig].sa_handler || now.sa_flags != program_actions[sig].sa_flags)
+            sigaction(sig, &program_actions[sig], NULL);  /* (glibc adds SA_RESTORER, which SIG_DFL ignores) */
+    }
 }
 
 /* The Python exception raised, with its traceback, on stderr now (the caller holds the GIL). */
@@ -68,21 +286,31 @@ static int start_interpreter(void) {
     return 0;
 }
 
-static void finish(void) {
-    if (broken || finish_fn == NULL)
-        return;
-    fflush(stdout);
+/* bridge.finish(signal): the run's files, at the program's exit (0) or stopped by a signal. */
+static void call_finish(int sig) {
     PyGILState_STATE g = PyGILState_Ensure();
-    PyObject *r = PyObject_CallNoArgs(finish_fn);
+    PyObject *r = PyObject_CallFunction(finish_fn, "i", sig);
     if (r == NULL)
         print_error();
     Py_XDECREF(r);
     PyGILState_Release(g);
 }
 
+static void finish(void) {
+    if (broken || finish_fn == NULL)
+        return;
+    fflush(stdout);
+    call_finish(0);
+}
+
+static void finish_stopped(int sig) {
+    if (!broken && finish_fn != NULL)
+        call_finish(sig);
+}
+
 /* The handlers, from emu.capi.bridge.handlers(names): the caller holds the GIL. In an interpreter of our own,
  * the folder holding this emulator's `emu` goes first on sys.path; a Python program's own path is left alone. */
-static int bind_handlers(int ours) {
+static int bind_handlers(void) {
     if (ours) {
         PyObject *path = PySys_GetObject("path"); /* borrowed */
         PyObject *where = PyUnicode_FromString(EMU_PACKAGE_PARENT);
@@ -102,9 +330,10 @@ static int bind_handlers(int ours) {
     finish_fn = list == NULL ? NULL : PyObject_GetAttrString(bridge, "finish");
     thread_started_fn = finish_fn == NULL ? NULL : PyObject_GetAttrString(bridge, "thread_started");
     thread_ended_fn = thread_started_fn == NULL ? NULL : PyObject_GetAttrString(bridge, "thread_ended");
-    Py_DECREF(bridge);
+    PyObject *bridge_module = bridge;
     if (thread_ended_fn == NULL || PyList_Size(list) != EMU_COUNT) {
         Py_XDECREF(list);
+        Py_DECREF(bridge_module);
         return -1;
     }
     for (int i = 0; i < EMU_COUNT; i++) {
@@ -112,7 +341,13 @@ static int bind_handlers(int ours) {
         Py_INCREF(handlers[i]);
     }
     Py_DECREF(list);
-    return 0;
+    PyObject *fd = PyObject_CallMethod(bridge_module, "status_fd", NULL);
+    Py_DECREF(bridge_module);
+    if (fd == NULL)
+        return -1;
+    status_fd = (int)PyLong_AsLong(fd);
+    Py_DECREF(fd);
+    return PyErr_Occurred() ? -1 : 0;
 }
 
 /* Tell the bridge (the GIL held); a failure is printed, never raised into the program. */
@@ -157,28 +392,90 @@ static void touch_stamp(void) {
     }
 }
 
+/* -- fork (see the top of this file) -------------------------------------------------------------------------- */
+
+static pthread_mutex_t start_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t start_done = PTHREAD_COND_INITIALIZER;
+static int starting, ready;  /* a thread is in start(); start() has ended and the handlers are bound */
+static pthread_t starter;
+static int fork_held;  /* this fork took the GIL and ran PyOS_BeforeFork */
+static PyGILState_STATE fork_gil;
+
+/* Before a fork: the first call's start-up ended (the mutex is then held across the fork, so none begins), and
+ * Python prepared, unless Python itself is forking (its os.fork holds the GIL and prepares). */
+static void before_fork(void) {
+    pthread_mutex_lock(&start_mutex);
+    while (starting && !pthread_equal(starter, pthread_self()))
+        pthread_cond_wait(&start_done, &start_mutex);
+    fork_held = 0;
+    if (ready && !broken && !PyGILState_Check()) {
+        fork_gil = PyGILState_Ensure();
+        PyOS_BeforeFork();
+        fork_held = 1;
+    }
+}
+
+static void after_fork_in_parent(void) {
+    if (fork_held) {
+        fork_held = 0;
+        PyOS_AfterFork_Parent();
+        PyGILState_Release(fork_gil);
+    }
+    pthread_mutex_unlock(&start_mutex);
+}
+
+static void after_fork_in_child(void) {
+    if (fork_held) {
+        fork_held = 0;
+        PyOS_AfterFork_Child();
+        PyGILState_Release(fork_gil);
+    }
+    pthread_cond_init(&start_done, NULL);  /* (its waiters were threads the child does not have) */
+    pthread_mutex_unlock(&start_mutex);
+}
+
+__attribute__((constructor)) static void at_load(void) {
+    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+}
+
 static void start(void) {
+    pthread_mutex_lock(&start_mutex);
+    starting = 1;
+    starter = pthread_self();
+    pthread_mutex_unlock(&start_mutex);
     touch_stamp();
     pthread_key_create(&thread_key, thread_ends);
-    int ours = !Py_IsInitialized();
+    owner = getpid();
+    ours = !Py_IsInitialized();
+    if (ours)
+        save_signals();
     if (ours && start_interpreter() < 0) {
         broken = 1;
-        return;
-    }
-    PyGILState_STATE g = ours ? PyGILState_UNLOCKED : PyGILState_Ensure();
-    if (bind_handlers(ours) < 0) {
-        print_error();
-        say("could not load the emulator (emu.capi.bridge) from " EMU_PACKAGE_PARENT);
-        broken = 1;
-    }
-    if (ours) {
-        /* The thread that started the interpreter keeps its state (Python's main thread, whichever thread of
-         * the program it is); the GIL is free for every thread. */
-        PyEval_SaveThread();
-        atexit(finish);
     } else {
-        PyGILState_Release(g);
+        PyGILState_STATE g = ours ? PyGILState_UNLOCKED : PyGILState_Ensure();
+        if (bind_handlers() < 0) {
+            print_error();
+            say("could not load the emulator (emu.capi.bridge) from " EMU_PACKAGE_PARENT);
+            broken = 1;
+        }
+        if (ours) {
+            restore_signals();
+            take_crashes();
+            if (!broken && status_fd >= 0)  /* under `acl-emu run` */
+                take_stops();
+            /* The thread that started the interpreter keeps its state (Python's main thread, whichever thread of
+             * the program it is); the GIL is free for every thread. */
+            PyEval_SaveThread();
+            atexit(finish);
+        } else {
+            PyGILState_Release(g);
+        }
     }
+    pthread_mutex_lock(&start_mutex);
+    starting = 0;
+    ready = 1;
+    pthread_cond_broadcast(&start_done);
+    pthread_mutex_unlock(&start_mutex);
 }
 
 static __thread const void *last_caller;
@@ -187,6 +484,14 @@ static __thread const void *last_caller;
  * C program made it (emu.capi.sites). */
 __attribute__((visibility("default"))) const void *acl_emu_last_caller(void) {
     return last_caller;
+}
+
+/* Mark this thread inside ACL call `value` - 1 (0: in the program's own code, a callback the call runs, say); the
+ * mark it had (emu.capi.special). A fault inside a call is named as the call's (see the top of this file). */
+__attribute__((visibility("default"))) int acl_emu_in_call(int value) {
+    int outer = in_call;
+    in_call = value;
+    return outer;
 }
 
 /* Call the handler of exported function `index` with `n` arguments described by `kinds` (one letter each:
@@ -199,6 +504,8 @@ uint64_t emu_call(int index, const char *kinds, const emu_arg *args, int n, uint
     pthread_once(&started, start);
     if (broken)
         return failed;
+    int outer = in_call;
+    in_call = index + 1;
     keep_thread_state();
     PyGILState_STATE g = PyGILState_Ensure();
     PyObject *values[16];
@@ -226,6 +533,7 @@ uint64_t emu_call(int index, const char *kinds, const emu_arg *args, int n, uint
     for (int i = 0; i < made; i++)
         Py_DECREF(values[i]);
     PyGILState_Release(g);
+    in_call = outer;
     return out;
 }
 

@@ -36,6 +36,18 @@ _caller = None
 _dladdr = None
 
 
+def _forked() -> None:
+    """In a forked child: a lock of its own, and addr2line processes of its own (the parent's pipes stay the
+    parent's; a thread the child does not have may have held the lock)."""
+    global _lock
+    _lock = threading.Lock()
+    _readers.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
 def site() -> tuple[str, int, str] | None:
     """(file, line, function) of the C call this thread is making, None outside a C program."""
     global _caller, _dladdr

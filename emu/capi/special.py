@@ -175,10 +175,23 @@ def _pointer_attributes(proto, types):
     return handler
 
 
+def _in_call():
+    """native.c's acl_emu_in_call (None in a process that did not link the library: a Python program that loaded
+    it privately)."""
+    try:
+        fn = ctypes.CDLL(None).acl_emu_in_call
+    except (AttributeError, OSError):
+        return None
+    fn.argtypes, fn.restype = (ctypes.c_int,), ctypes.c_int
+    return fn
+
+
 def _launch_callback(proto, types):
     """aclrtLaunchCallback: the program's function is called, with its userData pointer, on the thread the
-    stream's callbacks run on (the thread that called aclrtProcessReport)."""
+    stream's callbacks run on (the thread that called aclrtProcessReport). While it runs, the thread is in the
+    program's own code, not in the ACL call that runs it: a fault there is the program's (native.c)."""
     c_callback = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+    mark = _in_call()
 
     def handler(fn, user_data, block_type, stream):
         call = None
@@ -186,7 +199,12 @@ def _launch_callback(proto, types):
             c_fn = c_callback(fn)
 
             def call(data, c_fn=c_fn):
-                c_fn(data)
+                outer = mark(0) if mark is not None else 0
+                try:
+                    c_fn(data)
+                finally:
+                    if mark is not None:
+                        mark(outer)
         return _code(rt.launch_callback, call, user_data, block_type, stream)
 
     return handler

@@ -37,6 +37,19 @@ This is the "calls" host-time mode's promise (a run repeats exactly); its price
 is that threads take turns in simulated-time order, so their calls do not run
 at once. In "wall" mode the host's wall time drives the clocks and no run
 repeats another anyway: there the threads run freely and bound nothing.
+
+fork(). A child process gets a working runtime: the parent's state as it was at
+the fork (devices, contexts, streams, memory and its bytes), as the reference
+runtime's own state is inherited (hicann/runtime registers no fork handler in
+src/runtime or src/acl and checks no process id on its calls). So that the state
+is consistent and nothing in it is held by a thread the child does not have, the
+fork waits for every runtime's lock (and for the kernels' first compilation) and
+holds them across it, as the reference's log library holds its own
+(src/dfx/log/liblog/slog/dlog_core.c, pthread_atfork(DlogAtForkParpare,
+DlogAtForkParent, DlogAtForkChild)); in the child, only the forking thread is
+left in `Core.threads`, the others are ended threads (`_fork_hooks`). Python's
+os.fork runs these hooks itself; a C program's fork() runs them through the
+library (emu/capi/native.c).
 """
 from __future__ import annotations
 
@@ -44,7 +57,9 @@ import functools
 import inspect
 import math
 import os
+import sys
 import threading
+import weakref
 from collections import Counter
 from itertools import count
 from numbers import Real
@@ -535,6 +550,7 @@ class Core:
         self.sleepers = 0
         self.escapes = 0
         self._seqs = count()
+        _forkable[next(_core_numbers)] = self  # (its lock is held across a fork: see `_fork_hooks`)
         # emu.sanitize.Sanitizer when configured, None when off. The family modules reach it only through the
         # hooks below (`sanitize`, `sanitize_host_access`, `sanitize_host_span`, `submit`), each one
         # `is not None` test. (An instance attribute, not a class default: CPython 3.11 does not specialize a
@@ -796,6 +812,20 @@ class Core:
         else:
             self.ended_threads.add(ident)
 
+    def forked(self) -> None:
+        """In the child of a fork (the runtime's lock held, see `_fork_hooks`): the forking thread is the only
+        one left. The others leave `threads` and are ended threads (their `threading` objects are stopped in the
+        child, and a C thread's would fail its `is_alive`), so no wait or turn waits for them; nobody sleeps on
+        `turns` (its waiters were theirs)."""
+        me = threading.get_ident()
+        gone = [ident for ident in self.threads if ident != me]
+        for ident in gone:
+            del self.threads[ident]
+        self.ended_threads.update(gone)
+        self.ended_threads.discard(me)
+        self.sleepers = 0
+        self.turns.notify_all()  # (wakes no one: it drops the waiters the other threads left)
+
     def _running(self, st: ThreadState) -> bool:
         """Whether the thread of `st` still runs (a C program's thread that ended is in `ended_threads`)."""
         return st.ident not in self.ended_threads and st.thread.is_alive()
@@ -1032,6 +1062,54 @@ def _before(st: ThreadState, other: ThreadState) -> bool:
     if until is not None:
         return st.clock <= until()
     return st.clock < other.clock or (st.clock == other.clock and st.seq < other.seq)
+
+
+# -- fork (see the module's docstring) ---------------------------------------------------------------------------
+_forkable: "weakref.WeakValueDictionary[int, Core]" = weakref.WeakValueDictionary()  # live runtimes, by age
+_core_numbers = count()
+# Locks taken outside a runtime's lock that a fork must not leave held by a thread the child does not have: the
+# byte kernels' first load (emu.kernels, emu.batch_kernels: Numba imported and the kernels compiled) and Numba's
+# compiler lock, each taken only once its module is imported, in this order (the order the loads take them in).
+_FORK_LOCKS = (("emu.kernels", "_load_lock"), ("emu.batch_kernels", "_load_lock"),
+               ("numba.core.compiler_lock", "global_compiler_lock"))
+_held_across_fork: list = []
+
+
+def _before_fork() -> None:
+    """Wait for every runtime's lock (oldest first), then the loading locks, and hold them across the fork: no
+    thread is then inside a runtime's state or a kernel's compilation."""
+    held = [core.lock for _, core in sorted(_forkable.items())]
+    for module, name in _FORK_LOCKS:
+        lock = getattr(sys.modules.get(module), name, None)
+        if lock is not None:
+            held.append(lock)
+    for lock in held:
+        lock.acquire()
+    _held_across_fork[:] = held
+
+
+def _release_fork_locks() -> None:
+    held, _held_across_fork[:] = list(_held_across_fork), []
+    for lock in reversed(held):
+        lock.release()
+
+
+def _after_fork_in_child() -> None:
+    """The child: each runtime keeps only the forking thread (`Core.forked`), then the locks are released."""
+    for _, core in sorted(_forkable.items()):
+        if core.lock in _held_across_fork:
+            core.forked()
+    _release_fork_locks()
+
+
+def _fork_hooks() -> None:
+    """Hold the runtimes' locks across os.fork (and a C program's fork(), through the library)."""
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=_before_fork, after_in_parent=_release_fork_locks,
+                            after_in_child=_after_fork_in_child)
+
+
+_fork_hooks()
 
 
 NETWORKS = ("flows", "reference")

@@ -42,14 +42,25 @@ def run_result(rt, out: Path | None, script: str | None, exit_code: int = 0, err
         result["sanitizer"] = san.to_dict()
     if msprof:  # the run in the msprof timeline layout too (MindStudio Insight)
         from .replay import write_msprof_runtime
-        result["msprof"] = str(write_msprof_runtime(rt, msprof))
+        try:
+            result["msprof"] = str(write_msprof_runtime(rt, msprof))
+        except OSError as e:
+            result["msprof"] = None
+            result["not_written"].append(f"the msprof timeline {msprof}: {_os_error(e, Path(msprof))}")
     return result
+
+
+def _os_error(e: OSError, path: Path) -> str:
+    """An OSError writing `path` as its reason, and the file it names when that is not in `path`'s folder."""
+    other = e.filename is not None and Path(e.filename).parent != path.parent
+    return f"{e.strerror or e}" + (f" ({e.filename})" if other else "")
 
 
 def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
             error: str | None = None) -> dict:
     """The run as a dict; script, exit_code and error (the line of the exception or SystemExit that
-    ended the script, None when it ran to its end) say how the script ended."""
+    ended the script, None when it ran to its end) say how the script ended. A trace that cannot be written
+    (a full disk, a folder gone) is a line of "not_written" ("the trace PATH: the reason"), never an error."""
     totals = rt.record_totals()  # running counters: right whatever the records keep
     device_end = totals["end"]
     result = {
@@ -70,12 +81,16 @@ def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
         "exit_code": exit_code,
         "error": error,
         "not_emulated": not_emulated_api(error),
+        "not_written": [],
     }
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
         path = out / "trace.json"
-        rt.write_trace(path)
-        result["trace"] = str(path)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            rt.write_trace(path)
+            result["trace"] = str(path)
+        except OSError as e:
+            result["not_written"].append(f"the trace {path}: {_os_error(e, path)}")
     return result
 
 
@@ -120,12 +135,17 @@ def summary_text(result: dict) -> str:
             lines.append(f"[acl-emu] by the links the copies crossed, {result['routes_note']}")
     if result["trace"]:
         lines.append(f"trace: {result['trace']} (open it in https://ui.perfetto.dev or chrome://tracing)")
+    for what in result.get("not_written", ()):
+        lines.append(f"[acl-emu] could not write {what}")
     if result.get("not_emulated"):
         lines.append(f"[acl-emu] the script stopped at {result['not_emulated']}, which acl-emu does not "
                      f"emulate (it covers the memory, stream and event APIs); exit code {result['exit_code']}")
+    elif result.get("signal"):  # (a C program's run: `acl-emu run ./prog`)
+        lines.append(f"[acl-emu] the program ended by signal {result['signal']} (exit code {result['exit_code']})")
     elif result.get("exit_code"):
         why = f": {result['error']}" if result.get("error") else ""
-        lines.append(f"[acl-emu] the script exited with code {result['exit_code']}{why}")
+        who = "the program" if "signal" in result else "the script"
+        lines.append(f"[acl-emu] {who} exited with code {result['exit_code']}{why}")
     return "\n".join(lines)
 
 
