@@ -117,6 +117,35 @@ int main(int argc, char **argv) {
     return failed != 0;
 }
 ''',
+    # The main thread forks 30 times while a pthread makes the program's first ACL call (the library starts); each
+    # child makes an ACL call from the main thread, which never made one, and from a new thread.
+    "fork_at_start": r'''
+static void *first(void *arg) { uint32_t n = 0; *(aclError *)arg = aclrtGetDeviceCount(&n); return NULL; }
+int main(void) {
+    aclError r = 0, in_thread = 0;
+    pthread_t t;
+    pthread_create(&t, NULL, first, &r);
+    int failed = 0;
+    for (int i = 0; i < 30; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(20);
+            uint32_t n = 0;
+            aclError mine = aclrtGetDeviceCount(&n);
+            pthread_t u;
+            pthread_create(&u, NULL, first, &in_thread);
+            pthread_join(u, NULL);
+            exit(mine != 0 || in_thread != 0 || n != 8);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (status) { printf("fork %d: child status 0x%x\n", i, status); failed++; }
+    }
+    pthread_join(t, NULL);
+    printf("failed %d, first call %d\n", failed, r);
+    return failed != 0;
+}
+''',
     # Prints which signal actions its first ACL calls (one copies, which loads the kernels) changed: the handler,
     # or the flags but SA_RESTORER (which glibc's sigaction adds to any action set, SIG_DFL's too). SIGSEGV and
     # SIGBUS are left out: the library's handler names the ACL call a fault comes from, and outside ACL calls
@@ -328,6 +357,15 @@ def test_a_c_child_forked_while_a_thread_is_in_the_runtime_gets_a_working_runtim
     assert done.returncode == 0, done.stdout + done.stderr
     assert "forks 40, failed 0, parent ok" in done.stdout
     assert "Traceback" not in done.stderr and "acl-emu" not in done.stderr, done.stderr
+
+
+def test_a_fork_while_the_first_call_starts_the_library_waits_for_it(bins):
+    """fork() while another thread's first ACL call is starting the library (its interpreter, the emulator): the
+    fork waits for the start to end, and each child's calls, from the forking thread (which never had a Python
+    thread state) and from a new thread, return ACL_SUCCESS."""
+    done = _run(bins, "fork_at_start", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "failed 0, first call 0" in done.stdout and "Fatal" not in done.stderr, done.stdout + done.stderr
 
 
 FORK_SCRIPT = r'''

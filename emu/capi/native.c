@@ -399,6 +399,7 @@ static pthread_cond_t start_done = PTHREAD_COND_INITIALIZER;
 static int starting, ready;  /* a thread is in start(); start() has ended and the handlers are bound */
 static pthread_t starter;
 static int fork_held;  /* this fork took the GIL and ran PyOS_BeforeFork */
+static int fork_made_state;  /* ... with a thread state made for it (the forking thread had none) */
 static PyGILState_STATE fork_gil;
 
 /* Before a fork: the first call's start-up ended (the mutex is then held across the fork, so none begins), and
@@ -409,6 +410,7 @@ static void before_fork(void) {
         pthread_cond_wait(&start_done, &start_mutex);
     fork_held = 0;
     if (ready && !broken && !PyGILState_Check()) {
+        fork_made_state = PyGILState_GetThisThreadState() == NULL;
         fork_gil = PyGILState_Ensure();
         PyOS_BeforeFork();
         fork_held = 1;
@@ -428,7 +430,15 @@ static void after_fork_in_child(void) {
     if (fork_held) {
         fork_held = 0;
         PyOS_AfterFork_Child();
-        PyGILState_Release(fork_gil);
+        if (fork_made_state) {
+            /* The child's only thread state: kept as the thread's own, as its first call would keep it
+             * (keep_thread_state). Deleted, it would leave the interpreter with none, and Python 3.11 then
+             * fails to make the next ("thread state already initialized"). */
+            notify(thread_started_fn);
+            pthread_setspecific(thread_key, PyEval_SaveThread());
+        } else {
+            PyGILState_Release(fork_gil);
+        }
     }
     pthread_cond_init(&start_done, NULL);  /* (its waiters were threads the child does not have) */
     pthread_mutex_unlock(&start_mutex);

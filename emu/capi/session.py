@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import stat
 import sys
@@ -32,8 +33,8 @@ from ..sanitize import sites as sanitize_sites
 from . import sites as c_sites
 
 ENV = "ACL_EMU_NATIVE_RUN"
-# Wall seconds a run stopped by SIGTERM or SIGINT waits for the runtime (a call of another thread in progress)
-# before it gives up its summary: calls end in far less; a program stuck inside one is not waited for forever.
+# Wall seconds a run stopped by SIGTERM or SIGINT waits for its summary to be written (the runtime may be inside a
+# call of another thread): a summary takes far less; a program stuck inside a call is not waited for forever.
 STOP_WAIT_S = 10.0
 _started: dict = {}
 _finishing = threading.Lock()
@@ -118,35 +119,44 @@ def finish(signum: int = 0) -> None:
         spec = _started.get("spec")
         if spec is None:
             return
-        import emu
-
-        rt = emu.current()
-        if signum and not rt.lock.acquire(timeout=STOP_WAIT_S):
-            _unwritten(f"stopped by signal {signum} while a call held the runtime for {STOP_WAIT_S:g} s: no summary")
+        if not signum:
+            _write(spec)
             return
-        try:
-            result = _result(rt, spec)
-        finally:
-            if signum:
-                rt.lock.release()
-        if spec.get("result"):
-            from emu.models.atomic import atomic_write
-            try:
-                with atomic_write(spec["result"]) as f:
-                    json.dump(result, f)
-            except OSError as e:
-                _unwritten(f"could not write the run's summary {spec['result']}: {_os_error(e)}")
+        # Stopped: the program's other threads run on meanwhile, and one may be inside a call that does not end;
+        # the files are written by a thread of their own, waited for STOP_WAIT_S at most.
+        writer = threading.Thread(target=_write, args=(spec,), name="acl-emu-summary", daemon=True)
+        writer.start()
+        writer.join(STOP_WAIT_S)
+        if writer.is_alive():
+            _unwritten(f"stopped by {_signal_name(signum)}, the run's summary was not written within "
+                       f"{STOP_WAIT_S:g} s (a call of the program's still held the runtime)")
 
 
-def _result(rt, spec: dict) -> dict:
+def _write(spec: dict) -> None:
+    """The run's summary (and what it writes: the trace, the msprof timeline) where `acl-emu run` reads it."""
+    import emu
     from ..studies.runsummary import run_result
 
+    rt = emu.current()
     out = spec.get("out")
     result = run_result(rt, Path(out) if out else None, spec.get("program"), msprof=spec.get("msprof"))
     if rt.sanitizer is not None:  # (the report as text: `acl-emu run` prints it, with no sanitizer of its own)
         result["sanitizer_report"] = rt.sanitizer.report()
         result["sanitizer_findings"] = len(rt.sanitizer.findings)
-    return result
+    if spec.get("result"):
+        from emu.models.atomic import atomic_write
+        try:
+            with atomic_write(spec["result"]) as f:
+                json.dump(result, f)
+        except OSError as e:
+            _unwritten(f"could not write the run's summary {spec['result']}: {_os_error(e)}")
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _unwritten(why: str) -> None:

@@ -814,15 +814,17 @@ class Core:
 
     def forked(self) -> None:
         """In the child of a fork (the runtime's lock held, see `_fork_hooks`): the forking thread is the only
-        one left. The others leave `threads` and are ended threads (their `threading` objects are stopped in the
-        child, and a C thread's would fail its `is_alive`), so no wait or turn waits for them; nobody sleeps on
-        `turns` (its waiters were theirs)."""
+        one left. The others leave `threads`, so no wait or turn waits for them (their `threading` objects are
+        stopped in the child, and a C thread's would fail its `is_alive`); a C program's are ended threads (a
+        callback for one fails its wait, as for any thread that has ended). Nobody sleeps on `turns` (its
+        waiters were theirs)."""
         me = threading.get_ident()
         gone = [ident for ident in self.threads if ident != me]
         for ident in gone:
             del self.threads[ident]
-        self.ended_threads.update(gone)
-        self.ended_threads.discard(me)
+        if self.foreign_threads:
+            self.ended_threads.update(gone)
+            self.ended_threads.discard(me)
         self.sleepers = 0
         self.turns.notify_all()  # (wakes no one: it drops the waiters the other threads left)
 
