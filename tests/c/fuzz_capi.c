@@ -2228,8 +2228,12 @@ static void teardown(Thread *T)
         if (T->buf[i].live)
             drop_buf(&T->buf[i]);
     for (int g = 0; g < 2; g++) {
-        note(T, "aclrtFree(guard%d)", g);
-        call_done(T, A_aclrtFree, aclrtFree(T->dev_guard[g]), OK);
+        if (T->dev_guard_ok[g]) {
+            note(T, "aclrtFree(guard%d)", g);
+            call_done(T, A_aclrtFree, aclrtFree(T->dev_guard[g]), OK);
+        } else {
+            aclrtFree(T->dev_guard[g]); /* another thread named it while it was free: it may have freed it */
+        }
         disown(T->dev_guard[g]);
     }
     note(T, "aclrtFreeHost(pin_guard)");
