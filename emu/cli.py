@@ -511,8 +511,8 @@ def _no_summary_why(code: int, name: str | None, told) -> str:
     if told.crash is not None:
         api, what = told.crash
         return f"it ended by signal {name or code} in {api}: it {what}"
-    if told.unwritten is not None:
-        return f"it could not write its summary: {told.unwritten}"
+    if told.unwritten is not None:  # ("it could not be written to PATH: the reason")
+        return told.unwritten
     if name is not None:
         return f"it ended by signal {name}" + ("" if told.started else ", before any ACL call")
     if told.started:

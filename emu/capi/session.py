@@ -10,13 +10,14 @@ Either way the runtime takes the program's own memory as pageable host memory at
 threads Python does not know yet as the program's.
 
 Under `acl-emu run` the library also tells the run what the summary cannot: on a datagram socket the run made
-(`status_fd`), "started" at the first ACL call, "unwritten<TAB>why" when the summary could not be written, and
+(`status_fd`), "started" at the first ACL call, "unwritten<TAB>why" when the summary was not written, and
 (from native.c's fault handler) "crash<TAB>call<TAB>what" when the program dies of a fault inside an ACL call.
 
 Only the process whose first ACL call started the library writes the run's files and status: a child it forked
 (fork() without exec) that makes ACL calls has a working runtime of its own (the parent's state at the fork) but
 writes nothing at its exit, neither the parent's summary, trace and msprof timeline nor files of its own, and
-prints nothing (`finish`).
+prints nothing (`finish`). A program executed later by one of them (exec) is configured as the run asked but
+writes nothing either: it has no status socket.
 """
 from __future__ import annotations
 
@@ -66,6 +67,9 @@ def start() -> None:
     _started["pid"] = os.getpid()
     if spec is not None:  # what `acl-emu run` resolved: the product's path, the host time, the checks
         _started["status"] = _status_socket(spec.get("status"))
+        # The run's files are written by the process `acl-emu run` started (through a wrapper script, say), which
+        # has its status socket; not by a program it executed later, which has not (the socket is not inherited).
+        _started["writes"] = "status" not in spec or _started["status"] is not None
         emu.configure(product=spec.get("product"), host_time=spec.get("host_time"),
                       host_time_scale=spec.get("host_time_scale"), sanitize=spec.get("sanitize"))
         tell("started")
@@ -95,16 +99,17 @@ def status_fd() -> int:
     return sock.fileno() if sock is not None else -1
 
 
-def tell(line: str) -> None:
+def tell(line: str) -> bool:
     """One line to `acl-emu run` on the status socket, by the process that started the library only; never
-    blocks, never raises (the run may be gone)."""
+    blocks, never raises (the run may be gone). Whether it was sent."""
     sock = _started.get("status")
     if sock is None or os.getpid() != _started.get("pid"):
-        return
+        return False
     try:
         sock.send(line.encode("utf-8", "replace")[:4000], socket.MSG_NOSIGNAL | socket.MSG_DONTWAIT)
     except OSError:
-        pass
+        return False
+    return True
 
 
 def finish(signum: int = 0) -> None:
@@ -117,7 +122,7 @@ def finish(signum: int = 0) -> None:
             return
         _started["finished"] = True
         spec = _started.get("spec")
-        if spec is None:
+        if spec is None or not _started.get("writes"):
             return
         if not signum:
             _write(spec)
@@ -128,8 +133,8 @@ def finish(signum: int = 0) -> None:
         writer.start()
         writer.join(STOP_WAIT_S)
         if writer.is_alive():
-            _unwritten(f"stopped by {_signal_name(signum)}, the run's summary was not written within "
-                       f"{STOP_WAIT_S:g} s (a call of the program's still held the runtime)")
+            _unwritten(f"it was not written within {STOP_WAIT_S:g} s of {_signal_name(signum)} (a call of the "
+                       f"program's held the runtime)")
 
 
 def _write(spec: dict) -> None:
@@ -149,7 +154,7 @@ def _write(spec: dict) -> None:
             with atomic_write(spec["result"]) as f:
                 json.dump(result, f)
         except OSError as e:
-            _unwritten(f"could not write the run's summary {spec['result']}: {_os_error(e)}")
+            _unwritten(f"it could not be written to {spec['result']}: {_os_error(e)}")
 
 
 def _signal_name(signum: int) -> str:
@@ -160,9 +165,10 @@ def _signal_name(signum: int) -> str:
 
 
 def _unwritten(why: str) -> None:
-    """The run's summary is lost: one line on the program's stderr and to `acl-emu run`."""
-    print(f"acl-emu: {why}", file=sys.stderr, flush=True)
-    tell(f"unwritten\t{why}")
+    """The run's summary is lost, `why` ("it could not be written to PATH: the reason"): `acl-emu run` is told,
+    and says so; without it (or when it is gone), one line on the program's stderr."""
+    if not tell(f"unwritten\t{why}"):
+        print(f"acl-emu: no summary of the run: {why}", file=sys.stderr, flush=True)
 
 
 def _os_error(e: OSError) -> str:
