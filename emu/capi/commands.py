@@ -156,13 +156,42 @@ def _wait(child: subprocess.Popen) -> int:
     """The child's exit code (128 + the signal that ended it). SIGTERM sent to `acl-emu run` is passed on to it.
     SIGINT is passed on too, unless it came from the terminal (Ctrl-C signals the whole foreground group: the
     program has its own), or the program ends within SIGINT_GRACE_S (the sender signalled the whole group)."""
-    watched = {signal.SIGINT, signal.SIGTERM, signal.SIGCHLD}
-
-    def forward(signum, frame):  # (a signal that came before the mask below, or to another thread)
+    def forward(signum, frame):  # (a signal that comes before `_sorted_wait` blocks it, or where it cannot)
         child.send_signal(signum)
 
     previous = {signal.SIGINT: signal.signal(signal.SIGINT, forward),
                 signal.SIGTERM: signal.signal(signal.SIGTERM, forward)}
+    try:
+        code = _sorted_wait(child) if hasattr(signal, "sigtimedwait") else child.wait()  # (macOS: no siginfo)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    return 128 - code if code < 0 else code
+
+
+def _sorted_wait(child: subprocess.Popen) -> int:
+    """Wait for the child, SIGINT, SIGTERM and SIGCHLD blocked and taken with what sent them (sigtimedwait):
+    SIGTERM passed on at once, SIGINT as `_wait` says. The child's returncode."""
+    watched = {signal.SIGINT, signal.SIGTERM, signal.SIGCHLD}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched)  # (after the child started: masks are inherited)
+    try:
+        interrupt_at = None
+        while child.poll() is None:
+            wait = 1.0 if interrupt_at is None else max(0.0, interrupt_at - time.monotonic())
+            info = signal.sigtimedwait(watched, wait)
+            if interrupt_at is not None and time.monotonic() >= interrupt_at:
+                interrupt_at = None
+                if child.poll() is None:
+                    child.send_signal(signal.SIGINT)
+            if info is None or info.si_signo == signal.SIGCHLD:
+                continue
+            if info.si_signo == signal.SIGTERM:
+                child.send_signal(signal.SIGTERM)
+            elif info.si_code != _SI_KERNEL and interrupt_at is None:
+                interrupt_at = time.monotonic() + SIGINT_GRACE_S
+        return child.returncode
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched)  # (the child started unblocked: masks are inherited)
     try:
         interrupt_at = None
