@@ -888,13 +888,23 @@ class AddressSpace:
         return any(base < addr + nbytes and addr < end for base, end, _ in self._held)
 
     def _drop_raw(self, base: int, size: int) -> None:
-        """Forget the C program's own ranges (RAW) that [base, base + size) overlaps: memory the process's
-        allocator has just given the emulator is memory the program has freed, whatever it held before."""
+        """Forget what the C program's own ranges (RAW) hold of [base, base + size): memory the process's
+        allocator has just given the emulator is memory the program has freed, whatever it held before. The
+        rest of such a range stays the program's (as new regions either side); the old region is freed only
+        when nothing of it is left, so that a copy queued on or a registration of a part the program kept keeps
+        its bytes. (A copy queued on the part it gave back writes where the new memory is, as it would on the
+        device: the program freed memory a copy was still to write.)"""
+        end = base + size
         for r in self._overlapping(base, size):
-            if r.origin == RAW:
-                self._remove(r)
-                r.freed = True
-                self._pageable -= 1
+            if r.origin != RAW:
+                continue
+            self._remove(r)
+            self._pageable -= 1
+            pieces = [(lo, hi) for lo, hi in ((r.base, base), (end, r.end)) if lo < hi]
+            for lo, hi in pieces:
+                self._insert(Region(lo, hi - lo, Region.PAGEABLE, origin=RAW, buf=writable_view(lo, hi - lo)))
+                self._pageable += 1
+            r.freed = not pieces
 
     # -- pageable host memory ----------------------------------------------------
     def register_host(self, obj) -> tuple[int, Region | None]:

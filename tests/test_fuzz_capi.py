@@ -26,10 +26,6 @@ fuzzer's options (tests/test_fuzz_facade.py):
 or ACL_EMU_FUZZ_EXAMPLES / ACL_EMU_FUZZ_SEED: --fuzz-examples is the number of calls in all, shared by the runs.
 A failure names its seed, product, mode and threads, and prints the command line that reruns it by hand.
 Counts are printed, and written to fuzz_capi_counts.json in pytest's base temp directory.
-
-Defects known in the emulator are in KNOWN_BUGS: the program steers clear of each (and counts known_bug_skips)
-until it is fixed, and each has a regression test below, xfail until then. ACL_EMU_FUZZ_NO_SKIP=1 fuzzes
-them too.
 """
 from __future__ import annotations
 
@@ -60,35 +56,6 @@ MODES = ("calls", "wall")
 THREADS = (1, 3, 8)
 SEEDS = 2  # per product, mode and thread count: the seed, and the seed + 1
 CI_CALLS = 60000  # in all; about 1.1 calls per operation
-
-# Defects of the emulator the fuzzer found, left out of the fuzz until they are fixed: the name the program takes
-# (--known-bug NAME) and what it is. Each has an xfail regression test below.
-KNOWN_BUGS = {
-    "dropped-range": (
-        "emu/memory.py AddressSpace._drop_raw: page-locked memory that the process's allocator places where a C "
-        "program gave memory back drops the whole adopted range it overlaps, live parts and registered parts "
-        "included. A registered buffer in that range then reads UNREGISTERED from aclrtPointerGetAttributes "
-        "(emu/runtime/allocation.py pointer_get_attributes answers UNREGISTERED for an address in no region "
-        "without asking the registrations; docs/conformance/memory_copies_fills.md, aclrtPointerGetAttributes "
-        "row 5: HOST), and a copy queued on it loses its bytes (transfer.has_bytes: 'after it was freed; the "
-        "bytes are dropped'). test_known_bug_dropped_range_*. The program drains its pageable memory's queued "
-        "work before aclrtMallocHost and accepts UNREGISTERED for registered memory."),
-    "timed-sync-shared-stream": (
-        "emu/runtime/streams.py synchronize_stream_with_timeout reads the stream's last task twice: it waits for "
-        "the task queued last when the call began (Core.wait_until, which releases the runtime's lock while the "
-        "other host threads' calls go on, \"calls\" host time), then tests `s.m.last.completed` again, and "
-        "another thread has meanwhile queued more on the same stream (the default stream is every thread's). "
-        "The call then fails with 507046 long before its timeout and sets the thread's clock to the deadline "
-        "(docs/conformance/devices_streams_events.md, streams row 20: 507046 only when the work is not done "
-        "within the timeout). test_known_bug_timed_sync_shared_stream. The program makes no timed synchronize "
-        "of the default stream when it has several threads."),
-}
-
-
-def known_bug_flags() -> list[str]:
-    if os.environ.get("ACL_EMU_FUZZ_NO_SKIP") == "1":
-        return []
-    return [flag for name in KNOWN_BUGS for flag in ("--known-bug", name)]
 
 
 def fuzz_calls(config) -> int:
@@ -138,7 +105,7 @@ def run(exe: Path, product: str, mode: str, seed: int, threads: int, ops: int, *
 
 _LOCK = threading.Lock()
 TOTALS = ("calls", "check_calls", "checks", "queued_calls", "queued_in_order", "forced_drains", "host_writes",
-          "freed_pointers_named", "freed_ranges_reused", "known_bug_skips", "wrong_codes", "mismatches",
+          "freed_pointers_named", "freed_ranges_reused", "wrong_codes", "mismatches",
           "guard_changes")
 
 
@@ -163,7 +130,7 @@ def test_random_c_call_sequences_from_threads_keep_every_code_and_byte(fuzz_bin,
     runs = len(PRODUCTS) * len(MODES) * len(THREADS) * SEEDS
     ops = max(50, fuzz_calls(request.config) // runs // threads)
     seed = fuzz_seed(request.config) + seed_offset
-    done, counts, again = run(fuzz_bin, product, mode, seed, threads, ops, *known_bug_flags())
+    done, counts, again = run(fuzz_bin, product, mode, seed, threads, ops)
     where = f"{product}, host time {mode}, {threads} threads, seed {seed}, {ops} operations a thread"
     crashed = done.returncode < 0 or counts is None or done.returncode not in (0, 1)
     key = f"{product}/{mode}/{threads}/{seed}"
@@ -210,7 +177,7 @@ def test_under_the_sanitizer_the_fuzzers_calls_have_no_race(fuzz_bin, tmp_path):
     the sanitizer finds no race (nor any hazard but those the fuzzer makes on purpose), and finds the uses of
     freed memory it makes; the oracle stays clean under the sanitizer's hooks."""
     findings = tmp_path / "findings.json"
-    args = ["1", "3", "1500", str(PRODUCTS["910B"]), *known_bug_flags()]
+    args = ["1", "3", "1500", str(PRODUCTS["910B"])]
     done = subprocess.run([sys.executable, "-m", "emu", "run", "--sanitize", "--sanitize-json", str(findings),
                            "--out", str(tmp_path), str(fuzz_bin), *args], capture_output=True, text=True,
                           timeout=300, cwd=tmp_path, env=_env("910B", "calls"))
@@ -221,7 +188,7 @@ def test_under_the_sanitizer_the_fuzzers_calls_have_no_race(fuzz_bin, tmp_path):
     assert {"use-after-free", "double-free"} <= kinds
 
 
-# ----------------------------------------------------------------------------------- the known defects
+# ------------------------------------------------------------------------- defects the fuzzer found, fixed
 
 def _build_and_run(tmp_path: Path, name: str, source: str):
     src = tmp_path / f"{name}.c"
@@ -232,9 +199,7 @@ def _build_and_run(tmp_path: Path, name: str, source: str):
                           env=_env("910B", "calls"))
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['timed-sync-shared-stream']: emu/runtime/streams.py "
-                                       "synchronize_stream_with_timeout tests a task another thread queued meanwhile")
-def test_known_bug_timed_sync_shared_stream(tmp_path):
+def test_timed_sync_waits_for_the_task_queued_when_it_began(tmp_path):
     """Two threads of one context, in "calls" host time: one queues a copy on the default stream and waits for
     it with a timeout of a minute of simulated time, while the other keeps queuing 64 MiB copies on the same
     stream (all of it done in milliseconds): the wait returns 0. (Each thread's first call waits for the
@@ -308,9 +273,7 @@ static int landed(void) { /* the page-locked memory is where the program's memor
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['dropped-range']: emu/memory.py AddressSpace._drop_raw drops the "
-                                       "registered range, and pointer_get_attributes asks no registration")
-def test_known_bug_dropped_range_registered_memory_stays_host(tmp_path):
+def test_registered_memory_stays_host_after_page_locked_memory_lands_beside_it(tmp_path):
     """aclrtPointerGetAttributes of registered host memory is HOST (memory_copies_fills.md, row 5), also after
     aclrtMallocHost's memory lands where the program gave back memory next to it."""
     done = _build_and_run(tmp_path, "attributes", DROPPED_RANGE_SETUP + r'''
@@ -331,9 +294,7 @@ int main(void) {
     assert done.stdout.split() == ["0", "0", "0", "0"], done.stdout + done.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['dropped-range']: emu/memory.py AddressSpace._drop_raw marks the "
-                                       "range a queued copy writes freed, and its bytes are dropped")
-def test_known_bug_dropped_range_queued_copy_keeps_its_bytes(tmp_path):
+def test_a_queued_copy_keeps_its_bytes_after_page_locked_memory_lands_beside_it(tmp_path):
     """A D2H copy queued into registered host memory lands when the stream is synchronized, also when
     aclrtMallocHost's memory meanwhile lands where the program gave back memory next to it."""
     done = _build_and_run(tmp_path, "queued", DROPPED_RANGE_SETUP + r'''

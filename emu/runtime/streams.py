@@ -58,17 +58,19 @@ def create_stream_with_config(rt: Core, priority: int, flag: int) -> int:
     return _new_stream(rt, flags=flag, priority=min(max(prio, 0), 7))
 
 
-def drain(rt: Core, s: Stream, wake: bool = True) -> bool:
-    """Wait for what `s` has queued; `wake`: then pay the synchronize's round trip (Core.woken) if it had any
-    task. True when it had one."""
-    if not s.m.idle:
-        rt.wait_for(s.m.last)
+def drain(rt: Core, s: Stream, wake: bool = True, last: Task | None = None) -> bool:
+    """Wait for what `s` has queued (up to `last`, the task queued last when the call began, if given: work
+    another thread queues meanwhile is not this call's); `wake`: then pay the synchronize's round trip
+    (Core.woken) if it had any task. True when it had one."""
+    last = s.m.last if last is None else last
+    if last is not None and not last.completed:
+        rt.wait_for(last)
     else:
-        rt.sanitize("joined", s.m.last)  # done already: the wait still orders what follows after it
+        rt.sanitize("joined", last)  # done already: the wait still orders what follows after it
     if s.m.failed:
         task, s.m.failed[:] = s.m.failed[0], []
         fail(ACL_ERROR_RT_DRV_INTERNAL_ERROR, f"{task.label} on {s.m.name} failed: {task.error}")
-    joined = s.m.last is not None
+    joined = last is not None
     if joined and wake:
         rt.woken()
     return joined
@@ -146,17 +148,18 @@ def synchronize_stream_with_timeout(rt: Core, handle: int, timeout_ms: int) -> N
     s = _sync_target(rt, handle, timeout_ms)
     if s is None:
         return
+    last = s.m.last  # what was queued when the call began; another thread may queue more while it waits
     if timeout_ms > 0 and not s.m.idle:
         deadline = rt.clock + timeout_ms / 1000.0
         if rt.bounding(rt.caller):  # other host threads: within their horizon (see emu.runtime.core)
-            rt.wait_until(s.m.last, deadline)
+            rt.wait_until(last, deadline)
         else:
             rt.machine.run_until(deadline)
-        if not s.m.last.completed:
+        if not last.completed:
             rt.clock = deadline
             fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                  f"stream not complete after {timeout_ms} ms of simulated time")
-    drain(rt, s)
+    drain(rt, s, last=last)
 
 
 @api("aclrtStreamQuery", pyacl="acl.rt.stream_query", params="i", outputs=(0,))

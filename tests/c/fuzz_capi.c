@@ -1,6 +1,6 @@
 /* Random sequences of the C ABI from several threads, with a byte-level oracle (tests/test_fuzz_capi.py).
  *
- * Usage: fuzz_capi SEED THREADS OPS [PADDING] [--trace] [--no-stale] [--known-bug NAME]...
+ * Usage: fuzz_capi SEED THREADS OPS [PADDING] [--trace] [--no-stale]
  *   SEED     the run's seed; thread i draws from its own generator, seeded from SEED and i
  *   THREADS  worker pthreads, sharing device 0 and one context (aclrtSetCurrentContext)
  *   OPS      operations per thread (most are one ACL call; a synchronize is one call per stream)
@@ -8,7 +8,6 @@
  *            910B and A3, hicann/runtime src/acl/aclrt_impl/memory.cpp GetAlignedAndPaddingSize)
  *   --trace  every call of every thread on stderr, with its code
  *   --no-stale  no pointer the thread freed is passed again
- *   --known-bug NAME  steer clear of a defect the emulator is known to have (tests/test_fuzz_capi.py KNOWN_BUGS)
  * Prints one JSON line of counts on stdout; exits 0 only when every code was the one expected, every byte
  * of every buffer equalled its shadow and every guard kept its pattern. The first failures are described on
  * stderr (FUZZ-WRONG-CODE, FUZZ-MISMATCH, FUZZ-GUARD), each with the thread's last calls.
@@ -74,9 +73,6 @@ static int g_threads;
 static long g_ops;
 static size_t g_padding = 32;
 static int g_trace, g_no_stale;
-/* Defects known in the emulator, named by tests/test_fuzz_capi.py's KNOWN_BUGS: the fuzzer steers clear of them
- * (and counts known_bug_skips) instead of reporting them again. */
-static int g_bug_dropped_range, g_bug_timed_shared;
 static aclrtContext g_ctx;
 
 /* ---------------------------------------------------------------------------------- the calls */
@@ -153,7 +149,7 @@ typedef struct {
     long op, calls, check_calls, checks;
     long by_api[N_APIS], ok_by_api[N_APIS];
     long wrong_codes, mismatches, guard_changes, stale_skipped, stale_used, host_writes, drains, tainted;
-    long forced_drains, queued_ok, in_order, known_bug_skips, batches_again;
+    long forced_drains, queued_ok, in_order, batches_again;
     Batch last_batch;
     Buf buf[MAX_BUFS];
     StreamSlot st[MAX_STREAMS];
@@ -1509,7 +1505,6 @@ static size_t pick_size(Thread *T, const size_t *sizes, size_t n)
     return sizes[i];
 }
 
-static int pageable_pending(Thread *T);
 
 static void op_alloc(Thread *T)
 {
@@ -1572,10 +1567,6 @@ static void op_alloc(Thread *T)
     } else if (r < 75) {
         size_t size = pick_size(T, pin_sizes, sizeof pin_sizes / sizeof *pin_sizes);
         void *p = NULL;
-        if (g_bug_dropped_range && pageable_pending(T)) {
-            T->known_bug_skips++;
-            drain(T);
-        }
         note(T, "aclrtMallocHost(&p, %zu)", size);
         int got = aclrtMallocHost(&p, size);
         call_done(T, A_aclrtMallocHost, got, OK);
@@ -1593,16 +1584,6 @@ static void op_alloc(Thread *T)
         fill_random(T, b->ptr, size);
         memcpy(b->shadow, b->ptr, size);
     }
-}
-
-/* queued work on pageable memory (registered, or a DEVICE_TO_DEVICE copy of unregistered memory) */
-static int pageable_pending(Thread *T)
-{
-    for (int i = 0; i < T->n_pending; i++)
-        for (int k = 0; k < MAX_BUFS; k++)
-            if (T->buf[k].live && is_pageable(&T->buf[k]) && T->buf[k].storage == T->pending[i].storage)
-                return 1;
-    return 0;
 }
 
 static int touches_pending(Thread *T, Buf *b)
@@ -1867,11 +1848,6 @@ static void op_attributes(Thread *T)
     /* memory_copies_fills.md, aclrtPointerGetAttributes row 5 */
     int want = b->kind == K_DEV ? ACL_MEM_LOCATION_TYPE_DEVICE :
                b->kind == K_PIN || b->registered ? ACL_MEM_LOCATION_TYPE_HOST : ACL_MEM_LOCATION_TYPE_UNREGISTERED;
-    if (got == 0 && g_bug_dropped_range && b->registered &&
-        (int)at.location.type == ACL_MEM_LOCATION_TYPE_UNREGISTERED) {
-        T->known_bug_skips++;
-        return;
-    }
     if (got == 0 && ((int)at.location.type != want || (want == ACL_MEM_LOCATION_TYPE_DEVICE && at.location.id != 0))) {
         T->wrong_codes++;
         report(T, "FUZZ-WRONG-CODE", "%s: location %d/%u, expected %d/0", T->cur, (int)at.location.type,
@@ -1946,10 +1922,6 @@ static void op_stream(Thread *T)
         StreamPick sp = pick_stream(T, 1);
         static const int32_t timeouts[] = {-1, -2, 0, 600000, -100};
         int32_t t = timeouts[rnd(T, 5)];
-        if (g_bug_timed_shared && g_threads > 1 && sp.what == S_NULL && t > 0) {
-            T->known_bug_skips++; /* the default stream is every thread's */
-            return;
-        }
         Expect e = t < -1 ? exact(E_RT_PARAM) : !stream_ok(&sp) ? exact(E_HANDLE) : t == 0 ? exact(E_RT_PARAM) : OK;
         note(T, "aclrtSynchronizeStreamWithTimeout(%s, %d)", sp.name, (int)t);
         got = aclrtSynchronizeStreamWithTimeout(sp.h, t);
@@ -2304,7 +2276,7 @@ static void *start(void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s SEED THREADS OPS [PADDING] [--trace] [--no-stale] [--known-bug NAME]\n", argv[0]);
+        fprintf(stderr, "usage: %s SEED THREADS OPS [PADDING] [--trace] [--no-stale]\n", argv[0]);
         return 2;
     }
     g_seed = strtoull(argv[1], NULL, 0);
@@ -2313,15 +2285,6 @@ int main(int argc, char **argv)
     for (int i = 4; i < argc; i++) {
         if (!strcmp(argv[i], "--trace")) g_trace = 1;
         else if (!strcmp(argv[i], "--no-stale")) g_no_stale = 1;
-        else if (!strcmp(argv[i], "--known-bug") && i + 1 < argc) {
-            const char *name = argv[++i];
-            if (!strcmp(name, "dropped-range")) g_bug_dropped_range = 1;
-            else if (!strcmp(name, "timed-sync-shared-stream")) g_bug_timed_shared = 1;
-            else {
-                fprintf(stderr, "unknown --known-bug %s\n", name);
-                return 2;
-            }
-        }
         else g_padding = strtoull(argv[i], NULL, 0);
     }
     if (g_threads < 1 || g_threads > MAX_THREADS) {
@@ -2364,7 +2327,7 @@ int main(int argc, char **argv)
     suspects_judged = n_suspects;
 
     long calls = 0, checks = 0, check_calls = 0, wrong = stale_wrong, mism = 0, guards = 0, skipped = 0, used = 0,
-         writes = 0, drains = 0, tainted = 0, forced = 0, queued = 0, in_order = 0, known = 0, again = 0;
+         writes = 0, drains = 0, tainted = 0, forced = 0, queued = 0, in_order = 0, again = 0;
     long by[N_APIS] = {0}, ok[N_APIS] = {0};
     for (int i = 0; i < g_threads; i++) {
         Thread *T = &threads[i];
@@ -2382,7 +2345,6 @@ int main(int argc, char **argv)
         forced += T->forced_drains;
         queued += T->queued_ok;
         in_order += T->in_order;
-        known += T->known_bug_skips;
         again += T->batches_again;
         for (int a = 0; a < N_APIS; a++) {
             by[a] += T->by_api[a];
@@ -2392,10 +2354,10 @@ int main(int argc, char **argv)
     printf("{\"seed\": %llu, \"threads\": %d, \"ops_per_thread\": %ld, \"calls\": %ld, \"check_calls\": %ld, "
            "\"checks\": %ld, \"drains\": %ld, \"host_writes\": %ld, \"freed_pointers_named\": %ld, "
            "\"freed_pointers_skipped\": %ld, \"freed_ranges_reused\": %ld, \"allocations_left_unused\": %ld, "
-           "\"queued_calls\": %ld, \"queued_in_order\": %ld, \"forced_drains\": %ld, \"known_bug_skips\": %ld, "
+           "\"queued_calls\": %ld, \"queued_in_order\": %ld, \"forced_drains\": %ld, "
            "\"batches_again\": %ld, \"wrong_codes\": %ld, \"mismatches\": %ld, \"guard_changes\": %ld, \"by_call\": {",
            (unsigned long long)g_seed, g_threads, g_ops, calls, check_calls, checks, drains, writes, used, skipped,
-           stale_reused, tainted, queued, in_order, forced, known, again, wrong, mism,
+           stale_reused, tainted, queued, in_order, forced, again, wrong, mism,
            guards);
     for (int a = 0; a < N_APIS; a++)
         printf("%s\"%s\": [%ld, %ld]", a ? ", " : "", api_names[a], by[a], ok[a]);
