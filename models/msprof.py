@@ -175,7 +175,7 @@ class _DeviceTasks:
 
     def _task(self, r: tuple, src, dst) -> None:
         at, origin_us = self.at, self.origin_us
-        kind, label, stream, device = r[at["kind"]], r[at["api"]], r[at["stream"]], int(r[at["device"]])
+        label, stream, device = r[at["api"]], r[at["stream"]], int(r[at["device"]])
         start, end, submit = r[at["start"]], r[at["end"]], r[at["submit"]]
         self.devices.add(device)
         sid = self.streams.setdefault((device, stream), sum(1 for d, _ in self.streams if d == device) + 1)

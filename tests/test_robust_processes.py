@@ -117,6 +117,18 @@ int main(int argc, char **argv) {
     return failed != 0;
 }
 ''',
+    # Prints OPENBLAS_NUM_THREADS as the program sees it before and after its first ACL call (and in a child it runs).
+    "blas_env": r'''
+int main(void) {
+    const char *before = getenv("OPENBLAS_NUM_THREADS");
+    uint32_t n = 0;
+    aclError r = aclrtGetDeviceCount(&n);
+    const char *after = getenv("OPENBLAS_NUM_THREADS");
+    printf("%d %s %s\n", r, before ? before : "unset", after ? after : "unset");
+    fflush(stdout);
+    return system("echo child ${OPENBLAS_NUM_THREADS:-unset}");
+}
+''',
     # The main thread forks 30 times while a pthread makes the program's first ACL call (the library starts); each
     # child makes an ACL call from the main thread, which never made one, and from a new thread.
     "fork_at_start": r'''
@@ -378,6 +390,16 @@ def test_a_fork_while_the_first_call_starts_the_library_waits_for_it(bins):
     done = _run(bins, "fork_at_start", timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "failed 0, first call 0" in done.stdout and "Fatal" not in done.stderr, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("given", [None, "3"])
+def test_the_programs_environment_is_as_it_was_after_the_first_call(bins, given):
+    """The library keeps numpy's OpenBLAS to one thread while it starts (so that a fork meanwhile leaves the child
+    no worker threads to hang on at exit) by OPENBLAS_NUM_THREADS, which it takes away again: the program, and
+    what it runs, see the variable as they had it."""
+    done = _run(bins, "blas_env", env=None if given is None else {"OPENBLAS_NUM_THREADS": given})
+    shown = given or "unset"
+    assert done.stdout.split() == ["0", shown, shown, "child", shown], done.stdout + done.stderr
 
 
 FORK_SCRIPT = r'''

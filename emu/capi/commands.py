@@ -192,25 +192,3 @@ def _sorted_wait(child: subprocess.Popen) -> int:
         return child.returncode
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, watched)  # (the child started unblocked: masks are inherited)
-    try:
-        interrupt_at = None
-        while child.poll() is None:
-            wait = 1.0 if interrupt_at is None else max(0.0, interrupt_at - time.monotonic())
-            info = signal.sigtimedwait(watched, wait)
-            if interrupt_at is not None and time.monotonic() >= interrupt_at:
-                interrupt_at = None
-                if child.poll() is None:
-                    child.send_signal(signal.SIGINT)
-            if info is None or info.si_signo == signal.SIGCHLD:
-                continue
-            if info.si_signo == signal.SIGTERM:
-                child.send_signal(signal.SIGTERM)
-            elif info.si_code != _SI_KERNEL and interrupt_at is None:
-                interrupt_at = time.monotonic() + SIGINT_GRACE_S
-        code = child.returncode
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-    return 128 - code if code < 0 else code

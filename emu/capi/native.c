@@ -358,10 +358,14 @@ static void notify(PyObject *fn) {
     Py_XDECREF(r);
 }
 
+/* (Not PyGILState_Release, which finds the state through Python's own thread key: glibc clears a thread's keys in
+ * the order of their slots, running destructors as it goes, and in a forked child Python's key is made anew, in
+ * whichever slot is free first.) */
 static void thread_ends(void *state) {
     PyEval_RestoreThread((PyThreadState *)state);
     notify(thread_ended_fn);
-    PyGILState_Release(PyGILState_UNLOCKED);
+    PyThreadState_Clear((PyThreadState *)state);
+    PyThreadState_DeleteCurrent();
 }
 
 /* This thread's Python thread state, kept until the thread ends (see the top of this file). */
@@ -444,6 +448,14 @@ static void after_fork_in_child(void) {
     pthread_mutex_unlock(&start_mutex);
 }
 
+/* numpy's OpenBLAS, loaded by the first call's start-up, starts worker threads unless OPENBLAS_NUM_THREADS says
+ * one: a fork made while the start-up ran (before_fork waits for it) would then leave the child OpenBLAS's state
+ * of threads it does not have, and the child hangs at exit in OpenBLAS's clean-up (the handler OpenBLAS gives
+ * pthread_atfork is registered during that fork, so glibc skips it). The emulator makes no BLAS call: in a C
+ * program, the start-up sets the variable (when the program has not) and takes it away once numpy is loaded,
+ * so the program and what it runs see their environment as it was. */
+static int blas_threads_set;
+
 __attribute__((constructor)) static void at_load(void) {
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
@@ -457,6 +469,8 @@ static void start(void) {
     pthread_key_create(&thread_key, thread_ends);
     owner = getpid();
     ours = !Py_IsInitialized();
+    if (ours && getenv("OPENBLAS_NUM_THREADS") == NULL)
+        blas_threads_set = setenv("OPENBLAS_NUM_THREADS", "1", 0) == 0;
     if (ours)
         save_signals();
     if (ours && start_interpreter() < 0) {
@@ -468,6 +482,8 @@ static void start(void) {
             say("could not load the emulator (emu.capi.bridge) from " EMU_PACKAGE_PARENT);
             broken = 1;
         }
+        if (blas_threads_set)
+            unsetenv("OPENBLAS_NUM_THREADS");  /* (numpy is loaded: see at_load) */
         if (ours) {
             restore_signals();
             take_crashes();
