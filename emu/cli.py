@@ -475,10 +475,10 @@ def _run_native(args, program: str, program_args: list[str], sanitize, out: str,
     spec = {"product": product, "host_time": host_time, "host_time_scale": args.host_time_scale,
             "sanitize": sanitize, "out": out, "msprof": msprof, "program": program}
     try:
-        code, result, told = run_native(program, program_args, spec, args.json)
+        ended, result, told = run_native(program, program_args, spec, args.json)
     except BuildError as e:
         raise UserError(str(e)) from None
-    name = _signal_name(code)
+    code, name = ended.code, ended.signal_name  # (an exit status of 129-255 is an exit, not a signal)
     if result is None:
         why = _no_summary_why(code, name, told)
         LOG.warning("[acl-emu] %s: no summary: %s (exit code %d)", program, why, code)
@@ -493,16 +493,6 @@ def _run_native(args, program: str, program_args: list[str], sanitize, out: str,
         result["error"] = f"signal {name}"
     _summarise(result, args.json, msprof)
     return _report_native_sanitizer(result, sanitize_json, code)
-
-
-def _signal_name(code: int) -> str | None:
-    """The signal a program's exit code 128 + N says ended it ("SIGSEGV"), None for an exit."""
-    if code <= 128:
-        return None
-    try:
-        return signal.Signals(code - 128).name
-    except ValueError:
-        return f"signal {code - 128}"
 
 
 def _no_summary_why(code: int, name: str | None, told) -> str:

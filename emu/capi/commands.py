@@ -89,6 +89,34 @@ def is_native(path: str) -> bool:
     return False
 
 
+class Ended(NamedTuple):
+    """How the program ended, as waitpid tells it: it exited with `status` (0-255; `signal` None), or a signal
+    killed it (`signal`; `status` None). An exit status of 129-255 is an exit like any other (a sample that
+    returns an aclError from main exits with its low byte), never a signal."""
+    status: int | None = None
+    signal: int | None = None
+
+    @classmethod
+    def of(cls, returncode: int) -> "Ended":
+        """From subprocess's returncode: -N when signal N killed the child, else its exit status."""
+        return cls(signal=-returncode) if returncode < 0 else cls(status=returncode)
+
+    @property
+    def code(self) -> int:
+        """`acl-emu run`'s own exit code for it: the program's exit status, or 128 + the signal, as a shell gives."""
+        return self.status if self.signal is None else 128 + self.signal
+
+    @property
+    def signal_name(self) -> str | None:
+        """The signal's name ("SIGSEGV"; "signal N" for a number Python does not name); None for an exit."""
+        if self.signal is None:
+            return None
+        try:
+            return signal.Signals(self.signal).name
+        except ValueError:
+            return f"signal {self.signal}"
+
+
 class Status(NamedTuple):
     """What the program's library told the run on the status socket (emu.capi.session): whether it made an ACL
     call, why its summary was not written (None: no such trouble), and the call a fault killed it in with what
@@ -98,11 +126,11 @@ class Status(NamedTuple):
     crash: tuple[str, str] | None = None
 
 
-def run_native(program: str, args: list[str], spec: dict, as_json: bool) -> tuple[int, dict | None, Status]:
+def run_native(program: str, args: list[str], spec: dict, as_json: bool) -> tuple[Ended, dict | None, Status]:
     """Run `program args` on the emulator: its library configured from `spec` (session.settings), its
-    standard output on our stderr when `as_json`. Returns (its exit code, 128 + the signal when one ended it;
-    the run's summary from the library, None when the program made no ACL call, died before its exit or could
-    not write it; what the library told the run)."""
+    standard output on our stderr when `as_json`. Returns (how it ended: its exit status or the signal that
+    killed it; the run's summary from the library, None when the program made no ACL call, died before its exit
+    or could not write it; what the library told the run)."""
     root = toolkit.tree()
     with tempfile.TemporaryDirectory(prefix="acl-emu-run-", ignore_cleanup_errors=True) as tmp:
         result_path = Path(tmp) / "result.json"
@@ -116,13 +144,13 @@ def run_native(program: str, args: list[str], spec: dict, as_json: bool) -> tupl
             child = subprocess.Popen(command, env=env, stdout=sys.stderr.fileno() if as_json else None,
                                      pass_fds=(theirs.fileno(),))
             theirs.close()
-            code = _wait(child)
+            ended = _wait(child)
             told = _told(ours)
         try:
             result = json.loads(files.read_text(result_path, files.TABLE_BYTES, "a run's summary"))
         except (OSError, ValueError):
             result = None
-    return code, result, told
+    return ended, result, told
 
 
 def _told(sock: socket.socket) -> Status:
@@ -152,8 +180,9 @@ SIGINT_GRACE_S = 0.2
 _SI_KERNEL = 0x80  # si_code of a signal the kernel sent: a terminal's Ctrl-C, sent to the whole foreground group
 
 
-def _wait(child: subprocess.Popen) -> int:
-    """The child's exit code (128 + the signal that ended it). SIGTERM sent to `acl-emu run` is passed on to it.
+def _wait(child: subprocess.Popen) -> Ended:
+    """How the child ended: its exit status, or the signal that killed it (waitpid tells the two apart; an exit
+    status of 129-255 is no signal). SIGTERM sent to `acl-emu run` is passed on to it.
     SIGINT is passed on too, unless it came from the terminal (Ctrl-C signals the whole foreground group: the
     program has its own), or the program ends within SIGINT_GRACE_S (the sender signalled the whole group)."""
     def forward(signum, frame):  # (a signal that comes before `_sorted_wait` blocks it, or where it cannot)
@@ -166,7 +195,7 @@ def _wait(child: subprocess.Popen) -> int:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
-    return 128 - code if code < 0 else code
+    return Ended.of(code)
 
 
 def _sorted_wait(child: subprocess.Popen) -> int:
