@@ -290,16 +290,18 @@ def test_the_messages_a_user_reads(tmp_path, fifo):
 
 
 # -- aclInit's JSON ----------------------------------------------------------------------------------------------
-def test_acl_init_refuses_a_fifo_and_dev_zero_with_100000(fifo):
-    """aclInit(configPath): a path that is no regular JSON file is 100000 with a one-line message."""
+def test_acl_init_refuses_a_fifo_and_dev_zero_with_100003(fifo):
+    """aclInit(configPath): a path that is no regular file is ACL_ERROR_INVALID_FILE (100003: hicann/runtime
+    src/acl/common/json_parser.cpp JsonParser::IsValidFileName, "config file is not a regular file"), with a
+    one-line message, at once (the reference would block opening a FIFO, and read /dev/zero without end)."""
     emu.configure("910B", functional=True)
     import emu.acl as acl
     box = _returns(fifo, lambda: (acl.init(str(fifo)), acl.get_recent_err_msg()))
     code, message = box["value"]
-    assert code == 100000 and "FIFO" in message and "\n" not in message, message
+    assert code == 100003 and "FIFO" in message and "\n" not in message, message
     if os.path.exists("/dev/zero"):
         done = _child("import emu.acl as acl\nprint(acl.init('/dev/zero'), acl.get_recent_err_msg())")
-        assert done.stdout.startswith("100000 ") and "character device" in done.stdout, done.stdout + done.stderr
+        assert done.stdout.startswith("100003 ") and "character device" in done.stdout, done.stdout + done.stderr
 
 
 # -- the command line --------------------------------------------------------------------------------------------

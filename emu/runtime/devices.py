@@ -4,55 +4,122 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from .. import constants as C
 from .. import files
-from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_REPEAT_INITIALIZE,
+from ..errors import (ACL_ERROR_FAILURE, ACL_ERROR_INVALID_PARAM, ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_REPEAT_INITIALIZE,
                       ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_NO_DEVICE,
-                      ACL_ERROR_RT_PARAM_INVALID)
+                      ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_PARAM_INVALID)
 from . import streams
 from .core import Context, Core, Device, api, fail
 
 
 # -- init / finalize ------------------------------------------------------------
+# aclInit's config file (hicann/runtime src/acl/common/json_parser.cpp, src/acl/aclrt_impl/acl.cpp)
+ACL_ERROR_INVALID_FILE = 100003  # acl_base_rt.h: the file is missing, unreadable, not regular or too large
+ACL_ERROR_PARSE_FILE = 100006  # acl_base_rt.h: the file is not JSON nlohmann::json reads
+MAX_CONFIG_FILE_BYTES = 10 * 1024 * 1024  # json_parser.cpp MAX_CONFIG_FILE_BYTE
+MAX_CONFIG_DEPTH = 10  # json_parser.cpp MAX_CONFIG_OBJ_DEPTH, MAX_CONFIG_ARRAY_DEPTH
+_DEVICE_ID = re.compile(r"0|[1-9][0-9]*")  # json_parser.cpp GetDefaultDeviceIdFromFile's regex
+
+
 @api("aclInit", pyacl="acl.init", params="s", optional=1)
 def init(rt: Core, config_path: str | None = None) -> None:
     """Initialise ACL (aclInit), optionally from a JSON config file.
 
-    config_path: None or a JSON file; its "defaultDevice" (an id, or {"default_device": id}) is the device
-    a thread without a context opens on its first call that needs one. Raises 100002 if ACL is already
-    initialised; 100000 for a file that cannot be read or is not JSON, or (after aclFinalize) for a config
-    other than the first one."""
+    config_path: None, "" or a JSON file; its {"defaultDevice": {"default_device": "<id>"}} (the id a string of
+    digits) is the device a thread without a context opens on its first call that needs one; "err_msg_mode" may
+    be "0" or "1"; other keys are not read. Raises, in the reference's order (acl.cpp aclInitImpl):
+    100002 if ACL is already initialised; 100003 for a file that is missing or cannot be read, is not a regular
+    file or is over 10 MiB (GetStrFromConfigPath, JsonParser::IsValidFileName); 100000 after aclFinalize with
+    a config other than the first one; 100006 for a file that is not JSON or nests objects or arrays more than
+    10 deep (JsonParser::ParseJsonFromFile); 100000 for another err_msg_mode (HandleErrorManagerConfig); 500001
+    for a default_device that is not a string of digits (HandleDefaultDeviceAndStackSize); 107001 for one
+    that is no visible device (rtSetDefaultDeviceId). An empty file (or one whose first byte is NUL) is an
+    empty config."""
     if rt.init_refcount > 0:
         rt.init_refcount += 1
         fail(ACL_ERROR_REPEAT_INITIALIZE, "aclInit was already called")
     content = b""
     if config_path:
         try:
-            content = files.read_bytes(config_path, files.CONFIG_BYTES, "an aclInit config")
-        except files.FileRefused as e:  # missing, a FIFO, a device, a directory, over the bound
-            fail(ACL_ERROR_INVALID_PARAM, f"cannot read config {e}")
+            content = files.read_bytes(config_path, MAX_CONFIG_FILE_BYTES, "an aclInit config")
+        except files.FileRefused as e:  # missing, unreadable, a FIFO, a device, a directory, over 10 MiB
+            fail(ACL_ERROR_INVALID_FILE, f"aclInit: invalid config file {e}")
     digest = hashlib.sha256(content).hexdigest()
     if rt.finalized and rt.init_hash is not None and digest != rt.init_hash:
-        fail(ACL_ERROR_INVALID_PARAM, "aclInit after aclFinalize with a different config")
-    if content.strip():
-        try:
-            cfg = json.loads(content)
-        except ValueError as e:
-            fail(ACL_ERROR_INVALID_PARAM, f"config {config_path} is not JSON: {e}")
-        except RecursionError:
-            fail(ACL_ERROR_INVALID_PARAM, f"config {config_path} is not JSON that can be read: nested too deeply")
-        dd = cfg.get("defaultDevice") if isinstance(cfg, dict) else None
-        if isinstance(dd, dict):
-            dd = dd.get("default_device")
-        if dd is not None:
-            try:
-                rt.default_device = int(dd)
-            except (TypeError, ValueError, OverflowError):
-                fail(ACL_ERROR_INVALID_PARAM, f"defaultDevice {dd!r} is not a device id")
+        fail(ACL_ERROR_INVALID_PARAM, f"aclInit: the content of config {config_path} differs from the first "
+                                      f"aclInit's config")
+    cfg = _config_json(config_path, content)
+    if isinstance(cfg, dict) and "err_msg_mode" in cfg and cfg["err_msg_mode"] not in ("0", "1"):
+        fail(ACL_ERROR_INVALID_PARAM, f"aclInit: err_msg_mode {json.dumps(cfg['err_msg_mode'])} in {config_path} "
+                                      f"is not \"0\" or \"1\"")
+    default_device = _default_device(rt, config_path, cfg)
+    if default_device is not None:
+        rt.default_device = default_device
     rt.init_hash = rt.init_hash or digest
     rt.init_refcount = 1
     rt.finalized = False
+
+
+def _config_json(path: str | None, content: bytes):
+    """The config as JSON (None for an empty one), as json_parser.cpp reads it: the text up to its first NUL
+    byte (ParseJson takes a C string); more than MAX_CONFIG_DEPTH '{' or '[' open at once, counted on the raw
+    characters (GetMaxNestedLayers), or text that is not strict JSON (no NaN or Infinity; whitespace alone is no
+    JSON), is 100006."""
+    text = content.split(b"\0", 1)[0]
+    if not text:
+        return None
+    objects = arrays = most_objects = most_arrays = 0
+    for ch in text.translate(None, _NOT_BRACKETS):  # CountDepth
+        if ch == 0x7B:
+            objects += 1
+            most_objects = max(most_objects, objects)
+        elif ch == 0x7D:
+            objects = max(objects - 1, 0)
+        elif ch == 0x5B:
+            arrays += 1
+            most_arrays = max(most_arrays, arrays)
+        else:
+            arrays = max(arrays - 1, 0)
+    if most_objects > MAX_CONFIG_DEPTH or most_arrays > MAX_CONFIG_DEPTH:
+        fail(ACL_ERROR_PARSE_FILE, f"aclInit: config {path} nests objects {most_objects} or arrays {most_arrays} "
+                                   f"deep, more than {MAX_CONFIG_DEPTH}")
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as e:
+        fail(ACL_ERROR_PARSE_FILE, f"aclInit: config {path} is not JSON: {e}")
+
+
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _default_device(rt: Core, path: str | None, cfg) -> int | None:
+    """json_parser.cpp GetDefaultDeviceIdFromFile: "defaultDevice" absent, or not an object, or without
+    "default_device": none. default_device not a string (nlohmann's get<std::string> throws: 500000, which
+    HandleDefaultDeviceAndStackSize makes ACL_ERROR_FAILURE) or not digits without a leading zero (100000, made
+    ACL_ERROR_FAILURE likewise): 500001. The digits are read by strtol into an int32_t (so "4294967296" is 0 and
+    "4294967295" is -1, INVALID_DEFAULT_DEVICE: none); then rtSetDefaultDeviceId: an id that is no visible device
+    is 107001 (ApiErrorDecorator::SetDefaultDeviceId, Runtime::ChgUserDevIdToDeviceId / CheckDeviceIdIsValid)."""
+    block = cfg.get("defaultDevice") if isinstance(cfg, dict) else None
+    if not isinstance(block, dict) or "default_device" not in block:
+        return None
+    value = block["default_device"]
+    if not isinstance(value, str) or not _DEVICE_ID.fullmatch(value):
+        fail(ACL_ERROR_FAILURE, f"aclInit: default_device {json.dumps(value)} in {path} is not a device id "
+                                f"(a string of digits: \"0\", \"1\", ...)")
+    device = (min(int(value), (1 << 63) - 1) + (1 << 31)) % (1 << 32) - (1 << 31)  # strtol, then an int32_t
+    if device == -1:  # acl.cpp INVALID_DEFAULT_DEVICE: no default device is set
+        return None
+    if not 0 <= device < len(rt.visible):
+        fail(ACL_ERROR_RT_INVALID_DEVICEID, f"aclInit: default_device {device} in {path} is not one of the "
+                                            f"{len(rt.visible)} visible devices of {rt.product.name}")
+    return device
 
 
 @api("aclFinalize", pyacl="acl.finalize")
