@@ -134,6 +134,21 @@ class Region:
         return f"<Region {self.describe()}{' freed' if self.freed else ''}>"
 
 
+class Overrun(AclError):
+    """`nbytes` at `offset` of `region` run `over` bytes past its end: ACL_ERROR_INVALID_PARAM. The emulator never
+    reads or writes there (on an NPU the copy would reach whatever lies past the buffer); the runtime tells the
+    program which call did it (`emu.runtime.transfer.overrun`)."""
+
+    def __init__(self, region: Region, offset: int, nbytes: int):
+        self.region, self.offset, self.nbytes = region, offset, nbytes
+        self.over = offset + nbytes - region.size
+        super().__init__(ACL_ERROR_INVALID_PARAM, f"{nbytes} bytes at 0x{region.base + offset:x} run {self.over} "
+                                                  f"bytes past the end of {region.describe()}")
+
+    def __reduce__(self):  # (pickled, e.g. out of a child process: the code and message, as any AclError)
+        return AclError, (self.code, self.message)
+
+
 def _address_of(arr: np.ndarray) -> int:
     return arr.__array_interface__["data"][0]
 
@@ -749,9 +764,7 @@ class AddressSpace:
                            f"aclrtMallocHost or show it with acl.util.numpy_to_ptr / bytes_to_ptr")
         off = addr - r.base
         if off + nbytes > r.size:
-            raise AclError(ACL_ERROR_INVALID_PARAM,
-                           f"{nbytes} bytes at 0x{addr:x} run {off + nbytes - r.size} bytes past the end of "
-                           f"{r.describe()}")
+            raise Overrun(r, off, nbytes)
         return r, off
 
     def adopt_host(self, addr: int, nbytes: int) -> Region:

@@ -6,12 +6,14 @@ ends. Synchronous APIs run the simulation until their own task completes.
 """
 from __future__ import annotations
 
+import sys
+
 from emu.models import STAGED, Task
 
 from .. import constants as C, kernels
 from ..errors import ACL_ERROR_RT_PARAM_INVALID
 from ..constants import D2D, D2H, DEFAULT, H2D, H2H, Location
-from ..memory import Region
+from ..memory import Overrun, Region
 from . import capture, streams
 from .core import Core, Stream, fail
 
@@ -118,8 +120,14 @@ def plan_copy(rt: Core, dst: int, src: int, nbytes: int, kind: int, *, correct: 
     resolve = rt.space.resolve
     dn = nbytes if dst_span is None else dst_span
     sn = nbytes if src_span is None else src_span
-    dr, doff = resolve(dst, dn if dn > 1 else 1)
-    sr, soff = resolve(src, sn if sn > 1 else 1)
+    try:
+        dr, doff = resolve(dst, dn if dn > 1 else 1)
+    except Overrun as e:
+        raise overrun(rt, e, "destination") from None
+    try:
+        sr, soff = resolve(src, sn if sn > 1 else 1)
+    except Overrun as e:
+        raise overrun(rt, e, "source") from None
     plan = CopyPlan(rt, dr, doff, sr, soff, nbytes, kind)
     if correct:
         plan.used = correct_kind(plan.sloc, plan.dloc, plan.used)
@@ -211,10 +219,64 @@ def filler(rt: Core, dst: Region, off: int, n: int, value: int, what: str, block
     return fill
 
 
-def locate(rt: Core, addr: int, nbytes: int) -> tuple[Region, int]:
+def locate(rt: Core, addr: int, nbytes: int, role: str = "memory") -> tuple[Region, int]:
+    """(region, offset) of `nbytes` at `addr` for an API call (`role`: what the bytes are to the call, for the
+    message when they run past the end of their buffer: `overrun`)."""
     if rt.caller.gate is not None:
         rt.runtime_layer()
-    return rt.space.resolve(addr, max(nbytes, 1))
+    try:
+        return rt.space.resolve(addr, max(nbytes, 1))
+    except Overrun as e:
+        raise overrun(rt, e, role) from None
+
+
+# -- a call that would reach past the end of its buffer ------------------------------------------------------
+class _Told:
+    """The (API, call site) pairs whose overrun was said on stderr in this runtime: each is said once."""
+
+    def __init__(self, _rt):
+        self.sites: set = set()
+
+
+def overrun(rt: Core, err: Overrun, role: str) -> Overrun:
+    """A call would read or write past the end of a buffer (`err`, from the address space; `role`: "source",
+    "destination" or "memory"). The emulator refuses it (100000) and never touches the bytes beyond: on an NPU
+    the call would read (or overwrite) whatever lies there, and the program would go on with those bytes. The
+    code alone does not say why, so the first time a call site does it a line on stderr names the call, the
+    site (the script's file:line, a C program's file:line or function), the buffer and the overrun in bytes;
+    under the sanitizer it is a finding (`Sanitizer.overrun`). Returns `err`, for the caller to raise."""
+    from ..sanitize import sites
+
+    api = sites.current_api() or "an ACL call"
+    if role == "memory" and api.startswith("aclrtMemset"):  # (a fill writes the memory it is given)
+        role = "destination"
+    site = sites.user_site()
+    told = rt.family_state("overruns", _Told).sites
+    if (api, site) not in told:
+        told.add((api, site))
+        print(overrun_line(api, site, err, role), file=sys.stderr, flush=True)
+    rt.sanitize("overrun", err.region, err.offset, err.nbytes, role, api, site)
+    return err
+
+
+def overrun_line(api: str, site: tuple, err: Overrun, role: str) -> str:
+    """The line `overrun` says: the call, where, the buffer, the overrun, and what to do."""
+    from ..sanitize import sites
+
+    r = err.region
+    where = "" if site == sites.UNKNOWN else f"{sites.short(site)}: "
+    owner = f" (a {type(r.owner).__name__} object)" if r.owner is not None and r.kind == Region.PAGEABLE else ""
+    left = r.size - err.offset
+    what = f"its {role}, {err.nbytes} bytes at 0x{r.base + err.offset:x}, runs" if role != "memory" else \
+        f"its {err.nbytes} bytes at 0x{r.base + err.offset:x} run"
+    return (f"[acl-emu] {where}{api} refused ({err.name}, {err.code}): {what} {err.over} bytes past the end of "
+            f"{r.describe()}{owner}. On an NPU the call would {_beyond(role)} whatever lies past the buffer; "
+            f"acl-emu never reads or writes memory it does not know. Make the buffer {err.offset + err.nbytes} "
+            f"bytes, or pass at most the {left} bytes it holds from that address (said once per call site)")
+
+
+def _beyond(role: str) -> str:
+    return {"source": "read", "destination": "overwrite"}.get(role, "read or overwrite")
 
 
 def run_blocking(rt: Core, task: Task, access=None) -> None:

@@ -11,8 +11,9 @@ Checks (compute-sanitizer's racecheck, memcheck, initcheck and synccheck, for th
   copy; 2-D copies row by row at any height;
 - host: the host and queued work: reading a destination or writing a source before the copy is known complete,
   a copy's source changed before a host thread waited for the copy (fingerprints at the enqueue and at that
-  wait, functional mode), freeing or unregistering memory queued work uses, using freed memory, destroying a
-  stream or releasing a device with work pending, waiting on an event never recorded;
+  wait, functional mode), freeing or unregistering memory queued work uses, using freed memory, a call reaching
+  past the end of its buffer, destroying a stream or releasing a device with work pending, waiting on an event
+  never recorded;
 - init: device bytes read (a copy's source, a kernel argument declared read) that nothing wrote.
 
 The runtime calls the sanitizer's hooks (checker.Sanitizer) when one is configured; otherwise nothing is

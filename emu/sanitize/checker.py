@@ -19,7 +19,8 @@ From these it keeps vector clocks (clocks.py) and, per allocation, the accesses 
   copy (a fingerprint at the enqueue, checked at the wait that first orders the copy before a host thread,
   or at the end of the run: by happens-before, not by the order this run took; functional mode only);
   freeing or unregistering memory queued work uses; using freed memory (the address space's record of
-  recent frees, `_used_after_free`); destroying a stream or releasing a device with work the host has not
+  recent frees, `_used_after_free`); a call reaching past the end of its buffer (refused, `overrun`);
+  destroying a stream or releasing a device with work the host has not
   waited for; waiting on an event never recorded;
 - init: device bytes read (a copy's source, a kernel argument declared read) that nothing wrote.
 Each is reported once per pair of call sites (and counted).
@@ -413,6 +414,17 @@ class Sanitizer:
         self._report(kind, "host", [free, now], [WRITE, READ | WRITE], _Freed(base, end, what), lo,
                      min(lo + max(nbytes, 1), end - base))
 
+    def overrun(self, region, offset: int, nbytes: int, role: str, api: str, site: tuple) -> None:
+        """An API call was refused because `nbytes` at `offset` of `region` run past its end
+        (`emu.runtime.transfer.overrun`; `role`: "source", "destination" or "memory"): on an NPU it would have
+        read or written whatever lies there."""
+        if not self.check_host:
+            return
+        now = self._host_op(api, site)
+        mode = READ if role == "source" else WRITE if role == "destination" else READ | WRITE
+        self._report("out-of-bounds", "host", [now], [mode], region, offset, offset + nbytes,
+                     over=offset + nbytes - region.size, role=role)
+
     def stream_destroyed(self, s, waits: bool) -> None:
         """aclrtDestroyStream(Force): work the host has not waited for is a hazard; the non-force call then
         waits for it."""
@@ -787,7 +799,7 @@ def _kind_of(first: Op, first_mode: int, second: Op, second_mode: int) -> tuple[
 
 
 _BY_KIND_AND_SITES = ("uninitialized-read", "wait-unrecorded-event", "free-while-in-use", "unregister-while-in-use",
-                      "batch-overlap", "use-after-free", "double-free")
+                      "batch-overlap", "use-after-free", "double-free", "out-of-bounds")
 
 
 def _key(kind: str, tool: str, ops: list, possible: bool) -> tuple:

@@ -27,6 +27,7 @@ TITLES = {
     "reset-with-pending-work": "Device released with work the host has not waited for",
     "wait-unrecorded-event": "Wait on an event that was never recorded",
     "uninitialized-read": "Read of device memory that nothing wrote",
+    "out-of-bounds": "Access past the end of a buffer (the call was refused)",
 }
 
 class Finding:
@@ -143,6 +144,8 @@ def _roles(f: Finding) -> list[str]:
                 f"Entry {f.extra['entries'][1]} ({_mode_word(f.modes[1])})"]
     if k == "wait-unrecorded-event":
         return ["Wait"]
+    if k == "out-of-bounds":
+        return [{"source": "Read by", "destination": "Written by"}.get(f.extra.get("role"), "Used by")]
     return [_mode_word(m).capitalize() or "Call" for m in f.modes]
 
 
@@ -165,6 +168,8 @@ def missing_edge(f: Finding) -> str:
         return (f"nothing was recorded on the event{made} before this wait, so it orders nothing: record it "
                 f"(aclrtRecordEvent) on the stream to wait for, after the work to wait for, before the "
                 f"aclrtStreamWaitEvent")
+    if k == "out-of-bounds":
+        return _past_the_end(f, a.api, sa)
     if k == "uninitialized-read":
         alloc = f.extra.get("alloc")
         made = f" (allocated by {alloc.api} at {sites.short(alloc.site)})" if alloc is not None else ""
@@ -210,6 +215,18 @@ def missing_edge(f: Finding) -> str:
                 f"{host.api} at {sites.short(host.site)}: synchronize {st} (aclrtSynchronizeStream), or an "
                 f"event recorded after the {task.api} (aclrtSynchronizeEvent), before it")
     return _race_edge(f)
+
+
+def _past_the_end(f: Finding, api: str, site: str) -> str:
+    """What to do about a call reaching past the end of its buffer (an out-of-bounds finding)."""
+    over, n = f.extra["over"], f.hi - f.lo
+    role = f.extra.get("role", "memory")
+    hold = n - over
+    beyond = {"source": "read", "destination": "overwrite"}.get(role, "read or overwrite")
+    return (f"the {api} at {site} reaches {over} bytes past the end of the buffer with its {role} ({n} bytes "
+            f"from offset {f.lo}; the buffer holds {hold} from there). The emulator refused it with 100000; on an "
+            f"NPU it would {beyond} whatever lies past the buffer and go on. Make the buffer {f.hi} bytes, or "
+            f"pass at most {hold}")
 
 
 def _the_wait(op) -> str:
@@ -332,6 +349,8 @@ def _bytes(f: Finding) -> str:
     exact = "" if f.extra.get("exact", True) else " (to the fingerprint's block)"
     if f.pieces > 1:
         return f"{n} bytes in {f.pieces} pieces within {where}{exact}, offset {f.lo} of {f.region}"
+    if f.kind == "out-of-bounds":
+        return f"{n} bytes at {where}, offset {f.lo} of {f.region}: {f.extra['over']} bytes past its end"
     return f"{n} bytes at {where}{exact}, offset {f.lo} of {f.region}"
 
 
@@ -351,7 +370,7 @@ def lines(f: Finding) -> list[str]:
     seen = observed(f)
     if seen:
         out.extend(_wrap("In this run: ", seen))
-    out.extend(_wrap("Missing edge: ", f.missing_edge))
+    out.extend(_wrap("Fix: " if f.kind == "out-of-bounds" else "Missing edge: ", f.missing_edge))
     if f.count > 1:
         out.append(f"    (seen {f.count} times)")
     return out
@@ -431,6 +450,9 @@ def finding_dict(f: Finding) -> dict:
             d["memory"]["allocated_by"] = {"api": alloc.api, "site": sites.short(alloc.site)}
     if f.kind == "batch-overlap":
         d["entries"] = list(f.extra["entries"])
+    if f.kind == "out-of-bounds":
+        d["memory"]["past_end"] = f.extra["over"]
+        d["memory"]["role"] = f.extra.get("role", "memory")
     if f.kind == "wait-unrecorded-event":
         handle, created = f.extra.get("event", (0, None))
         d["event"] = {"handle": handle, "created_at": sites.short(created) if created else None}
