@@ -101,14 +101,21 @@ def _code(fn, *args) -> int:
 
 
 def _batch(proto, types):
-    """aclrtMemcpyBatch and its three twins: the arrays read from the program's memory; failIndex (where the
-    C form has it) written on success and on failure, SIZE_MAX when no entry is to blame."""
+    """aclrtMemcpyBatch and its three twins: the arrays read from the program's memory. failIndex (where the C form
+    has it), as hicann/runtime writes it: null, 100000 before anything else (memory.cpp aclrtMemcpyBatchImpl /
+    aclrtMemcpyBatchAsyncImpl); SIZE_MAX when every size is 0 (MemcpyBatchImpl); left as it was by a failure
+    before the runtime's parameter checks (the ACL layer's, the chip gate, the stream handle: the BatchError's
+    fail_index is None, as is an array the library refuses to read); else SIZE_MAX (ApiErrorDecorator::
+    MemcpyBatch / MemcpyBatchAsync write it first), or the entry that failed (ApiImpl::MemcpyBatch,
+    LoopMemcpyAsync, ApiImplDavid::BatchMemcpyAsync)."""
     fn = getattr(rt, _runtime_name(proto.name))
     with_fail_index = any(p.name == "failIndex" for p in proto.params)
     with_stream = proto.params[-1].name == "stream"
 
     def handler(dsts, dest_maxs, srcs, sizes, count, attrs, indexes, num_attrs, *rest):
         fail_at = rest[0] if with_fail_index else 0
+        if with_fail_index and fail_at == 0:
+            return marshal.null_output(proto.name, "failIndex")
         stream = rest[-1] if with_stream else None
         try:
             args = [_array(dsts, count, ctypes.c_uint64), _array(dest_maxs, count, _SIZE_T),
@@ -116,8 +123,9 @@ def _batch(proto, types):
                     _batch_attrs(attrs, num_attrs), _array(indexes, num_attrs, _SIZE_T), num_attrs]
             fn(*args, *(() if stream is None else (stream,)))
         except AclError as e:
-            if fail_at:
-                marshal.write(fail_at, _SIZE_T, getattr(e, "fail_index", SIZE_MAX))
+            written = getattr(e, "fail_index", None)
+            if fail_at and written is not None:
+                marshal.write(fail_at, _SIZE_T, written)
             return e.code
         if fail_at:
             marshal.write(fail_at, _SIZE_T, SIZE_MAX)

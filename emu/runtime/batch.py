@@ -37,8 +37,20 @@ AT_ONCE_FROM = 16  # entries from which the checks run at once: below it numpy's
 _DEVICE = int(Location.DEVICE)  # (a plain int: numpy compares with it without an enum's attribute lookup)
 
 
+# failIndex of a failure before the runtime's parameter checks (ApiErrorDecorator::MemcpyBatch / MemcpyBatchAsync
+# write SIZE_MAX first, SetFailIndex): the ACL layer's checks (memory.cpp MemcpyBatchImpl, ValidateMemcpyBatchParams),
+# the chip gate and the stream handle (api_c_memory.cc rtsMemcpyBatch / rtsMemcpyBatchAsync) write none, so the C
+# caller's failIndex keeps the value it had.
+UNWRITTEN = None
+
+
 def _bad(code: int, message: str, index: int = SIZE_MAX):
     raise BatchError(code, message, index)
+
+
+def _before_the_decorator(code: int, message: str):
+    """A failure whose failIndex is UNWRITTEN."""
+    raise BatchError(code, message, UNWRITTEN)
 
 
 def _loc(attr: dict, key: str, i: int) -> tuple[int, int]:
@@ -79,27 +91,27 @@ def _size_ts(values):
 def _acl_layer(dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, num_attrs,
                cols: "_Columns | None") -> bool:
     """memory.cpp MemcpyBatchImpl / ValidateMemcpyBatchParams; False means the all-zero shortcut. cols: the
-    arrays as columns (`_columns`), when they all are integers."""
+    arrays as columns (`_columns`), when they all are integers. Its failures write no failIndex (UNWRITTEN)."""
     if sizes is None:
-        _bad(ACL_ERROR_INVALID_PARAM, "sizes is null")
+        _before_the_decorator(ACL_ERROR_INVALID_PARAM, "sizes is null")
     if count == 0:
-        _bad(ACL_ERROR_INVALID_PARAM, "numBatches is 0")
+        _before_the_decorator(ACL_ERROR_INVALID_PARAM, "numBatches is 0")
     for name, arr, n in (("dsts", dsts, count), ("destMaxs", dest_maxs, count), ("srcs", srcs, count),
                          ("sizes", sizes, count), ("attrs", attrs, num_attrs),
                          ("attrsIndexes", attrs_indexes, num_attrs)):
         if arr is not None and len(arr) != n:  # the binding's own rule (docs/api.md, the pyACL facade)
-            _bad(ACL_ERROR_INVALID_PARAM, f"{name} has {len(arr)} entries, not {n}")
+            _before_the_decorator(ACL_ERROR_INVALID_PARAM, f"{name} has {len(arr)} entries, not {n}")
     if not (cols.n.any() if cols is not None else any(s != 0 for s in sizes)):
         return False
     for name, arr in (("dsts", dsts), ("destMaxs", dest_maxs), ("srcs", srcs), ("attrs", attrs),
                       ("attrsIndexes", attrs_indexes)):
         if arr is None:
-            _bad(ACL_ERROR_INVALID_PARAM, f"{name} is null")
+            _before_the_decorator(ACL_ERROR_INVALID_PARAM, f"{name} is null")
     if cols is None or cols.m is None or not (cols.m >= cols.n).all():
         _dest_max_checks(dest_maxs, sizes)
     for k, a in enumerate(attrs):
         if not _zero_rsv(a):
-            _bad(ACL_ERROR_INVALID_PARAM, f"attrs[{k}].rsv must be 16 zero bytes")
+            _before_the_decorator(ACL_ERROR_INVALID_PARAM, f"attrs[{k}].rsv must be 16 zero bytes")
     return True
 
 
@@ -122,10 +134,11 @@ def _zero_rsv(attr) -> bool:
 
 
 def _dest_max_checks(dest_maxs, sizes) -> None:
-    """ValidateMemcpyBatchParams: destMaxs[i] < sizes[i] fails at the first such i."""
+    """ValidateMemcpyBatchParams: destMaxs[i] < sizes[i] fails at the first such i (naming it in the message only:
+    the ACL layer writes no failIndex)."""
     for i, (m, s) in enumerate(zip(dest_maxs, sizes)):
         if m < s:
-            _bad(ACL_ERROR_INVALID_PARAM, f"destMaxs[{i}] = {m} < sizes[{i}] = {s}", i)
+            _before_the_decorator(ACL_ERROR_INVALID_PARAM, f"destMaxs[{i}] = {m} < sizes[{i}] = {s}")
 
 
 def _attr_checks(count: int, attrs_indexes, num_attrs: int, sync: bool) -> None:
@@ -605,14 +618,15 @@ def _run_batch(rt: Core, entries: _Entries, what: str) -> None:
 
 
 def _runtime_entry(rt: Core, stream: int | None, what: str) -> None:
-    """rtsMemcpyBatch / rtsMemcpyBatchAsync: the chip check, then (async) the stream handle."""
+    """rtsMemcpyBatch / rtsMemcpyBatchAsync: the chip check, then (async) the stream handle; before the decorator,
+    so their failures write no failIndex."""
     try:
         rt.gate(what)
         rt.feature_gate()
         if stream is not None:
             rt.check_stream_handle(stream)
     except AclError as e:
-        _bad(e.code, e.message)
+        _before_the_decorator(e.code, e.message)
 
 
 def _few(plans: list[transfer.CopyPlan]) -> bool:
@@ -768,7 +782,9 @@ def _batch(rt: Core, dsts, dest_maxs, srcs, sizes, count, attrs, attrs_indexes, 
 def memcpy_batch(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs) -> int:
     """Copy `num_batches` entries (`sizes[i]` bytes from `srcs[i]` to `dsts[i]`) and block this thread until
     all are done (aclrtMemcpyBatch); returns failIndex: SIZE_MAX, no entry failed. A failure raises
-    BatchError, whose `fail_index` is the entry concerned (SIZE_MAX when none is).
+    BatchError, whose `fail_index` is the entry concerned (SIZE_MAX when none is; None when the call failed
+    before the runtime's parameter checks, in the ACL layer, at the chip gate or at the stream handle: there the
+    C API leaves the caller's failIndex as it was).
 
     Each entry is host-to-device or device-to-host, its locations those of the attribute covering it:
     attrs[k] ({"dst_loc": {"type", "id"}, "src_loc": ..., "rsv": 16 zero bytes}) covers the entries from
@@ -783,7 +799,8 @@ def memcpy_batch(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, att
 def memcpy_batch_async(rt: Core, dsts, dest_maxs, srcs, sizes, num_batches, attrs, attrs_indexes, num_attrs,
                        stream: int = 0) -> int:
     """Queue a batch copy (as aclrtMemcpyBatch) on `stream` (aclrtMemcpyBatchAsync); returns failIndex
-    (SIZE_MAX); a failure raises BatchError with `fail_index`.
+    (SIZE_MAX); a failure raises BatchError with `fail_index` (as aclrtMemcpyBatch's: None before the runtime's
+    parameter checks).
 
     Except on UB hosts (checked whole, then queued as one batch) entries are checked and queued one by one,
     so a failing entry leaves the earlier ones queued; an entry with pageable memory drains the stream and

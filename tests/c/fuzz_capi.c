@@ -59,6 +59,7 @@
 #define FIRST_FAILS 12
 #define BIG ((size_t)1 << 63)     /* beyond any user address: never taken as the program's memory */
 #define NO_SIZE ((size_t)-1)
+#define KEPT_INDEX ((size_t)12345) /* a batch's failIndex before the call: what a failure that writes none leaves */
 
 #define E_PARAM 100000   /* ACL_ERROR_INVALID_PARAM */
 #define E_RT_PARAM 107000
@@ -1330,8 +1331,10 @@ static void batch_call(Thread *T, Batch *B, int again)
         srcs[j] = ends[2 * j + 1].p;
     }
     /* copy2d_batch_descriptors.md B1-B23: the checks of the arguments, then entry by entry; failIndex names the
-     * entry to blame, else SIZE_MAX. A synchronous batch copies all its entries or none; an asynchronous one has
-     * done or queued the entries before the one that fails. */
+     * entry to blame, else SIZE_MAX; a failure before the runtime's parameter checks (the ACL layer's B1-B6, the
+     * stream handle B8) leaves it as it was (KEPT_INDEX: ApiErrorDecorator::MemcpyBatchAsync writes SIZE_MAX
+     * first). A synchronous batch copies all its entries or none; an asynchronous one has done or queued the
+     * entries before the one that fails. */
     Expect e = OK;
     size_t fail_at = NO_SIZE, done = 0;
     int all_zero = 1;
@@ -1341,12 +1344,16 @@ static void batch_call(Thread *T, Batch *B, int again)
         for (size_t j = 0; j < count && !e.code; j++)
             if (dmax[j] < sizes[j]) {
                 e = exact(E_PARAM);
-                fail_at = j;
+                fail_at = KEPT_INDEX;
             }
-        if (!e.code && B->rsv_bad && passed_attrs)
+        if (!e.code && B->rsv_bad && passed_attrs) {
             e = exact(E_PARAM);
-        if (!e.code && async && !stream_ok(&sp))
+            fail_at = KEPT_INDEX;
+        }
+        if (!e.code && async && !stream_ok(&sp)) {
             e = exact(E_HANDLE);
+            fail_at = KEPT_INDEX;
+        }
         if (!e.code && passed_attrs == 0)
             e = exact(E_RT_PARAM);
         if (!e.code && B->idx_bad)
@@ -1406,7 +1413,7 @@ static void batch_call(Thread *T, Batch *B, int again)
                        attrs[k].dstLoc.id, (int)attrs[k].srcLoc.type, attrs[k].srcLoc.id);
     note(T, "%s; numAttrs %zu%s%s%s)", desc, passed_attrs, B->rsv_bad ? ", rsv not 0" : "", async ? ", " : "",
          async ? sp.name : "");
-    size_t fail_index = 12345;
+    size_t fail_index = KEPT_INDEX;
     int got;
     switch (B->api) {
     case A_aclrtMemcpyBatch:
