@@ -22,10 +22,12 @@ import ctypes
 import os
 import sys
 import warnings
+import weakref
 from collections import deque
 
 import numpy as np
 
+from .arena import PAGE, Arena
 from .constants import Location
 from .errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION, AclError
 
@@ -46,6 +48,9 @@ FREED_KEPT = 256  # the latest frees remembered, here and by the sanitizer, for 
 # free (refused and reported); once given back, malloc may hand them out again and they are the program's own.
 HELD_BYTES = 64 << 20
 HOST_PAGE = 4096
+# A device's arena (emu.arena) spans this many times its memory: the allocator's best fit keeps allocations low
+# in the window, and one placed above the arena is ordinary host memory, which kernels cannot reach.
+ARENA_CAPACITIES = 4
 HUGE_PAGE = 2 << 20
 HUGE_1G = 1 << 30
 
@@ -54,7 +59,7 @@ class Region:
     """A contiguous range of addresses and the bytes behind it."""
 
     __slots__ = ("base", "size", "end", "kind", "is_device", "location", "device", "end_device", "page_size", "owner",
-                 "_buf", "freed", "origin", "va_flag", "virtual", "budget", "readonly")
+                 "_buf", "freed", "origin", "va_flag", "virtual", "budget", "readonly", "arena")
 
     DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
 
@@ -81,6 +86,7 @@ class Region:
         self.virtual = False  # timing-only: an address range with no bytes behind it
         self.budget: "HostBudget | None" = None  # device memory: counts its bytes here when first touched
         self.readonly = False  # pageable memory the program showed read-only (bytes, a read-only array)
+        self.arena: Arena | None = None  # device memory: where its bytes lie, at a fixed host address (emu.arena)
 
     @property
     def materialized(self) -> bool:
@@ -102,7 +108,7 @@ class Region:
         if budget is not None:
             budget.take(self.size, what)
         try:
-            return host_bytes(self.size, what)
+            return host_bytes(self.size, what, self.arena, self.base - window_of(self.device or 0))
         except AclError:
             if budget is not None:
                 budget.give(self.size)
@@ -147,6 +153,10 @@ class Overrun(AclError):
 
     def __reduce__(self):  # (pickled, e.g. out of a child process: the code and message, as any AclError)
         return AclError, (self.code, self.message)
+
+
+def _page_up(n: int) -> int:
+    return -(-n // PAGE) * PAGE
 
 
 def _address_of(arr: np.ndarray) -> int:
@@ -567,11 +577,12 @@ def _resident_bytes() -> int | None:
         return None
 
 
-def host_bytes(nbytes: int, what: str) -> np.ndarray:
-    """`nbytes` zeroed bytes of host RAM for `what`, or AclError 207001 when the host cannot give them (numpy's
-    MemoryError: an address-space limit such as `ulimit -v`, or no memory left), never the MemoryError."""
+def host_bytes(nbytes: int, what: str, arena: Arena | None = None, offset: int = 0) -> np.ndarray:
+    """`nbytes` zeroed bytes of host RAM for `what` (at `offset` in `arena`, if given), or AclError 207001 when
+    the host cannot give them (a MemoryError: an address-space limit such as `ulimit -v`, or no memory left),
+    never the MemoryError."""
     try:
-        return np.zeros(nbytes, dtype=np.uint8)
+        return np.zeros(nbytes, dtype=np.uint8) if arena is None else arena.view(offset, nbytes)
     except (MemoryError, ValueError) as exc:  # ValueError: more than an array can hold
         raise AclError(ACL_ERROR_RT_MEMORY_ALLOCATION,
                        f"{what}: the host could not give {nbytes} bytes ({type(exc).__name__}: "
@@ -647,6 +658,7 @@ class AddressSpace:
         self._recent: tuple[Region, Region] = (self._none, self._none)
         self.windows = [_Window(DEVICE_BASE + d * DEVICE_WINDOW, DEVICE_WINDOW) for d in range(num_devices)]
         self.capacity = capacity
+        self._arenas: dict[int, Arena | None] = {}  # device: where its functional allocations' bytes lie
         self.used = [0] * num_devices
         self._pageable = 0
         self._pageable_bases: set[int] = set()  # the live pageable regions' bases, for `_prune`
@@ -839,9 +851,23 @@ class AddressSpace:
         r = Region(base, nbytes, Region.DEVICE, device=device, page_size=page_size, origin=origin)
         r.virtual = not (self.functional if functional is None else functional)
         r.budget = self.budget  # its bytes are counted when first touched
+        if not r.virtual:
+            arena = self.arena(device)
+            if arena is not None and arena.holds(base - window_of(device), nbytes):
+                r.arena = arena
         self.used[device] += nbytes
         self._insert(r)
         return r
+
+    def arena(self, device: int) -> Arena | None:
+        """Where `device`'s bytes lie (reserved at its first functional allocation): ARENA_CAPACITIES times
+        the device's memory of addresses, or None where the system refuses them (see emu.arena)."""
+        if device not in self._arenas:
+            arena = self._arenas[device] = Arena.reserve(min(DEVICE_WINDOW, ARENA_CAPACITIES * _page_up(
+                self.capacity)))
+            if arena is not None:
+                weakref.finalize(self, arena.release)
+        return self._arenas[device]
 
     def free_device(self, r: Region) -> None:
         self._forget(r)
@@ -849,6 +875,8 @@ class AddressSpace:
         self.used[r.device] -= r.size
         if r._buf is not None:
             self.budget.give(r.size)
+            if r.arena is not None:
+                r.arena.clear(r.base - window_of(r.device), r.size)
         r.freed = True
         r._buf = None
 
@@ -1035,6 +1063,11 @@ def size_t(n: int) -> int:
     """A size as C's size_t holds it: a negative Python int is the huge unsigned value it would be in C (which
     no allocation can satisfy), never a negative region."""
     return n % (1 << 64) if n < 0 else n
+
+
+def window_of(device: int) -> int:
+    """The first address of `device`'s window."""
+    return DEVICE_BASE + device * DEVICE_WINDOW
 
 
 def is_device_address(addr: int) -> bool:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import emu
+import emu.arena
 import emu.memory
 from emu import kernels
 from emu.acl._bind import bind
@@ -243,6 +244,7 @@ def test_host_bytes_turns_numpys_memory_error_into_207001(monkeypatch):
 
     assert host_bytes(16, "x").nbytes == 16
     monkeypatch.setattr(emu.memory.np, "zeros", no_ram)
+    monkeypatch.setattr(emu.arena.Arena, "view", no_ram)  # (device memory's bytes: emu.arena)
     with pytest.raises(AclError) as e:
         host_bytes(1 << 40, "device 0 memory")
     assert e.value.code == ACL_ERROR_RT_MEMORY_ALLOCATION and "ulimit -v" in str(e.value)
