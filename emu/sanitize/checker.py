@@ -142,7 +142,12 @@ def _api_of(task) -> str:
         if label.startswith("wait event"):
             return "aclrtStreamWaitEvent"
         if label.startswith("callback"):
-            return f"aclrtLaunchCallback ({label[9:]})"
+            name = label[9:]
+            if sites.foreign is not None and not name.isidentifier():
+                # a C program's callback runs through the library's own Python function, whose name is none of
+                # the program's: the report names the program's call site of aclrtLaunchCallback instead
+                return "aclrtLaunchCallback"
+            return f"aclrtLaunchCallback ({name})"
     return label
 
 
