@@ -184,7 +184,8 @@ def _check_groups(rt) -> None:
 def _contents() -> list[str]:
     """The intro and the contents list; its titles are the page's "## " sections, in order."""
     sections = ["emu", "The pyACL facade (emu.acl)", "emu.runtime: module functions",
-                *(title for title, _ in GROUPS), "Helpers (not ACL APIs)", "Classes", "The runtime object"]
+                *(title for title, _ in GROUPS), "Helpers (not ACL APIs)", "Classes", "The runtime object",
+                "The C library (libascendcl.so)"]
     out = [INTRO.format(command=COMMAND), "## Contents", ""]
     return out + [f"- [{t}](#{_anchor(t)})" for t in sections] + [""]
 
@@ -260,8 +261,10 @@ def render() -> str:
     from emu import runtime as rt
 
     _check_groups(rt)
+    from emu.capi import bridge
+
     out = [*_contents(), *_package_section(emu, rt), FACADE, *_runtime_functions_section(rt), *_api_sections(rt),
-           *_classes_section(rt, errors), *_runtime_object_section(rt)]
+           *_classes_section(rt, errors), *_runtime_object_section(rt), *bridge.api_section()]
     return "\n".join(out).rstrip("\n") + "\n"
 
 

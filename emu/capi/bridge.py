@@ -43,7 +43,7 @@ def generic(proto: build.Prototype, fn, types: dict[str, str], failed=0):
     positions = [i for i, _ in reads]
     name = proto.name
     value_of = None if proto.returns == "aclError" else (
-        marshal.c_string if proto.returns == "const char *" else int)
+        marshal.c_string if proto.returns == "const char *" else marshal.double_bits if proto.kind == "f" else int)
 
     def handler(*args):
         for out in outputs:
@@ -68,22 +68,110 @@ def generic(proto: build.Prototype, fn, types: dict[str, str], failed=0):
     return handler
 
 
+# What a function outside the emulator's scope that returns no aclError gives back, beside its message: the
+# reference's own value for the only argument a program can hold from the emulator, which makes no tensor
+# description (aclCreateTensorDesc fails, NULL): a null one (hicann/ge api/acl/acl_model/types/
+# acl_model_tensor_desc_internal.cpp, aclGetTensorDesc*Impl's `desc == nullptr` branches). A function returning a
+# pointer gives NULL, the reference's failure value (aclCreateTensorDescImpl, aclrtCreateBinary...); one returning
+# nothing does nothing. Any other function the headers declare that returns a number must be emulated or listed
+# here (`_not_emulated` refuses to make a handler otherwise, and tests/test_conformance_capi_computed.py says so).
+NOT_EMULATED_VALUES = {
+    "aclGetTensorDescType": -1,  # ACL_DT_UNDEFINED
+    "aclGetTensorDescFormat": -1,  # ACL_FORMAT_UNDEFINED
+    "aclGetTensorDescSize": 0,
+    "aclGetTensorDescElementCount": 0,
+    "aclGetTensorDescNumDims": 0,
+    "aclGetTensorDescName": "",  # (aclGetTensorDescNameImpl: "" for a null description)
+}
+
+SCOPE = ("acl-emu runs ACL's devices, contexts, streams, events, memory, copies, fills, host registration, peer "
+         "access, graph capture, callbacks and declared models; see docs/api.md, 'The C library'")
+
+
+def not_emulated_value(proto: build.Prototype):
+    """What the handler of a function outside the scope returns: ACL_ERROR_API_NOT_SUPPORT for an aclError
+    function, NOT_EMULATED_VALUES' value, NULL (0) for a pointer, None for nothing; a ValueError for a function
+    returning a number with no value listed (the library would otherwise make one up)."""
+    if proto.returns == "aclError":
+        return ACL_ERROR_API_NOT_SUPPORT
+    if proto.name in NOT_EMULATED_VALUES:
+        return NOT_EMULATED_VALUES[proto.name]
+    if proto.kind == "p":
+        return 0
+    if proto.kind == "v":
+        return None
+    raise ValueError(f"{proto.name} returns {proto.returns}: emulate it, or list the reference's failure value in "
+                     f"emu.capi.bridge.NOT_EMULATED_VALUES")
+
+
 def _not_emulated(proto: build.Prototype):
-    """The handler of a function outside the emulator's scope: a message naming it on the first call, and
-    ACL_ERROR_API_NOT_SUPPORT (or a null pointer / zero for a function returning no code)."""
+    """The handler of a function outside the emulator's scope: a message naming it on the first call (on every call
+    from aclGetRecentErrMsg), and `not_emulated_value`."""
     told = []
-    message = (f"acl-emu: {proto.name} is not emulated (acl-emu covers ACL's memory, stream, event, device and "
-               f"callback APIs; see its README, 'C and C++ programs')")
+    message = f"acl-emu: {proto.name} is not emulated ({SCOPE})"
+    value = not_emulated_value(proto)
+    result = marshal.c_string(value) if isinstance(value, str) else 0 if value is None else value
 
     def handler(*args):
         set_recent_error(message)
         if not told:
             told.append(True)
             print(message, file=sys.stderr, flush=True)
-        return ACL_ERROR_API_NOT_SUPPORT if proto.returns == "aclError" else 0
+        return result
 
     handler.__name__ = proto.name
     return handler
+
+
+def scope() -> dict[str, str]:
+    """{name: how the library answers it} for every function the headers declare, in their order: "runtime" (the
+    runtime function pyACL's facade calls, `emu.runtime.APIS`), "library" (a handler of its own: special.SPECIAL;
+    aclAppLog, written in native.c) or "not emulated"."""
+    declared = {d.acl for d in _runtime.APIS}
+    out = {p.name: ("not emulated" if p.name in special.NOT_EMULATED else "library" if p.name in special.SPECIAL
+                    else "runtime" if p.name in declared else "not emulated")
+           for p in build.prototypes()}
+    out["aclAppLog"] = "library"
+    return out
+
+
+def _value_text(proto: build.Prototype) -> str:
+    value = not_emulated_value(proto)
+    if value == ACL_ERROR_API_NOT_SUPPORT and proto.returns == "aclError":
+        return "200001"
+    if value is None:
+        return "nothing done"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return "NULL" if proto.kind == "p" else str(value)
+
+
+def api_section() -> list[str]:
+    """docs/api.md's section on the C library (emu.apidoc): what each function the headers declare does, made from
+    the headers and `scope`, so that the page lists every function that is not emulated and what it returns."""
+    protos = {p.name: p for p in build.prototypes()}
+    kinds = scope()
+    runtime = [n for n, k in kinds.items() if k == "runtime"]
+    library = sorted(n for n, k in kinds.items() if k == "library")
+    missing = [protos[n] for n, k in kinds.items() if k == "not emulated"]
+    by_value: dict[str, list[str]] = {}
+    for p in missing:
+        by_value.setdefault(_value_text(p), []).append(p.name)
+    out = ["## The C library (libascendcl.so)", "",
+           f"`emu/capi`: every function the shipped headers declare ({len(kinds)}) links. Each one either computes its",
+           "result or fails saying so; none returns a value it did not compute.", "",
+           f"- **Through the runtime** ({len(runtime)}): the functions of the sections above, by their ACL name, with "
+           "pyACL's codes and bytes.",
+           f"- **In the library** ({len(library)}): C arrays, structs, callbacks and strings read or written by a "
+           "handler of their own, or computed there: " + ", ".join(f"`{n}`" for n in library) + ". "
+           "`aclFloatToFloat16` and `aclFloat16ToFloat` convert as the reference does (emu/runtime/fp16.py: the "
+           "half saturates at 65504, and an infinity or NaN half reads as 65536 or more); the exception-info "
+           "getters read the `rtExceptionInfo` they are given (0xFFFFFFFF for a null one).",
+           f"- **Not emulated** ({len(missing)}): each call sets aclGetRecentErrMsg to `acl-emu: <name> is not emulated "
+           "(...)`, and the first also prints it on stderr. What each returns:", ""]
+    for value, names in by_value.items():
+        out += [f"  - {value}: " + ", ".join(f"`{n}`" for n in names)]
+    return out + [""]
 
 
 def handlers(names: tuple[str, ...]) -> list:

@@ -5,6 +5,7 @@ Shared by the generic handlers (bridge.py) and the hand-written ones (special.py
 from __future__ import annotations
 
 import ctypes
+import sys
 
 from ..errors import ACL_ERROR_INVALID_PARAM, set_recent_error
 from . import build
@@ -49,6 +50,12 @@ def pointee(param: build.Param, types: dict[str, str]):
 
 def write(address: int, ctype, value) -> None:
     ctype.from_address(address).value = int(value) if ctype not in (ctypes.c_float, ctypes.c_double) else value
+
+
+def double_bits(value: float) -> int:
+    """A function's floating-point result as native.c takes it back: the 64 bits of the double, as an int (the
+    generated function turns them into the double, then into its return type)."""
+    return int.from_bytes(ctypes.c_double(value), sys.byteorder)
 
 
 def string(address: int) -> str | None:

@@ -10,6 +10,7 @@ import threading
 
 from .. import runtime as rt
 from ..constants import SIZE_MAX
+from ..runtime import fp16
 from ..errors import ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_INVALID_PARAM, AclError, recent_error, set_recent_error
 from . import marshal
 
@@ -302,6 +303,47 @@ def _no_kernels(proto, types):
     return handler
 
 
+def _float_to_float16(proto, types):
+    """aclFloatToFloat16: the half of a float as the reference rounds it (emu.runtime.fp16.float_to_float16:
+    fp16_impl.cpp FloatToFp16, which saturates)."""
+    def handler(value):
+        return fp16.float_to_float16(value)
+
+    return handler
+
+
+def _float16_to_float(proto, types):
+    """aclFloat16ToFloat: the float of a half as the reference reads it (emu.runtime.fp16.float16_to_float:
+    fp16_impl.cpp Fp16ToFloat, which keeps no infinity or NaN)."""
+    def handler(value):
+        return marshal.double_bits(fp16.float16_to_float(value))
+
+    return handler
+
+
+INVALID_EXCEPTION_INFO = 0xFFFFFFFF  # callback.cpp ACL_ERROR_INVALID_EXCEPTION_INFO
+# rtExceptionInfo (hicann/runtime pkg_inc/runtime/rt_external_base.h): {uint32_t taskid, streamid, tid, deviceid,
+# retcode; ...}: each getter's field, by its offset
+_EXCEPTION_FIELDS = {"aclrtGetTaskIdFromExceptionInfo": 0, "aclrtGetStreamIdFromExceptionInfo": 4,
+                     "aclrtGetThreadIdFromExceptionInfo": 8, "aclrtGetDeviceIdFromExceptionInfo": 12,
+                     "aclrtGetErrorCodeFromExceptionInfo": 16}
+
+
+def _exception_field(proto, types):
+    """aclrtGet{TaskId,StreamId,ThreadId,DeviceId,ErrorCode}FromExceptionInfo (callback.cpp
+    aclrtGet*FromExceptionInfoImpl): 0xFFFFFFFF for a null info, else the field of the rtExceptionInfo given (the
+    emulator reports no task failure itself: an info a program holds is one it made)."""
+    offset = _EXCEPTION_FIELDS[proto.name]
+
+    def handler(info):
+        if info == 0:
+            set_recent_error(f"{proto.name}: info is null")
+            return INVALID_EXCEPTION_INFO
+        return ctypes.c_uint32.from_address(info + offset).value
+
+    return handler
+
+
 def _fill_dims(out: IODims, dims: dict) -> None:
     name = dims["name"].encode("utf-8", "replace")[:MAX_DIMS - 1]
     out.name = name
@@ -342,6 +384,8 @@ def _struct_out(structure, fill):
     return make
 
 
+NOT_EMULATED = {"aclrtLaunchKernel"}  # SPECIAL's handlers that only fail (with a message of their own)
+
 SPECIAL = {
     "aclmdlGetInputDims": _struct_out(IODims, _fill_dims), "aclmdlGetInputDimsV2": _struct_out(IODims, _fill_dims),
     "aclmdlGetOutputDims": _struct_out(IODims, _fill_dims),
@@ -359,4 +403,6 @@ SPECIAL = {
     "aclGetRecentErrMsg": _recent_error,
     "aclrtGetVersion": _version,
     "aclrtLaunchKernel": _no_kernels,
+    "aclFloatToFloat16": _float_to_float16, "aclFloat16ToFloat": _float16_to_float,
+    **{name: _exception_field for name in _EXCEPTION_FIELDS},
 }
