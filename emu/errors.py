@@ -87,7 +87,9 @@ ACL_ERROR_RT_STREAM_NOT_COMPLETE = 507004
 ACL_ERROR_RT_EVENT_NOT_COMPLETE = 507006
 ACL_ERROR_RT_CONTEXT_RELEASE_ERROR = 507007
 ACL_ERROR_RT_SYS_DMA = 507013
+ACL_ERROR_RT_AICORE_EXCEPTION = 507015
 ACL_ERROR_RT_DEV_SETUP_ERROR = 507033
+ACL_ERROR_RT_VECTOR_CORE_EXCEPTION = 507035
 ACL_ERROR_RT_STREAM_SYNC_TIMEOUT = 507046
 ACL_ERROR_RT_EVENT_SYNC_TIMEOUT = 507047
 ACL_ERROR_RT_COPY_DATA = 507052
@@ -127,6 +129,13 @@ class AclError(Exception):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.code}): {self.message}" if self.message else f"{self.name} ({self.code})"
+
+
+class DeviceException(AclError):
+    """A task failed on the device with `code` (an AI Core exception): the next synchronize of its stream
+    returns that code, where any other failure of a task returns 507899."""
+
+    warns = True
 
 
 class BatchError(AclError):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .. import capi, files
+from ..device import rewrite
 from . import build, session, toolkit
 
 _COMPILE_ONLY = ("-c", "-E", "-S", "-M", "-MM", "-fsyntax-only")
@@ -24,7 +25,20 @@ _COMPILE_ONLY = ("-c", "-E", "-S", "-M", "-MM", "-fsyntax-only")
 def compile_command(language: str, argv: list[str]) -> int:
     """`acl-emu cc ARGS` / `acl-emu c++ ARGS`: the compiler ($CC / $CXX, else cc / c++) with every argument
     passed through, the emulator's include folder added, and (unless only compiling) its library and an rpath
-    to it, so the program runs without LD_LIBRARY_PATH. --show prints the command instead of running it."""
+    to it, so the program runs without LD_LIBRARY_PATH. --show prints the command instead of running it.
+    `acl-emu c++` compiles kernel sources too (emu.device.rewrite.compile_args)."""
+    if language != "c++":
+        return _compile(language, argv)
+    with tempfile.TemporaryDirectory(prefix="acl-emu-kernels-") as work:
+        try:
+            argv = rewrite.compile_args(argv, Path(work))
+        except rewrite.NotEmulated as e:
+            sys.stderr.write(f"acl-emu c++: error: {e}\n")
+            return 1
+        return _compile(language, argv)
+
+
+def _compile(language: str, argv: list[str]) -> int:
     show = "--show" in argv
     argv = [a for a in argv if a != "--show"]
     variable = "CXX" if language == "c++" else "CC"

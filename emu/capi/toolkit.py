@@ -13,18 +13,107 @@ from __future__ import annotations
 import os
 import platform
 import shlex
+import sys
 from pathlib import Path
 
 from ..models.atomic import atomic_write
 from .build import INCLUDE, LIBRARY, library_dir
 
+HERE_PARENT = Path(__file__).resolve().parent.parent.parent  # the folder holding the package `emu`
 LIBRARY_NAMES = ("libascendcl.so", "libacl_rt.so", "libacl_dvpp.so")  # the names samples link: one library
 _ASCENDC_CMAKE = """\
-# acl-emu: ascendc.cmake of a CANN toolkit. Device code (AscendC kernels) is outside acl-emu's scope: a
-# sample that builds a kernel library stops here with this message; a sample without kernels never calls it.
-function(ascendc_library name)
-    message(FATAL_ERROR "acl-emu: ascendc_library(${name}): AscendC kernels are not emulated; acl-emu runs "
-                        "the host program's ACL calls (memory, streams, events, devices, callbacks)")
+# acl-emu: ascendc.cmake of a CANN toolkit. Kernel sources are compiled for the host (emu/device): each is rewritten
+# for the host compiler (python -m emu.device prepare: launches, traps, the aclrtlaunch_<kernel> stubs and headers)
+# and built against AscendC on the CPU (emu/device/include); the program's launches run on the emulator.
+set(ACL_EMU_PYTHON "@PYTHON@")
+set(ACL_EMU_PACKAGE_PARENT "@PACKAGE_PARENT@")
+set(ACL_EMU_DEVICE_INCLUDE "@DEVICE_INCLUDE@")
+set(ACL_EMU_TOOLKIT "@TOOLKIT@")
+
+function(_acl_emu_prepare target out_var)
+    set(gen_dir "${CMAKE_CURRENT_BINARY_DIR}/acl_emu/${target}")
+    set(inc_dir "${CMAKE_BINARY_DIR}/include/${target}")
+    file(MAKE_DIRECTORY "${gen_dir}" "${inc_dir}")
+    set(command "${CMAKE_COMMAND}" -E env "PYTHONPATH=${ACL_EMU_PACKAGE_PARENT}" "${ACL_EMU_PYTHON}" -m emu.device
+        prepare)
+    set(outputs)
+    foreach(src ${ARGN})
+        get_filename_component(path "${src}" ABSOLUTE)
+        get_filename_component(stem "${src}" NAME_WE)
+        set(out "${gen_dir}/${stem}.acl_emu.cpp")
+        # now, so that the headers are there before any source including them compiles; again when it changes
+        execute_process(COMMAND ${command} "${path}" --out-dir "${gen_dir}" --include-dir "${inc_dir}"
+                        RESULT_VARIABLE failed ERROR_VARIABLE said)
+        if(failed)
+            message(FATAL_ERROR "${said}")
+        endif()
+        add_custom_command(OUTPUT "${out}" COMMAND ${command} "${path}" --out-dir "${gen_dir}" --include-dir
+                           "${inc_dir}" DEPENDS "${path}" VERBATIM)
+        list(APPEND outputs "${out}")
+    endforeach()
+    set(${out_var} ${outputs} PARENT_SCOPE)
+endfunction()
+
+function(_acl_emu_kernel_target target)
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+    target_include_directories(${target} PRIVATE "${ACL_EMU_DEVICE_INCLUDE}"
+                               PUBLIC "$<BUILD_INTERFACE:${CMAKE_BINARY_DIR}/include/${target}>"
+                               "${ACL_EMU_TOOLKIT}/include")
+    target_compile_options(${target} PRIVATE -fno-strict-aliasing)
+    string(TOLOWER "${SOC_VERSION}" soc)
+    if(soc MATCHES "^ascend950")
+        target_compile_definitions(${target} PRIVATE __NPU_ARCH__=3510)
+    elseif(soc MATCHES "^ascend310p")
+        target_compile_definitions(${target} PRIVATE __NPU_ARCH__=2002)
+    else()
+        target_compile_definitions(${target} PRIVATE __NPU_ARCH__=2201)
+    endif()
+endfunction()
+
+function(ascendc_library target type)
+    string(TOUPPER "${type}" kind)
+    if(NOT kind MATCHES "^(SHARED|STATIC|OBJECT)$")
+        message(FATAL_ERROR "target_type ${type} does not support, the support list is SHARED;STATIC;OBJECT")
+    endif()
+    _acl_emu_prepare(${target} sources ${ARGN})
+    add_library(${target} ${kind} ${sources})
+    _acl_emu_kernel_target(${target})
+    if(NOT kind STREQUAL "OBJECT")
+        target_link_libraries(${target} PUBLIC "${ACL_EMU_TOOLKIT}/lib64/libascendcl.so")
+        install(TARGETS ${target} LIBRARY DESTINATION lib ARCHIVE DESTINATION lib RUNTIME DESTINATION bin)
+    endif()
+    install(DIRECTORY "${CMAKE_BINARY_DIR}/include/" DESTINATION include)
+endfunction()
+
+# A kernel binary for aclrtBinaryLoadFromFile: written at build time to <install prefix>/fatbin/<target>/<target>.o,
+# as the toolkit writes it (here a shared library of the kernels compiled for the host).
+function(ascendc_fatbin_library target)
+    _acl_emu_prepare(${target} sources ${ARGN})
+    add_library(${target} SHARED ${sources})
+    _acl_emu_kernel_target(${target})
+    set_target_properties(${target} PROPERTIES PREFIX "" SUFFIX ".o" OUTPUT_NAME ${target}
+                          LIBRARY_OUTPUT_DIRECTORY "${CMAKE_INSTALL_PREFIX}/fatbin/${target}")
+endfunction()
+
+function(ascendc_compile_definitions target scope)
+    target_compile_definitions(${target} ${scope} ${ARGN})
+endfunction()
+
+function(ascendc_include_directories target scope)
+    target_include_directories(${target} ${scope} ${ARGN})
+endfunction()
+
+# Options before -forward-options-to-host-compiler are the kernel compiler's: here there is one compiler, which
+# takes those after the marker (the host compiler's) and leaves the device compiler's own.
+function(ascendc_compile_options target scope)
+    set(host FALSE)
+    foreach(option ${ARGN})
+        if(option STREQUAL "-forward-options-to-host-compiler")
+            set(host TRUE)
+        elseif(host)
+            target_compile_options(${target} ${scope} ${option})
+        endif()
+    endforeach()
 endfunction()
 """
 
@@ -63,7 +152,11 @@ def tree() -> Path:
     script = shell_lines(root)
     _write(root / "set_env.sh", script)
     _write(root / "bin" / "setenv.bash", script)
-    _write(root / "tikcpp" / "ascendc_kernel_cmake" / "ascendc.cmake", _ASCENDC_CMAKE)
+    from ..device.native import INCLUDE as device_include
+    cmake = (_ASCENDC_CMAKE.replace("@PYTHON@", sys.executable).replace("@PACKAGE_PARENT@", str(HERE_PARENT))
+             .replace("@DEVICE_INCLUDE@", str(device_include)).replace("@TOOLKIT@", str(root)))
+    for folder in ("tikcpp", "compiler/tikcpp", "tools/tikcpp"):  # (where the samples look for it)
+        _write(root / folder / "ascendc_kernel_cmake" / "ascendc.cmake", cmake)
     return root
 
 

@@ -7,14 +7,16 @@ the product's roofline.
 """
 from __future__ import annotations
 
+import ctypes
 from typing import Callable, Sequence
 
 import numpy as np
 
 from emu.models import KERNEL, Task
 
-from ..errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_INVALID_HANDLE
-from ..memory import Region
+from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_HANDLE,
+                      ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, DeviceException)
+from ..memory import Region, _address_of as address_of, device_of, is_device_address, window_of
 from .core import Core, api, fail
 from . import transfer
 
@@ -103,3 +105,104 @@ def launch_kernel(rt: Core, fn: Callable, buffers: Sequence = (), stream: int = 
     rt.tick(rt.product.hardware.launch)  # the host packs the arguments and submits the kernel's task
     rt.submit(s, Task(KERNEL, device=s.device, label=label, duration=duration, nbytes=int(nbytes), on_start=run),
               tuple((r, off, n, mode) for (r, off, n, _, _), mode in zip(args, modes)))
+
+
+# -- device code compiled for the CPU (emu.device) -----------------------------------------------------------------
+MAX_BLOCK_DIM = 65535  # the launch's blockDim: 1 .. 65535 (docs of aclrtLaunchKernelWithConfig, numBlocks)
+# The device's scalar code against the host's: an AI Core's scalar unit runs a kernel's own code about this many
+# times slower than the host core that runs it here. A: assumed (nothing public); the launch's time where nothing
+# better is known (see _duration).
+SCALAR_SLOWDOWN = 4.0
+
+
+@api("aclEmuLaunchKernel", pyacl=None)
+def launch_device_code(rt: Core, kernel: int, block_dim: int, stream: int, args: int, args_size: int) -> None:
+    """Queue a kernel compiled for the CPU (emu.device: its record at `kernel`, its arguments packed at `args`)
+    for `block_dim` blocks on `stream`: what `k<<<blockDim, l2ctrl, stream>>>(...)`, aclrtlaunch_<k> and
+    ACLRT_LAUNCH_KERNEL do. When the task starts, its blocks run (emu.device.native); a block that faults,
+    traps or fails a check fails the task with the vector core's exception, 507035, reported at the next
+    synchronize of its stream (hicann/runtime src/runtime/core/src/task/davinci_kernel_task_v100.cc
+    SetStarsResultForDavinciTask: a vector-only kernel's exception), and the tasks behind it still run."""
+    from .. import device
+    from ..device import native
+    if kernel == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "kernel is null")
+    k = native.kernel(kernel)
+    if k is None:
+        fail(ACL_ERROR_RT_INVALID_HANDLE, f"0x{kernel:x} is not a kernel's record of this acl-emu (built by "
+                                          f"another version? rebuild the kernel library)")
+    if not 1 <= block_dim <= MAX_BLOCK_DIM:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"blockDim {block_dim}: must be 1 to {MAX_BLOCK_DIM}")
+    if args_size != k.args_size or (args_size and args == 0):
+        fail(ACL_ERROR_INVALID_PARAM, f"{k.name}: {args_size} bytes of arguments, the kernel takes {k.args_size}")
+    try:
+        core = device.aicore(rt.product.family, rt.product.name)
+    except LookupError as e:
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, str(e))
+    rt.check_stream_handle(stream)
+    s = rt.stream_of(stream)
+    packed = ctypes.string_at(args, args_size) if args_size else b""
+    values = [packed[o:o + n] for o, n in zip(k.offsets, k.sizes)]
+    task = Task(KERNEL, device=s.device, label=k.name, duration=0.0)
+
+    def run():
+        if any(r.virtual for r, *_ in reach):
+            return  # timing-only memory has no bytes: the kernel only takes its time
+        ran = native.run(k.entry, block_dim, [_host_pointer(rt, v) if p else v for v, p in zip(values, k.pointers)],
+                         core.ub_bytes, core.npu_arch)
+        if ran.output:
+            native.write(ran.output)
+        task.duration = _duration(ran)
+        if ran.status != native.OK:
+            raise DeviceException(ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, _exception(k.name, block_dim, ran))
+
+    reach = _reach(rt, values, k.pointers)
+    task.on_start = run
+    rt.tick(rt.product.hardware.launch)  # the host packs the arguments and submits the kernel's task
+    rt.submit(s, task, reach)
+
+
+def _host_pointer(rt: Core, value: bytes) -> bytes:
+    """A global-memory pointer argument as the kernel running on the CPU takes it: an address of a device's
+    window at its place in the device's arena (emu.arena: an allocation's bytes, or what the device would reach
+    there), a mapped registration's device address at its host bytes, anything else as it is."""
+    addr = int.from_bytes(value, "little")
+    if not is_device_address(addr):
+        return value
+    r = rt.space.find(addr)
+    if r is not None and r.origin == "alias":
+        return (address_of(r.buffer()) + addr - r.base).to_bytes(len(value), "little")
+    if r is not None:
+        r.buffer()  # (its bytes made, if this is their first use)
+    arena, offset = rt.space.arena(device_of(addr)), addr - window_of(device_of(addr))
+    if arena is None or not arena.holds(offset, 1):
+        return value
+    return (arena.base + offset).to_bytes(len(value), "little")
+
+
+def _reach(rt: Core, values: list[bytes], pointers: tuple[bool, ...]) -> tuple:
+    """What the sanitizer takes the launch to touch: the whole of every allocation a pointer argument is in,
+    read or written ("u": undeclared)."""
+    out = []
+    for v, p in zip(values, pointers):
+        r = rt.space.find(int.from_bytes(v, "little")) if p else None
+        if r is not None and r.is_device:
+            out.append((r, 0, r.size, "u"))
+    return tuple(out)
+
+
+def _duration(ran) -> float:
+    """Seconds the launch takes on the device: its scalar code's time (the host's CPU time in the blocks, times
+    SCALAR_SLOWDOWN)."""
+    return ran.cpu_ns * 1e-9 * SCALAR_SLOWDOWN
+
+
+def _exception(name: str, block_dim: int, ran) -> str:
+    from ..device import native
+    where = f"kernel {name}, block {ran.block} of {block_dim}"
+    if ran.status == native.FAULT:
+        what = {11: "SIGSEGV", 7: "SIGBUS", 8: "SIGFPE", 4: "SIGILL", 5: "SIGTRAP"}.get(ran.signal, f"signal {ran.signal}")
+        return f"{where}: {what} at address 0x{ran.address:x} (outside the device's memory): an AI Core exception"
+    if ran.status == native.TRAP:
+        return f"{where}: {ran.message}: an AI Core exception"
+    return f"{where}: {ran.message}"

@@ -11,7 +11,7 @@ from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_CAPTURE_DEPENDENCY, 
                       ACL_ERROR_RT_EVENT_CAPTURED, ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
                       ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INTERNAL_ERROR, ACL_ERROR_RT_NO_EVENT_RESOURCE,
                       ACL_ERROR_RT_NO_STREAM_RESOURCE, ACL_ERROR_RT_PARAM_INVALID,
-                      ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT)
+                      ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, DeviceException)
 from .core import (Core, Event, Stream,
                    NO_SYNC_STREAM_FLAGS, STREAM_FLAGS, api, fail)
 from .handles import EventHandle, StreamHandle
@@ -69,7 +69,8 @@ def drain(rt: Core, s: Stream, wake: bool = True, last: Task | None = None) -> b
         rt.sanitize("joined", last)  # done already: the wait still orders what follows after it
     if s.m.failed:
         task, s.m.failed[:] = s.m.failed[0], []
-        fail(ACL_ERROR_RT_DRV_INTERNAL_ERROR, f"{task.label} on {s.m.name} failed: {task.error}")
+        code = task.error.code if isinstance(task.error, DeviceException) else ACL_ERROR_RT_DRV_INTERNAL_ERROR
+        fail(code, f"{task.label} on {s.m.name} failed: {getattr(task.error, 'message', task.error)}")
     joined = last is not None
     if joined and wake:
         rt.woken()

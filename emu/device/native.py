@@ -1,0 +1,155 @@
+"""The block runner (runner.c) built once into the cache and called through ctypes, and kernels' records read.
+
+`run(entry, blocks, args, ub_size, npu_arch)` runs a launch's blocks on the calling thread without the GIL and
+returns a `Result`: how it ended, the block and address of a fault, the printf text, and what the blocks did.
+"""
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import hashlib
+import os
+import shlex
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..capi.build import BuildError, cache_root, compiler, touch_stamp
+
+HERE = Path(__file__).resolve().parent
+INCLUDE = HERE / "include"
+RUNNER = HERE / "runner.c"
+LIBRARY = "libacl_emu_device.so"
+
+OK, FAULT, TRAP, FAILED = 0, 1, 2, 3
+
+
+class _Result(ctypes.Structure):
+    _fields_ = [("status", ctypes.c_int), ("block", ctypes.c_uint32), ("signal", ctypes.c_int),
+                ("address", ctypes.c_uint64), ("message", ctypes.c_char * 512), ("output", ctypes.c_void_p),
+                ("output_len", ctypes.c_size_t), ("gm_to_ub", ctypes.c_uint64), ("ub_to_gm", ctypes.c_uint64),
+                ("vector_elems", ctypes.c_uint64), ("vector_calls", ctypes.c_uint64), ("cpu_ns", ctypes.c_uint64),
+                ("instructions", ctypes.c_uint64)]
+
+
+class KernelInfo(ctypes.Structure):
+    """acl_emu_kernel_info (acl_emu_launch.h): a kernel's record in its library."""
+    _fields_ = [("abi", ctypes.c_uint32), ("nparams", ctypes.c_uint32), ("name", ctypes.c_char_p),
+                ("entry", ctypes.c_void_p), ("offsets", ctypes.POINTER(ctypes.c_uint32)),
+                ("sizes", ctypes.POINTER(ctypes.c_uint32)), ("pointers", ctypes.POINTER(ctypes.c_uint8)),
+                ("args_size", ctypes.c_uint32)]
+
+
+ABI = 1  # ACL_EMU_BLOCK_ABI
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel as its record describes it."""
+    name: str
+    entry: int
+    offsets: tuple[int, ...]
+    sizes: tuple[int, ...]
+    pointers: tuple[bool, ...]
+    args_size: int
+
+
+@dataclass(frozen=True)
+class Result:
+    status: int
+    block: int
+    signal: int
+    address: int
+    message: str
+    output: bytes
+    gm_to_ub: int
+    ub_to_gm: int
+    vector_elems: int
+    vector_calls: int
+    cpu_ns: int
+    instructions: int
+
+
+def kernel(address: int) -> Kernel | None:
+    """The kernel whose record is at `address`, None when it is not one (another ABI)."""
+    k = KernelInfo.from_address(address)
+    if k.abi != ABI or k.nparams > 1024:
+        return None
+    n = k.nparams
+    return Kernel(k.name.decode(errors="replace"), k.entry, tuple(k.offsets[i] for i in range(n)),
+                  tuple(k.sizes[i] for i in range(n)), tuple(bool(k.pointers[i]) for i in range(n)), k.args_size)
+
+
+def _key() -> str:
+    h = hashlib.sha256()
+    for part in (RUNNER.read_bytes(), (INCLUDE / "acl_emu_block.h").read_bytes(), " ".join(compiler()).encode()):
+        h.update(len(part).to_bytes(8, "little") + part)
+    return h.hexdigest()[:16]
+
+
+def library_path() -> Path:
+    """The runner library, built first if the cache does not have it."""
+    final = cache_root() / f"device-{_key()}"
+    if not (final / LIBRARY).is_file():
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with open(final.parent / ".build.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (final / LIBRARY).is_file():
+                _build(final)
+    touch_stamp(final)
+    return final / LIBRARY
+
+
+def _build(final: Path) -> None:
+    work = Path(tempfile.mkdtemp(prefix=".device-", dir=final.parent))
+    command = [*compiler(), "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-U_FORTIFY_SOURCE",
+               "-D_FORTIFY_SOURCE=0", f"-I{INCLUDE}", str(RUNNER), "-o", str(work / LIBRARY), "-lpthread"]
+    try:
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        except FileNotFoundError:
+            raise BuildError(f"no C compiler: {compiler()[0]!r} was not found (install gcc, or set CC)") from None
+        if done.returncode != 0:
+            raise BuildError(f"building {LIBRARY} failed:\n{shlex.join(command)}\n{done.stderr.strip()}")
+        os.rename(work, final)
+    finally:
+        if work.exists():
+            for p in work.iterdir():
+                p.unlink()
+            work.rmdir()
+
+
+_lib: ctypes.CDLL | None = None
+
+
+def _library() -> ctypes.CDLL:
+    global _lib
+    if _lib is None:
+        lib = ctypes.CDLL(str(library_path()))
+        lib.acl_emu_run.argtypes = (ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_uint64,
+                                    ctypes.c_uint32, ctypes.POINTER(_Result))
+        lib.acl_emu_run.restype = ctypes.c_int
+        lib.acl_emu_free.argtypes = (ctypes.c_void_p,)
+        lib.acl_emu_write.argtypes = (ctypes.c_char_p, ctypes.c_size_t)
+        _lib = lib
+    return _lib
+
+
+def run(entry: int, blocks: int, args: list[bytes], ub_size: int, npu_arch: int) -> Result:
+    """Run `blocks` blocks of the kernel entry at `entry` on `args` (each argument's bytes)."""
+    lib = _library()
+    buffers = [ctypes.create_string_buffer(a, max(len(a), 1)) for a in args]
+    table = (ctypes.c_void_p * max(len(args), 1))(*(ctypes.addressof(b) for b in buffers))
+    out = _Result()
+    lib.acl_emu_run(entry, blocks, table, ub_size, npu_arch, ctypes.byref(out))
+    text = ctypes.string_at(out.output, out.output_len) if out.output else b""
+    if out.output:
+        lib.acl_emu_free(out.output)
+    return Result(out.status, out.block, out.signal, out.address, out.message.decode(errors="replace"), text,
+                  out.gm_to_ub, out.ub_to_gm, out.vector_elems, out.vector_calls, out.cpu_ns, out.instructions)
+
+
+def write(text: bytes) -> None:
+    """The launch's printf output on the process's stdout, after what the program printed before it."""
+    _library().acl_emu_write(text, len(text))

@@ -1,0 +1,399 @@
+"""Device code: AscendC kernels compiled for the CPU (`acl-emu c++`, the toolkit's ascendc_library) and run by the
+emulator block by block (emu.device). Each program follows a kernel of the runtime's own examples (hicann/runtime
+example/, named in its test) or of the Ascend/samples kernel-invocation samples."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from emu.capi import commands
+
+PRELUDE = r'''
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include "acl/acl.h"
+#define CHECK(call) do { aclError r_ = (call); if (r_ != ACL_SUCCESS) { \
+    printf("%s failed: %d\n", #call, (int)r_); return 1; } } while (0)
+'''
+
+# After hicann/runtime example/kernel_func/easy_OP.cpp and error_OP.cpp: one word per block, a trap.
+EASY_KERNELS = r'''
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void EasyOPf(__gm__ uint32_t* x)
+{
+    uint32_t idx = block_idx;
+    x[idx] += 1;
+}
+extern "C" __global__ __aicore__ void ErrorOPf() { asm("trap"); }
+extern "C" __global__ __aicore__ void WildOPf(__gm__ uint32_t* x, uint64_t far) { x[far] = 1; }
+void EasyOP(uint32_t blockDim, void* stream, uint32_t* x) { EasyOPf<<<blockDim, nullptr, stream>>>(x); }
+void ErrorOP(uint32_t blockDim, void* stream) { ErrorOPf<<<blockDim, nullptr, stream>>>(); }
+void WildOP(void* stream, uint32_t* x, uint64_t far) { WildOPf<<<1, nullptr, stream>>>(x, far); }
+'''
+EASY_DECLS = r'''
+void EasyOP(uint32_t blockDim, void* stream, uint32_t* x);
+void ErrorOP(uint32_t blockDim, void* stream);
+void WildOP(void* stream, uint32_t* x, uint64_t far);
+'''
+
+
+def build(tmp_path: Path, name: str, main: str, kernels: str, extra: tuple[str, ...] = ()) -> Path:
+    (tmp_path / f"{name}_main.cpp").write_text(PRELUDE + main)
+    (tmp_path / f"{name}_kernels.cpp").write_text(kernels)
+    exe = tmp_path / name
+    code = commands.compile_command("c++", [str(tmp_path / f"{name}_main.cpp"), str(tmp_path / f"{name}_kernels.cpp"),
+                                            "-o", str(exe), "-Wall", *extra])
+    assert code == 0, f"building {name} failed"
+    return exe
+
+
+def run(exe: Path, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    clean.update(env or {})
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout, env=clean,
+                          cwd=exe.parent)
+
+
+def test_a_scalar_kernel_increments_one_word_per_block(tmp_path):
+    """example/1_basic_features/stream/0_simple_stream: EasyOP on the default stream (stream nullptr), on a stream
+    of its own, then 300 times: each block index 0..blockDim-1 runs once, its `block_idx` its own."""
+    exe = build(tmp_path, "easy", EASY_DECLS + r'''
+int main() {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    aclrtStream s; CHECK(aclrtCreateStream(&s));
+    uint32_t host[8] = {0};
+    void *dev; CHECK(aclrtMalloc(&dev, sizeof host, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpy(dev, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE));
+    EasyOP(8, nullptr, (uint32_t *)dev);
+    CHECK(aclrtSynchronizeStream(nullptr));
+    EasyOP(4, s, (uint32_t *)dev);
+    for (int i = 0; i < 300; i++) EasyOP(2, s, (uint32_t *)dev);
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtMemcpy(host, sizeof host, dev, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST));
+    for (int i = 0; i < 8; i++) printf("%u ", host[i]);
+    printf("\n");
+    return 0;
+}
+''', EASY_KERNELS)
+    done = run(exe)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.split() == ["302", "302", "2", "2", "1", "1", "1", "1"], done.stdout + done.stderr
+
+
+def test_printf_from_blocks_follows_the_programs_output_with_each_blocks_prefix(tmp_path):
+    """example/kernel_func/kernel_print.cpp and Ascend/samples 0_helloworld (run.sh counts 8 "Hello World"
+    lines): each block's lines after what the program printed before the launch, prefixed as the device
+    prints them ("[AIV Block i/n] "), and the kernel's format arguments."""
+    exe = build(tmp_path, "hello", r'''
+void PrintDo(uint32_t blockDim, void* stream, int value);
+int main() {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    aclrtStream s; CHECK(aclrtCreateStream(&s));
+    printf("before\n");
+    PrintDo(8, s, 123);
+    CHECK(aclrtSynchronizeStream(s));
+    printf("after\n");
+    return 0;
+}
+''', r'''
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void KernelPrint(int value)
+{
+    AscendC::printf("Hello World %d from %d\n", value, (int)AscendC::GetBlockIdx());
+}
+void PrintDo(uint32_t blockDim, void* stream, int value) { KernelPrint<<<blockDim, nullptr, stream>>>(value); }
+''')
+    done = run(exe)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines == ["before"] + [f"[AIV Block {i}/8] Hello World 123 from {i}" for i in range(8)] + ["after"]
+
+
+def test_a_trap_fails_the_launch_with_the_vector_cores_exception_and_the_stream_goes_on(tmp_path):
+    """example/1_basic_features/stream/1_stream_with_failure_mode (README: aclrtSynchronizeStream returned 507035,
+    result 2): ErrorOP traps; the synchronize returns ACL_ERROR_RT_VECTOR_CORE_EXCEPTION (507035, a vector-only
+    kernel's exception: hicann/runtime src/runtime/core/src/task/davinci_kernel_task_v100.cc
+    SetStarsResultForDavinciTask), the EasyOP queued behind it still runs, aclGetRecentErrMsg names the kernel and
+    the block, and the next synchronize is clean."""
+    exe = build(tmp_path, "trap", EASY_DECLS + r'''
+int main() {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    aclrtStream s; CHECK(aclrtCreateStream(&s));
+    uint32_t host = 0;
+    void *dev; CHECK(aclrtMalloc(&dev, 4, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpy(dev, 4, &host, 4, ACL_MEMCPY_HOST_TO_DEVICE));
+    EasyOP(1, s, (uint32_t *)dev);
+    ErrorOP(2, s);
+    EasyOP(1, s, (uint32_t *)dev);
+    int first = aclrtSynchronizeStream(s);
+    const char *why = aclGetRecentErrMsg();
+    int second = aclrtSynchronizeStream(s);
+    CHECK(aclrtMemcpy(&host, 4, dev, 4, ACL_MEMCPY_DEVICE_TO_HOST));
+    printf("%d %d %u\n%s\n", first, second, host, why ? why : "(none)");
+    return 0;
+}
+''', EASY_KERNELS)
+    done = run(exe)
+    assert done.returncode == 0, done.stderr
+    codes, why = done.stdout.splitlines()[0].split(), done.stdout.splitlines()[1]
+    assert codes == ["507035", "0", "2"], done.stdout + done.stderr
+    assert "ErrorOPf" in why and "block 0 of 2" in why and "trap" in why, why
+
+
+@pytest.mark.parametrize("far", [1 << 30, 1 << 60])
+def test_a_pointer_outside_device_memory_fails_the_launch_and_the_process_goes_on(tmp_path, far):
+    """A kernel writing 4 GiB past its buffer (above the device's memory in use) or to a wild address: the launch
+    fails with 507035 naming the kernel, the block and the address; nothing outside an allocation is written, and
+    the program's next copies and launches work."""
+    exe = build(tmp_path, "wild", EASY_DECLS + r'''
+int main(int argc, char **argv) {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    aclrtStream s; CHECK(aclrtCreateStream(&s));
+    uint32_t host[2] = {5, 6};
+    void *dev; CHECK(aclrtMalloc(&dev, sizeof host, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpy(dev, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE));
+    WildOP(s, (uint32_t *)dev, strtoull(argv[1], nullptr, 0));
+    int failed = aclrtSynchronizeStream(s);
+    const char *why = aclGetRecentErrMsg();
+    EasyOP(2, s, (uint32_t *)dev);
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtMemcpy(host, sizeof host, dev, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST));
+    printf("%d %u %u\n%s\n", failed, host[0], host[1], why ? why : "(none)");
+    return 0;
+}
+''', EASY_KERNELS)
+    done = run(exe, str(far))
+    assert done.returncode == 0, done.stdout + done.stderr
+    first, why = done.stdout.splitlines()[:2]
+    assert first.split() == ["507035", "6", "7"], done.stdout + done.stderr
+    assert "WildOPf" in why and "SIGSEGV" in why and "block 0 of 1" in why, why
+
+
+def test_a_double_buffered_vector_add_over_8_blocks_equals_numpy(tmp_path):
+    """example/kernel_func/add_custom.cpp (and Ascend/samples AddKernelInvocationNeo): 8 blocks of 2048 halves,
+    TPipe, TQue VECIN / VECOUT with 2 buffers, DataCopy both ways, Add, through ACLRT_LAUNCH_KERNEL and its
+    generated aclrtlaunch_add_custom.h: the result equals numpy's float16 add of the same data."""
+    rng = np.random.default_rng(7)
+    x = rng.uniform(1, 100, 8 * 2048).astype(np.float16)
+    y = rng.uniform(1, 100, 8 * 2048).astype(np.float16)
+    x.tofile(tmp_path / "x.bin")
+    y.tofile(tmp_path / "y.bin")
+    exe = build(tmp_path, "add", r'''
+#include "aclrtlaunch_add_custom.h"
+static void load(const char *path, void *to, size_t n) { FILE *f = fopen(path, "rb"); fread(to, 1, n, f); fclose(f); }
+int main() {
+    const uint32_t n = 8 * 2048; const size_t bytes = n * 2;
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    aclrtStream s; CHECK(aclrtCreateStream(&s));
+    void *hx, *hy; CHECK(aclrtMallocHost(&hx, bytes)); CHECK(aclrtMallocHost(&hy, bytes));
+    load("x.bin", hx, bytes); load("y.bin", hy, bytes);
+    void *x, *y, *z;
+    CHECK(aclrtMalloc(&x, bytes, ACL_MEM_MALLOC_HUGE_FIRST)); CHECK(aclrtMalloc(&y, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMalloc(&z, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpy(x, bytes, hx, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(aclrtMemcpy(y, bytes, hy, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK((aclError)ACLRT_LAUNCH_KERNEL(add_custom)(8, s, x, y, z));
+    CHECK(aclrtSynchronizeStream(s));
+    CHECK(aclrtMemcpy(hx, bytes, z, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
+    FILE *f = fopen("z.bin", "wb"); fwrite(hx, 1, bytes, f); fclose(f);
+    return 0;
+}
+''', r'''
+#include "kernel_operator.h"
+constexpr int32_t TOTAL_LENGTH = 8 * 2048;
+constexpr int32_t USE_CORE_NUM = 8;
+constexpr int32_t BLOCK_LENGTH = TOTAL_LENGTH / USE_CORE_NUM;
+constexpr int32_t TILE_NUM = 8;
+constexpr int32_t BUFFER_NUM = 2;
+constexpr int32_t TILE_LENGTH = BLOCK_LENGTH / TILE_NUM / BUFFER_NUM;
+class KernelAdd {
+public:
+    __aicore__ inline KernelAdd() {}
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR z)
+    {
+        xGm.SetGlobalBuffer((__gm__ half *)x + BLOCK_LENGTH * AscendC::GetBlockIdx(), BLOCK_LENGTH);
+        yGm.SetGlobalBuffer((__gm__ half *)y + BLOCK_LENGTH * AscendC::GetBlockIdx(), BLOCK_LENGTH);
+        zGm.SetGlobalBuffer((__gm__ half *)z + BLOCK_LENGTH * AscendC::GetBlockIdx(), BLOCK_LENGTH);
+        pipe.InitBuffer(inQueueX, BUFFER_NUM, TILE_LENGTH * sizeof(half));
+        pipe.InitBuffer(inQueueY, BUFFER_NUM, TILE_LENGTH * sizeof(half));
+        pipe.InitBuffer(outQueueZ, BUFFER_NUM, TILE_LENGTH * sizeof(half));
+    }
+    __aicore__ inline void Process()
+    {
+        for (int32_t i = 0; i < TILE_NUM * BUFFER_NUM; i++) { CopyIn(i); Compute(i); CopyOut(i); }
+    }
+private:
+    __aicore__ inline void CopyIn(int32_t progress)
+    {
+        AscendC::LocalTensor<half> xLocal = inQueueX.AllocTensor<half>();
+        AscendC::LocalTensor<half> yLocal = inQueueY.AllocTensor<half>();
+        AscendC::DataCopy(xLocal, xGm[progress * TILE_LENGTH], TILE_LENGTH);
+        AscendC::DataCopy(yLocal, yGm[progress * TILE_LENGTH], TILE_LENGTH);
+        inQueueX.EnQue(xLocal);
+        inQueueY.EnQue(yLocal);
+    }
+    __aicore__ inline void Compute(int32_t progress)
+    {
+        AscendC::LocalTensor<half> xLocal = inQueueX.DeQue<half>();
+        AscendC::LocalTensor<half> yLocal = inQueueY.DeQue<half>();
+        AscendC::LocalTensor<half> zLocal = outQueueZ.AllocTensor<half>();
+        AscendC::Add(zLocal, xLocal, yLocal, TILE_LENGTH);
+        outQueueZ.EnQue<half>(zLocal);
+        inQueueX.FreeTensor(xLocal);
+        inQueueY.FreeTensor(yLocal);
+    }
+    __aicore__ inline void CopyOut(int32_t progress)
+    {
+        AscendC::LocalTensor<half> zLocal = outQueueZ.DeQue<half>();
+        AscendC::DataCopy(zGm[progress * TILE_LENGTH], zLocal, TILE_LENGTH);
+        outQueueZ.FreeTensor(zLocal);
+    }
+    AscendC::TPipe pipe;
+    AscendC::TQue<AscendC::QuePosition::VECIN, BUFFER_NUM> inQueueX, inQueueY;
+    AscendC::TQue<AscendC::QuePosition::VECOUT, BUFFER_NUM> outQueueZ;
+    AscendC::GlobalTensor<half> xGm, yGm, zGm;
+};
+extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z)
+{
+    KernelAdd op;
+    op.Init(x, y, z);
+    op.Process();
+}
+''')
+    done = run(exe)
+    assert done.returncode == 0, done.stdout + done.stderr
+    z = np.fromfile(tmp_path / "z.bin", dtype=np.float16)
+    assert np.array_equal(z, x + y)
+
+
+def test_the_unified_buffer_holds_what_the_products_ai_core_holds(tmp_path):
+    """TPipe::InitBuffer past the 192 KiB of a 910B AI Core's Unified Buffer (ub_size=196608, hicann/runtime
+    src/platform/platform_config/cann/Ascend910B3.ini:56) fails the launch (507035) saying so; 192 KiB fit."""
+    exe = build(tmp_path, "ub", r'''
+void Fill(uint32_t bytes, void *stream);
+int main(int argc, char **argv) {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    Fill((uint32_t)atoi(argv[1]), nullptr);
+    int code = aclrtSynchronizeStream(nullptr);
+    const char *why = aclGetRecentErrMsg();
+    printf("%d\n%s\n", code, code && why ? why : "");
+    return 0;
+}
+''', r'''
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void fill(uint32_t bytes)
+{
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, bytes);
+    AscendC::LocalTensor<uint8_t> t = buf.Get<uint8_t>();
+    AscendC::Duplicate(t, (uint8_t)1, (int32_t)bytes);
+}
+void Fill(uint32_t bytes, void *stream) { fill<<<1, nullptr, stream>>>(bytes); }
+''')
+    fits = run(exe, str(192 * 1024))
+    assert fits.stdout.split()[0] == "0", fits.stdout + fits.stderr
+    over = run(exe, str(192 * 1024 + 32))
+    code, why = over.stdout.splitlines()[:2]
+    assert code == "507035" and "InitBuffer" in why and "196608" in why, over.stdout
+
+
+def test_sync_all_holds_every_block_until_all_reach_it(tmp_path):
+    """AscendC::SyncAll: what each block wrote before it is seen by every block after it (blocks run one at a
+    time, each on a stack of its own, and SyncAll switches between them)."""
+    exe = build(tmp_path, "syncall", r'''
+void Gather(void *stream, void *words, void *sums);
+int main() {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    void *words, *sums;
+    CHECK(aclrtMalloc(&words, 64, ACL_MEM_MALLOC_HUGE_FIRST)); CHECK(aclrtMalloc(&sums, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    Gather(nullptr, words, sums);
+    CHECK(aclrtSynchronizeStream(nullptr));
+    uint32_t out[4];
+    CHECK(aclrtMemcpy(out, sizeof out, sums, sizeof out, ACL_MEMCPY_DEVICE_TO_HOST));
+    printf("%u %u %u %u\n", out[0], out[1], out[2], out[3]);
+    return 0;
+}
+''', r'''
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void gather(__gm__ uint32_t *words, __gm__ uint32_t *sums)
+{
+    uint32_t i = AscendC::GetBlockIdx();
+    words[i] = (i + 1) * 10;
+    AscendC::SyncAll();
+    uint32_t total = 0;
+    for (uint32_t k = 0; k < AscendC::GetBlockNum(); k++) total += words[k];
+    sums[i] = total + i;
+}
+void Gather(void *stream, void *words, void *sums)
+{
+    gather<<<4, nullptr, stream>>>((uint32_t *)words, (uint32_t *)sums);
+}
+''')
+    done = run(exe)
+    assert done.stdout.split() == ["100", "101", "102", "103"], done.stdout + done.stderr
+
+
+def test_a_cube_instruction_fails_at_build_time_naming_itself_and_its_line(tmp_path, capfd):
+    """The Cube unit's matrix instructions are the next step: a kernel using Mmad stops the build with one line
+    naming it and its file:line."""
+    (tmp_path / "mm.cpp").write_text('#include "kernel_operator.h"\n'
+                                    'extern "C" __global__ __aicore__ void mm(GM_ADDR a)\n{\n'
+                                    '    // Mmad in a comment is not a use\n    AscendC::Mmad(c, a, b, p);\n}\n')
+    code = commands.compile_command("c++", [str(tmp_path / "mm.cpp"), "-c", "-o", str(tmp_path / "mm.o")])
+    err = capfd.readouterr().err
+    assert code == 1
+    assert err.strip().splitlines() == [f"acl-emu c++: error: {tmp_path / 'mm.cpp'}:5: Mmad is not emulated (the "
+                                        f"Cube unit's matrix instructions): acl-emu runs AscendC kernels of scalar "
+                                        f"code and the vector unit"]
+
+
+@pytest.mark.skipif(not shutil.which("cmake") or not shutil.which("make"), reason="needs cmake and make")
+def test_ascendc_library_builds_kernels_with_the_samples_cmake(tmp_path):
+    """The CMake pattern of the 29 kernel programs of hicann/runtime example/ (include ascendc.cmake from
+    $ASCENDC_CMAKE_DIR, ascendc_library(kernels STATIC ...), link ascendcl and kernels), with the toolkit of
+    `acl-emu config --env`: the program builds unchanged and runs its kernel."""
+    src = tmp_path / "src"
+    (src / "kernel_func").mkdir(parents=True)
+    (src / "kernel_func" / "easy_OP.cpp").write_text(EASY_KERNELS)
+    (src / "main.cpp").write_text(PRELUDE + EASY_DECLS + r'''
+int main() {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    uint32_t host[2] = {41, 1};
+    void *dev; CHECK(aclrtMalloc(&dev, sizeof host, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpy(dev, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE));
+    EasyOP(1, nullptr, (uint32_t *)dev);
+    CHECK(aclrtSynchronizeStream(nullptr));
+    CHECK(aclrtMemcpy(host, sizeof host, dev, sizeof host, ACL_MEMCPY_DEVICE_TO_HOST));
+    printf("%u %u\n", host[0], host[1]);
+    return 0;
+}
+''')
+    (src / "CMakeLists.txt").write_text('''
+cmake_minimum_required(VERSION 3.16)
+project(easy LANGUAGES CXX)
+set(SOC_VERSION $ENV{SOC_VERSION})
+set(ASCENDC_CMAKE_DIR $ENV{ASCENDC_CMAKE_DIR})
+set(CMAKE_INSTALL_PREFIX "${CMAKE_CURRENT_LIST_DIR}/out" CACHE STRING "path for install()" FORCE)
+include(${ASCENDC_CMAKE_DIR}/ascendc.cmake)
+ascendc_library(kernels STATIC kernel_func/easy_OP.cpp)
+include_directories($ENV{ASCEND_HOME_PATH}/include)
+link_directories($ENV{ASCEND_HOME_PATH}/lib64)
+add_executable(main main.cpp)
+target_link_libraries(main PRIVATE ascendcl kernels)
+''')
+    from emu.capi import toolkit
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    env.update(toolkit.environment())
+    env["LD_LIBRARY_PATH"] = toolkit.library_path(Path(env["ASCEND_HOME_PATH"]), env.get("LD_LIBRARY_PATH", ""))
+    for step in (["cmake", "-S", str(src), "-B", str(src / "build")], ["cmake", "--build", str(src / "build")]):
+        done = subprocess.run(step, capture_output=True, text=True, timeout=300, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run([str(src / "build" / "main")], capture_output=True, text=True, timeout=120, env=env)
+    assert done.stdout.split() == ["42", "1"], done.stdout + done.stderr
