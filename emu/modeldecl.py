@@ -30,12 +30,21 @@ Beyond the minimal form:
   the tensors with -1 are those of the largest gear.
 - `dynamic_hw = [[224, 224], [448, 448]]`: the image-size gears; inputs have -1 as H and W (format NCHW or NHWC);
   the extra input is int64 of shape [2]. Outputs are static. Not together with dynamic_batch.
+- `dynamic_dims = [[1, 200, 200], [2, 224, 224]]`: ND gears (ATC's --dynamic_dims): each gear gives the value of
+  every -1 dim of the inputs, in input order (input_shape "data:-1,3,-1,-1" has three). An output's -1 dims take
+  the gear's first values, in order ([-1, 1000] is the gear's first value by 1000). The extra input is int64, one
+  value per -1 dim. One kind of gear per model.
+- Sizes and dims at the largest gear: each tensor's size is its largest over the gears (what a program allocates
+  from aclmdlGetInputSizeByIndex / aclmdlGetOutputSizeByIndex); an output's dims in its description are those of
+  that gear (aclmdlGetOutputDims), an input's keep their -1 (aclmdlGetInputDims).
 - compute_us that scales: `{base = 200, per_batch = 950}` is base + per_batch x batch (the gear set for the
   execution, else the first input's first dim); `{base = 200, per_pixel = 0.01}` is base + per_pixel x H x W of
-  the image-size gear. A product's value, or the value for all (`compute_us = {...}`), or `default = ...` beside
-  the products. `{msprof = "profile.json", executions = 1}` (or "msprof:profile.json"): the sum of the durations
-  of the kernel (AI_CORE) tasks of an msprof timeline, a task_time CSV or MSPTI records (`emu.studies.profiles`),
-  divided by the number of executions it holds; a relative path is relative to the declaration's folder.
+  the image-size gear (with ND gears: the first input's first dim is the batch and its H x W, by its format, or
+  its last two dims for ND, the pixels). A product's value, or the value for all (`compute_us = {...}`), or
+  `default = ...` beside the products. `{msprof = "profile.json", executions = 1}` (or "msprof:profile.json"):
+  the sum of the durations of the kernel (AI_CORE) tasks of an msprof timeline, a task_time CSV or MSPTI records
+  (`emu.studies.profiles`), divided by the number of executions it holds; a relative path is relative to the
+  declaration's folder.
 - `work_size`, `weight_size` (bytes): what aclmdlQuerySize reports; by default both are the sum of the byte
   sizes of the inputs and outputs (placeholders: a compiled model's own sizes are in its .om).
 - `name`: the model's name in traces and summaries (default: the .om file's name without .om).
@@ -74,6 +83,7 @@ TEMPLATE = """\
 name = "resnet50"                  # optional: the name traces show (default: the file's)
 # dynamic_batch = [1, 2, 4, 8]     # optional: batch gears (inputs with -1 as their first dim)
 # dynamic_hw = [[224, 224], [448, 448]]  # optional: image-size gears (-1 as H and W, NCHW or NHWC)
+# dynamic_dims = [[1, 224, 224], [2, 224, 224]]  # optional: ND gears, the values of the inputs' -1 dims in order
 
 [[input]]
 name = "data"
@@ -113,8 +123,8 @@ FORMATS = {"NCHW": 0, "NHWC": 1, "ND": 2, "NC1HWC0": 3, "FRACTAL_Z": 4, "NC1HWC0
            "NDHWC": 27, "FRACTAL_NZ": 29, "NCDHW": 30, "NDC1HWC0": 32, "FRACTAL_Z_3D": 33, "NC": 35, "NCL": 47}
 _HW_DIMS = {FORMATS["NCHW"]: (2, 3), FORMATS["NHWC"]: (1, 2)}  # where H and W are, in the formats dynamic_hw takes
 
-_TOP_KEYS = {"name", "format", "dynamic_batch", "dynamic_hw", "work_size", "weight_size", "input", "output",
-             "compute_us"}
+_TOP_KEYS = {"name", "format", "dynamic_batch", "dynamic_hw", "dynamic_dims", "work_size", "weight_size", "input",
+             "output", "compute_us"}
 _TENSOR_KEYS = {"name", "dtype", "shape", "format"}
 _SCALING_KEYS = {"base", "per_batch", "per_pixel"}
 _PROFILE_KEYS = {"msprof", "executions"}
@@ -138,7 +148,8 @@ def type_size(dtype: int) -> int:
 @dataclass(frozen=True)
 class Tensor:
     """One input or output: name, dtype (aclDataType), dtype_name (the canonical name), shape (-1: set by the
-    gear), format (aclFormat) and nbytes (of the largest gear)."""
+    gear), format (aclFormat), nbytes (its largest over the gears), offset (with ND gears: the gear value its
+    first -1 dim takes) and max_shape (its dims at the gear of its largest size: a description's output dims)."""
 
     name: str
     dtype: int
@@ -146,19 +157,27 @@ class Tensor:
     shape: tuple[int, ...]
     format: int
     nbytes: int
+    offset: int = 0
+    max_shape: tuple[int, ...] = ()
 
-    def dims_at(self, batch: int | None = None, hw: tuple[int, int] | None = None) -> tuple[int, ...]:
-        """The shape with its -1 dims set: the batch (first dim) or the image size (H and W by format)."""
-        dims = list(self.shape)
-        if batch is not None and dims and dims[0] == -1:
-            dims[0] = batch
-        if hw is not None and -1 in dims:
+    def dims_at(self, batch: int | None = None, hw: tuple[int, int] | None = None,
+                dims: tuple[int, ...] | None = None) -> tuple[int, ...]:
+        """The shape with its -1 dims set: the batch (first dim), the image size (H and W by format) or the ND
+        gear's values from `offset` on, in order."""
+        shape = list(self.shape)
+        if batch is not None and shape and shape[0] == -1:
+            shape[0] = batch
+        if hw is not None and -1 in shape:
             h, w = _HW_DIMS.get(self.format, (1, 2))  # (parse lets only NCHW and NHWC have -1 H and W)
-            dims[h], dims[w] = hw
-        return tuple(dims)
+            shape[h], shape[w] = hw
+        if dims is not None:
+            values = iter(dims[self.offset:])
+            shape = [next(values) if d == -1 else d for d in shape]  # (parse makes sure the gear has enough)
+        return tuple(shape)
 
-    def nbytes_at(self, batch: int | None = None, hw: tuple[int, int] | None = None) -> int:
-        return _nbytes(self.dims_at(batch, hw), self.dtype)
+    def nbytes_at(self, batch: int | None = None, hw: tuple[int, int] | None = None,
+                  dims: tuple[int, ...] | None = None) -> int:
+        return _nbytes(self.dims_at(batch, hw, dims), self.dtype)
 
 
 @dataclass(frozen=True)
@@ -176,7 +195,8 @@ class Timing:
 @dataclass(frozen=True)
 class ModelDecl:
     """A parsed declaration. inputs include the dynamic-gear input when the model has gears. compute: (product,
-    Timing) pairs, product "*" for every product and "default" for the others."""
+    Timing) pairs, product "*" for every product and "default" for the others. A gear is a tuple: (batch,),
+    (height, width) or the ND gear's values (`gears`, GE's batch_info)."""
 
     name: str
     source: str
@@ -187,6 +207,35 @@ class ModelDecl:
     compute: tuple[tuple[str, Timing], ...]
     work_size: int
     weight_size: int
+    dims: tuple[tuple[int, ...], ...] = ()
+
+    @property
+    def kind(self) -> str | None:
+        """The model's kind of gear: "batch", "hw", "dims", or None (a static model)."""
+        return gear_kind(self.batches, self.hws, self.dims)
+
+    @property
+    def gears(self) -> tuple[tuple[int, ...], ...]:
+        """The gears, in the order the model lists them (GE's batch_info): (batch,), (h, w) or ND values."""
+        return gear_list(self.batches, self.hws, self.dims)
+
+    @property
+    def data_inputs(self) -> tuple[Tensor, ...]:
+        """The inputs the program's data goes to: all but the gear input (ascend_mbatch_shape_data)."""
+        return self.inputs[:-1] if self.kind is not None else self.inputs
+
+    @property
+    def largest(self) -> tuple[int, ...] | None:
+        """The gear at which the inputs are largest (the first of them), None for a static model: what an
+        execution with no gear set runs at."""
+        gears = self.gears
+        if not gears:
+            return None
+        return max(gears, key=lambda g: sum(t.nbytes_at(*self.args(g)) for t in self.data_inputs))
+
+    def args(self, gear: tuple[int, ...] | None) -> tuple:
+        """(batch, hw, dims), the arguments of `Tensor.dims_at` and `seconds`, of a gear of this model."""
+        return gear_args(self.kind, gear)
 
     def timing(self, product: str) -> Timing:
         """The Timing for `product`; ModelDeclarationError naming the products given when it has none."""
@@ -198,13 +247,44 @@ class ModelDecl:
         raise _error(self.source, f"compute_us gives no time for product {product} (it gives {given}); add "
                                   f"`{product} = <microseconds>` or `default = <microseconds>` to [compute_us]")
 
-    def seconds(self, product: str, batch: int | None = None, hw: tuple[int, int] | None = None) -> float:
-        """How long one execution runs on `product`, at a batch gear or image-size gear (else the static shape)."""
-        if batch is None:
-            first = self.inputs[0].shape if self.inputs else ()
-            batch = first[0] if first and first[0] > 0 else 1
-        pixels = hw[0] * hw[1] if hw is not None else 0
-        return self.timing(product).us(batch, pixels) * 1e-6
+    def seconds(self, product: str, batch: int | None = None, hw: tuple[int, int] | None = None,
+                dims: tuple[int, ...] | None = None) -> float:
+        """How long one execution runs on `product`, at a batch, image-size or ND gear (else the static shape)."""
+        return self.timing(product).us(*_batch_pixels(self.inputs, batch, hw, dims)) * 1e-6
+
+
+def gear_kind(batches, hws, dims) -> str | None:
+    return "batch" if batches else "hw" if hws else "dims" if dims else None
+
+
+def gear_list(batches, hws, dims) -> tuple[tuple[int, ...], ...]:
+    return tuple((b,) for b in batches) or tuple(tuple(g) for g in hws) or tuple(tuple(g) for g in dims)
+
+
+def gear_args(kind: str | None, gear: tuple[int, ...] | None) -> tuple:
+    """(batch, hw, dims) of a gear of a model of this kind; (None, None, None) for no gear."""
+    if gear is None or kind is None:
+        return None, None, None
+    if kind == "batch":
+        return gear[0], None, None
+    if kind == "hw":
+        return None, tuple(gear), None
+    return None, None, tuple(gear)
+
+
+def _batch_pixels(inputs, batch, hw, dims) -> tuple[int, int]:
+    """(batch, pixels) a Timing scales with: the batch gear (else the first input's first dim, at the ND gear if
+    one is given, 1 if it has none); the image-size gear's H x W, or with an ND gear the first input's H x W by its
+    format (its last two dims for ND), else 0."""
+    first = inputs[0].dims_at(dims=dims) if inputs and dims is not None else inputs[0].shape if inputs else ()
+    if batch is None:
+        batch = first[0] if first and first[0] > 0 else 1
+    if hw is not None:
+        return batch, hw[0] * hw[1]
+    if dims is None or len(first) < 2:
+        return batch, 0
+    h, w = _HW_DIMS.get(inputs[0].format, (-2, -1)) if len(first) == 4 else (-2, -1)
+    return batch, first[h] * first[w]
 
 
 def _error(source, problem: str) -> ModelDeclarationError:
@@ -283,10 +363,11 @@ def _tensors(source, data: dict, side: str, default_format: int) -> list[tuple]:
     return fields
 
 
-def _gears(source, data: dict) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
-    batches, hws = data.get("dynamic_batch", []), data.get("dynamic_hw", [])
-    if batches and hws:
-        raise _error(source, "dynamic_batch and dynamic_hw are given together: a model has one kind of gear")
+def _gears(source, data: dict) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...], tuple[tuple[int, ...], ...]]:
+    batches, hws, nd = data.get("dynamic_batch", []), data.get("dynamic_hw", []), data.get("dynamic_dims", [])
+    given = [k for k in ("dynamic_batch", "dynamic_hw", "dynamic_dims") if data.get(k)]
+    if len(given) > 1:
+        raise _error(source, f"{' and '.join(given)} are given together: a model has one kind of gear")
     if (not isinstance(batches, list) or len(batches) > MAX_GEARS
             or not all(isinstance(b, int) and not isinstance(b, bool) and 0 < b <= INT64_MAX for b in batches)
             or len(set(batches)) != len(batches)):
@@ -298,11 +379,30 @@ def _gears(source, data: dict) -> tuple[tuple[int, ...], tuple[tuple[int, int], 
     if not ok or len({tuple(g) for g in hws}) != len(hws):
         raise _error(source, f"dynamic_hw {_show(hws)} is not a list of at most {MAX_GEARS} distinct [H, W] pairs "
                              f"from 1 to 2**63 - 1 (a gear is a dim: an int64)")
-    return tuple(batches), tuple(tuple(g) for g in hws)
+    ok = isinstance(nd, list) and len(nd) <= MAX_GEARS and all(
+        isinstance(g, list) and 0 < len(g) <= MAX_DIMS and len(g) == len(nd[0]) and all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 < x <= INT64_MAX for x in g) for g in nd)
+    if not ok or len({tuple(g) for g in nd}) != len(nd):
+        raise _error(source, f"dynamic_dims {_show(nd)} is not a list of at most {MAX_GEARS} distinct gears of as "
+                             f"many values each (at most {MAX_DIMS}), from 1 to 2**63 - 1 (a gear's value is a dim: "
+                             f"an int64)")
+    return tuple(batches), tuple(tuple(g) for g in hws), tuple(tuple(g) for g in nd)
 
 
-def _check_dynamic_dims(source, fields: list, side: str, batches, hws) -> None:
-    """-1 dims: the first dim with batch gears, H and W (by format) of 4-D NCHW/NHWC inputs with image-size gears."""
+def _check_dynamic_dims(source, fields: list, side: str, batches, hws, nd=()) -> None:
+    """-1 dims: the first dim with batch gears, H and W (by format) of 4-D NCHW/NHWC inputs with image-size gears,
+    any dim with ND gears (the inputs' -1 dims as many as a gear's values, an output's at most as many)."""
+    if nd:
+        counts = [f[3].count(-1) for f in fields]
+        size = len(nd[0])
+        if side == "input" and sum(counts) != size:
+            raise _error(source, f"the inputs have {sum(counts)} dims of -1 and each dynamic_dims gear gives {size} "
+                                 f"values: a gear gives the value of every -1 dim of the inputs, in order")
+        if side == "output" and any(c > size for c in counts):
+            name = fields[next(i for i, c in enumerate(counts) if c > size)][0]
+            raise _error(source, f"output {_show(name)} has more dims of -1 than a dynamic_dims gear has values "
+                                 f"({size}): an output's -1 dims take the gear's first values")
+        return
     for name, _, _, shape, fmt in fields:
         if -1 not in shape:
             continue
@@ -317,36 +417,38 @@ def _check_dynamic_dims(source, fields: list, side: str, batches, hws) -> None:
                 raise _error(source, f"{where}: with dynamic_hw only inputs of format NCHW or NHWC may have -1, as "
                                      f"their H and W")
         else:
-            raise _error(source, f"{where}: a -1 dim needs dynamic_batch or dynamic_hw (the gears it takes)")
+            raise _error(source, f"{where}: a -1 dim needs dynamic_batch, dynamic_hw or dynamic_dims (the gears it "
+                                 f"takes)")
     if side == "input" and (batches or hws) and not any(-1 in f[3] for f in fields):
         raise _error(source, "the gears (dynamic_batch / dynamic_hw) need an input with -1 dims")
 
 
-def largest_gear(batches, hws) -> tuple[int | None, tuple[int, int] | None]:
-    """(batch, hw) of a model's largest gear, the one its tensors' sizes are of: its largest batch, or its
-    image size of the most pixels; (None, None) for a model without gears (the static shape)."""
-    return (max(batches) if batches else None), (max(hws, key=lambda g: g[0] * g[1]) if hws else None)
-
-
-def _build_tensors(source, fields: list, side: str, batches, hws) -> tuple[Tensor, ...]:
-    """The tensors, sized at the largest gear: a size past what a size_t holds is refused, naming the tensor."""
-    gear = largest_gear(batches, hws)
-    tensors = (Tensor(*f, nbytes=0) for f in fields)  # (name, dtype, dtype_name, shape, format): _tensor_fields
-    out = tuple(replace(t, nbytes=t.nbytes_at(*gear)) for t in tensors)
-    for t in out:
-        if t.nbytes > SIZE_MAX:
-            raise _error(source, f"{side} {_show(t.name)} shape {_show(list(t.dims_at(*gear)))} is over 2**64 - 1 "
+def _build_tensors(source, fields: list, side: str, batches, hws, nd=()) -> tuple[Tensor, ...]:
+    """The tensors, each sized at the gear where it is largest (GE gives the data nodes their largest gear's
+    shape): a size past what a size_t holds is refused, naming the tensor."""
+    kind, gears = gear_kind(batches, hws, nd), gear_list(batches, hws, nd) or (None,)
+    out, offset = [], 0
+    for f in fields:  # (name, dtype, dtype_name, shape, format): _tensor_fields
+        t = Tensor(*f, nbytes=0, offset=offset if side == "input" else 0)
+        offset += f[3].count(-1) if side == "input" else 0
+        sizes = [t.nbytes_at(*gear_args(kind, g)) for g in gears]
+        at = gear_args(kind, gears[sizes.index(max(sizes))])
+        if max(sizes) > SIZE_MAX:
+            raise _error(source, f"{side} {_show(t.name)} shape {_show(list(t.dims_at(*at)))} is over 2**64 - 1 "
                                  f"bytes of {t.dtype_name}: its size is a size_t")
-    return out
+        out.append(replace(t, nbytes=max(sizes), max_shape=t.dims_at(*at)))
+    return tuple(out)
 
 
-def _dynamic_input(batches, hws) -> tuple[Tensor, ...]:
+def _dynamic_input(batches, hws, nd=()) -> tuple[Tensor, ...]:
     """The input the ATC compiler adds to a model with gears: ascend_mbatch_shape_data, int64, one value per
     gear dim."""
-    if not (batches or hws):
+    gears = gear_list(batches, hws, nd)
+    if not gears:
         return ()
-    shape = (1,) if batches else (2,)
-    return (Tensor(DYNAMIC_INPUT, DTYPES["int64"], "int64", shape, FORMATS["ND"], _nbytes(shape, DTYPES["int64"])),)
+    shape = (len(gears[0]),)
+    return (Tensor(DYNAMIC_INPUT, DTYPES["int64"], "int64", shape, FORMATS["ND"], _nbytes(shape, DTYPES["int64"]),
+                   max_shape=shape),)
 
 
 def _number(source, where: str, value, minimum: float = 0.0) -> float:
@@ -409,11 +511,11 @@ def _size(source, data: dict, key: str, derived: int) -> int:
     return value
 
 
-def _check_times(source, compute, batches, hws, inputs) -> None:
-    """Each time, at the largest gear (or the static batch), is a finite number of microseconds."""
-    first = inputs[0].shape if inputs else ()
-    batch = max(batches) if batches else first[0] if first and first[0] > 0 else 1
-    pixels = max(h * w for h, w in hws) if hws else 0
+def _check_times(source, compute, batches, hws, inputs, nd=()) -> None:
+    """Each time, at every gear (or the static shape), is a finite number of microseconds."""
+    kind = gear_kind(batches, hws, nd)
+    points = [_batch_pixels(inputs, *gear_args(kind, g)) for g in gear_list(batches, hws, nd) or (None,)]
+    batch, pixels = max(points)[0], max(p for _, p in points)
     for product, timing in compute:
         if not math.isfinite(timing.us(batch, pixels)):
             where = "compute_us" if product == "*" else f"compute_us.{product}"
@@ -432,17 +534,17 @@ def parse(data: dict, source: str = "<declaration>", base_dir=None, default_name
     if not isinstance(name, str) or not name:
         raise _error(source, f"name {_show(name)} is not a non-empty string")
     default_format = _format(source, "the model", data["format"]) if "format" in data else FORMATS["ND"]
-    batches, hws = _gears(source, data)
+    batches, hws, nd = _gears(source, data)
     fields = {side: _tensors(source, data, side, default_format) for side in ("input", "output")}
     for side, f in fields.items():
-        _check_dynamic_dims(source, f, side, batches, hws)
-    inputs = _build_tensors(source, fields["input"], "input", batches, hws) + _dynamic_input(batches, hws)
-    outputs = _build_tensors(source, fields["output"], "output", batches, hws)
+        _check_dynamic_dims(source, f, side, batches, hws, nd)
+    inputs = _build_tensors(source, fields["input"], "input", batches, hws, nd) + _dynamic_input(batches, hws, nd)
+    outputs = _build_tensors(source, fields["output"], "output", batches, hws, nd)
     compute = _compute(source, Path(base_dir or "."), data)
-    _check_times(source, compute, batches, hws, inputs)
+    _check_times(source, compute, batches, hws, inputs, nd)
     total = sum(t.nbytes for t in inputs + outputs)
     return ModelDecl(name, source, inputs, outputs, batches, hws, compute, _size(source, data, "work_size", total),
-                     _size(source, data, "weight_size", total))
+                     _size(source, data, "weight_size", total), nd)
 
 
 def load(path, default_name: str = "model") -> ModelDecl:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 
 import numpy as np
 
@@ -38,10 +39,10 @@ from emu.models import KERNEL, Task
 
 from .. import constants as C
 from .. import modeldecl
-from ..errors import (ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID, ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID,
-                      ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, ACL_ERROR_GE_EXEC_MODEL_ID_INVALID,
-                      ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID, ACL_ERROR_GE_FAILURE, ACL_ERROR_GE_PARAM_INVALID,
-                      ACL_ERROR_INVALID_PARAM)
+from ..errors import (ACL_ERROR_FAILURE, ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
+                      ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID,
+                      ACL_ERROR_GE_EXEC_MODEL_ID_INVALID, ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID, ACL_ERROR_GE_FAILURE,
+                      ACL_ERROR_GE_PARAM_INVALID, ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MODEL_CONTEXT)
 from ..memory import Region
 from . import allocation, transfer
 from .core import Context, Core, Stream, api, fail, new_handle
@@ -53,14 +54,15 @@ MAX_NAME = 128  # ACL_MAX_TENSOR_NAME_LEN
 
 
 class LoadedModel:
-    """A loaded model: its id, declaration, device, the mode it executes in (None, "sync" or "async"), its own
-    stream (for aclmdlExecute) and the gear of its last execution."""
+    """A loaded model: its id, declaration, the context it was loaded in, the mode it executes in (None, "sync" or
+    "async"), its own stream (for aclmdlExecute) and its current gear, (ND, values), which the last setter that
+    reached GE's SetDynamicSize recorded (DavinciModel::SetDynamicSize: batch_size_ and dynamic_type_), else None."""
 
     def __init__(self, model_id: int, decl: modeldecl.ModelDecl, ctx: Context):
         self.id, self.decl, self.ctx = model_id, decl, ctx
         self.mode: str | None = None
         self.stream: Stream | None = None
-        self.gear: tuple = (None, None)  # (batch, hw) of the last execution: Tensor.dims_at's arguments
+        self.cur_shape: tuple[bool, tuple[int, ...]] | None = None
 
 
 class ModelDesc:
@@ -73,12 +75,14 @@ class ModelDesc:
 
 
 class Dataset:
-    """An aclmdlDataset: its data buffers' handles, in order, and the gear set on it ((batch, hw), else None)."""
+    """An aclmdlDataset: its data buffers' handles, in order, and the gear marks the setters leave on it, as the
+    ACL layer's struct holds them: dynamicBatchSize (`batch`), dynamicResolutionHeight and Width (`hw`) and
+    dynamicDims (`dims`); 0 and () when not set."""
 
     def __init__(self):
         self.handle = new_handle()
         self.buffers: list[int] = []
-        self.gear: tuple | None = None
+        self.batch, self.hw, self.dims = 0, (0, 0), ()
 
 
 class DataBuffer:
@@ -140,29 +144,58 @@ def _parsed(rt: Core, read, *args, load: bool = True) -> modeldecl.ModelDecl:
         fail(ACL_ERROR_GE_PARAM_INVALID, e.problem)
 
 
-def _declaration_of_file(rt: Core, path, load: bool = True) -> modeldecl.ModelDecl:
-    """acl_model_router.cpp AclIsOm2ModelByPath, then GraphLoader::LoadDataFromFile: a null path 100000; no model
-    file and no declaration 145002. A declaration stands in even without the .om file; a wrong one is 145000
-    (`_parsed`)."""
+MAGIC_BYTES = 4  # om2_model_executor.cc FILE_MAGIC_HEADER_SIZE: what IsOm2Model reads of a model to route it
+
+
+def _null_output(null_out: str) -> None:
+    """The C ABI's NULL output pointer (`null_out` names it), judged where the reference judges it: by the API's
+    Impl (ACL_REQUIRES_NOT_NULL, 100000), after acl_model.cpp's router has read the file or the bytes."""
+    if null_out:
+        fail(ACL_ERROR_INVALID_PARAM, f"{null_out} is null")
+
+
+def _declaration_of_file(rt: Core, path, load: bool = True, null_out: str = "") -> modeldecl.ModelDecl:
+    """The router (acl_model.cpp aclmdlLoadFromFile & co: acl_model_router.cpp AclIsOm2ModelByPath,
+    om2_model_executor.cc IsOm2Model), then the API's Impl, then GraphLoader::LoadDataFromFile: a null path 100000;
+    no model file and no declaration 145002; a model file under 4 bytes 145006; then a null output (`null_out`)
+    100000. A declaration stands in even without the .om file; a wrong one, or an $ACL_EMU_MODELS that cannot be
+    read, is 145000 (`_parsed`)."""
     if path is None:
         fail(ACL_ERROR_INVALID_PARAM, "modelPath is null")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"modelPath must be a str, got {type(path).__name__}")
-    if not os.path.exists(path) and modeldecl.declaration_source(path) is None:
+    if not os.path.exists(path) and _parsed(rt, modeldecl.declaration_source, path, load=load) is None:
         fail(ACL_ERROR_GE_EXEC_MODEL_PATH_INVALID,
              f"model file {os.fspath(path)!r} does not exist (and no declaration stands in "
                                     f"for it: {os.fspath(path)}.toml, emu.declare_model or "
                                     f"{modeldecl.MODELS_ENV})")
+    size = _file_size(path)
+    if size is not None and size < MAGIC_BYTES:
+        fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID,
+             f"model file {os.fspath(path)!r} holds {size} bytes, under the {MAGIC_BYTES} of a model's magic "
+             f"number: no model (its declaration stands in without the file: remove the file)")
+    _null_output(null_out)
     return _parsed(rt, modeldecl.for_file, path, load=load)
 
 
-def _declaration_of_bytes(rt: Core, model: int, size: int, load: bool = True) -> modeldecl.ModelDecl:
-    """acl_model_router.cpp AclIsOm2ModelByData: a null model or size 0 100000, fewer than 4 bytes 145006; the
-    bytes are read from host memory the emulator knows."""
+def _file_size(path) -> int | None:
+    """The size of the regular file at `path`, None when there is none."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+
+def _declaration_of_bytes(rt: Core, model: int, size: int, load: bool = True,
+                          null_out: str = "") -> modeldecl.ModelDecl:
+    """The router (acl_model_router.cpp AclIsOm2ModelByData): a null model or size 0 100000, fewer than 4 bytes
+    145006; then a null output (`null_out`) 100000; the bytes are read from host memory the emulator knows."""
     if not model or size == 0:
         fail(ACL_ERROR_INVALID_PARAM, "model is null or modelSize is 0")
-    if size < 4:
+    if size < MAGIC_BYTES:
         fail(ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, f"modelSize {size} is under 4 bytes: no model")
+    _null_output(null_out)
     r, off = transfer.locate(rt, model, size)
     if r.virtual:
         fail(ACL_ERROR_INVALID_PARAM, f"{r.describe()} is timing-only: it holds no model bytes")
@@ -180,22 +213,27 @@ def _load(rt: Core, decl: modeldecl.ModelDecl) -> int:
 
 
 @api("aclmdlLoadFromFile", pyacl="acl.mdl.load_from_file", params="s", outputs=(0,))
-def load_from_file(rt: Core, model_path: str) -> int:
+def load_from_file(rt: Core, model_path: str, *, null_out: str = "") -> int:
     """Load the model of a file (aclmdlLoadFromFile) and return its id (1, 2, ... never reused): the emulator
     runs its declaration (`emu.modeldecl`: X.om.toml beside it, `emu.declare_model`, $ACL_EMU_MODELS), with
     or without the .om file. A null path: 100000; no file and no declaration: 145002; a missing or wrong
-    declaration beside an .om file: 145000, the message naming the file and the problem (model.cpp
-    aclmdlLoadFromFileImpl, GraphLoader::LoadDataFromFile, ModelHelper::LoadRootModel)."""
-    return _load(rt, _declaration_of_file(rt, model_path))
+    declaration beside an .om file: 145000, the message naming the file and the problem; a model file under 4
+    bytes: 145006 (acl_model_router.cpp AclIsOm2ModelByPath, model.cpp aclmdlLoadFromFileImpl,
+    GraphLoader::LoadDataFromFile, ModelHelper::LoadRootModel).
+    `null_out` (keyword): the C ABI's NULL output pointer, named: the router's checks first, then 100000
+    (acl_model.cpp: AclIsOm2ModelBy{Path,Data} before the Impl's ACL_REQUIRES_NOT_NULL)."""
+    return _load(rt, _declaration_of_file(rt, model_path, null_out=null_out))
 
 
 @api("aclmdlLoadFromMem", sizes=("model_size",), pyacl="acl.mdl.load_from_mem", params="ii", outputs=(0,))
-def load_from_mem(rt: Core, model: int, model_size: int) -> int:
+def load_from_mem(rt: Core, model: int, model_size: int, *, null_out: str = "") -> int:
     """Load a model from host memory (aclmdlLoadFromMem) and return its id. The bytes are those of an .om file
     declared with `emu.declare_model` or named in $ACL_EMU_MODELS (found by their SHA-256), or a declaration's
     TOML text. A null model or size 0: 100000; under 4 bytes: 145006 (acl_model_router.cpp
-    AclIsOm2ModelByData)."""
-    return _load(rt, _declaration_of_bytes(rt, model, model_size))
+    AclIsOm2ModelByData).
+    `null_out` (keyword): the C ABI's NULL output pointer, named: the router's checks first, then 100000
+    (acl_model.cpp: AclIsOm2ModelBy{Path,Data} before the Impl's ACL_REQUIRES_NOT_NULL)."""
+    return _load(rt, _declaration_of_bytes(rt, model, model_size, null_out=null_out))
 
 
 def _check_with_mem(rt: Core, work_ptr: int, work_size: int, weight_ptr: int, weight_size: int) -> None:
@@ -211,11 +249,11 @@ def _check_with_mem(rt: Core, work_ptr: int, work_size: int, weight_ptr: int, we
 @api("aclmdlLoadFromFileWithMem", sizes=("work_size", "weight_size"), pyacl="acl.mdl.load_from_file_with_mem",
      params="siiii", outputs=(0,))
 def load_from_file_with_mem(rt: Core, model_path: str, work_ptr: int, work_size: int, weight_ptr: int,
-                            weight_size: int) -> int:
+                            weight_size: int, *, null_out: str = "") -> int:
     """aclmdlLoadFromFileWithMem: `load_from_file` with the workspace and weight memory the program allocated
     (sizes from aclmdlQuerySize; null pointers: the runtime allocates its own). A non-null pointer must be
-    device memory of that size (100000)."""
-    decl = _declaration_of_file(rt, model_path)
+    device memory of that size (100000). `null_out`: as `load_from_file`'s."""
+    decl = _declaration_of_file(rt, model_path, null_out=null_out)
     _check_with_mem(rt, work_ptr, work_size, weight_ptr, weight_size)
     return _load(rt, decl)
 
@@ -223,27 +261,29 @@ def load_from_file_with_mem(rt: Core, model_path: str, work_ptr: int, work_size:
 @api("aclmdlLoadFromMemWithMem", sizes=("model_size", "work_size", "weight_size"),
      pyacl="acl.mdl.load_from_mem_with_mem", params="iiiiii", outputs=(0,))
 def load_from_mem_with_mem(rt: Core, model: int, model_size: int, work_ptr: int, work_size: int, weight_ptr: int,
-                           weight_size: int) -> int:
-    """aclmdlLoadFromMemWithMem: `load_from_mem` with the program's workspace and weight memory."""
-    decl = _declaration_of_bytes(rt, model, model_size)
+                           weight_size: int, *, null_out: str = "") -> int:
+    """aclmdlLoadFromMemWithMem: `load_from_mem` with the program's workspace and weight memory. `null_out`: as
+    `load_from_mem`'s."""
+    decl = _declaration_of_bytes(rt, model, model_size, null_out=null_out)
     _check_with_mem(rt, work_ptr, work_size, weight_ptr, weight_size)
     return _load(rt, decl)
 
 
 @api("aclmdlQuerySize", pyacl="acl.mdl.query_size", params="s", outputs=(0, 0))
-def query_size(rt: Core, file_name: str) -> tuple[int, int]:
+def query_size(rt: Core, file_name: str, *, null_out: str = "") -> tuple[int, int]:
     """(work size, weight size) in bytes a model needs (aclmdlQuerySize): the declaration's work_size and
-    weight_size, else the sum of its tensors' sizes (model.cpp aclmdlQuerySizeImpl: null 100000, no file
-    145002; a wrong declaration 145000, ModelManager::GetModelMemAndWeightSize)."""
-    decl = _declaration_of_file(rt, file_name, load=False)
+    weight_size, else the sum of its tensors' sizes (acl_model.cpp aclmdlQuerySize: the router, then model.cpp
+    aclmdlQuerySizeImpl: null 100000, no file 145002, a file under 4 bytes 145006; a wrong declaration 145000,
+    ModelManager::GetModelMemAndWeightSize). `null_out`: as `load_from_file`'s."""
+    decl = _declaration_of_file(rt, file_name, load=False, null_out=null_out)
     return decl.work_size, decl.weight_size
 
 
 @api("aclmdlQuerySizeFromMem", sizes=("model_size",), pyacl="acl.mdl.query_size_from_mem", params="ii",
      outputs=(0, 0))
-def query_size_from_mem(rt: Core, model: int, model_size: int) -> tuple[int, int]:
+def query_size_from_mem(rt: Core, model: int, model_size: int, *, null_out: str = "") -> tuple[int, int]:
     """(work size, weight size) of a model in host memory (aclmdlQuerySizeFromMem); see `load_from_mem`."""
-    decl = _declaration_of_bytes(rt, model, model_size, load=False)
+    decl = _declaration_of_bytes(rt, model, model_size, load=False, null_out=null_out)
     return decl.work_size, decl.weight_size
 
 
@@ -330,20 +370,40 @@ def get_output_size_by_index(rt: Core, model_desc: int, index: int) -> int:
     return _field(rt, model_desc, index, "output", "nbytes", 0)
 
 
-def _dims(rt: Core, model_desc: int, index: int, side: str, gear: bool = False) -> dict:
+def _dims(rt: Core, model_desc: int, index: int, side: str, current: bool = False) -> dict:
     """model_common.cpp GetDims: null description 100000, index past the end 100000, over 128 dims 300000; a name
     of 128 characters or more is given as acl_modelId_<id>_<side>_<index>. (Over 128 dims, 300000, cannot happen:
-    a declaration has at most 128.)"""
+    a declaration has at most 128.) An input's dims keep the gear's -1 (DavinciModel::CreateInputDimsInfo:
+    ATTR_MBATCH_ORIGIN_INPUT_DIMS); an output's are those of its largest gear (the compiled NetOutput's shape,
+    multi_batch_clone_pass.cc SetMaxShape; doc aclmdlGetOutputDims.md). `current`: aclmdlGetCurOutputDims's."""
     d = _need(rt, model_desc, ModelDesc, "modelDesc")
     t = _tensor(rt, model_desc, index, side)
     if t is None:
         count = len(_tensors(rt, model_desc, side))
         fail(ACL_ERROR_INVALID_PARAM, f"{side} index {index} is not below the model's {count} {side}s")
     name = t.name if len(t.name) + 1 <= MAX_NAME else f"acl_modelId_{d.model_id}_{side}_{index}"
-    dims = t.shape
-    if gear:
-        dims = t.dims_at(*_model(rt, d.model_id).gear)
+    dims = t.shape if side == "input" else t.max_shape
+    if current:
+        dims = _current_dims(rt, d, t, dims)
     return {"name": name, "dimCount": len(dims), "dims": list(dims)}
+
+
+def _current_dims(rt: Core, d: ModelDesc, t: modeldecl.Tensor, described: tuple[int, ...]) -> tuple[int, ...]:
+    """model.cpp aclmdlGetCurOutputDimsImpl after its index check: the model's current gear (GeExecutor::GetCurShape:
+    an id no longer loaded 145003); none set, the described dims; else the gear's place among the description's
+    gears (model_common.cpp GetCurGearIndex: ND gears among the ND ones, else one value among the batches and two
+    among the image sizes; not found 500001) and the output's dims there (GetCurOuputShapeInfo)."""
+    m = _model(rt, d.model_id)
+    if m.cur_shape is None:
+        return described
+    nd, values = m.cur_shape
+    decl = d.decl
+    kind = "dims" if nd else {1: "batch", 2: "hw"}.get(len(values))
+    listed = {"dims": decl.dims, "batch": tuple((b,) for b in decl.batches), "hw": decl.hws}.get(kind, ())
+    if values not in listed:
+        fail(ACL_ERROR_FAILURE, f"the model's current gear {list(values)} is not among its description's "
+                                f"{'ND' if nd else 'batch' if kind == 'batch' else 'image-size'} gears")
+    return t.dims_at(*modeldecl.gear_args(kind, values))
 
 
 @api("aclmdlGetInputDims", sizes=("index",), pyacl="acl.mdl.get_input_dims", params="ii", outputs=({},))
@@ -361,16 +421,18 @@ def get_input_dims_v2(rt: Core, model_desc: int, index: int) -> dict:
 
 @api("aclmdlGetOutputDims", sizes=("index",), pyacl="acl.mdl.get_output_dims", params="ii", outputs=({},))
 def get_output_dims(rt: Core, model_desc: int, index: int) -> dict:
-    """An output's dims, {"name", "dimCount", "dims"} (aclmdlGetOutputDims); a gear dim is -1."""
+    """An output's dims, {"name", "dimCount", "dims"} (aclmdlGetOutputDims); for a model with gears, those of
+    the largest gear (doc aclmdlGetOutputDims.md: the compiled output's shape), whatever gear is set."""
     return _dims(rt, model_desc, index, "output")
 
 
 @api("aclmdlGetCurOutputDims", sizes=("index",), pyacl="acl.mdl.get_cur_output_dims", params="ii", outputs=({},))
 def get_cur_output_dims(rt: Core, model_desc: int, index: int) -> dict:
-    """An output's dims at the gear of the model's last execution (aclmdlGetCurOutputDims); a static model, or
-    one not executed at a gear yet, gives `get_output_dims`. The model unloaded: 145003 (model.cpp
-    aclmdlGetCurOutputDimsImpl)."""
-    return _dims(rt, model_desc, index, "output", gear=True)
+    """An output's dims at the model's current gear (aclmdlGetCurOutputDims): the gear of the last setter that
+    reached GE's SetDynamicSize on any dataset of the model, not that of the last execution; a static model, or
+    one no setter has set, gives `get_output_dims` (its largest gear). A null description or an index past the
+    end 100000; the model unloaded 145003 (model.cpp aclmdlGetCurOutputDimsImpl, GeExecutor::GetCurShape)."""
+    return _dims(rt, model_desc, index, "output", current=True)
 
 
 @api("aclmdlGetInputNameByIndex", sizes=("index",), pyacl="acl.mdl.get_input_name_by_index",
@@ -457,6 +519,12 @@ def get_dynamic_hw(rt: Core, model_desc: int, index: int) -> dict:
 
 
 # -- gears -----------------------------------------------------------------------------------------------
+# The ACL layer marks the dataset with the gear before the graph engine checks it (model.cpp
+# aclmdlSetDynamicBatchSizeImpl, aclmdlSetDynamicHWSizeImpl: dataset->dynamicBatchSize / dynamicResolution set,
+# then GeExecutor::SetDynamicBatchSize / SetDynamicImageSize), so a setter that fails in GE leaves the dataset
+# marked; aclmdlSetInputDynamicDimsImpl clears every mark first and sets the ND one only once GE succeeded. GE
+# records the model's current gear (GraphExecutor::SetDynamicSize, DavinciModel::SetDynamicSize) once the gear
+# matches one of the model's: aclmdlGetCurOutputDims reads it (GetCurShape), whatever runs after.
 def _gear_buffer(rt: Core, dataset: int, index: int) -> tuple[Dataset, DataBuffer]:
     """model.cpp aclmdlSetDynamicBatchSizeImpl: null dataset, no buffer at index, a null buffer address: 100000."""
     ds = _need(rt, dataset, Dataset, "dataset")
@@ -469,7 +537,8 @@ def _gear_buffer(rt: Core, dataset: int, index: int) -> tuple[Dataset, DataBuffe
 
 
 def _check_gear_buffer(buf: DataBuffer, values: int) -> None:
-    """GE SetDynamicBatchSize / SetDynamicResolution: a gear buffer under 4 bytes a value: 145012."""
+    """GeExecutor::SetDynamicBatchSize / SetDynamicImageSize / SetDynamicDims: a gear buffer under 4 bytes a value:
+    145012."""
     if buf.size < 4 * values:
         fail(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID, f"the gear buffer holds {buf.size} bytes, under {4 * values}")
 
@@ -485,40 +554,127 @@ def _write_gear(rt: Core, buf: DataBuffer, values: tuple[int, ...], api: str) ->
         r.target(off, len(data))[:] = np.frombuffer(data, dtype=np.uint8)
 
 
+def _match(m: LoadedModel, gear: tuple[int, ...], what: str) -> None:
+    """ge_executor.cc IsDynamicBatchSizeMatchModel, IsDynamicImageSizeMatchModel, IsDynmaicDimsSizeMatchModel: a
+    gear that is not one of the model's (a static model has none): 145013."""
+    if gear not in m.decl.gears:
+        gears = [list(g) for g in m.decl.gears]
+        fail(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
+             f"{what} {list(gear)} is not one of model {m.id}'s gears {gears}" if gears else
+             f"{what} {list(gear)}: model {m.id} has no gears")
+
+
 @api("aclmdlSetDynamicBatchSize", sizes=("index",), pyacl="acl.mdl.set_dynamic_batch_size", params="iiii")
 def set_dynamic_batch_size(rt: Core, model_id: int, dataset: int, index: int, batch_size: int) -> None:
     """Set the batch gear of an input dataset (aclmdlSetDynamicBatchSize): `index` is the
-    ascend_mbatch_shape_data input's. Null dataset, batch 0, no buffer at index, a null buffer: 100000; an id
-    not loaded 145003; a gear buffer under 4 bytes 145012; a batch not among the model's gears 145013."""
+    ascend_mbatch_shape_data input's. In the reference's order (model.cpp aclmdlSetDynamicBatchSizeImpl, then
+    GeExecutor::SetDynamicBatchSize): a null dataset, batch 0, no buffer at index, a null buffer: 100000; the
+    dataset is then marked with the batch, even if what follows fails; a gear buffer under 4 bytes 145012; an id
+    not loaded 145003; a batch not among the model's gears 145013. Then the batch is the model's current gear
+    (aclmdlGetCurOutputDims) and is written into the gear buffer."""
     _need(rt, dataset, Dataset, "dataset")
     if not batch_size:
         fail(ACL_ERROR_INVALID_PARAM, "batchSize is 0")
     ds, buf = _gear_buffer(rt, dataset, index)
-    m = _model(rt, model_id)
+    ds.batch, ds.hw = batch_size, (0, 0)
     _check_gear_buffer(buf, 1)
-    if batch_size not in m.decl.batches:
-        fail(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
-             f"batch {batch_size} is not one of the model's gears {list(m.decl.batches)}")
+    m = _model(rt, model_id)
+    _match(m, (batch_size,), "batch")
+    m.cur_shape = (False, (batch_size,))
     _write_gear(rt, buf, (batch_size,), "aclmdlSetDynamicBatchSize")
-    ds.gear = (batch_size, None)
 
 
 @api("aclmdlSetDynamicHWSize", sizes=("index",), pyacl="acl.mdl.set_dynamic_hw_size", params="iiiii")
 def set_dynamic_hw_size(rt: Core, model_id: int, dataset: int, index: int, height: int, width: int) -> None:
-    """Set the image-size gear of an input dataset (aclmdlSetDynamicHWSize). Null dataset, a zero height or
-    width, no buffer at index, a null buffer: 100000; an id not loaded 145003; a size not among the model's
-    gears 145013."""
+    """Set the image-size gear of an input dataset (aclmdlSetDynamicHWSize), in the reference's order (model.cpp
+    aclmdlSetDynamicHWSizeImpl, GeExecutor::SetDynamicImageSize): a null dataset, a zero height or width, no
+    buffer at index, a null buffer: 100000; the dataset is then marked with the size, even if what follows
+    fails; a gear buffer under 8 bytes 145012; an id not loaded 145003; a size not among the model's gears 145013.
+    Then the size is the model's current gear and is written into the gear buffer."""
     _need(rt, dataset, Dataset, "dataset")  # (the null dataset first, before the sizes)
     if not height or not width:
         fail(ACL_ERROR_INVALID_PARAM, f"height {height} or width {width} is 0")
     ds, buf = _gear_buffer(rt, dataset, index)
-    m = _model(rt, model_id)
+    ds.batch, ds.hw = 0, (height, width)
     _check_gear_buffer(buf, 2)
-    if (height, width) not in m.decl.hws:
-        fail(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID,
-             f"[{height}, {width}] is not one of the model's gears {[list(g) for g in m.decl.hws]}")
+    m = _model(rt, model_id)
+    _match(m, (height, width), "image size")
+    m.cur_shape = (False, (height, width))
     _write_gear(rt, buf, (height, width), "aclmdlSetDynamicHWSize")
-    ds.gear = (None, (height, width))
+
+
+# aclmdlIODims: char name[ACL_MAX_TENSOR_NAME_LEN]; size_t dimCount; int64_t dims[ACL_MAX_DIM_CNT]
+IO_DIMS_COUNT_AT, IO_DIMS_AT = MAX_NAME, MAX_NAME + 8
+IO_DIMS_BYTES = IO_DIMS_AT + 8 * modeldecl.MAX_DIMS
+
+
+def _dims_values(rt: Core, dims) -> tuple[int, list[int]] | None:
+    """(dimCount, values) of an aclmdlIODims: a list of ints (pyACL's dict, read by the facade; a Pythonic
+    caller's list) or the address of the struct in host memory (a C program's), read as the ACL layer reads it:
+    dimCount, then that many dims. None for a null struct. Of a dimCount past the struct's 128 dims only the 128
+    are read (the board reads on past the struct; GE refuses the count, `_cur_dynamic_dims`)."""
+    if dims is None or isinstance(dims, bool):
+        return None
+    if not isinstance(dims, int):
+        values = [int(d) for d in dims]
+        return len(values), values
+    if dims == 0:
+        return None
+    r, off = transfer.locate(rt, dims, IO_DIMS_BYTES)
+    if r.virtual:
+        fail(ACL_ERROR_INVALID_PARAM, f"dims 0x{dims:x} is {r.describe()}: timing-only, it holds no dims")
+    raw = r.view(off, IO_DIMS_BYTES).tobytes()
+    count = int.from_bytes(raw[IO_DIMS_COUNT_AT:IO_DIMS_AT], "little")
+    return count, np.frombuffer(raw, dtype="<i8", count=min(count, modeldecl.MAX_DIMS), offset=IO_DIMS_AT).tolist()
+
+
+def _cur_dynamic_dims(m: LoadedModel, count: int, values: list[int]) -> tuple[int, ...]:
+    """GeExecutor::GetCurDynamicDims: `values` are every dim of the model's data inputs, in order (the order ATC
+    recorded from --input_shape, ATTR_USER_DESIGNEATE_SHAPE_ORDER; a model without gears has none): another
+    count, or a static dim given another value, is 145012; the values of its -1 dims are the gear. (A count past
+    the 128 dims an aclmdlIODims holds is refused too: the emulator reads no further than the struct.)"""
+    all_dims = [d for t in m.decl.data_inputs for d in t.shape] if m.decl.kind is not None else []
+    if count != len(all_dims) or count > len(values):
+        fail(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID,
+             f"dims give {count} values; model {m.id}'s inputs have {len(all_dims)} dims "
+             f"{all_dims if all_dims else '(a model without gears)'}"
+             + (f" (and an aclmdlIODims holds {modeldecl.MAX_DIMS})" if count > modeldecl.MAX_DIMS else ""))
+    values = [v % (1 << 64) for v in values]  # (GE reads them as uint64_t)
+    for i, (v, d) in enumerate(zip(values, all_dims)):
+        if d >= 0 and v != d:
+            fail(ACL_ERROR_GE_DYNAMIC_INPUT_LENGTH_INVALID,
+                 f"dims[{i}] is {v}; that dim of model {m.id}'s inputs is static, {d}")
+    return tuple(v for v, d in zip(values, all_dims) if d < 0)
+
+
+@api("aclmdlSetInputDynamicDims", sizes=("index",), pyacl="acl.mdl.set_input_dynamic_dims", params="iiil",
+     by_hand=True)
+def set_input_dynamic_dims(rt: Core, model_id: int, dataset: int, index: int, dims) -> None:
+    """Set the ND gear of an input dataset (aclmdlSetInputDynamicDims, models with ATC's --dynamic_dims): `dims`
+    gives every dim of the model's inputs in order, the static ones as they are: a list of ints (pyACL's facade
+    reads them from its {"dimCount", "dims"[, "name"]}) or the address of a C program's aclmdlIODims. In the
+    reference's order (model.cpp aclmdlSetInputDynamicDimsImpl, then
+    GeExecutor::SetDynamicDims and GetCurDynamicDims): a null dataset or dims, dimCount 0, no buffer at index, a
+    null buffer: 100000; the dataset's gear marks are then cleared; an id not loaded 145003; a count other than
+    the inputs' dims, or a static dim given another value, 145012; a gear not among the model's 145013; the gear
+    is then the model's current one (aclmdlGetCurOutputDims), even if the gear buffer, checked next, holds under
+    4 bytes a value (145012); the values are written into the gear buffer and the dataset is marked with them."""
+    _need(rt, dataset, Dataset, "dataset")
+    got = _dims_values(rt, dims)
+    if got is None:
+        fail(ACL_ERROR_INVALID_PARAM, "dims is null")
+    count, values = got
+    if count == 0:
+        fail(ACL_ERROR_INVALID_PARAM, "dims.dimCount is 0")
+    ds, buf = _gear_buffer(rt, dataset, index)
+    ds.batch, ds.hw, ds.dims = 0, (0, 0), ()
+    m = _model(rt, model_id)
+    gear = _cur_dynamic_dims(m, count, values)
+    _match(m, gear, "dims")
+    m.cur_shape = (True, gear)
+    _check_gear_buffer(buf, len(gear))
+    _write_gear(rt, buf, gear, "aclmdlSetInputDynamicDims")
+    ds.dims = gear
 
 
 # -- datasets and data buffers ------------------------------------------------------------------------------
@@ -614,8 +770,16 @@ def data_type_size(rt: Core, data_type: int) -> int:
 
 
 # -- execution ---------------------------------------------------------------------------------------------
+# model.cpp ModelExecute (aclmdlExecute, aclmdlExecuteAsync) checks the datasets, then, for aclmdlExecute only,
+# the empty output buffers against the model's output descriptions, before the graph engine runs:
+# GeExecutor::ExecModel, ModelManager::ExecuteModel (the model id), DavinciModel::NnExecute (InitModelStream:
+# the execution mode; CopyModelData -> UpdateAllNodeArgs: the buffer counts, then each buffer's size), then the
+# launch (aclmdlRIExecuteAsync -> rtModelExecute: the current context). The counts and sizes are checked inside
+# GE_ASSERT_SUCCESS / GE_ASSERT_TRUE (metadef pkg_inc/common/checker.h GE_ASSERT): a failed assertion returns
+# ErrorResult, whose ge::Status is PARAM_INVALID, a GE code outside the ranges ACL_GET_ERRCODE_GE passes on, so
+# the program sees ACL_ERROR_GE_FAILURE (500002), not the ACL_ERROR_GE_PARAM_INVALID the check itself names.
 def _blobs(rt: Core, dataset: Dataset, side: str) -> list[DataBuffer]:
-    """A dataset's buffers; a destroyed one: 100000 (model.cpp: a blob with a null dataBuf)."""
+    """A dataset's buffers; a destroyed one: 100000 (model.cpp ModelExecute: a blob with a null dataBuf)."""
     out = []
     for i, h in enumerate(dataset.buffers):
         buf = _obj(rt, h, DataBuffer)
@@ -625,20 +789,31 @@ def _blobs(rt: Core, dataset: Dataset, side: str) -> list[DataBuffer]:
     return out
 
 
-def _alloc_outputs(rt: Core, m: LoadedModel, outs: list[DataBuffer]) -> None:
-    """aclmdlExecute (not Async): an empty output buffer gets device memory of the output's size, which the
-    program frees (aclrtFree, then aclUpdateDataBuffer(buf, NULL, 0); doc aclmdlExecute.md)."""
-    for buf, t in zip(outs, m.decl.outputs):
-        if not buf.data:
-            r = allocation.alloc_by_policy(rt, m.ctx.device.id, max(t.nbytes, 1), C.ACL_MEM_MALLOC_HUGE_FIRST)
-            buf.data, buf.size = r.base, t.nbytes
-
-
-def _check_sizes(m: LoadedModel, blobs: list[DataBuffer], tensors, side: str, gear) -> None:
-    """davinci_model.cc CheckUserAndModelSize: a buffer 64 bytes or more under the model's size fails (GE
-    PARAM_INVALID: 500002); larger is fine. Skipped at a gear (dynamic execution)."""
-    if gear is not None:
+def _alloc_outputs(rt: Core, m: LoadedModel | None, outs: list[DataBuffer]) -> None:
+    """model.cpp ModelExecute, aclmdlExecute only, before GE: when an output buffer is empty (a null address), the
+    ACL layer takes the model's output descriptions (GeExecutor::GetModelDescInfo: none for an id not loaded) and
+    fails with 100000 when there are fewer than the dataset's buffers (an extra buffer, or no model); then each
+    empty buffer of an output with a size gets aclrtMalloc of that size in the current context (the program frees
+    it: aclrtFree, then aclUpdateDataBuffer(buf, NULL, 0); doc aclmdlExecute.md), whatever GE says next."""
+    empty = [i for i, buf in enumerate(outs) if not buf.data]
+    if not empty:
         return
+    tensors = m.decl.outputs if m is not None else ()
+    if len(tensors) < len(outs):
+        fail(ACL_ERROR_INVALID_PARAM,
+             f"output buffer {empty[0]} is empty and the model's output descriptions are {len(tensors)}, fewer than "
+             f"the dataset's {len(outs)} buffers" + ("" if m is not None else " (no model is loaded with this id)"))
+    device = rt.current_context().device.id
+    for i in empty:
+        size = tensors[i].nbytes
+        if size:
+            r = allocation.alloc_by_policy(rt, device, size, C.ACL_MEM_MALLOC_HUGE_FIRST, origin="aclmdlExecute")
+            outs[i].data, outs[i].size = r.base, size
+
+
+def _check_sizes(m: LoadedModel, blobs: list[DataBuffer], tensors, side: str) -> None:
+    """davinci_model.cc CheckUserAndModelSize (ConstructZeroCopyIoActiveBaseAddrs, inside GE_ASSERT_TRUE): a buffer
+    64 bytes or more under the model's size fails, 500002; larger is fine."""
     for i, (buf, t) in enumerate(zip(blobs, tensors)):
         if buf.size + SIZE_SLACK < t.nbytes:
             fail(ACL_ERROR_GE_FAILURE,
@@ -646,36 +821,65 @@ def _check_sizes(m: LoadedModel, blobs: list[DataBuffer], tensors, side: str, ge
                              f"needs {t.nbytes}")
 
 
+def _exec_gear(m: LoadedModel, ds: Dataset) -> tuple[int, ...] | None:
+    """The gear an execution runs at dynamically, else None (GeExecutor::ExecModel, SetDynamicInputDataFlag): a
+    dataset a setter marked (even one that failed: see the gear setters) runs a model with gears at the gear
+    that matches the mark, or at the model's first gear (batch label 0) when none does, and its sizes are not
+    checked (DavinciModel::CheckUserAndModelSize: is_dynamic_); a model without gears ignores the mark."""
+    gears = m.decl.gears
+    if not (ds.batch or any(ds.hw) or ds.dims) or not gears:
+        return None
+    for g in gears:
+        if ds.dims and len(ds.dims) <= len(g):
+            if g[:len(ds.dims)] == ds.dims:
+                return g
+        elif (len(g) == 1 and g[0] == ds.batch) or (len(g) == 2 and g == ds.hw):
+            return g
+    return gears[0]
+
+
 def _checked_run(rt: Core, model_id: int, inputs: int, outputs: int, mode: str):
-    """model.cpp aclmdlExecuteImpl / ModelExecute, then GE: the checks of an execution, in the reference's
-    order; returns (model, input buffers, output buffers, gear)."""
+    """The checks of an execution, in the reference's order (see above); returns (model, input buffers, output
+    buffers, the gear it runs at: the dataset's, else the largest for a model with gears, else None)."""
     ins_ds = _need(rt, inputs, Dataset, "input")
     outs_ds = _need(rt, outputs, Dataset, "output")
     ins, outs = _blobs(rt, ins_ds, "input"), _blobs(rt, outs_ds, "output")
+    if mode == "sync":
+        _alloc_outputs(rt, _models(rt).loaded.get(model_id), outs)
     rt.runtime_layer()
     m = _model(rt, model_id)
-    if mode == "sync":
-        _alloc_outputs(rt, m, outs)
     if m.mode is not None and m.mode != mode:  # DavinciModel::InitModelStream
         fail(ACL_ERROR_GE_FAILURE, f"model {m.id} was executed {m.mode}hronously: a model runs either "
                                    f"synchronously (aclmdlExecute) or asynchronously (aclmdlExecuteAsync), not both")
     m.mode = mode
     if len(ins) != len(m.decl.inputs) or len(outs) != len(m.decl.outputs):  # DavinciModel::UpdateAllNodeArgs
-        fail(ACL_ERROR_GE_PARAM_INVALID, f"model {m.id} takes {len(m.decl.inputs)} inputs and "
-                                         f"{len(m.decl.outputs)} outputs; the datasets hold {len(ins)} and "
-                                         f"{len(outs)} buffers")
-    gear = ins_ds.gear
-    _check_sizes(m, ins, m.decl.inputs, "input", gear)
-    _check_sizes(m, outs, m.decl.outputs, "output", gear)
-    return m, ins, outs, gear or modeldecl.largest_gear(m.decl.batches, m.decl.hws)  # no gear set: the largest
+        fail(ACL_ERROR_GE_FAILURE, f"model {m.id} takes {len(m.decl.inputs)} inputs and {len(m.decl.outputs)} "
+                                   f"outputs; the datasets hold {len(ins)} and {len(outs)} buffers")
+    gear = _exec_gear(m, ins_ds)
+    if gear is None:
+        _check_sizes(m, ins, m.decl.inputs, "input")
+        _check_sizes(m, outs, m.decl.outputs, "output")
+    return m, ins, outs, gear if gear is not None else m.decl.largest
 
 
-def _spans(rt: Core, bufs: list[DataBuffer], tensors, gear, mode: str) -> list[tuple[Region, int, int, str]]:
+def _check_context(rt: Core, m: LoadedModel) -> None:
+    """The launch (DavinciModel::NnExecute -> aclmdlRIExecuteAsync -> rtModelExecute; hicann/runtime
+    api_impl.cc ApiImpl::ModelExecute): no current context 107002 (CHECK_CONTEXT_VALID_WITH_RETURN), a context
+    other than the one the model was loaded in 107004 (RT_ERROR_MODEL_CONTEXT, errcode_manage.cc); GE and ACL
+    pass both codes on (GE_CHK_RT_EXEC, RT_ERROR_TO_GE_STATUS; ACL_GET_ERRCODE_GE keeps the runtime's range)."""
+    ctx = rt.current_context()
+    if ctx is not m.ctx:
+        fail(ACL_ERROR_RT_MODEL_CONTEXT,
+             f"model {m.id} was loaded in a context of device {m.ctx.device.id}; the current context (of device "
+             f"{ctx.device.id}) is another: execute a model in the context that loaded it")
+
+
+def _spans(rt: Core, bufs: list[DataBuffer], tensors, args: tuple, mode: str) -> list[tuple[Region, int, int, str]]:
     """(region, offset, nbytes, mode) of what the execution reads or writes of each buffer: the model's size at
-    the gear, or the buffer's if smaller; empty buffers touch nothing."""
+    the gear (`args`: ModelDecl.args), or the buffer's if smaller; empty buffers touch nothing."""
     out = []
     for buf, t in zip(bufs, tensors):
-        n = min(buf.size, t.nbytes_at(*gear))
+        n = min(buf.size, t.nbytes_at(*args))
         if n and buf.data:
             r, off = transfer.locate(rt, buf.data, n)
             out.append((r, off, n, mode))
@@ -726,13 +930,12 @@ def _runner(rt: Core, m: LoadedModel, reads: list, writes: list):
 
 def _enqueue(rt: Core, m: LoadedModel, s: Stream, ins, outs, gear) -> Task:
     """The execution's task on `s`: the model's time on this product at its gear, its reads and writes."""
-    reads = _spans(rt, ins, m.decl.inputs, gear, "r")
-    writes = _spans(rt, outs, m.decl.outputs, gear, "w")
-    batch, hw = gear
+    args = m.decl.args(gear)
+    reads = _spans(rt, ins, m.decl.inputs, args, "r")
+    writes = _spans(rt, outs, m.decl.outputs, args, "w")
     start, end = _runner(rt, m, reads, writes)
-    task = Task(KERNEL, device=s.device, label=m.decl.name, duration=m.decl.seconds(rt.product.name, batch, hw),
+    task = Task(KERNEL, device=s.device, label=m.decl.name, duration=m.decl.seconds(rt.product.name, *args),
                 nbytes=sum(n for _, _, n, _ in reads + writes), on_start=start, on_complete=end)
-    m.gear = gear
     rt.tick(rt.product.hardware.launch)  # the host hands the model's tasks to the device
     return rt.submit(s, task, tuple(reads + writes))
 
@@ -751,11 +954,15 @@ def _own_stream(rt: Core, m: LoadedModel) -> Stream:
 def execute(rt: Core, model_id: int, inputs: int, outputs: int) -> None:
     """Run a model and wait for it (aclmdlExecute): one task on the model's own stream, for the declared time on
     this product (and gear), reading the input buffers and writing the outputs. An empty output buffer gets
-    device memory the runtime allocates. Checks, in order (model.cpp aclmdlExecuteImpl, ModelManager::ExecuteModel,
-    DavinciModel): a null dataset 100000; an id not loaded 145003; the model executed asynchronously before
-    500002; buffer counts other than the model's 145000; a buffer 64 bytes or more too small 500002 (not at a
-    gear)."""
+    device memory the runtime allocates. Checks, in order (model.cpp ModelExecute, GeExecutor::ExecModel,
+    ModelManager::ExecuteModel, DavinciModel::NnExecute, ApiImpl::ModelExecute): a null dataset or a destroyed
+    buffer 100000; an empty output buffer and fewer output descriptions than buffers (an extra buffer, an id not
+    loaded) 100000, else the empty buffers get their memory; an id not loaded 145003; the model executed
+    asynchronously before 500002; buffer counts other than the model's 500002; a buffer 64 bytes or more too
+    small 500002 (not on a dataset marked with a gear); no current context 107002; a context other than the
+    model's 107004."""
     m, ins, outs, gear = _checked_run(rt, model_id, inputs, outputs, "sync")
+    _check_context(rt, m)
     task = _enqueue(rt, m, _own_stream(rt, m), ins, outs, gear)
     rt.wait_for(task)
     rt.woken()
@@ -765,9 +972,13 @@ def execute(rt: Core, model_id: int, inputs: int, outputs: int) -> None:
 def execute_async(rt: Core, model_id: int, inputs: int, outputs: int, stream: int) -> None:
     """Queue a model's execution on `stream` (aclmdlExecuteAsync; 0: the default stream): it runs in stream
     order with copies, events and callbacks, for the declared time on this product (and gear). The checks of
-    `execute` (a model executed synchronously before: 500002), then the stream's (107017, 107003); output
-    buffers are not allocated. Synchronize the stream before reading the outputs. On a stream being captured
-    (aclmdlRICaptureBegin) the execution is captured, and runs at each replay."""
+    `execute` but the output allocation (a model executed synchronously before: 500002), then the launch's
+    (rtModelExecute): a stream that is not live 107017, no current context 107002, a context other than the
+    model's 107004, a stream of another context 107003. Synchronize the stream before reading the outputs. On a
+    stream being captured (aclmdlRICaptureBegin) the execution is captured, and runs at each replay."""
     m, ins, outs, gear = _checked_run(rt, model_id, inputs, outputs, "async")
+    if stream:
+        rt.stream_of(stream, check_context=False)
+    _check_context(rt, m)
     _enqueue(rt, m, rt.stream_of(stream), ins, outs, gear)
 
