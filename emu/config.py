@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from emu.models import DeviceLink, Hardware, Host, HostLink, PcieLink, Staging
+from emu.models import AICore, DeviceLink, Hardware, Host, HostLink, PcieLink, Staging
 
 from .files import CONFIG_BYTES, FileRefused, NotToml, load_toml
 from .routes import ROUTES
@@ -92,6 +92,7 @@ class Product:
     path: Path
     values: dict = field(default_factory=dict)  # "section.field" -> the value the config gives, for each cited field
     unvalidated: frozenset = frozenset(ROUTES)  # routes no independent measurement checks (emu.routes)
+    aicore: AICore | None = None  # what device code sees of its AI Core ([aicore]); None: kernels do not run
 
     def supports(self, api: str) -> bool:
         return api not in self.unsupported
@@ -398,6 +399,18 @@ def _staging(st: _Fields) -> Staging:
                    copy_bandwidth=st.get("copy_gbps", float, **RATE) * _GBPS)
 
 
+def _aicore(f: _Fields) -> AICore:
+    return AICore(
+        npu_arch=f.get("npu_arch", int, positive=True, maximum=99999),
+        ub_bytes=f.get("ub_bytes", int, positive=True, minimum=1024, maximum=1 << 24),
+        vector_cores=f.get("vector_cores", int, positive=True, maximum=4096),
+        clock_hz=f.get("clock_mhz", float, positive=True, maximum=10000.0) * 1e6,
+        vector_bytes_per_cycle=f.get("vector_bytes_per_cycle", float, positive=True, maximum=65536.0),
+        gm_bytes_per_cycle=f.get("gm_bytes_per_cycle", float, positive=True, maximum=65536.0),
+        scalar_cycles_per_ns=f.get("scalar_cycles_per_ns", float, positive=True, maximum=1000.0),
+    )
+
+
 def _hardware(f: _Fields, devices: int, peer_groups: tuple) -> Hardware:
     """The [hardware] table as a `Hardware`, its fields read in the order the errors name them."""
     host_link = _host_link(f)
@@ -519,6 +532,7 @@ def _load(path: Path, data: dict) -> Product:
         path=path,
         values=values,
         unvalidated=_unvalidated(top),
+        aicore=_aicore(top.sub("aicore")) if "aicore" in data else None,
     )
     check_unknown(top.opened)
     return product

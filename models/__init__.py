@@ -8,6 +8,7 @@
 
     Machine(hw, network=ReferenceNetwork(Clock()))   # the same task times, every rate recomputed at every change
 """
+from .aicore import AICore, Work
 from .clock import Clock
 from .hardware import HOST, DeviceLink, Hardware, Host, HostLink, Staging
 from .machine import COPY, FILL, GROUP, KERNEL, MARKER, STAGED, Machine, Stream, Task
@@ -16,6 +17,6 @@ from .pcie import PcieLink
 from .reference import ReferenceNetwork
 from . import trace
 
-__all__ = ["HOST", "DeviceLink", "Hardware", "Host", "HostLink", "Staging", "Machine", "Stream", "Task", "COPY", "FILL",
+__all__ = ["AICore", "Work", "HOST", "DeviceLink", "Hardware", "Host", "HostLink", "Staging", "Machine", "Stream", "Task", "COPY", "FILL",
            "GROUP", "KERNEL", "MARKER", "STAGED", "Flow", "Link", "Network", "PcieLink", "trace",
            "Clock", "ReferenceNetwork"]

@@ -397,3 +397,39 @@ target_link_libraries(main PRIVATE ascendcl kernels)
         assert done.returncode == 0, done.stdout + done.stderr
     done = subprocess.run([str(src / "build" / "main")], capture_output=True, text=True, timeout=120, env=env)
     assert done.stdout.split() == ["42", "1"], done.stdout + done.stderr
+
+
+def test_a_launchs_time_follows_the_ai_core_of_the_product():
+    """models.aicore: blocks spread over min(blockDim, vector cores) cores in waves, each block the longest of its
+    global-memory traffic (ddr_rate, Ascend910B3.ini:71), its vector bytes (256 B a cycle) and, for a kernel with
+    neither, its scalar code; at least the whole traffic at the device memory's bandwidth."""
+    from emu import config
+    from emu.models import Work
+    core, hbm = config.load("910B").aicore, config.load("910B").hardware.memory_bandwidth
+    clock = core.clock_hz
+    # 8 blocks of 16 KiB of traffic each: 8 cores, one wave, 512 cycles a block
+    seconds, how = core.launch(8, Work(8 * 16384, 0, 10**9), hbm)
+    assert seconds == pytest.approx(16384 / 32 / clock) and "global memory-bound" in how and "1 wave" in how
+    # 80 blocks on 40 cores: two waves (of vector work: 40 cores' traffic would pass the device memory's bandwidth)
+    assert core.launch(80, Work(0, 80 * 65536, 0), hbm)[0] == pytest.approx(2 * 65536 / 256 / clock)
+    # vector-bound when the vector bytes dominate; scalar only without DataCopy or vector work
+    assert "vector-bound" in core.launch(1, Work(32, 1 << 20, 10**9), hbm)[1]
+    seconds, how = core.launch(2, Work(0, 0, 2_000_000), hbm)
+    assert seconds == pytest.approx(1_000_000 * core.scalar_cycles_per_ns / clock) and "scalar-bound" in how
+    # a huge traffic over few blocks is bounded by the device memory's bandwidth at the least
+    assert core.launch(40, Work(1 << 34, 0, 0), hbm)[0] >= (1 << 34) / hbm
+
+
+def test_device_code_on_a_product_without_an_ai_core_is_refused_saying_so(tmp_path):
+    """A product whose config has no [aicore] table (310P here) refuses the launch with 207000 and a message."""
+    exe = build(tmp_path, "noaicore", EASY_DECLS + r'''
+int main() {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    void *dev; CHECK(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    EasyOP(1, nullptr, (uint32_t *)dev);
+    printf("%s\n", aclGetRecentErrMsg());
+    return 0;
+}
+''', EASY_KERNELS)
+    done = run(exe, env={"ACL_EMU_PRODUCT": "310P"})
+    assert "device code is not emulated on 310P" in done.stdout, done.stdout + done.stderr

@@ -40,7 +40,9 @@ function(_acl_emu_prepare target out_var)
     foreach(src ${ARGN})
         get_filename_component(path "${src}" ABSOLUTE)
         get_filename_component(stem "${src}" NAME_WE)
+        get_filename_component(dir "${path}" DIRECTORY)
         set(out "${gen_dir}/${stem}.acl_emu.cpp")
+        set_source_files_properties("${out}" PROPERTIES COMPILE_OPTIONS "-iquote;${dir}")  # (its own #include "...")
         # now, so that the headers are there before any source including them compiles; again when it changes
         execute_process(COMMAND ${command} "${path}" --out-dir "${gen_dir}" --include-dir "${inc_dir}"
                         RESULT_VARIABLE failed ERROR_VARIABLE said)

@@ -12,37 +12,19 @@ The journey of one launch:
    arguments are made host addresses (device memory lies at fixed ones: emu.arena) and `native.run` runs the
    blocks, in order of their index, on the thread that advances the simulation (runner.c). A fault, a trap or a
    failed check ends the launch as an AI Core exception, reported at the next synchronize.
-4. Time. The task lasts what `timing` makes of what the blocks did.
+4. Time. The task lasts what the product's AI Core (models.aicore) makes of what the blocks did.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..config import Product
+from ..models import AICore
 
-__all__ = ["AICore", "aicore"]
-
-
-@dataclass(frozen=True)
-class AICore:
-    """What device code sees of a product's AI Core."""
-    npu_arch: int  # __NPU_ARCH__
-    ub_bytes: int  # the Unified Buffer of one core
-    source: str
+__all__ = ["aicore"]
 
 
-# By product family (the configs' [product] family). Sources: the chips' platform configs of the CANN runtime
-# (hicann/runtime src/platform/platform_config/cann/<chip>.ini, ub_size) and asc-devkit's __NPU_ARCH__ values.
-_AICORES = {
-    "A2": AICore(2201, 196608, "C: ub_size=196608 in hicann/runtime src/platform/platform_config/cann/"
-                               "Ascend910B3.ini:56; __NPU_ARCH__ 2201 for dav-2201 (A2, A3) in asc-devkit"),
-    "A3": AICore(2201, 196608, "C: ub_size=196608 in hicann/runtime src/platform/platform_config/cann/"
-                               "Ascend910_9391.ini:56; __NPU_ARCH__ 2201 for dav-2201 (A2, A3) in asc-devkit"),
-}
-
-
-def aicore(family: str, product: str) -> AICore:
-    """The AI Core of a product family; a clear error where device code is not emulated for it."""
-    found = _AICORES.get(family)
-    if found is None:
-        raise LookupError(f"device code is not emulated on {product} (family {family}): its AI Core's figures "
-                          f"are not known here; kernels run on {', '.join(sorted(_AICORES))}")
-    return found
+def aicore(product: Product) -> AICore:
+    """The product's AI Core ([aicore] of its config); a clear error where device code does not run on it."""
+    if product.aicore is None:
+        raise LookupError(f"device code is not emulated on {product.name}: its config has no [aicore] table "
+                          f"(the AI Core's figures); kernels run on 910B, 910B-Gen5 and A3")
+    return product.aicore

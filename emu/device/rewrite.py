@@ -256,15 +256,16 @@ def compile_args(argv: list[str], work: Path) -> list[str]:
     `work`/include) and replaced by what the host compiler takes, with AscendC's include folder and the flags
     kernels need. ARGS without a kernel source come back as they were."""
     from .native import INCLUDE
-    out, kernels_seen = [], False
+    out, folders = [], []
     for arg in argv:
         path = Path(arg)
         if not arg.startswith("-") and path.suffix in (".cpp", ".cc", ".cxx", ".asc") and is_kernel_source(path):
             prepared, _ = prepare(path, work, work / "include")
             out.append(str(prepared))
-            kernels_seen = True
+            folders.append(f"-iquote{path.resolve().parent}")  # (its own #include "...")
         else:
             out.append(arg)
-    if not kernels_seen:
+    if not folders:
         return argv
-    return [f"-I{INCLUDE}", f"-I{work / 'include'}", "-std=c++17", "-fno-strict-aliasing", *out]
+    return [f"-I{INCLUDE}", f"-I{work / 'include'}", *dict.fromkeys(folders), "-std=c++17", "-fno-strict-aliasing",
+            *out]

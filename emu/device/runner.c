@@ -44,7 +44,7 @@ typedef struct {
     char message[512];        /* TRAP, FAILED: what */
     char *output;             /* printf's text (acl_emu_free) */
     size_t output_len;
-    uint64_t gm_to_ub, ub_to_gm, vector_elems, vector_calls;
+    uint64_t gm_to_ub, ub_to_gm, vector_bytes, vector_calls;
     uint64_t cpu_ns;          /* the thread's CPU time in the blocks */
     uint64_t instructions;    /* instructions retired in the blocks, 0 where not counted */
 } acl_emu_result;
@@ -367,7 +367,7 @@ EXPORT int acl_emu_run(acl_emu_entry entry, uint32_t blocks, void *const *args, 
         acl_emu_block *b = &run.blocks[i].block;
         out->gm_to_ub += b->gm_to_ub;
         out->ub_to_gm += b->ub_to_gm;
-        out->vector_elems += b->vector_elems;
+        out->vector_bytes += b->vector_bytes;
         out->vector_calls += b->vector_calls;
         if (run.blocks[i].stack != NULL)
             munmap(run.blocks[i].stack, STACK_BYTES + sysconf(_SC_PAGESIZE));

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from emu.models import KERNEL, Task
+from emu.models import KERNEL, Task, Work
 
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_HANDLE,
                       ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, DeviceException)
@@ -109,10 +109,6 @@ def launch_kernel(rt: Core, fn: Callable, buffers: Sequence = (), stream: int = 
 
 # -- device code compiled for the CPU (emu.device) -----------------------------------------------------------------
 MAX_BLOCK_DIM = 65535  # the launch's blockDim: 1 .. 65535 (docs of aclrtLaunchKernelWithConfig, numBlocks)
-# The device's scalar code against the host's: an AI Core's scalar unit runs a kernel's own code about this many
-# times slower than the host core that runs it here. A: assumed (nothing public); the launch's time where nothing
-# better is known (see _duration).
-SCALAR_SLOWDOWN = 4.0
 
 
 @api("aclEmuLaunchKernel", pyacl=None)
@@ -136,14 +132,14 @@ def launch_device_code(rt: Core, kernel: int, block_dim: int, stream: int, args:
     if args_size != k.args_size or (args_size and args == 0):
         fail(ACL_ERROR_INVALID_PARAM, f"{k.name}: {args_size} bytes of arguments, the kernel takes {k.args_size}")
     try:
-        core = device.aicore(rt.product.family, rt.product.name)
+        core = device.aicore(rt.product)
     except LookupError as e:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, str(e))
     rt.check_stream_handle(stream)
     s = rt.stream_of(stream)
     packed = ctypes.string_at(args, args_size) if args_size else b""
     values = [packed[o:o + n] for o, n in zip(k.offsets, k.sizes)]
-    task = Task(KERNEL, device=s.device, label=k.name, duration=0.0)
+    task = Task(KERNEL, device=s.device, label=f"{k.name}<<<{block_dim}>>>", duration=0.0)
 
     def run():
         if any(r.virtual for r, *_ in reach):
@@ -152,7 +148,9 @@ def launch_device_code(rt: Core, kernel: int, block_dim: int, stream: int, args:
                          core.ub_bytes, core.npu_arch)
         if ran.output:
             native.write(ran.output)
-        task.duration = _duration(ran)
+        task.duration, how = core.launch(block_dim, Work(ran.gm_to_ub + ran.ub_to_gm, ran.vector_bytes, ran.cpu_ns),
+                                         rt.product.hardware.memory_bandwidth)
+        task.label = f"{task.label} [{how}]"  # (the trace's row says how its time was found)
         if ran.status != native.OK:
             raise DeviceException(ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, _exception(k.name, block_dim, ran))
 
@@ -189,12 +187,6 @@ def _reach(rt: Core, values: list[bytes], pointers: tuple[bool, ...]) -> tuple:
         if r is not None and r.is_device:
             out.append((r, 0, r.size, "u"))
     return tuple(out)
-
-
-def _duration(ran) -> float:
-    """Seconds the launch takes on the device: its scalar code's time (the host's CPU time in the blocks, times
-    SCALAR_SLOWDOWN)."""
-    return ran.cpu_ns * 1e-9 * SCALAR_SLOWDOWN
 
 
 def _exception(name: str, block_dim: int, ran) -> str:

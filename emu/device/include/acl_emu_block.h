@@ -30,7 +30,7 @@ struct acl_emu_block {
     /* what the block did, for the launch's time (emu/device/timing.py) */
     uint64_t gm_to_ub;      /* bytes DataCopy moved from global memory to the Unified Buffer */
     uint64_t ub_to_gm;      /* ... and back */
-    uint64_t vector_elems;  /* elements the vector instructions processed */
+    uint64_t vector_bytes;  /* bytes the vector instructions produced */
     uint64_t vector_calls;  /* vector instructions issued */
     void *runner;           /* the runner's own state */
 };

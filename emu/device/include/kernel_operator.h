@@ -445,7 +445,7 @@ template <> struct acl_emu_wide<bfloat16_t> { using type = float; };
 template <typename T> inline void acl_emu_vector(const LocalTensor<T> &dst, uint32_t count, const char *what) {
     if (count > dst.GetSize())
         acl_emu_fail("%s of %u elements into a LocalTensor of %u", what, count, dst.GetSize());
-    acl_emu_current_block->vector_elems += count;
+    acl_emu_current_block->vector_bytes += (uint64_t)count * sizeof(T);
     acl_emu_current_block->vector_calls += 1;
 }
 
