@@ -433,3 +433,123 @@ int main() {
 ''', EASY_KERNELS)
     done = run(exe, env={"ACL_EMU_PRODUCT": "310P"})
     assert "device code is not emulated on 310P" in done.stdout, done.stdout + done.stderr
+
+
+CAST_KERNELS = r'''
+#include "kernel_operator.h"
+using namespace AscendC;
+constexpr uint32_t N = 256;
+/* x: N floats; out: for each mode, N int32 of Cast(float -> int32), then N halves of Cast(float -> half) for each
+ * mode; sums: ReduceSum of the first 240 of x as half, ReduceMax / ReduceMin of x as float with their indices */
+extern "C" __global__ __aicore__ void casts(GM_ADDR x, GM_ADDR ints, GM_ADDR halves, GM_ADDR sums)
+{
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, i32, h, r, w;
+    pipe.InitBuffer(a, N * 4); pipe.InitBuffer(i32, N * 4); pipe.InitBuffer(h, N * 2);
+    pipe.InitBuffer(r, 64); pipe.InitBuffer(w, N * 4);
+    GlobalTensor<float> xg; xg.SetGlobalBuffer((__gm__ float *)x, N);
+    GlobalTensor<int32_t> ig; ig.SetGlobalBuffer((__gm__ int32_t *)ints, 6 * N);
+    GlobalTensor<half> hg; hg.SetGlobalBuffer((__gm__ half *)halves, 6 * N);
+    LocalTensor<float> xl = a.Get<float>();
+    DataCopy(xl, xg, N);
+    const RoundMode modes[6] = {RoundMode::CAST_RINT, RoundMode::CAST_FLOOR, RoundMode::CAST_CEIL,
+                                RoundMode::CAST_ROUND, RoundMode::CAST_TRUNC, RoundMode::CAST_ODD};
+    for (int m = 0; m < 6; m++) {
+        LocalTensor<int32_t> il = i32.Get<int32_t>();
+        Cast(il, xl, modes[m], N);
+        DataCopy(ig[m * N], il, N);
+        LocalTensor<half> hl = h.Get<half>();
+        Cast(hl, xl, modes[m], N);
+        DataCopy(hg[m * N], hl, N);
+    }
+    LocalTensor<half> hl = h.Get<half>();
+    Cast(hl, xl, RoundMode::CAST_NONE, N);
+    LocalTensor<half> sum = r.Get<half>();
+    ReduceSum(sum, hl, w.Get<half>(), 240);  /* (the random values: the rest holds infinities) */
+    LocalTensor<float> most = r.Get<float>()[8], least = r.Get<float>()[10];
+    ReduceMax(most, xl, w.Get<float>(), N, true);
+    ReduceMin(least, xl, w.Get<float>(), N, true);
+    GlobalTensor<uint8_t> sg; sg.SetGlobalBuffer((__gm__ uint8_t *)sums, 64);
+    DataCopy(sg, r.Get<uint8_t>(), 64);
+}
+void Casts(void *stream, void *x, void *ints, void *halves, void *sums)
+{
+    casts<<<1, nullptr, stream>>>((uint8_t *)x, (uint8_t *)ints, (uint8_t *)halves, (uint8_t *)sums);
+}
+'''
+
+
+def _directed(values: np.ndarray, mode: str) -> np.ndarray:
+    """float32 -> float16 rounded by `mode`, from the two float16 values around each input (past 65504: inf and
+    65504)."""
+    with np.errstate(over="ignore"):
+        return _directed_values(values, mode)
+
+
+def _directed_values(values: np.ndarray, mode: str) -> np.ndarray:
+    near = values.astype(np.float16)
+    out = near.copy()
+    for i, (v, n) in enumerate(zip(values.astype(np.float64), near)):
+        if float(n) == v:
+            continue
+        other = np.nextafter(n, np.float16(np.inf) if float(n) < v else np.float16(-np.inf))
+        lo, hi = sorted((n, other), key=float)
+        if mode == "floor":
+            out[i] = lo
+        elif mode == "ceil":
+            out[i] = hi
+        elif mode == "trunc":
+            out[i] = hi if v < 0 else lo
+        elif mode == "round":
+            dl, du = v - float(lo), float(hi) - v
+            out[i] = (lo if v < 0 else hi) if dl == du else (lo if dl < du else hi)
+        elif mode == "odd":
+            out[i] = lo if lo.view(np.uint16) & 1 else hi
+    return out
+
+
+def test_cast_rounds_as_its_mode_says_and_reductions_equal_numpy(tmp_path):
+    """Cast float -> int32 and float -> half in CAST_RINT, FLOOR, CEIL, ROUND (ties away from zero), TRUNC and ODD
+    (the AscendC Cast modes); ReduceSum of halves equals np.sum of them (pairwise, as numpy sums), ReduceMax /
+    ReduceMin with their index."""
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-300, 300, 240), [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1e9, -1e9, 65519.0,
+                                                      65520.0, 1e-8, -1e-8, 3.0, -3.0, 0.0, 2049.0]]).astype(np.float32)
+    x.tofile(tmp_path / "x.bin")
+    exe = build(tmp_path, "casts", r'''
+void Casts(void *stream, void *x, void *ints, void *halves, void *sums);
+static void *dev(size_t n) { void *p; aclrtMalloc(&p, n, ACL_MEM_MALLOC_HUGE_FIRST); return p; }
+int main() {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    static float x[256]; FILE *f = fopen("x.bin", "rb"); fread(x, 4, 256, f); fclose(f);
+    void *dx = dev(1024), *di = dev(6 * 1024), *dh = dev(6 * 512), *ds = dev(64);
+    CHECK(aclrtMemcpy(dx, 1024, x, 1024, ACL_MEMCPY_HOST_TO_DEVICE));
+    Casts(nullptr, dx, di, dh, ds);
+    CHECK(aclrtSynchronizeStream(nullptr));
+    static unsigned char out[6 * 1024 + 6 * 512 + 64];
+    CHECK(aclrtMemcpy(out, 6 * 1024, di, 6 * 1024, ACL_MEMCPY_DEVICE_TO_HOST));
+    CHECK(aclrtMemcpy(out + 6 * 1024, 6 * 512, dh, 6 * 512, ACL_MEMCPY_DEVICE_TO_HOST));
+    CHECK(aclrtMemcpy(out + 6 * 1024 + 6 * 512, 64, ds, 64, ACL_MEMCPY_DEVICE_TO_HOST));
+    f = fopen("out.bin", "wb"); fwrite(out, 1, sizeof out, f); fclose(f);
+    return 0;
+}
+''', CAST_KERNELS)
+    done = run(exe)
+    assert done.returncode == 0, done.stdout + done.stderr
+    raw = (tmp_path / "out.bin").read_bytes()
+    ints = np.frombuffer(raw[:6 * 1024], dtype=np.int32).reshape(6, 256)
+    halves = np.frombuffer(raw[6 * 1024:6 * 1024 + 6 * 512], dtype=np.float16).reshape(6, 256)
+    sums = raw[6 * 1024 + 6 * 512:]
+    wide = x.astype(np.float64)
+    clip = lambda a: np.clip(a, -2**31, 2**31 - 1).astype(np.int64)  # noqa: E731 (saturated)
+    rounded = {"rint": np.rint(wide), "floor": np.floor(wide), "ceil": np.ceil(wide),
+               "round": np.sign(wide) * np.floor(np.abs(wide) + 0.5), "trunc": np.trunc(wide)}
+    for row, mode in enumerate(("rint", "floor", "ceil", "round", "trunc")):
+        assert np.array_equal(ints[row], clip(rounded[mode])), mode
+    assert np.array_equal(halves[0], x.astype(np.float16))
+    for row, mode in ((1, "floor"), (2, "ceil"), (3, "round"), (4, "trunc"), (5, "odd")):
+        assert np.array_equal(halves[row].view(np.uint16), _directed(x, mode).view(np.uint16)), mode
+    assert np.frombuffer(sums[:2], dtype=np.float16)[0] == np.sum(x[:240].astype(np.float16))
+    most, most_at = np.frombuffer(sums[32:36], np.float32)[0], np.frombuffer(sums[36:40], np.uint32)[0]
+    least, least_at = np.frombuffer(sums[40:44], np.float32)[0], np.frombuffer(sums[44:48], np.uint32)[0]
+    assert (most, most_at, least, least_at) == (x.max(), x.argmax(), x.min(), x.argmin())

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "acl_emu_block.h"
@@ -521,6 +522,141 @@ template <typename T, typename S> inline void Duplicate(const LocalTensor<T> &ds
     T v = (T)scalar;
     for (int32_t i = 0; i < count; i++)
         dst.GetPhyAddr()[i] = v;
+}
+
+/* -- Cast: element i of dst is element i of src in dst's type, rounded as `mode` says ------------------------ */
+enum class RoundMode { CAST_NONE, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD };
+
+template <typename T> struct acl_emu_bits { using type = typename std::make_unsigned<T>::type; };  /* integers */
+template <> struct acl_emu_bits<half> { using type = uint16_t; };
+template <> struct acl_emu_bits<bfloat16_t> { using type = uint16_t; };
+template <> struct acl_emu_bits<float> { using type = uint32_t; };
+
+/* The representable value next to `x` away from or towards zero (`up`: larger magnitude), in T's own bits. */
+template <typename T> inline T acl_emu_step(T x, bool up) {
+    typename acl_emu_bits<T>::type b;
+    std::memcpy(&b, &x, sizeof b);
+    b = up ? b + 1 : b - 1;
+    std::memcpy(&x, &b, sizeof b);
+    return x;
+}
+
+/* `v` in a floating type T, rounded as `mode` says (CAST_NONE and CAST_RINT: to nearest, ties to even). */
+template <typename T> inline T acl_emu_round_float(double v, RoundMode mode) {
+    T near = (T)(float)v;
+    if (std::isnan(v) || (double)(float)near == v || mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_RINT)
+        return near;
+    double n = (double)(float)near;
+    bool above = n > v, negative = v < 0;
+    T other = acl_emu_step(near, above == negative);  /* the neighbour on v's other side */
+    T lower = above ? other : near, upper = above ? near : other;  /* lower <= v <= upper */
+    switch (mode) {
+    case RoundMode::CAST_FLOOR: return lower;
+    case RoundMode::CAST_CEIL: return upper;
+    case RoundMode::CAST_TRUNC: return negative ? upper : lower;
+    case RoundMode::CAST_ROUND: {
+        double dl = v - (double)(float)lower, du = (double)(float)upper - v;
+        if (dl == du)
+            return negative ? lower : upper;  /* ties away from zero */
+        return dl < du ? lower : upper;
+    }
+    case RoundMode::CAST_ODD: {
+        typename acl_emu_bits<T>::type b;
+        std::memcpy(&b, &lower, sizeof b);
+        return (b & 1) ? lower : upper;
+    }
+    default: return near;
+    }
+}
+
+template <typename D> inline D acl_emu_round(double v, RoundMode mode) {
+    if constexpr (std::is_integral<D>::value) {
+        double r = mode == RoundMode::CAST_FLOOR ? std::floor(v) : mode == RoundMode::CAST_CEIL ? std::ceil(v)
+                 : mode == RoundMode::CAST_TRUNC ? std::trunc(v) : mode == RoundMode::CAST_ROUND ? std::round(v)
+                 : std::nearbyint(v);
+        if (std::isnan(r))
+            return 0;
+        double lo = (double)std::numeric_limits<D>::min(), hi = (double)std::numeric_limits<D>::max();
+        return (D)(r < lo ? lo : r > hi ? hi : r);  /* saturated */
+    } else if constexpr (std::is_same<D, double>::value) {
+        return v;
+    } else {
+        return acl_emu_round_float<D>(v, mode);
+    }
+}
+
+template <typename D, typename S> inline void Cast(const LocalTensor<D> &dst, const LocalTensor<S> &src,
+                                                   const RoundMode &mode, const uint32_t count) {
+    acl_emu_vector(dst, count, "Cast");
+    if (count > src.GetSize())
+        acl_emu_fail("Cast of %u elements from a LocalTensor of %u", count, src.GetSize());
+    for (uint32_t i = 0; i < count; i++)
+        dst.GetPhyAddr()[i] = acl_emu_round<D>((double)(typename acl_emu_wide<S>::type)src.GetPhyAddr()[i], mode);
+}
+
+/* -- reductions: dst[0] is the result (ReduceMax / ReduceMin with calIndex: dst[1] holds the index's bits) ---- */
+/* Summed as numpy sums (pairwise, blocks of 128 in 8 running sums, in float for half and bfloat16), so that a
+ * result equals np.sum of the same data. */
+template <typename W, typename T> inline W acl_emu_pairwise(const T *a, uint32_t n) {
+    if (n < 8) {
+        W r = (W)0;
+        for (uint32_t i = 0; i < n; i++)
+            r += (W)a[i];
+        return r;
+    }
+    if (n <= 128) {
+        W r[8];
+        for (int k = 0; k < 8; k++)
+            r[k] = (W)a[k];
+        uint32_t i = 8;
+        for (; i < n - n % 8; i += 8)
+            for (int k = 0; k < 8; k++)
+                r[k] += (W)a[i + k];
+        W res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            res += (W)a[i];
+        return res;
+    }
+    uint32_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return acl_emu_pairwise<W>(a, n2) + acl_emu_pairwise<W>(a + n2, n - n2);
+}
+
+template <typename T> inline void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                                            const LocalTensor<T> &, const int32_t count) {
+    acl_emu_vector(dst, 1, "ReduceSum");
+    if ((uint32_t)count > src.GetSize())
+        acl_emu_fail("ReduceSum of %d elements from a LocalTensor of %u", count, src.GetSize());
+    using W = typename acl_emu_wide<T>::type;
+    dst.GetPhyAddr()[0] = (T)acl_emu_pairwise<W>(src.GetPhyAddr(), (uint32_t)count);
+}
+
+template <typename T, bool most> inline void acl_emu_extreme(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                                                             int32_t count, bool calIndex, const char *what) {
+    acl_emu_vector(dst, calIndex ? 2 : 1, what);
+    if (count < 1 || (uint32_t)count > src.GetSize())
+        acl_emu_fail("%s of %d elements from a LocalTensor of %u", what, count, src.GetSize());
+    using W = typename acl_emu_wide<T>::type;
+    const T *a = src.GetPhyAddr();
+    uint32_t at = 0;
+    for (uint32_t i = 1; i < (uint32_t)count; i++)
+        if (most ? (W)a[i] > (W)a[at] : (W)a[i] < (W)a[at])
+            at = i;
+    dst.GetPhyAddr()[0] = a[at];
+    if (calIndex) {
+        typename acl_emu_bits<T>::type index = (typename acl_emu_bits<T>::type)at;
+        std::memcpy(dst.GetPhyAddr() + 1, &index, sizeof index);
+    }
+}
+
+template <typename T> inline void ReduceMax(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                                            const LocalTensor<T> &, const int32_t count, bool calIndex = false) {
+    acl_emu_extreme<T, true>(dst, src, count, calIndex, "ReduceMax");
+}
+
+template <typename T> inline void ReduceMin(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                                            const LocalTensor<T> &, const int32_t count, bool calIndex = false) {
+    acl_emu_extreme<T, false>(dst, src, count, calIndex, "ReduceMin");
 }
 
 }  // namespace AscendC
