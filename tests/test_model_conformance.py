@@ -151,6 +151,22 @@ def test_the_count_is_checked_before_the_sizes_and_after_the_execution_mode(tmp_
     assert "asynchronously" in acl.get_recent_err_msg()
 
 
+def test_a_destroyed_data_buffer_in_a_dataset_is_100000_before_the_model_id(tmp_path):
+    """model.cpp ModelExecute: a blob whose dataBuf is null, in the inputs then the outputs, is 100000 before the
+    graph engine looks the model up; a data buffer destroyed after it was added stands for it (on the board its
+    struct is freed memory)."""
+    acl = setup()
+    mid = load(acl, tmp_path, STATIC)
+    ptr, _ = acl.rt.malloc(128, 0)
+    buf = acl.create_data_buffer(ptr, 128)
+    ins = acl.mdl.create_dataset()
+    acl.mdl.add_dataset_buffer(ins, buf)
+    assert acl.destroy_data_buffer(buf) == 0
+    assert acl.mdl.execute(mid + 9, ins, dataset(acl, 64)) == INVALID_PARAM
+    assert acl.mdl.execute(mid + 9, dataset(acl, 128), ins) == INVALID_PARAM
+    assert "not a live data buffer" in acl.get_recent_err_msg()
+
+
 # -- 2. aclmdlExecute's ACL-layer checks of the outputs ---------------------------------------------------------
 def test_an_empty_output_buffer_beside_an_extra_one_is_100000_before_the_graph_engine(tmp_path):
     """Rule: model.cpp ModelExecute, for aclmdlExecute only: when an output buffer is empty (a null address) it
@@ -538,3 +554,37 @@ def test_acl_app_log_writes_the_line_as_the_c_library_does(capsys):
     for bad in [("3", "x"), (3,), (3, b"x"), (2 ** 40, "x")]:
         with pytest.raises(TypeError, match="acl.app_log args parse failed"):
             acl.app_log(*bad)
+
+
+# -- the table --------------------------------------------------------------------------------------------------
+def test_load_with_mem_takes_device_memory_only(tmp_path):
+    """(emulator) aclmdlLoadFromFileWithMem / FromMemWithMem: a non-null workPtr or weightPtr must be device memory
+    of the size given (100000); null pointers let the runtime allocate its own. The reference hands the pointers
+    to GE unchecked (ConstructGeModelLoadArg); a model run from host memory would fault on the board."""
+    acl = setup()
+    path = tmp_path / "static.om"
+    emu.declare_model(path, STATIC)
+    host, _ = acl.rt.malloc_host(4096)
+    dev, _ = acl.rt.malloc(4096, 0)
+    assert acl.mdl.load_from_file_with_mem(str(path), host, 4096, 0, 0) == (0, INVALID_PARAM)
+    assert "device memory" in acl.get_recent_err_msg()
+    assert acl.mdl.load_from_file_with_mem(str(path), dev, 4096, host, 4096) == (0, INVALID_PARAM)
+    assert acl.mdl.load_from_file_with_mem(str(path), dev, 4096, 0, 0) == (1, 0)
+
+
+def test_every_row_of_the_models_table_names_a_test_that_exists():
+    """docs/conformance/models.md: each row's last cell is tests/<file>::<function>, a test of that file."""
+    import ast
+    from pathlib import Path
+    root = Path(__file__).resolve().parent
+    page = (root.parent / "docs" / "conformance" / "models.md").read_text(encoding="utf-8")
+    rows = [line for line in page.splitlines() if line.startswith("| ") and ".py::" in line]
+    assert len(rows) > 50
+    tests: dict[str, set[str]] = {}
+    for row in rows:
+        order, *_, cell = [c.strip() for c in row.strip("|").split("|")]
+        name, func = cell.split("::")
+        if name not in tests:
+            tree = ast.parse((root / name).read_text(encoding="utf-8"))
+            tests[name] = {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")}
+        assert func in tests[name], f"{order}: {cell} is no test"
