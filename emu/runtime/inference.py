@@ -3,8 +3,8 @@
 The emulator does not run an `.om` file: a model is its declaration (`emu.modeldecl`: inputs, outputs, gears,
 time per product). Loading, descriptions, datasets, data buffers and execution follow the reference's checks and
 codes (hicann/ge api/acl/acl_model/model/{acl_model.cpp, acl_model_router.cpp, model.cpp, model_om2.cpp,
-model_common.cpp}; runtime/v1/graph/load/model_manager/{model_manager.cc, davinci_model.cc}; hicann/runtime
-src/acl/aclrt_impl/data_buffer.cpp):
+model_common.cpp}; runtime/v1/executor/ge_executor.cc; runtime/v1/graph/load/model_manager/{model_manager.cc,
+davinci_model.cc}; hicann/runtime src/acl/aclrt_impl/data_buffer.cpp; the table: docs/conformance/models.md):
 
 - Model ids are 1, 2, 3, ... per process, never reused; a load that fails after its file was read uses one
   (ModelManager::LoadModelOffline: GenModelId, then ModelHelper::LoadRootModel).
@@ -12,8 +12,12 @@ src/acl/aclrt_impl/data_buffer.cpp):
   a size_t or a dim past an int64, no time for the product) or missing beside an .om file is a model file GE
   cannot parse: 145000, ACL_ERROR_GE_PARAM_INVALID (base/common/helper/model_helper.cc ModelHelper::LoadRootModel
   and ModelManager::GetModelMemAndWeightSize, when ModelParserBase::ParseModelContent fails), with the one-line
-  problem as the recent error message. An id not loaded is 145003 everywhere (ModelManager::ExecuteModel, GetDesc,
-  Unload).
+  problem as the recent error message. An id not loaded is 145003 (ModelManager::ExecuteModel, GetDesc,
+  Unload, the gear setters), but for aclmdlExecute with an empty output buffer, which the ACL layer refuses
+  first (100000).
+- Gears (dynamic batch, image size, ND dims): a setter marks the dataset, even when GE then refuses the gear, and
+  records the model's current gear once GE accepts it; an execution of a marked dataset runs at its gear without
+  size checks; aclmdlGetCurOutputDims follows the recorded gear.
 - The getters of a description or dataset fail silently, as the reference does: a null or unknown handle, or an
   index past the end, gives 0, "" (names), -1 (formats, data types) or a null buffer.
 - An execution is one task on a stream (the model's own stream for aclmdlExecute, which waits for it): it holds
