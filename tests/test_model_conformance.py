@@ -321,6 +321,21 @@ def test_a_failed_batch_setter_still_marks_the_dataset_dynamic(tmp_path, failure
     assert task["end"] - task["start"] == pytest.approx((100 + ran * 50) * 1e-6)
 
 
+def test_a_failed_image_size_setter_still_marks_the_dataset_dynamic(tmp_path):
+    """Rule: model.cpp aclmdlSetDynamicHWSizeImpl sets dynamicResolutionHeight / Width before
+    GeExecutor::SetDynamicImageSize refuses a size the model lacks (145013); the execution then runs dynamically
+    at the model's first gear (SetDynamicInputDataFlag: no gear matches, batch label 0), its small buffers
+    accepted."""
+    acl = setup()
+    mid = load(acl, tmp_path, HW)
+    small, outs = dataset(acl, 16, 16), dataset(acl, 40)
+    assert acl.mdl.execute(mid, small, outs) == GE_FAILURE
+    assert acl.mdl.set_dynamic_hw_size(mid, small, 1, 9, 9) == BATCH_SIZE_INVALID
+    assert acl.mdl.execute(mid, small, outs) == 0
+    task = one_task("hw")
+    assert task["end"] - task["start"] == pytest.approx((10 + 0.5 * 8 * 8) * 1e-6)  # gear 0: 8 x 8
+
+
 def test_a_static_model_ignores_the_mark_a_failed_setter_left(tmp_path):
     """GeExecutor::ExecModel marks the execution dynamic only when the model has gears (batch_info not empty):
     on a static model the sizes are checked as ever."""
