@@ -61,7 +61,7 @@ function(_acl_emu_kernel_target target)
     target_include_directories(${target} PRIVATE "${ACL_EMU_DEVICE_INCLUDE}"
                                PUBLIC "$<BUILD_INTERFACE:${CMAKE_BINARY_DIR}/include/${target}>"
                                "${ACL_EMU_TOOLKIT}/include")
-    target_compile_options(${target} PRIVATE -fno-strict-aliasing)
+    target_compile_options(${target} PRIVATE @KERNEL_FLAGS@)
     string(TOLOWER "${SOC_VERSION}" soc)
     if(soc MATCHES "^ascend950")
         target_compile_definitions(${target} PRIVATE __NPU_ARCH__=3510)
@@ -155,8 +155,10 @@ def tree() -> Path:
     _write(root / "set_env.sh", script)
     _write(root / "bin" / "setenv.bash", script)
     from ..device.native import INCLUDE as device_include
+    from ..device.rewrite import KERNEL_FLAGS
     cmake = (_ASCENDC_CMAKE.replace("@PYTHON@", sys.executable).replace("@PACKAGE_PARENT@", str(HERE_PARENT))
-             .replace("@DEVICE_INCLUDE@", str(device_include)).replace("@TOOLKIT@", str(root)))
+             .replace("@DEVICE_INCLUDE@", str(device_include)).replace("@TOOLKIT@", str(root))
+             .replace("@KERNEL_FLAGS@", " ".join(f for f in KERNEL_FLAGS if not f.startswith("-std="))))
     for folder in ("tikcpp", "compiler/tikcpp", "tools/tikcpp"):  # (where the samples look for it)
         _write(root / folder / "ascendc_kernel_cmake" / "ascendc.cmake", cmake)
     return root

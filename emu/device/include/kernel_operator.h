@@ -439,6 +439,11 @@ template <typename T> inline void DataCopyPad(const GlobalTensor<T> &dst, const 
 }
 
 /* -- vector instructions: element i of dst from element i of the sources, in float for half and bfloat16 -- */
+/* (their loops vectorized whatever the program's optimization level: they stand for the vector unit) */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("O3")
+#endif
 template <typename T> struct acl_emu_wide { using type = T; };
 template <> struct acl_emu_wide<half> { using type = float; };
 template <> struct acl_emu_wide<bfloat16_t> { using type = float; };
@@ -460,7 +465,7 @@ template <typename T> inline void acl_emu_vector(const LocalTensor<T> &dst, uint
                          src1.GetSize());                                                                          \
         T *d = dst.GetPhyAddr();                                                                                   \
         const T *a = src0.GetPhyAddr(), *b = src1.GetPhyAddr();                                                    \
-        for (int32_t i = 0; i < count; i++) {                                                                      \
+        for (int32_t i = 0, n = count; i < n; i++) { /* (n: count may alias what d points to) */                                                                      \
             W x = (W)a[i], y = (W)b[i];                                                                            \
             d[i] = (T)(EXPR);                                                                                      \
         }                                                                                                          \
@@ -483,7 +488,7 @@ ACL_EMU_BINARY(Min, x < y ? x : y)
         T *d = dst.GetPhyAddr();                                                                                   \
         const T *a = src.GetPhyAddr();                                                                             \
         W y = (W)(T)scalar;                                                                                        \
-        for (int32_t i = 0; i < count; i++) {                                                                      \
+        for (int32_t i = 0, n = count; i < n; i++) { /* (n: count may alias what d points to) */                                                                      \
             W x = (W)a[i];                                                                                         \
             d[i] = (T)(EXPR);                                                                                      \
         }                                                                                                          \
@@ -503,7 +508,7 @@ ACL_EMU_SCALAR(Mins, x < y ? x : y)
             acl_emu_fail(#NAME " of %d elements from a LocalTensor of %u", count, src.GetSize());                \
         T *d = dst.GetPhyAddr();                                                                                   \
         const T *a = src.GetPhyAddr();                                                                             \
-        for (int32_t i = 0; i < count; i++) {                                                                      \
+        for (int32_t i = 0, n = count; i < n; i++) { /* (n: count may alias what d points to) */                                                                      \
             W x = (W)a[i];                                                                                         \
             d[i] = (T)(EXPR);                                                                                      \
         }                                                                                                          \
@@ -520,7 +525,7 @@ template <typename T, typename S> inline void Duplicate(const LocalTensor<T> &ds
                                                         const int32_t &count) {
     acl_emu_vector(dst, (uint32_t)count, "Duplicate");
     T v = (T)scalar;
-    for (int32_t i = 0; i < count; i++)
+    for (int32_t i = 0, n = count; i < n; i++)
         dst.GetPhyAddr()[i] = v;
 }
 
@@ -658,6 +663,10 @@ template <typename T> inline void ReduceMin(const LocalTensor<T> &dst, const Loc
                                             const LocalTensor<T> &, const int32_t count, bool calIndex = false) {
     acl_emu_extreme<T, false>(dst, src, count, calIndex, "ReduceMin");
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 }  // namespace AscendC
 
