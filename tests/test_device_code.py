@@ -553,3 +553,36 @@ int main() {
     most, most_at = np.frombuffer(sums[32:36], np.float32)[0], np.frombuffer(sums[36:40], np.uint32)[0]
     least, least_at = np.frombuffer(sums[40:44], np.float32)[0], np.frombuffer(sums[44:48], np.uint32)[0]
     assert (most, most_at, least, least_at) == (x.max(), x.argmax(), x.min(), x.argmin())
+
+
+def test_a_kernel_launched_just_before_a_forced_stream_destroy_has_run(tmp_path):
+    """example/1_basic_features/memory/1_h2d_sync_memory_copy: ReadDo is launched, then the stream is destroyed
+    with aclrtDestroyStreamForce and the device reset, no synchronize between; its run.sh reads the kernel's
+    printf ("Destination data: 123"). What the device has started by the time of the forced destroy it does."""
+    exe = build(tmp_path, "force", r'''
+void ReadDo(uint32_t blockDim, void* stream, int* devPtr);
+int main() {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    aclrtStream s; CHECK(aclrtCreateStream(&s));
+    int value = 123; int *dev;
+    CHECK(aclrtMalloc((void **)&dev, sizeof value, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpy(dev, sizeof value, &value, sizeof value, ACL_MEMCPY_HOST_TO_DEVICE));
+    ReadDo(1, s, dev);
+    CHECK(aclrtDestroyStreamForce(s));
+    CHECK(aclrtFree(dev));
+    CHECK(aclrtResetDeviceForce(0));
+    CHECK(aclFinalize());
+    return 0;
+}
+''', r'''
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void DeviceRead(__gm__ int* devPtr)
+{
+    int value = devPtr[block_idx];
+    AscendC::printf("Destination data: %d\n", value);
+}
+void ReadDo(uint32_t blockDim, void* stream, int* devPtr) { DeviceRead<<<blockDim, nullptr, stream>>>(devPtr); }
+''')
+    done = run(exe)
+    assert done.returncode == 0 and done.stdout.splitlines() == ["[AIV Block 0/1] Destination data: 123"], \
+        done.stdout + done.stderr

@@ -87,6 +87,8 @@ def _destroy_stream(rt: Core, handle: int, wait: bool) -> None:
     rt.sanitize("stream_destroyed", s, wait)
     if wait and not s.m.idle:
         rt.wait_for(s.m.last)
+    elif not wait:
+        rt.catch_up()  # what the device has started by now it does (a kernel launched just before: its output)
     s.destroyed = True
     rt.handles.pop(handle, None)
     if s in s.ctx.streams:
