@@ -29,8 +29,7 @@ class _Result(ctypes.Structure):
     _fields_ = [("status", ctypes.c_int), ("block", ctypes.c_uint32), ("signal", ctypes.c_int),
                 ("address", ctypes.c_uint64), ("message", ctypes.c_char * 512), ("output", ctypes.c_void_p),
                 ("output_len", ctypes.c_size_t), ("gm_to_ub", ctypes.c_uint64), ("ub_to_gm", ctypes.c_uint64),
-                ("vector_bytes", ctypes.c_uint64), ("vector_calls", ctypes.c_uint64), ("cpu_ns", ctypes.c_uint64),
-                ("instructions", ctypes.c_uint64)]
+                ("vector_bytes", ctypes.c_uint64), ("vector_calls", ctypes.c_uint64), ("cpu_ns", ctypes.c_uint64)]
 
 
 class KernelInfo(ctypes.Structure):
@@ -68,7 +67,6 @@ class Result:
     vector_bytes: int
     vector_calls: int
     cpu_ns: int
-    instructions: int
 
 
 def kernel(address: int) -> Kernel | None:
@@ -147,7 +145,7 @@ def run(entry: int, blocks: int, args: list[bytes], ub_size: int, npu_arch: int)
     if out.output:
         lib.acl_emu_free(out.output)
     return Result(out.status, out.block, out.signal, out.address, out.message.decode(errors="replace"), text,
-                  out.gm_to_ub, out.ub_to_gm, out.vector_bytes, out.vector_calls, out.cpu_ns, out.instructions)
+                  out.gm_to_ub, out.ub_to_gm, out.vector_bytes, out.vector_calls, out.cpu_ns)
 
 
 def write(text: bytes) -> None:

@@ -6,13 +6,12 @@
  * (trap(), asm("trap")) or fails (kernel_operator.h: the Unified Buffer overrun, an instruction's bad argument)
  * ends the launch there: the runner returns what happened, which block, and where, and the process goes on.
  * The launch's printf output is gathered (each call prefixed "[AIV Block i/n] ", as the device prints it) for
- * acl_emu_write after the kernel. Counts of what the blocks did, the thread's CPU time and, where the system
- * lets a thread count them, its instructions, tell the launch's time (emu/device/timing.py).
+ * acl_emu_write after the kernel. Counts of what the blocks did and the CPU time the blocks themselves ran tell
+ * the launch's time (models/aicore.py).
  *
  * No Python here: the library is loaded by ctypes, which calls acl_emu_run without the GIL. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -20,9 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -46,7 +43,6 @@ typedef struct {
     size_t output_len;
     uint64_t gm_to_ub, ub_to_gm, vector_bytes, vector_calls;
     uint64_t cpu_ns;          /* the thread's CPU time in the blocks */
-    uint64_t instructions;    /* instructions retired in the blocks, 0 where not counted */
 } acl_emu_result;
 
 typedef struct {
@@ -74,6 +70,7 @@ typedef struct Run {
 
 static __thread Run *running;
 static __thread void *alt_stack;
+static __thread void *kept_stack;  /* a block's stack kept from one launch to the next on this thread */
 
 /* -- signals -------------------------------------------------------------------------------------------------- */
 
@@ -182,6 +179,11 @@ static void *new_stack(Run *run) {
         run->spare_stack = NULL;
         return s;
     }
+    if (kept_stack != NULL) {
+        void *s = kept_stack;
+        kept_stack = NULL;
+        return s;
+    }
     long page = sysconf(_SC_PAGESIZE);
     void *s = mmap(NULL, STACK_BYTES + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
@@ -209,7 +211,10 @@ static void block_main(unsigned int hi, unsigned int lo) {
     /* returns to uc_link: the scheduler */
 }
 
-/* Run (or go on with) block i until it ends or waits at SyncAll; nonzero when it ended the launch. */
+static uint64_t thread_cpu_ns(void);
+
+/* Run (or go on with) block i until it ends or waits at SyncAll; nonzero when it ended the launch. The CPU time
+ * the block itself runs is counted (not the runner's own work around it). */
 static int step(Run *run, uint32_t i) {
     Block *b = &run->blocks[i];
     run->current = i;
@@ -244,7 +249,9 @@ static int step(Run *run, uint32_t i) {
         return 1;
     }
     run->in_block = 1;
+    uint64_t t0 = thread_cpu_ns();
     swapcontext(&run->scheduler, &b->context);
+    run->out->cpu_ns += thread_cpu_ns() - t0;
     run->in_block = 0;
     if (b->state == DONE) {
         drop_stack(run, b->stack);
@@ -293,17 +300,6 @@ static uint64_t thread_cpu_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int instruction_counter(void) {
-    struct perf_event_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.type = PERF_TYPE_HARDWARE;
-    attr.size = sizeof attr;
-    attr.config = PERF_COUNT_HW_INSTRUCTIONS;
-    attr.exclude_kernel = 1;
-    attr.exclude_hv = 1;
-    return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-}
-
 /* -- the entry points ----------------------------------------------------------------------------------------- */
 
 EXPORT uint32_t acl_emu_block_abi(void) { return ACL_EMU_BLOCK_ABI; }
@@ -346,23 +342,9 @@ EXPORT int acl_emu_run(acl_emu_entry entry, uint32_t blocks, void *const *args, 
         b->runner = &run;
         run.blocks[i].state = READY;
     }
-    int counter = instruction_counter();
-    if (counter >= 0) {
-        ioctl(counter, PERF_EVENT_IOC_RESET, 0);
-        ioctl(counter, PERF_EVENT_IOC_ENABLE, 0);
-    }
-    uint64_t t0 = thread_cpu_ns();
     running = &run;
     schedule(&run);
     running = NULL;
-    out->cpu_ns = thread_cpu_ns() - t0;
-    if (counter >= 0) {
-        uint64_t n = 0;
-        ioctl(counter, PERF_EVENT_IOC_DISABLE, 0);
-        if (read(counter, &n, sizeof n) == (ssize_t)sizeof n)
-            out->instructions = n;
-        close(counter);
-    }
     for (uint32_t i = 0; i < blocks; i++) {
         acl_emu_block *b = &run.blocks[i].block;
         out->gm_to_ub += b->gm_to_ub;
@@ -373,7 +355,9 @@ EXPORT int acl_emu_run(acl_emu_entry entry, uint32_t blocks, void *const *args, 
             munmap(run.blocks[i].stack, STACK_BYTES + sysconf(_SC_PAGESIZE));
         free(b->ub);
     }
-    if (run.spare_stack != NULL)
+    if (run.spare_stack != NULL && kept_stack == NULL)
+        kept_stack = run.spare_stack;
+    else if (run.spare_stack != NULL)
         munmap(run.spare_stack, STACK_BYTES + sysconf(_SC_PAGESIZE));
     free(run.spare_ub);
     free(run.blocks);
