@@ -586,3 +586,65 @@ void ReadDo(uint32_t blockDim, void* stream, int* devPtr) { DeviceRead<<<blockDi
     done = run(exe)
     assert done.returncode == 0 and done.stdout.splitlines() == ["[AIV Block 0/1] Destination data: 123"], \
         done.stdout + done.stderr
+
+
+def test_the_sanitizer_finds_a_race_between_a_kernel_and_a_copy_on_another_stream(tmp_path):
+    """A kernel on one stream and a copy into the same device memory on another, no event between: `acl-emu run
+    --sanitize` reports the race, naming the kernel (its launch's whole allocation is what it may touch)."""
+    import json
+    import sys
+    exe = build(tmp_path, "race", EASY_DECLS + r'''
+int main() {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    aclrtStream a, b; CHECK(aclrtCreateStream(&a)); CHECK(aclrtCreateStream(&b));
+    void *host, *dev;
+    CHECK(aclrtMallocHost(&host, 4096)); CHECK(aclrtMalloc(&dev, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
+    EasyOP(8, a, (uint32_t *)dev);
+    CHECK(aclrtMemcpyAsync(dev, 4096, host, 4096, ACL_MEMCPY_HOST_TO_DEVICE, b));
+    CHECK(aclrtSynchronizeStream(a)); CHECK(aclrtSynchronizeStream(b));
+    return 0;
+}
+''', EASY_KERNELS, ("-g",))
+    findings = tmp_path / "findings.json"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    done = subprocess.run([sys.executable, "-m", "emu", "run", "--sanitize", "--sanitize-json", str(findings),
+                           "--out", str(tmp_path / "out"), str(exe)], capture_output=True, text=True, timeout=300,
+                          env=clean, cwd=tmp_path)
+    found = json.loads(findings.read_text())["findings"]
+    assert found and any("EasyOPf<<<8>>>" in json.dumps(f) for f in found), done.stdout + done.stderr
+
+
+def test_kernels_between_copies_on_two_streams_ordered_by_events(tmp_path):
+    """After example/1_basic_features/stream/2_multi_stream: a copy in on stream A, the kernel on stream B after an
+    event of A, the copy out on A after an event of B; the bytes are the kernel's, and the sanitizer finds
+    nothing (the events order them)."""
+    import json
+    import sys
+    exe = build(tmp_path, "events", EASY_DECLS + r'''
+int main() {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    aclrtStream a, b; CHECK(aclrtCreateStream(&a)); CHECK(aclrtCreateStream(&b));
+    aclrtEvent in, done; CHECK(aclrtCreateEvent(&in)); CHECK(aclrtCreateEvent(&done));
+    uint32_t *host; void *dev;
+    CHECK(aclrtMallocHost((void **)&host, 64)); CHECK(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    for (int i = 0; i < 16; i++) host[i] = 100 * i;
+    CHECK(aclrtMemcpyAsync(dev, 64, host, 64, ACL_MEMCPY_HOST_TO_DEVICE, a));
+    CHECK(aclrtRecordEvent(in, a));
+    CHECK(aclrtStreamWaitEvent(b, in));
+    EasyOP(16, b, (uint32_t *)dev);
+    CHECK(aclrtRecordEvent(done, b));
+    CHECK(aclrtStreamWaitEvent(a, done));
+    CHECK(aclrtMemcpyAsync(host, 64, dev, 64, ACL_MEMCPY_DEVICE_TO_HOST, a));
+    CHECK(aclrtSynchronizeStream(a));
+    for (int i = 0; i < 16; i++) printf("%u ", host[i]);
+    printf("\n");
+    return 0;
+}
+''', EASY_KERNELS)
+    findings = tmp_path / "findings.json"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    done = subprocess.run([sys.executable, "-m", "emu", "run", "--sanitize", "--sanitize-json", str(findings),
+                           "--out", str(tmp_path / "out"), str(exe)], capture_output=True, text=True, timeout=300,
+                          env=clean, cwd=tmp_path)
+    assert done.stdout.split()[:16] == [str(100 * i + 1) for i in range(16)], done.stdout + done.stderr
+    assert json.loads(findings.read_text())["findings"] == [], done.stdout
