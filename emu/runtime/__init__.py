@@ -26,8 +26,8 @@ import threading
 
 from .. import config
 from ..constants import MemcpyKind
-from . import (allocation, batch, callbacks, capture, copies, copy2d, descriptors, devices, fills, hostmem, inference,
-               launch, peer, streams, transfer)
+from . import (allocation, batch, binaries, callbacks, capture, copies, copy2d, descriptors, devices, fills, hostmem,
+               inference, launch, peer, streams, transfer)
 from .callbacks import CallbackDeadlock, CallbackError
 from .capture import Capture, Model
 from .core import (HOST_TIME_ENV, HOST_TIME_MODES, Context, Core, Declaration, Device, Event, Stream, api,
@@ -40,7 +40,7 @@ from .transfer import correct_kind, ends
 # The family modules that declare the ACL APIs, in the order `APIS` lists them (within a module: the order of
 # definition). A new family module goes here.
 FAMILIES = (devices, streams, allocation, copies, fills, copy2d, batch, descriptors, hostmem, peer, capture, launch,
-            callbacks, inference)
+            binaries, callbacks, inference)
 
 
 def _declarations(families) -> tuple:

@@ -1,9 +1,11 @@
-"""Device kernels: a user function enqueued as a task on a stream (an Ascend C program's myKernel<<<...>>>).
+"""Device kernels: work enqueued as a kernel task on a stream.
 
-The function runs at the task's simulated start, in stream order, on numpy
-views of the device buffers it is given. Its duration is declared, in
-microseconds, or follows from a declared cost (bytes moved and FLOPs) through
-the product's roofline.
+Two kinds. A Python function (aclrtLaunchKernel, `launch_kernel`) runs at the task's simulated start, in stream
+order, on numpy views of the device buffers it is given; its duration is declared, in microseconds, or follows
+from a declared cost (bytes moved and FLOPs) through the product's roofline. Device code compiled for the CPU
+(emu.device) is queued by `queue_device_code`, whatever launched it (`launch_device_code`: `k<<<...>>>` and the
+aclrtlaunch_<k> stubs; binaries.py: aclrtLaunchKernelWithConfig on a kernel binary); its blocks run when the task
+starts and its time follows from what they did.
 """
 from __future__ import annotations
 
@@ -114,12 +116,8 @@ MAX_BLOCK_DIM = 65535  # the launch's blockDim: 1 .. 65535 (docs of aclrtLaunchK
 @api("aclEmuLaunchKernel", pyacl=None)
 def launch_device_code(rt: Core, kernel: int, block_dim: int, stream: int, args: int, args_size: int) -> None:
     """Queue a kernel compiled for the CPU (emu.device: its record at `kernel`, its arguments packed at `args`)
-    for `block_dim` blocks on `stream`: what `k<<<blockDim, l2ctrl, stream>>>(...)`, aclrtlaunch_<k> and
-    ACLRT_LAUNCH_KERNEL do. When the task starts, its blocks run (emu.device.native); a block that faults,
-    traps or fails a check fails the task with the vector core's exception, 507035, reported at the next
-    synchronize of its stream (hicann/runtime src/runtime/core/src/task/davinci_kernel_task_v100.cc
-    SetStarsResultForDavinciTask: a vector-only kernel's exception), and the tasks behind it still run."""
-    from .. import device
+    for `block_dim` blocks on `stream` (aclEmuLaunchKernel): what `k<<<blockDim, l2ctrl, stream>>>(...)`,
+    aclrtlaunch_<k> and ACLRT_LAUNCH_KERNEL call. The launch runs as `queue_device_code` says."""
     from ..device import native
     if kernel == 0:
         fail(ACL_ERROR_INVALID_PARAM, "kernel is null")
@@ -127,17 +125,36 @@ def launch_device_code(rt: Core, kernel: int, block_dim: int, stream: int, args:
     if k is None:
         fail(ACL_ERROR_RT_INVALID_HANDLE, f"0x{kernel:x} is not a kernel's record of this acl-emu (built by "
                                           f"another version? rebuild the kernel library)")
-    if not 1 <= block_dim <= MAX_BLOCK_DIM:
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"blockDim {block_dim}: must be 1 to {MAX_BLOCK_DIM}")
+    check_block_dim(block_dim)
     if args_size != k.args_size or (args_size and args == 0):
         fail(ACL_ERROR_INVALID_PARAM, f"{k.name}: {args_size} bytes of arguments, the kernel takes {k.args_size}")
+    queue_device_code(rt, k, block_dim, stream, ctypes.string_at(args, args_size) if args_size else b"")
+
+
+def check_block_dim(block_dim: int) -> None:
+    """A launch's blockDim is 1 to 65535 (the docs of aclrtLaunchKernelWithConfig, numBlocks), else 107000."""
+    if not 1 <= block_dim <= MAX_BLOCK_DIM:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"blockDim {block_dim}: must be 1 to {MAX_BLOCK_DIM}")
+
+
+def queue_device_code(rt: Core, k, block_dim: int, stream: int, packed: bytes, keep=None) -> None:
+    """Queue kernel `k` (an emu.device.native.Kernel) for `block_dim` blocks on `stream`, its arguments `packed` as
+    its record lays them out: the one path of every launch of device code (aclEmuLaunchKernel, and
+    aclrtLaunchKernelWithConfig in binaries.py). `keep`: what the arguments point to that the launch owns (a
+    placeholder's bytes), kept until the blocks have run.
+
+    When the task starts, its blocks run (emu.device.native); a block that faults, traps or fails a check fails
+    the task with the vector core's exception, 507035, reported at the next synchronize of its stream
+    (hicann/runtime src/runtime/core/src/task/davinci_kernel_task_v100.cc SetStarsResultForDavinciTask: a
+    vector-only kernel's exception), and the tasks behind it still run. On a product without an AI Core: 207000."""
+    from .. import device
+    from ..device import native
     try:
         core = device.aicore(rt.product)
     except LookupError as e:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, str(e))
     rt.check_stream_handle(stream)
     s = rt.stream_of(stream)
-    packed = ctypes.string_at(args, args_size) if args_size else b""
     values = [packed[o:o + n] for o, n in zip(k.offsets, k.sizes)]
     task = Task(KERNEL, device=s.device, label=f"{k.name}<<<{block_dim}>>>", duration=0.0)
 
@@ -154,6 +171,7 @@ def launch_device_code(rt: Core, kernel: int, block_dim: int, stream: int, args:
         if ran.status != native.OK:
             raise DeviceException(ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, _exception(k.name, block_dim, ran))
 
+    run.keep = keep  # (the launch's own bytes live as long as its task can run)
     reach = _reach(rt, values, k.pointers)
     task.on_start = run
     rt.tick(rt.product.hardware.launch)  # the host packs the arguments and submits the kernel's task
