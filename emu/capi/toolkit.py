@@ -30,6 +30,14 @@ set(ACL_EMU_PACKAGE_PARENT "@PACKAGE_PARENT@")
 set(ACL_EMU_DEVICE_INCLUDE "@DEVICE_INCLUDE@")
 set(ACL_EMU_TOOLKIT "@TOOLKIT@")
 
+# What the Ascend/samples executables link for the host side: the toolkit's headers and libraries.
+if(NOT TARGET host_intf_pub)
+    add_library(host_intf_pub INTERFACE)
+    target_include_directories(host_intf_pub INTERFACE "${ACL_EMU_TOOLKIT}/include")
+    target_link_directories(host_intf_pub INTERFACE "${ACL_EMU_TOOLKIT}/lib64")
+    target_compile_options(host_intf_pub INTERFACE -fPIC $<$<COMPILE_LANGUAGE:CXX>:-std=c++17>)
+endif()
+
 function(_acl_emu_prepare target out_var)
     set(gen_dir "${CMAKE_CURRENT_BINARY_DIR}/acl_emu/${target}")
     set(inc_dir "${CMAKE_BINARY_DIR}/include/${target}")
