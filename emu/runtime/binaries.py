@@ -227,7 +227,7 @@ def _open(rt: Core, source: str, data: bytes, path: str | None) -> Binary:
     return _register(rt, Binary(source, lib, kernels))
 
 
-def _load_options(options, from_file: bool, where: str) -> None:
+def _load_options(options, from_file: bool) -> None:
     """BinaryLoader::ParseLoadOptions: each option checked in order (107000); an AI CPU kernel mode asked for with
     a valid value is refused after them (207000: the emulator runs AI Core kernels only). `options`: the address
     of an aclrtBinaryLoadOptions (0: none), or (type, value) pairs."""
@@ -236,7 +236,7 @@ def _load_options(options, from_file: bool, where: str) -> None:
     if isinstance(options, int):
         o = _Options.from_address(options)
         if not o.options:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: options->options is null (options is not)")
+            fail(ACL_ERROR_RT_PARAM_INVALID, "options->options is null (options is not)")
         pairs = [(o.options[i].type, o.options[i].value[0]) for i in range(o.count)]
     else:
         pairs = [(int(t), int(v)) for t, v in options]
@@ -244,24 +244,24 @@ def _load_options(options, from_file: bool, where: str) -> None:
     for kind, value in pairs:
         if kind == OPT_LAZY_LOAD:
             if value not in (0, 1):
-                fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: isLazyLoad {value}: must be 0 or 1")
+                fail(ACL_ERROR_RT_PARAM_INVALID, f"isLazyLoad {value}: must be 0 or 1")
         elif kind == OPT_MAGIC:
             if from_file:
-                fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: ACL_RT_BINARY_LOAD_OPT_MAGIC is for loading from data")
+                fail(ACL_ERROR_RT_PARAM_INVALID, "ACL_RT_BINARY_LOAD_OPT_MAGIC is for loading from data")
             if value not in ELF_MAGICS:
-                fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: magic 0x{value:x}: must be one of "
+                fail(ACL_ERROR_RT_PARAM_INVALID, f"magic 0x{value:x}: must be one of "
                                                  + ", ".join(f"0x{m:x}" for m in ELF_MAGICS))
         elif kind == OPT_CPU_KERNEL_MODE:
             mode = value - (1 << 32) if value >= 1 << 31 else value
             if mode not in ((0, 1) if from_file else (2,)):
-                fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: cpuKernelMode {mode}: must be "
+                fail(ACL_ERROR_RT_PARAM_INVALID, f"cpuKernelMode {mode}: must be "
                                                  + ("0 or 1 from a file" if from_file else "2 from data"))
             cpu = True
         else:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: load option type {kind}: must be 1 to 3")
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"load option type {kind}: must be 1 to 3")
     if cpu:
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{where}: AI CPU kernels (ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE) "
-                                               f"are not emulated: acl-emu runs AI Core kernels")
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "AI CPU kernels (ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE) "
+                                               "are not emulated: acl-emu runs AI Core kernels")
 
 
 def _bytes_at(data, length: int) -> bytes:
@@ -283,10 +283,10 @@ def create_binary(rt: Core, data, data_len: int) -> int:
     return _register(rt, BinaryDescription(data, data_len)).handle
 
 
-def _description(rt: Core, binary: int, where: str) -> BinaryDescription:
+def _description(rt: Core, binary: int) -> BinaryDescription:
     d = rt.handles.get(binary)
     if not isinstance(d, BinaryDescription):  # (the ACL layer casts what it is given: kernel.cpp)
-        fail(ACL_ERROR_INVALID_PARAM, f"{where}: 0x{binary:x} is not an aclrtBinary of aclrtCreateBinary")
+        fail(ACL_ERROR_INVALID_PARAM, f"0x{binary:x} is not an aclrtBinary of aclrtCreateBinary")
     return d
 
 
@@ -296,7 +296,7 @@ def destroy_binary(rt: Core, binary: int) -> None:
     aclrtCreateBinary did not give: 100000 (kernel.cpp aclrtDestroyBinaryImpl checks the pointer only)."""
     if not binary:
         fail(ACL_ERROR_INVALID_PARAM, "binary is null")
-    _forget(rt, _description(rt, binary, "aclrtDestroyBinary"))
+    _forget(rt, _description(rt, binary))
 
 
 @api("aclrtBinaryLoad", pyacl=None)
@@ -308,12 +308,12 @@ def binary_load(rt: Core, binary: int) -> int:
     binary, 107000."""
     if not binary:
         fail(ACL_ERROR_INVALID_PARAM, "binary is null")
-    d = _description(rt, binary, "aclrtBinaryLoad")
+    d = _description(rt, binary)
     rt.runtime_layer()
     if not d.data:
-        fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtBinaryLoad: the binary's data is null")
+        fail(ACL_ERROR_RT_PARAM_INVALID, "the binary's data is null")
     if d.length == 0:
-        fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtBinaryLoad: the binary's length is 0")
+        fail(ACL_ERROR_RT_PARAM_INVALID, "the binary's length is 0")
     rt.current_context()
     return _open(rt, f"aclrtBinary 0x{binary:x}", _bytes_at(d.data, d.length), None).handle
 
@@ -330,21 +330,21 @@ def binary_load_from_file(rt: Core, path: str | None, options=0) -> int:
     if path is None:
         fail(ACL_ERROR_INVALID_PARAM, "binPath is null")
     rt.runtime_layer()
-    _load_options(options, True, "aclrtBinaryLoadFromFile")
+    _load_options(options, True)
     real = os.path.realpath(path)
     try:
         with open(real, "rb") as f:
             data = f.read()
     except OSError as e:
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"aclrtBinaryLoadFromFile: path {path} cannot be accessed "
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"path {path} cannot be accessed "
                                          f"({e.strerror or e})")
     return _open(rt, path, data, real).handle
 
 
 @api("aclrtBinaryLoadFromData", pyacl=None, sizes=("length",))
 def binary_load_from_data(rt: Core, data, length: int, options=0) -> int:
-    """Load the kernel binary of `length` bytes at `data` (an address, or a bytes-like object) (aclrtBinaryLoadFromData);
-    returns its aclrtBinHandle. `options` as for aclrtBinaryLoadFromFile.
+    """Load the kernel binary of `length` bytes at `data` (an address, or a bytes-like object)
+    (aclrtBinaryLoadFromData); returns its aclrtBinHandle. `options` as for aclrtBinaryLoadFromFile.
 
     kernel.cpp aclrtBinaryLoadFromDataImpl (null data: 100000), ApiErrorDecorator::BinaryLoadFromData (a length
     of 0: 107000), then BinaryLoader::Load: the options (107000; an AI CPU kernel mode but 2: 107000, 2: 207000),
@@ -353,8 +353,8 @@ def binary_load_from_data(rt: Core, data, length: int, options=0) -> int:
         fail(ACL_ERROR_INVALID_PARAM, "data is null")
     rt.runtime_layer()
     if length == 0:
-        fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtBinaryLoadFromData: length is 0")
-    _load_options(options, False, "aclrtBinaryLoadFromData")
+        fail(ACL_ERROR_RT_PARAM_INVALID, "length is 0")
+    _load_options(options, False)
     return _open(rt, f"the {length} bytes of data", _bytes_at(data, length), None).handle
 
 
@@ -372,7 +372,7 @@ def binary_get_function(rt: Core, binary: int, name: str | None) -> int:
     if f is None:
         k = b.kernels.get(name)
         if k is None:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"aclrtBinaryGetFunction: {b.source} holds no kernel {name!r} "
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"{b.source} holds no kernel {name!r} "
                                              f"(it holds {', '.join(b.kernels)})")
         f = b.functions[name] = _register(rt, Function(b, k))
     return f.handle
@@ -414,27 +414,27 @@ def kernel_args_init(rt: Core, function: int) -> int:
     return a.handle
 
 
-def _room(a: Args, where: str, nbytes: int) -> int:
+def _room(a: Args, nbytes: int) -> int:
     """Where the next parameter of `nbytes` goes (its 8-byte boundary); 107000 past MAX_PARAM_CNT parameters or
     the buffer's end (ApiImpl::KernelArgsAppend / AppendPlaceHolder)."""
     if len(a.params) + 1 > MAX_PARAM_CNT:
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: more than {MAX_PARAM_CNT} parameters")
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"more than {MAX_PARAM_CNT} parameters")
     offset = a.next_offset()
     if offset + nbytes > MAX_ARGS_BUFF_SIZE:
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: the arguments would take {offset + nbytes} bytes, more than "
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"the arguments would take {offset + nbytes} bytes, more than "
                                          f"{MAX_ARGS_BUFF_SIZE}")
     return offset
 
 
-def _not_after_buffers(a: Args, where: str) -> None:
+def _not_after_buffers(a: Args) -> None:
     if a.buffers_given:
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{where}: no parameter may be appended once a placeholder's "
-                                               f"buffer was asked for (aclrtKernelArgsGetPlaceHolderBuffer)")
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "no parameter may be appended once a placeholder's "
+                                               "buffer was asked for (aclrtKernelArgsGetPlaceHolderBuffer)")
 
 
-def _not_finalized(a: Args, where: str) -> None:
+def _not_finalized(a: Args) -> None:
     if a.finalized:
-        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, f"{where}: the argument list is finalized (aclrtKernelArgsFinalize)")
+        fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "the argument list is finalized (aclrtKernelArgsFinalize)")
 
 
 @api("aclrtKernelArgsAppend", pyacl=None, sizes=("param_size",))
@@ -453,17 +453,16 @@ def kernel_args_append(rt: Core, args: int, param, param_size: int) -> int:
     if param_size <= 0:
         fail(ACL_ERROR_INVALID_PARAM, f"paramSize {param_size}: must be greater than 0")
     a = _args(rt, args)
-    where = "aclrtKernelArgsAppend"
-    _not_finalized(a, where)
-    _not_after_buffers(a, where)
-    offset = _room(a, where, param_size)
+    _not_finalized(a)
+    _not_after_buffers(a)
+    offset = _room(a, param_size)
     if isinstance(param, int) and is_device_address(param):
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: param 0x{param:x} is a device address: the parameter's bytes "
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"param 0x{param:x} is a device address: the parameter's bytes "
                                          f"are copied from the host (for a device pointer, pass the address of the "
                                          f"variable that holds it, with size {ctypes.sizeof(ctypes.c_void_p)})")
     value = _bytes_at(param, param_size)
     if len(value) < param_size:
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: param holds {len(value)} bytes, paramSize is {param_size}")
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"param holds {len(value)} bytes, paramSize is {param_size}")
     ctypes.memmove(ctypes.addressof(a.buffer) + offset, value, param_size)
     p = _register(rt, Param(a, False, offset, param_size))
     a.params.append(p)
@@ -482,10 +481,9 @@ def kernel_args_append_place_holder(rt: Core, args: int) -> int:
     if not args:
         fail(ACL_ERROR_INVALID_PARAM, "argsHandle is null")
     a = _args(rt, args)
-    where = "aclrtKernelArgsAppendPlaceHolder"
-    _not_after_buffers(a, where)
-    _not_finalized(a, where)
-    offset = _room(a, where, 8)
+    _not_after_buffers(a)
+    _not_finalized(a)
+    offset = _room(a, 8)
     p = _register(rt, Param(a, True, offset, 8))
     a.params.append(p)
     a.size = offset + 8
@@ -508,16 +506,15 @@ def kernel_args_get_place_holder_buffer(rt: Core, args: int, param: int, data_si
         fail(ACL_ERROR_INVALID_PARAM, f"dataSize {data_size}: must be greater than 0")
     a = _args(rt, args)
     p = rt.lookup(param, Param, "parameter (aclrtParamHandle)")
-    where = "aclrtKernelArgsGetPlaceHolderBuffer"
     if p.args is not a:
-        fail(ACL_ERROR_RT_INVALID_HANDLE, f"{where}: parameter 0x{param:x} is not one of argument list 0x{args:x}")
+        fail(ACL_ERROR_RT_INVALID_HANDLE, f"parameter 0x{param:x} is not one of argument list 0x{args:x}")
     if not p.placeholder:
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: parameter 0x{param:x} is a value (aclrtKernelArgsAppend), "
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"parameter 0x{param:x} is a value (aclrtKernelArgsAppend), "
                                          f"not a placeholder: it has no buffer")
-    _not_finalized(a, where)
+    _not_finalized(a)
     offset = a.next_offset()
     if offset + data_size > MAX_ARGS_BUFF_SIZE:
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: the arguments would take {offset + data_size} bytes, more than "
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"the arguments would take {offset + data_size} bytes, more than "
                                          f"{MAX_ARGS_BUFF_SIZE}")
     a.buffers_given = True
     p.data = offset
@@ -546,23 +543,23 @@ def _launch_config(cfg) -> None:
     if isinstance(cfg, int):
         c = _Options.from_address(cfg)
         if not c.options:
-            fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtLaunchKernelWithConfig: cfg->attrs is null (cfg is not)")
+            fail(ACL_ERROR_RT_PARAM_INVALID, "cfg->attrs is null (cfg is not)")
         attrs = [(c.options[i].type, bytes(c.options[i].value)) for i in range(c.count)]
     else:
         attrs = [(int(i), int(v).to_bytes(16, "little")) for i, v in cfg]
     ids = [i for i, _ in attrs]
     if ATTR_TIMEOUT in ids and ATTR_TIMEOUT_US in ids:
-        fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtLaunchKernelWithConfig: ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT and "
+        fail(ACL_ERROR_RT_PARAM_INVALID, "ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT and "
                                          "ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US cannot both be given")
     last = {i: v[0] for i, v in attrs}  # (each uint8 attribute: the last given)
     for attr, limit, what in ((ATTR_SCHEM_MODE, SCHEM_MODE_END - 1, "schemMode"),
                               (ATTR_BLOCK_TASK_PREFETCH, 1, "isBlockTaskPrefetch"), (ATTR_DATA_DUMP, 1, "isDataDump"),
                               (ATTR_ENABLE_PROFILING, 1, "enableProfiling")):
         if last.get(attr, 0) > limit:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"aclrtLaunchKernelWithConfig: {what} {last[attr]}: must be 0 to {limit}")
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"{what} {last[attr]}: must be 0 to {limit}")
     for i in ids:
         if not ATTR_SCHEM_MODE <= i <= ATTR_ENABLE_PROFILING:
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"aclrtLaunchKernelWithConfig: launch attribute {i}: must be "
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"launch attribute {i}: must be "
                                              f"{ATTR_SCHEM_MODE} to {ATTR_ENABLE_PROFILING}")
 
 
@@ -570,7 +567,7 @@ def _packed(a: Args, k) -> tuple[bytes, ctypes.Array]:
     """The list's parameters as kernel `k`'s record lays them out, and the launch's own copy of the list's bytes
     (the placeholders' data among them, which their arguments point to); 107000 when the list does not match the
     kernel's parameters in number or sizes (the emulator's check: see the module's docstring)."""
-    where = f"aclrtLaunchKernelWithConfig: kernel {k.name}"
+    where = f"kernel {k.name}"
     if len(a.params) != len(k.sizes):
         fail(ACL_ERROR_RT_PARAM_INVALID, f"{where} takes {len(k.sizes)} parameters, the argument list holds "
                                          f"{len(a.params)}")
@@ -579,7 +576,7 @@ def _packed(a: Args, k) -> tuple[bytes, ctypes.Array]:
     for i, (p, size, offset) in enumerate(zip(a.params, k.sizes, k.offsets)):
         if p.size != size:
             what = "a placeholder (a pointer of 8 bytes)" if p.placeholder else f"{p.size} bytes"
-            fail(ACL_ERROR_RT_PARAM_INVALID, f"{where}: parameter {i} takes {size} bytes, the argument list gives "
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"parameter {i} takes {size} bytes, the argument list gives "
                                              f"{what}")
         value = (ctypes.addressof(copy) + p.data).to_bytes(8, "little") if p.placeholder else \
             copy.raw[p.offset:p.offset + p.size]
@@ -613,7 +610,7 @@ def launch_kernel_with_config(rt: Core, function: int, num_blocks: int, stream: 
     a = _args(rt, args)
     rt.check_stream_handle(stream)
     if not a.finalized:
-        fail(ACL_ERROR_RT_PARAM_INVALID, "aclrtLaunchKernelWithConfig: the argument list is not finalized "
+        fail(ACL_ERROR_RT_PARAM_INVALID, "the argument list is not finalized "
                                          "(aclrtKernelArgsFinalize)")
     _launch_config(cfg)
     rt.current_context()
