@@ -118,7 +118,7 @@ def test_buffer_counts_other_than_the_models_are_ge_failure_500002_not_145000(tm
     but DavinciModel::CopyModelData calls it as GE_ASSERT_SUCCESS(UpdateAllNodeArgs(...)): metadef
     pkg_inc/common/checker.h GE_ASSERT returns ::ErrorResult(), whose ge::Status is ge::PARAM_INVALID, a code
     outside the GE and runtime ranges error_codes_inner.h ACL_GET_ERRCODE_GE passes on, so model.cpp ModelExecute
-    returns ACL_ERROR_GE_FAILURE. (tests/test_inference.py and the spec said 145000 before this audit.)"""
+    returns ACL_ERROR_GE_FAILURE. (tests/test_inference.py said 145000 before this audit.)"""
     acl = setup()
     mid = load(acl, tmp_path, STATIC)
     ins = {"an input more": (128, 128), "an input fewer": (), "no input": ()}.get(case, (128,))
