@@ -48,7 +48,13 @@ GROUPS: list[tuple[str, list[str]]] = [
         "ri_capture_begin", "ri_capture_get_info", "ri_capture_end", "ri_capture_thread_exchange_mode",
         "ri_execute_async", "ri_destroy"]),
     ("Kernels and host callbacks", [
-        "launch_kernel", "subscribe_report", "unsubscribe_report", "launch_callback", "process_report"]),
+        "launch_kernel", "launch_device_code", "subscribe_report", "unsubscribe_report", "launch_callback",
+        "process_report"]),
+    ("Kernel binaries", [
+        "binary_load_from_file", "binary_load_from_data", "create_binary", "binary_load", "destroy_binary",
+        "binary_get_function", "binary_unload", "kernel_args_init", "kernel_args_append",
+        "kernel_args_append_place_holder", "kernel_args_get_place_holder_buffer", "kernel_args_finalize",
+        "launch_kernel_with_config"]),
     ("Models (aclmdl) and data buffers", [
         "load_from_file", "load_from_mem", "load_from_file_with_mem", "load_from_mem_with_mem", "query_size",
         "query_size_from_mem", "unload", "create_desc", "destroy_desc", "get_desc", "get_num_inputs",

@@ -631,3 +631,40 @@ target_link_libraries(main PRIVATE ascendcl)
                           env=env, cwd=src)
     assert done.returncode == 0 and "done" in done.stdout, done.stdout + done.stderr
     assert np.array_equal(np.fromfile(src / "z.bin", dtype=np.float16), _sum(built))
+
+
+def test_through_pyacl_a_binary_runs_and_addresses_are_the_hosts(built, acl):
+    """pyACL's form of the same calls (acl.rt.binary_load_from_file, kernel_args_append(args, param, size) with
+    `param` a host address: acl.util.bytes_to_ptr of the pointer's 8 bytes): the launch equals numpy. An address
+    the emulator does not know as host memory is 100000, as for every call through pyACL; a device address given
+    as `param` is 107000 (hicann/runtime api_impl.cc ApiImpl::KernelArgsAppend: its memcpy_s of the host bytes);
+    load options as pyACL gives them, {"type", "value"} dicts (binary_loader.cc ParseLoadOptions: a lazy-load
+    value of 2 is 107000)."""
+    assert acl.init() == 0 and acl.rt.set_device(0) == 0
+    x = np.fromfile(built / "x.bin", dtype=np.float16)
+    y = np.fromfile(built / "y.bin", dtype=np.float16)
+    dev = []
+    for data in (x, y, np.zeros_like(x)):
+        ptr, ret = acl.rt.malloc(data.nbytes, 0)
+        assert ret == 0
+        assert acl.rt.memcpy(ptr, data.nbytes, acl.util.bytes_to_ptr(data.tobytes()), data.nbytes, 1) == 0
+        dev.append(ptr)
+    assert acl.rt.binary_load_from_file(str(built / "simple.o"), [{"type": 1, "value": 2}]) == (0, 107000)
+    binary, ret = acl.rt.binary_load_from_file(str(built / "simple.o"), [{"type": 1, "value": 1}])
+    assert ret == 0
+    func, ret = acl.rt.binary_get_function(binary, "add_custom")
+    assert ret == 0
+    args, ret = acl.rt.kernel_args_init(func)
+    assert ret == 0
+    assert acl.rt.kernel_args_append(args, 0x1234, 8) == (0, 100000)
+    assert acl.rt.kernel_args_append(args, dev[0], 8) == (0, 107000)
+    for ptr in dev:
+        assert acl.rt.kernel_args_append(args, acl.util.bytes_to_ptr(int(ptr).to_bytes(8, "little")), 8)[1] == 0
+    assert acl.rt.kernel_args_finalize(args) == 0
+    assert acl.rt.launch_kernel_with_config(func, 8, 0, None, args) == 0
+    assert acl.rt.synchronize_stream(0) == 0
+    out = bytes(x.nbytes)
+    assert acl.rt.memcpy(acl.util.bytes_to_ptr(out), x.nbytes, dev[2], x.nbytes, 2) == 0
+    assert np.array_equal(np.frombuffer(out, dtype=np.float16), x + y)
+    assert acl.rt.binary_unload(binary) == 0
+    assert acl.rt.binary_get_function(binary, "add_custom") == (0, 107017)

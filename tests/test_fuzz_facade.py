@@ -45,7 +45,8 @@ SEQUENCE_LENGTH = (5, 60)
 
 # the facade's integer-only functions and their arity (pyACL parses fixed C formats)
 OTHER_ARGS = ("memcpy_batch", "memcpy_batch_async", "memcpy_batch_v2", "memcpy_batch_async_v2", "malloc_with_cfg",
-              "malloc_host_with_cfg", "set_memcpy_desc", "launch_kernel", "launch_callback")
+              "malloc_host_with_cfg", "set_memcpy_desc", "launch_kernel", "launch_callback", "binary_load_from_file",
+              "binary_load_from_data", "binary_get_function", "launch_kernel_with_config")
 INT_FUNCS = {
     name: fn for name, fn in vars(acl.rt).items()
     if callable(fn) and getattr(fn, "__qualname__", "").startswith("acl.rt.") and name not in OTHER_ARGS
@@ -63,7 +64,10 @@ ARITY = {"set_device": 1, "reset_device": 1, "reset_device_force": 1, "get_devic
          "memcpy_async_with_offset": 8, "host_register": 3, "host_register_v2": 3, "host_get_device_pointer": 2,
          "host_unregister": 1, "device_can_access_peer": 2, "device_enable_peer_access": 2,
          "device_disable_peer_access": 1, "device_peer_access_status": 2, "create_event_ex_with_flag": 1,
-         "query_event_wait_status": 1, "subscribe_report": 2, "unsubscribe_report": 2, "process_report": 1}
+         "query_event_wait_status": 1, "subscribe_report": 2, "unsubscribe_report": 2, "process_report": 1,
+         "create_binary": 2, "destroy_binary": 1, "binary_load": 1, "binary_unload": 1, "kernel_args_init": 1,
+         "kernel_args_append": 3, "kernel_args_append_place_holder": 1, "kernel_args_get_place_holder_buffer": 3,
+         "kernel_args_finalize": 1}
 MEDIA = {"dvpp_malloc": (acl.media.dvpp_malloc, 1), "dvpp_free": (acl.media.dvpp_free, 1)}
 # calls whose timeout is wall time where a subscription exists: kept short
 TIMEOUTS = {"synchronize_stream_with_timeout": 1, "process_report": 0}

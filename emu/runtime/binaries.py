@@ -46,7 +46,7 @@ from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT,
                       ACL_ERROR_RT_PARAM_INVALID)
 from ..memory import is_device_address
 from .core import Core, api, fail, new_handle
-from . import launch
+from . import launch, transfer
 
 MAX_PARAM_CNT = 128  # core/src/kernel/args/args_handle_allocator.hpp
 MAX_ARGS_BUFF_SIZE = 64 * 1024  # (ibid.)
@@ -58,8 +58,9 @@ PREFIX = "acl_emu_kernel_"  # a kernel's record in its library (emu/device/rewri
 OPT_LAZY_LOAD, OPT_MAGIC, OPT_CPU_KERNEL_MODE = 1, 2, 3
 ELF_MAGICS = (0x43554245, 0x41415246, 0x41494343)
 # aclrtLaunchKernelAttrId (acl_rt.h)
-(ATTR_SCHEM_MODE, ATTR_DYN_UBUF_SIZE, ATTR_ENGINE_TYPE, ATTR_BLOCKDIM_OFFSET, ATTR_BLOCK_TASK_PREFETCH, ATTR_DATA_DUMP,
- ATTR_TIMEOUT, ATTR_TIMEOUT_US, ATTR_ENABLE_PROFILING) = range(1, 10)
+(LAUNCH_ATTR_SCHEM_MODE, LAUNCH_ATTR_DYN_UBUF_SIZE, LAUNCH_ATTR_ENGINE_TYPE, LAUNCH_ATTR_BLOCKDIM_OFFSET,
+ LAUNCH_ATTR_BLOCK_TASK_PREFETCH, LAUNCH_ATTR_DATA_DUMP, LAUNCH_ATTR_TIMEOUT, LAUNCH_ATTR_TIMEOUT_US,
+ LAUNCH_ATTR_ENABLE_PROFILING) = range(1, 10)
 SCHEM_MODE_END = 2  # pkg_inc/runtime/runtime/base.h RT_SCHEM_MODE_END
 
 
@@ -227,19 +228,22 @@ def _open(rt: Core, source: str, data: bytes, path: str | None) -> Binary:
     return _register(rt, Binary(source, lib, kernels))
 
 
-def _load_options(options, from_file: bool) -> None:
+def _load_options(rt: Core, options, from_file: bool) -> None:
     """BinaryLoader::ParseLoadOptions: each option checked in order (107000); an AI CPU kernel mode asked for with
     a valid value is refused after them (207000: the emulator runs AI Core kernels only). `options`: the address
-    of an aclrtBinaryLoadOptions (0: none), or (type, value) pairs."""
+    of an aclrtBinaryLoadOptions (0: none), or, as pyACL gives them, {"type": t, "value": v} dicts (or (t, v)
+    pairs)."""
     if not options:
         return
     if isinstance(options, int):
-        o = _Options.from_address(options)
+        o = _struct(rt, options, _Options, "options")
         if not o.options:
             fail(ACL_ERROR_RT_PARAM_INVALID, "options->options is null (options is not)")
-        pairs = [(o.options[i].type, o.options[i].value[0]) for i in range(o.count)]
+        address = ctypes.cast(o.options, ctypes.c_void_p).value
+        pairs = [(x.type, x.value[0]) for x in _array(rt, address, _Option, o.count, "options->options")]
     else:
-        pairs = [(int(t), int(v)) for t, v in options]
+        pairs = [(int(x["type"]), int(x["value"])) if isinstance(x, dict) else (int(x[0]), int(x[1]))
+                 for x in options]
     cpu = False
     for kind, value in pairs:
         if kind == OPT_LAZY_LOAD:
@@ -264,16 +268,38 @@ def _load_options(options, from_file: bool) -> None:
                                                "are not emulated: acl-emu runs AI Core kernels")
 
 
-def _bytes_at(data, length: int) -> bytes:
-    """`length` bytes of the host memory at `data` (an address, as C gives it), or of a bytes-like object."""
-    if isinstance(data, int):
-        return ctypes.string_at(data, length)
-    return bytes(memoryview(data).cast("B")[:length])
+def _host_bytes(rt: Core, data, length: int, what: str) -> bytes:
+    """`length` bytes of host memory at `data`, or of a bytes-like object. An address is resolved as every call's
+    host memory is (transfer.locate: a C program's own memory at its address; through pyACL, memory the emulator
+    knows, else 100000); a device address is 107000 (the host cannot read it: the reference's memcpy_s fails)."""
+    if not isinstance(data, int):
+        view = memoryview(data).cast("B")
+        if len(view) < length:
+            fail(ACL_ERROR_RT_PARAM_INVALID, f"{what} holds {len(view)} bytes, not {length}")
+        return bytes(view[:length])
+    if is_device_address(data):
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"{what} 0x{data:x} is a device address: the host reads these bytes (for a "
+                                         f"device pointer argument, give the address of the variable that holds it)")
+    r, off = transfer.locate(rt, data, length, what)
+    if r.is_device:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"{what} 0x{data:x} is device memory: the host reads these bytes")
+    return bytes(length) if r.virtual else r.view(off, length).tobytes()
+
+
+def _struct(rt: Core, address: int, kind, what: str):
+    """The C struct `kind` at `address` of host memory (read as `_host_bytes` reads)."""
+    return kind.from_buffer_copy(_host_bytes(rt, address, ctypes.sizeof(kind), what))
+
+
+def _array(rt: Core, address: int, kind, count: int, what: str) -> list:
+    size = ctypes.sizeof(kind)
+    data = _host_bytes(rt, address, size * count, what) if count else b""
+    return [kind.from_buffer_copy(data, i * size) for i in range(count)]
 
 
 # -- binaries --------------------------------------------------------------------------------------------------------
 
-@api("aclrtCreateBinary", pyacl=None, sizes=("data_len",))
+@api("aclrtCreateBinary", sizes=("data_len",), pyacl="acl.rt.create_binary", params="ii", outputs=(0,))
 def create_binary(rt: Core, data, data_len: int) -> int:
     """An aclrtBinary of `data_len` bytes at `data` (an address, or a bytes-like object), for aclrtBinaryLoad
     (aclrtCreateBinary): the bytes are read when it loads, not now. From C a failure is NULL (kernel.cpp
@@ -290,7 +316,7 @@ def _description(rt: Core, binary: int) -> BinaryDescription:
     return d
 
 
-@api("aclrtDestroyBinary", pyacl=None)
+@api("aclrtDestroyBinary", pyacl="acl.rt.destroy_binary", params="i")
 def destroy_binary(rt: Core, binary: int) -> None:
     """Destroy an aclrtBinary (aclrtDestroyBinary; a binary loaded from it stays loaded). Null, or a value
     aclrtCreateBinary did not give: 100000 (kernel.cpp aclrtDestroyBinaryImpl checks the pointer only)."""
@@ -299,7 +325,7 @@ def destroy_binary(rt: Core, binary: int) -> None:
     _forget(rt, _description(rt, binary))
 
 
-@api("aclrtBinaryLoad", pyacl=None)
+@api("aclrtBinaryLoad", pyacl="acl.rt.binary_load", params="i", outputs=(0,))
 def binary_load(rt: Core, binary: int) -> int:
     """Load the kernel binary an aclrtBinary holds (aclrtBinaryLoad); returns its aclrtBinHandle.
 
@@ -315,10 +341,11 @@ def binary_load(rt: Core, binary: int) -> int:
     if d.length == 0:
         fail(ACL_ERROR_RT_PARAM_INVALID, "the binary's length is 0")
     rt.current_context()
-    return _open(rt, f"aclrtBinary 0x{binary:x}", _bytes_at(d.data, d.length), None).handle
+    return _open(rt, f"aclrtBinary 0x{binary:x}", _host_bytes(rt, d.data, d.length, "the binary's data"), None).handle
 
 
-@api("aclrtBinaryLoadFromFile", pyacl=None)
+@api("aclrtBinaryLoadFromFile", pyacl="acl.rt.binary_load_from_file", params="so", outputs=(0,),
+     optional=1)
 def binary_load_from_file(rt: Core, path: str | None, options=0) -> int:
     """Load the kernel binary at `path` (aclrtBinaryLoadFromFile); returns its aclrtBinHandle. `options`: an
     aclrtBinaryLoadOptions (its address from C; from Python, (type, value) pairs), or none.
@@ -330,7 +357,7 @@ def binary_load_from_file(rt: Core, path: str | None, options=0) -> int:
     if path is None:
         fail(ACL_ERROR_INVALID_PARAM, "binPath is null")
     rt.runtime_layer()
-    _load_options(options, True)
+    _load_options(rt, options, True)
     real = os.path.realpath(path)
     try:
         with open(real, "rb") as f:
@@ -341,7 +368,8 @@ def binary_load_from_file(rt: Core, path: str | None, options=0) -> int:
     return _open(rt, path, data, real).handle
 
 
-@api("aclrtBinaryLoadFromData", pyacl=None, sizes=("length",))
+@api("aclrtBinaryLoadFromData", sizes=("length",), pyacl="acl.rt.binary_load_from_data", params="iio",
+     outputs=(0,), optional=1)
 def binary_load_from_data(rt: Core, data, length: int, options=0) -> int:
     """Load the kernel binary of `length` bytes at `data` (an address, or a bytes-like object)
     (aclrtBinaryLoadFromData); returns its aclrtBinHandle. `options` as for aclrtBinaryLoadFromFile.
@@ -354,11 +382,11 @@ def binary_load_from_data(rt: Core, data, length: int, options=0) -> int:
     rt.runtime_layer()
     if length == 0:
         fail(ACL_ERROR_RT_PARAM_INVALID, "length is 0")
-    _load_options(options, False)
-    return _open(rt, f"the {length} bytes of data", _bytes_at(data, length), None).handle
+    _load_options(rt, options, False)
+    return _open(rt, f"the {length} bytes of data", _host_bytes(rt, data, length, "data"), None).handle
 
 
-@api("aclrtBinaryGetFunction", pyacl=None)
+@api("aclrtBinaryGetFunction", pyacl="acl.rt.binary_get_function", params="is", outputs=(0,))
 def binary_get_function(rt: Core, binary: int, name: str | None) -> int:
     """The kernel `name` of a loaded binary (aclrtBinaryGetFunction); returns its aclrtFuncHandle, the same one
     each time. Null: 100000 (kernel.cpp aclrtBinaryGetFunctionImpl); a binary that is not loaded: 107017
@@ -378,7 +406,7 @@ def binary_get_function(rt: Core, binary: int, name: str | None) -> int:
     return f.handle
 
 
-@api("aclrtBinaryUnLoad", pyacl=None)
+@api("aclrtBinaryUnLoad", pyacl="acl.rt.binary_unload", params="i")
 def binary_unload(rt: Core, binary: int) -> None:
     """Unload a binary (aclrtBinaryUnLoad): its handle and its functions' die (launches already queued still run).
     Null: 100000 (kernel.cpp aclrtBinaryUnLoadImpl); not a loaded binary (unloaded already): 107017
@@ -397,7 +425,7 @@ def _args(rt: Core, handle: int) -> Args:
     return rt.lookup(handle, Args, "argument list (aclrtArgsHandle)")
 
 
-@api("aclrtKernelArgsInit", pyacl=None)
+@api("aclrtKernelArgsInit", pyacl="acl.rt.kernel_args_init", params="i", outputs=(0,))
 def kernel_args_init(rt: Core, function: int) -> int:
     """Start the argument list of a launch of `function` (aclrtKernelArgsInit); returns its aclrtArgsHandle: the
     calling thread's one list, the same handle each time, emptied (ApiImpl::KernelArgsInit: a thread_local
@@ -437,7 +465,8 @@ def _not_finalized(a: Args) -> None:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "the argument list is finalized (aclrtKernelArgsFinalize)")
 
 
-@api("aclrtKernelArgsAppend", pyacl=None, sizes=("param_size",))
+@api("aclrtKernelArgsAppend", sizes=("param_size",), pyacl="acl.rt.kernel_args_append", params="iii",
+     outputs=(0,))
 def kernel_args_append(rt: Core, args: int, param, param_size: int) -> int:
     """Append a parameter's value to an argument list (aclrtKernelArgsAppend): `param_size` bytes copied now from
     `param` (a host address, as C gives it: a device pointer argument is the address of the variable holding
@@ -456,13 +485,7 @@ def kernel_args_append(rt: Core, args: int, param, param_size: int) -> int:
     _not_finalized(a)
     _not_after_buffers(a)
     offset = _room(a, param_size)
-    if isinstance(param, int) and is_device_address(param):
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"param 0x{param:x} is a device address: the parameter's bytes "
-                                         f"are copied from the host (for a device pointer, pass the address of the "
-                                         f"variable that holds it, with size {ctypes.sizeof(ctypes.c_void_p)})")
-    value = _bytes_at(param, param_size)
-    if len(value) < param_size:
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"param holds {len(value)} bytes, paramSize is {param_size}")
+    value = _host_bytes(rt, param, param_size, "param")
     ctypes.memmove(ctypes.addressof(a.buffer) + offset, value, param_size)
     p = _register(rt, Param(a, False, offset, param_size))
     a.params.append(p)
@@ -470,7 +493,8 @@ def kernel_args_append(rt: Core, args: int, param, param_size: int) -> int:
     return p.handle
 
 
-@api("aclrtKernelArgsAppendPlaceHolder", pyacl=None)
+@api("aclrtKernelArgsAppendPlaceHolder", pyacl="acl.rt.kernel_args_append_place_holder", params="i",
+     outputs=(0,))
 def kernel_args_append_place_holder(rt: Core, args: int) -> int:
     """Append a placeholder to an argument list (aclrtKernelArgsAppendPlaceHolder): a pointer parameter whose
     bytes the program writes in the buffer aclrtKernelArgsGetPlaceHolderBuffer gives; at the launch the kernel
@@ -490,7 +514,8 @@ def kernel_args_append_place_holder(rt: Core, args: int) -> int:
     return p.handle
 
 
-@api("aclrtKernelArgsGetPlaceHolderBuffer", pyacl=None, sizes=("data_size",))
+@api("aclrtKernelArgsGetPlaceHolderBuffer", sizes=("data_size",),
+     pyacl="acl.rt.kernel_args_get_place_holder_buffer", params="iii", outputs=(0,))
 def kernel_args_get_place_holder_buffer(rt: Core, args: int, param: int, data_size: int) -> int:
     """The host address of `data_size` bytes for a placeholder's data (aclrtKernelArgsGetPlaceHolderBuffer),
     after the list's parameters (at the next 8-byte boundary); the program writes them before the launch.
@@ -522,7 +547,7 @@ def kernel_args_get_place_holder_buffer(rt: Core, args: int, param: int, data_si
     return ctypes.addressof(a.buffer) + offset
 
 
-@api("aclrtKernelArgsFinalize", pyacl=None)
+@api("aclrtKernelArgsFinalize", pyacl="acl.rt.kernel_args_finalize", params="i")
 def kernel_args_finalize(rt: Core, args: int) -> None:
     """Mark an argument list complete (aclrtKernelArgsFinalize): it may be launched, and takes no more
     parameters. Null: 100000 (kernel.cpp); not a live list: 107017; no current context: 107002
@@ -534,33 +559,36 @@ def kernel_args_finalize(rt: Core, args: int) -> None:
     a.finalized = True
 
 
-def _launch_config(cfg) -> None:
+def _launch_config(rt: Core, cfg) -> None:
     """An aclrtLaunchKernelCfg's attributes (its address from C; from Python, (id, value) pairs, a value an int),
     checked as ApiErrorDecorator CheckKernelLaunchCfg and ConvertLaunchCfgToTaskCfg do (107000). They change
     nothing the emulator models: a kernel's time is what its blocks did."""
     if not cfg:
         return
     if isinstance(cfg, int):
-        c = _Options.from_address(cfg)
+        c = _struct(rt, cfg, _Options, "cfg")
         if not c.options:
             fail(ACL_ERROR_RT_PARAM_INVALID, "cfg->attrs is null (cfg is not)")
-        attrs = [(c.options[i].type, bytes(c.options[i].value)) for i in range(c.count)]
+        address = ctypes.cast(c.options, ctypes.c_void_p).value
+        attrs = [(x.type, bytes(x.value)) for x in _array(rt, address, _Option, c.count, "cfg->attrs")]
     else:
-        attrs = [(int(i), int(v).to_bytes(16, "little")) for i, v in cfg]
+        attrs = [(int(x["id"]), int(x["value"]).to_bytes(16, "little")) if isinstance(x, dict)
+                 else (int(x[0]), int(x[1]).to_bytes(16, "little")) for x in cfg]
     ids = [i for i, _ in attrs]
-    if ATTR_TIMEOUT in ids and ATTR_TIMEOUT_US in ids:
+    if LAUNCH_ATTR_TIMEOUT in ids and LAUNCH_ATTR_TIMEOUT_US in ids:
         fail(ACL_ERROR_RT_PARAM_INVALID, "ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT and "
                                          "ACL_RT_LAUNCH_KERNEL_ATTR_TIMEOUT_US cannot both be given")
     last = {i: v[0] for i, v in attrs}  # (each uint8 attribute: the last given)
-    for attr, limit, what in ((ATTR_SCHEM_MODE, SCHEM_MODE_END - 1, "schemMode"),
-                              (ATTR_BLOCK_TASK_PREFETCH, 1, "isBlockTaskPrefetch"), (ATTR_DATA_DUMP, 1, "isDataDump"),
-                              (ATTR_ENABLE_PROFILING, 1, "enableProfiling")):
+    for attr, limit, what in ((LAUNCH_ATTR_SCHEM_MODE, SCHEM_MODE_END - 1, "schemMode"),
+                              (LAUNCH_ATTR_BLOCK_TASK_PREFETCH, 1, "isBlockTaskPrefetch"),
+                              (LAUNCH_ATTR_DATA_DUMP, 1, "isDataDump"),
+                              (LAUNCH_ATTR_ENABLE_PROFILING, 1, "enableProfiling")):
         if last.get(attr, 0) > limit:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"{what} {last[attr]}: must be 0 to {limit}")
     for i in ids:
-        if not ATTR_SCHEM_MODE <= i <= ATTR_ENABLE_PROFILING:
+        if not LAUNCH_ATTR_SCHEM_MODE <= i <= LAUNCH_ATTR_ENABLE_PROFILING:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"launch attribute {i}: must be "
-                                             f"{ATTR_SCHEM_MODE} to {ATTR_ENABLE_PROFILING}")
+                                             f"{LAUNCH_ATTR_SCHEM_MODE} to {LAUNCH_ATTR_ENABLE_PROFILING}")
 
 
 def _packed(a: Args, k) -> tuple[bytes, ctypes.Array]:
@@ -584,7 +612,7 @@ def _packed(a: Args, k) -> tuple[bytes, ctypes.Array]:
     return bytes(out), copy
 
 
-@api("aclrtLaunchKernelWithConfig", pyacl=None)
+@api("aclrtLaunchKernelWithConfig", pyacl="acl.rt.launch_kernel_with_config", params="iiioii", optional=1)
 def launch_kernel_with_config(rt: Core, function: int, num_blocks: int, stream: int, cfg, args: int,
                               reserve: int = 0) -> None:
     """Queue `function` for `num_blocks` blocks on `stream` with a finalized argument list
@@ -612,7 +640,7 @@ def launch_kernel_with_config(rt: Core, function: int, num_blocks: int, stream: 
     if not a.finalized:
         fail(ACL_ERROR_RT_PARAM_INVALID, "the argument list is not finalized "
                                          "(aclrtKernelArgsFinalize)")
-    _launch_config(cfg)
+    _launch_config(rt, cfg)
     rt.current_context()
     launch.check_block_dim(num_blocks)
     packed, copy = _packed(a, f.kernel)
