@@ -668,3 +668,22 @@ def test_through_pyacl_a_binary_runs_and_addresses_are_the_hosts(built, acl):
     assert np.array_equal(np.frombuffer(out, dtype=np.float16), x + y)
     assert acl.rt.binary_unload(binary) == 0
     assert acl.rt.binary_get_function(binary, "add_custom") == (0, 107017)
+
+
+def test_each_host_thread_has_one_argument_list(built, rt):
+    """hicann/runtime api_impl.cc ApiImpl::KernelArgsInit: the argument list is the calling thread's own
+    (thread_local), the same handle at each aclrtKernelArgsInit of that thread, emptied; another thread's list is
+    another handle, and building one does not touch the other."""
+    import struct
+    import threading
+    func = rt.binary_get_function(rt.binary_load_from_file(str(built / "simple.o")), "add_custom")
+    mine = rt.kernel_args_init(func)
+    rt.kernel_args_append(mine, struct.pack("<Q", 1), 8)
+    assert rt.kernel_args_init(func) == mine
+    theirs = []
+    worker = threading.Thread(target=lambda: theirs.append(rt.kernel_args_init(func)))
+    worker.start()
+    worker.join()
+    assert theirs and theirs[0] != mine
+    rt.kernel_args_append(theirs[0], struct.pack("<Q", 2), 8)
+    assert len(rt.handles[mine].params) == 0 and len(rt.handles[theirs[0]].params) == 1
