@@ -32,8 +32,8 @@ core/src/kernel/args/para_convertor.cc (ConvertLaunchCfgToTaskCfg):
   the list's bytes (placeholders' included) as they are; each placeholder argument is the address of its bytes
   in the launch's own copy of them (on hardware, in the arguments' device memory), so the program may reuse the
   list at once. The emulator then checks the list against the kernel's record, which the reference cannot (a
-  device kernel reads what it is given): as many parameters as the kernel has, each of its parameter's size,
-  else 107000 naming it. The launch runs as every launch of device code does (launch.queue_device_code).
+  device kernel reads what it is given): as many parameters as the kernel has, each of the size the kernel's
+  parameter has, else 107000 naming it. The launch runs as every launch of device code does (launch.queue_device_code).
 """
 from __future__ import annotations
 
@@ -208,7 +208,9 @@ def _open(rt: Core, source: str, data: bytes, path: str | None) -> Binary:
     try:
         if path is None:  # (data in memory: loaded from a file of its own that has no name)
             fd = os.memfd_create("acl-emu-kernels", 0)
-            os.write(fd, data)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
             path = f"/proc/self/fd/{fd}"
         lib = ctypes.CDLL(path)
     except OSError as e:
