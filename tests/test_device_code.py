@@ -648,3 +648,67 @@ int main() {
                           env=clean, cwd=tmp_path)
     assert done.stdout.split()[:16] == [str(100 * i + 1) for i in range(16)], done.stdout + done.stderr
     assert json.loads(findings.read_text())["findings"] == [], done.stdout
+
+
+DECLARED_MAIN = EASY_DECLS + r'''
+int main(int argc, char **argv) {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    aclrtStream s; CHECK(aclrtCreateStream(&s));
+    aclrtEvent a, b; CHECK(aclrtCreateEvent(&a)); CHECK(aclrtCreateEvent(&b));
+    void *dev; CHECK(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtRecordEvent(a, s));
+    EasyOP((uint32_t)atoi(argv[1]), s, (uint32_t *)dev);
+    CHECK(aclrtRecordEvent(b, s));
+    int synced = aclrtSynchronizeStream(s);
+    float ms = 0;
+    aclrtEventElapsedTime(&ms, a, b);
+    printf("%d %.3f\n%s\n", synced, ms, synced ? "" : "-");
+    return 0;
+}
+'''
+
+
+def test_a_declared_kernel_time_is_the_launchs_time_on_its_product(tmp_path):
+    """emu.device.declared: kernels.toml beside the program names the kernel's time per product, a number of
+    microseconds or an expression of blockDim; the launch takes it (its blocks still run), a product the table
+    does not name is estimated, and $ACL_EMU_KERNEL_TIMES chooses another file."""
+    exe = build(tmp_path, "declared", DECLARED_MAIN, EASY_KERNELS)
+
+    def elapsed_ms(*args, env=None) -> float:  # (the kernel's time, and the launch's host time before it starts)
+        code, ms = run(exe, *args, env=env).stdout.split()[:2]
+        assert code == "0"
+        return float(ms)
+
+    (tmp_path / "kernels.toml").write_text('[EasyOPf]\n910B = 1500000.0\nA3 = "1000 + 250 * blockDim"\n')
+    assert elapsed_ms("8") == pytest.approx(1500, abs=0.05)
+    assert elapsed_ms("4", env={"ACL_EMU_PRODUCT": "A3"}) == pytest.approx(2.0, abs=0.05)
+    (tmp_path / "other.toml").write_text('[EasyOPf]\n910B = "min(5000, 100 * blockDim)"\n')
+    assert elapsed_ms("8", env={"ACL_EMU_KERNEL_TIMES": str(tmp_path / "other.toml")}) == pytest.approx(0.8, abs=0.05)
+    (tmp_path / "kernels.toml").write_text('[Other]\n910B = 1.0\n')
+    assert elapsed_ms("8") < 0.5  # (estimated: microseconds)
+
+
+@pytest.mark.parametrize("text, says", [
+    ('[EasyOPf]\n910B = "__import__(\\"os\\")"\n', "is not a number, blockDim"),
+    ('[EasyOPf]\n910B = -5\n', "expected a time of 0 or more"),
+    ('[EasyOPf]\n910B = "1 / (blockDim - 8)"\n', "division by zero"),
+    ("EasyOPf = 3\n", "must be a table of product = microseconds"),
+    ("[EasyOPf\n", "kernels.toml"),
+])
+def test_a_wrong_kernel_time_declaration_fails_the_launch_saying_why(tmp_path, text, says):
+    """A declaration that cannot be used fails the launch with 100000 and one line naming the file and entry;
+    nothing of it is evaluated as code."""
+    exe = build(tmp_path, "wrongdecl", EASY_DECLS + r'''
+extern "C" uint32_t aclrtlaunch_EasyOPf(uint32_t blockDim, void *stream, void *x);
+int main() {
+    CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
+    void *dev; CHECK(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+    uint32_t code = aclrtlaunch_EasyOPf(8, nullptr, dev);
+    printf("%u\n%s\n", code, aclGetRecentErrMsg());
+    return 0;
+}
+''', EASY_KERNELS)
+    (tmp_path / "kernels.toml").write_text(text)
+    done = run(exe)
+    code, message = done.stdout.split("\n", 1)
+    assert code == "100000" and says in message and "kernels.toml" in message, done.stdout + done.stderr

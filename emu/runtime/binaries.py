@@ -75,9 +75,10 @@ class _Options(ctypes.Structure):  # aclrtBinaryLoadOptions (and aclrtLaunchKern
 class Binary:
     """A loaded kernel binary: its kernels' records by name, and the function handles given out for them."""
 
-    def __init__(self, source: str, lib: ctypes.CDLL, kernels: dict):
+    def __init__(self, source: str, lib: ctypes.CDLL, kernels: dict, path: str | None = None):
         self.handle = new_handle()
         self.source, self.lib, self.kernels = source, lib, kernels
+        self.path = path  # its file, if it was loaded from one (its declared kernel times lie beside it)
         self.functions: dict[str, Function] = {}
         self.destroyed = False
 
@@ -227,7 +228,7 @@ def _open(rt: Core, source: str, data: bytes, path: str | None) -> Binary:
             fail(ACL_ERROR_RT_PARAM_INVALID, f"{source}: kernel {name} was built by another version of acl-emu "
                                              f"(its record's ABI differs): rebuild the binary")
         kernels[name] = k
-    return _register(rt, Binary(source, lib, kernels))
+    return _register(rt, Binary(source, lib, kernels, None if fd is not None else path))
 
 
 def _load_options(rt: Core, options, from_file: bool) -> None:
@@ -646,4 +647,4 @@ def launch_kernel_with_config(rt: Core, function: int, num_blocks: int, stream: 
     rt.current_context()
     launch.check_block_dim(num_blocks)
     packed, copy = _packed(a, f.kernel)
-    launch.queue_device_code(rt, f.kernel, num_blocks, stream, packed, keep=copy)
+    launch.queue_device_code(rt, f.kernel, num_blocks, stream, packed, keep=copy, binary=f.binary.path)

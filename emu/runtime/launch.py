@@ -10,6 +10,7 @@ starts and its time follows from what they did.
 from __future__ import annotations
 
 import ctypes
+from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -139,37 +140,51 @@ def check_block_dim(block_dim: int) -> None:
         fail(ACL_ERROR_RT_PARAM_INVALID, f"blockDim {block_dim}: must be 1 to {MAX_BLOCK_DIM}")
 
 
-def queue_device_code(rt: Core, k, block_dim: int, stream: int, packed: bytes, keep=None) -> None:
+def queue_device_code(rt: Core, k, block_dim: int, stream: int, packed: bytes, keep=None,
+                      binary: str | None = None) -> None:
     """Queue kernel `k` (an emu.device.native.Kernel) for `block_dim` blocks on `stream`, its arguments `packed` as
     its record lays them out: the one path of every launch of device code (aclEmuLaunchKernel, and
     aclrtLaunchKernelWithConfig in binaries.py). `keep`: what the arguments point to that the launch owns (a
-    placeholder's bytes), kept until the blocks have run.
+    placeholder's bytes), kept until the blocks have run. `binary`: the kernel binary's file, if it came from one.
+
+    Its time is declared, if a declaration beside the program or the binary names the kernel for this product
+    (emu.device.declared; a wrong declaration: 100000 saying why), else estimated from what its blocks did
+    (models.aicore). A launch whose memory was freed before it ran does not run (warned once), as a copy's
+    bytes are dropped.
 
     When the task starts, its blocks run (emu.device.native); a block that faults, traps or fails a check fails
     the task with the vector core's exception, 507035, reported at the next synchronize of its stream
     (hicann/runtime src/runtime/core/src/task/davinci_kernel_task_v100.cc SetStarsResultForDavinciTask: a
     vector-only kernel's exception), and the tasks behind it still run. On a product without an AI Core: 207000."""
     from .. import device
-    from ..device import native
+    from ..device import declared, native
     try:
         core = device.aicore(rt.product)
     except LookupError as e:
         fail(ACL_ERROR_RT_FEATURE_NOT_SUPPORT, str(e))
+    try:
+        fixed = declared.declared(k.name, rt.product.name, block_dim, Path(binary) if binary else None)
+    except declared.DeclarationError as e:
+        fail(ACL_ERROR_INVALID_PARAM, str(e))
     rt.check_stream_handle(stream)
     s = rt.stream_of(stream)
     values = [packed[o:o + n] for o, n in zip(k.offsets, k.sizes)]
     task = Task(KERNEL, device=s.device, label=f"{k.name}<<<{block_dim}>>>", duration=0.0)
 
     def run():
-        if any(r.virtual for r, *_ in reach):
-            return  # timing-only memory has no bytes: the kernel only takes its time
+        if fixed is not None:
+            task.duration, how = fixed
+            task.label = f"{task.label} [{how}]"  # (the trace's row says how its time was found)
+        if not transfer.has_bytes(rt, task.label, *(r for r, *_ in reach)):
+            return  # freed memory (warned) or timing-only memory (no bytes): the kernel only takes its time
         ran = native.run(k.entry, block_dim, [_host_pointer(rt, v) if p else v for v, p in zip(values, k.pointers)],
                          core.ub_bytes, core.npu_arch)
         if ran.output:
             native.write(ran.output)
-        task.duration, how = core.launch(block_dim, Work(ran.gm_to_ub + ran.ub_to_gm, ran.vector_bytes, ran.cpu_ns),
-                                         rt.product.hardware.memory_bandwidth)
-        task.label = f"{task.label} [{how}]"  # (the trace's row says how its time was found)
+        if fixed is None:
+            task.duration, how = core.launch(block_dim, Work(ran.gm_to_ub + ran.ub_to_gm, ran.vector_bytes,
+                                                             ran.cpu_ns), rt.product.hardware.memory_bandwidth)
+            task.label = f"{task.label} [{how}]"
         if ran.status != native.OK:
             raise DeviceException(ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, _exception(k.name, block_dim, ran))
 
