@@ -8,17 +8,16 @@ import re
 
 from .. import constants as C
 from .. import files
-from ..errors import (ACL_ERROR_FAILURE, ACL_ERROR_INVALID_PARAM, ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_REPEAT_INITIALIZE,
-                      ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_NO_DEVICE,
-                      ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_PARAM_INVALID)
+from ..errors import (ACL_ERROR_FAILURE, ACL_ERROR_INVALID_FILE, ACL_ERROR_INVALID_PARAM, ACL_ERROR_PARSE_FILE,
+                      ACL_ERROR_REPEAT_FINALIZE, ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_RT_CONTEXT_NULL,
+                      ACL_ERROR_RT_CONTEXT_RELEASE_ERROR, ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_NO_DEVICE,
+                      ACL_ERROR_RT_PARAM_INVALID)
 from . import streams
 from .core import Context, Core, Device, api, fail
 
 
 # -- init / finalize ------------------------------------------------------------
 # aclInit's config file (hicann/runtime src/acl/common/json_parser.cpp, src/acl/aclrt_impl/acl.cpp)
-ACL_ERROR_INVALID_FILE = 100003  # acl_base_rt.h: the file is missing, unreadable, not regular or too large
-ACL_ERROR_PARSE_FILE = 100006  # acl_base_rt.h: the file is not JSON nlohmann::json reads
 MAX_CONFIG_FILE_BYTES = 10 * 1024 * 1024  # json_parser.cpp MAX_CONFIG_FILE_BYTE
 MAX_CONFIG_DEPTH = 10  # json_parser.cpp MAX_CONFIG_OBJ_DEPTH, MAX_CONFIG_ARRAY_DEPTH
 _DEVICE_ID = re.compile(r"0|[1-9][0-9]*")  # json_parser.cpp GetDefaultDeviceIdFromFile's regex
