@@ -22,7 +22,7 @@
 
 namespace AscendC {
 
-template <typename W, typename T> inline W acl_emu_pairwise(const T *a, uint32_t n) {
+template <typename W, typename T> __attribute__((noinline)) W acl_emu_pairwise(const T *a, uint32_t n) {
     if (n < 8) {
         W r = (W)0;
         for (uint32_t i = 0; i < n; i++)
