@@ -26,6 +26,8 @@ CONFIG_BYTES = 4 * MiB  # a product config, a sweep config, a model declaration,
 TABLE_BYTES = 16 * MiB  # a measurements file: validate's TOML table, calibrate's ascend-dmi output or CSV
 PROFILE_BYTES = 256 * MiB  # a profile (msprof timeline, task_time CSV, MSPTI records): held whole with its parse
 SCRIPT_BYTES = 64 * MiB  # a Python script `acl-emu run` runs
+SOURCE_BYTES = 16 * MiB  # a kernel source `acl-emu c++` and ascendc_library rewrite
+BINARY_BYTES = 256 * MiB  # a kernel binary aclrtBinaryLoadFromFile reads
 
 # FileRefused.reason
 MISSING, UNREADABLE, NOT_REGULAR, TOO_LARGE, NOT_TEXT = "missing", "unreadable", "not regular", "too large", "not text"

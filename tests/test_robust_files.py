@@ -401,7 +401,7 @@ def _reads_files(path: Path) -> list[str]:
 
 # Files of our own (headers, the bundled kernels' source, /proc, a run's own result file), never a user's.
 OWN = ("emu/files.py", "emu/kernels.py", "emu/memory.py", "emu/capi/build.py", "emu/capi/toolkit.py",
-       "emu/capi/sites.py", "emu/apidoc.py")
+       "emu/capi/sites.py", "emu/apidoc.py", "emu/device/native.py")
 
 
 def test_every_file_a_user_names_is_read_through_emu_files():

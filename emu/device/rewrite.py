@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import files
+
 # What the emulator does not run yet, and the unit it belongs to: a call of it (`Name(` or `Name<`) outside comments,
 # in a source that does not define the name itself. (Other AscendC functions not here fail to compile, named by
 # the compiler at their file:line.)
@@ -225,7 +227,7 @@ def header(k: Kernel) -> str:
 def prepare(source: Path, out_dir: Path, include_dir: Path | None = None) -> tuple[Path, list[Kernel]]:
     """Write the rewritten `source` into `out_dir` (and, into `include_dir`, the headers of its extern "C"
     kernels); its path and the kernels. Files whose text would not change are left alone (no rebuild)."""
-    text = source.read_text()
+    text = files.read_text(source, files.SOURCE_BYTES, "a kernel source")
     out = out_dir / f"{source.stem}.acl_emu.cpp"
     _write(out, rewrite(text, str(source.resolve())))
     found = kernels(text)
@@ -237,8 +239,11 @@ def prepare(source: Path, out_dir: Path, include_dir: Path | None = None) -> tup
 
 
 def _write(path: Path, text: str) -> None:
-    if path.is_file() and path.read_text() == text:
-        return
+    try:
+        if files.read_text(path, 2 * files.SOURCE_BYTES, "a rewritten kernel source") == text:
+            return
+    except files.FileRefused:
+        pass
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
 
@@ -246,8 +251,8 @@ def _write(path: Path, text: str) -> None:
 def is_kernel_source(path: Path) -> bool:
     """Whether a C++ source is device code: it defines a `__global__` function."""
     try:
-        text = path.read_text(errors="replace")
-    except OSError:
+        text = files.read_text(path, files.SOURCE_BYTES, "a kernel source")
+    except files.FileRefused:
         return False
     return re.search(r"\b__global__\b", _blank_comments(text)) is not None
 
@@ -276,10 +281,10 @@ def _kernel_flags() -> tuple[str, ...]:
     an x86 host with F16C its half conversions in hardware (without it, each is a library call)."""
     flags = ("-std=c++17", "-fno-strict-aliasing")
     try:
-        with open("/proc/cpuinfo") as f:
-            f16c = any(line.startswith("flags") and " f16c" in line for line in f)
-    except OSError:
-        f16c = False
+        cpuinfo = files.read_text("/proc/cpuinfo", files.CONFIG_BYTES, "the CPU's description")
+    except files.FileRefused:
+        cpuinfo = ""
+    f16c = any(line.startswith("flags") and " f16c" in line for line in cpuinfo.splitlines())
     return flags + (("-mf16c",) if f16c and platform.machine() in ("x86_64", "AMD64") else ())
 
 

@@ -42,6 +42,7 @@ import os
 import struct
 import threading
 
+from .. import files
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_HANDLE,
                       ACL_ERROR_RT_PARAM_INVALID)
 from ..memory import is_device_address
@@ -363,11 +364,9 @@ def binary_load_from_file(rt: Core, path: str | None, options=0) -> int:
     _load_options(rt, options, True)
     real = os.path.realpath(path)
     try:
-        with open(real, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        fail(ACL_ERROR_RT_PARAM_INVALID, f"path {path} cannot be accessed "
-                                         f"({e.strerror or e})")
+        data = files.read_bytes(real, files.BINARY_BYTES, "a kernel binary")
+    except files.FileRefused as e:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"path {path} cannot be accessed ({e.why})")
     return _open(rt, path, data, real).handle
 
 
