@@ -141,9 +141,10 @@ class DeviceException(AclError):
 
 
 class BatchError(AclError):
-    """A batch copy failed; `fail_index` is the entry concerned (SIZE_MAX when none is)."""
+    """A batch copy failed; `fail_index` is the entry concerned, SIZE_MAX when none is, or None when the call failed
+    before the runtime writes the caller's failIndex at all (the ACL layer's checks, the chip gate, the stream)."""
 
-    def __init__(self, code: int, message: str, fail_index: int):
+    def __init__(self, code: int, message: str, fail_index: int | None):
         super().__init__(code, message)
         self.fail_index = fail_index
 
