@@ -304,7 +304,8 @@ constexpr GatherMaskMode defaultGatherMaskMode = GatherMaskMode::VERSION_V2;
  * of `mask` elements (the 910B's and A3's reading of the count); element k of repeat r at r * src0RepeatStride +
  * (k / per block) * src0BlockStride blocks. Bit k of the pattern keeps it: a user pattern's bits run on from
  * the repeat's start, r * src1RepeatStride blocks into src1Pattern; a fixed one (1-7) is the same for every
- * repeat. The kept elements go to dst one after another; rsvdCnt is how many. The core is in Normal mode after. */
+ * repeat. The kept elements go to dst one after another; rsvdCnt is how many. The core is in Normal mode
+ * after, its mask register {0, mask} (asc-devkit's GatherMaskImpl sets it so in either mode). */
 template <typename T, typename P> inline void acl_emu_gather_mask(const LocalTensor<T> &dst, const LocalTensor<T> &src0,
                                                                   P pattern, bool reduceMode, uint32_t mask,
                                                                   const GatherMaskParams &p, uint64_t &rsvdCnt) {
@@ -338,6 +339,7 @@ template <typename T, typename P> inline void acl_emu_gather_mask(const LocalTen
     rsvdCnt = kept;
     acl_emu_core &core = acl_emu_current_block;
     core.kept = (int64_t)kept;
+    SetVectorMask<T>(0, mask);  /* (as the instruction leaves the register, in either mode) */
     core->vector_bytes += (uint64_t)p.repeatTimes * width * sizeof(T);
     core->vector_calls += 1;
 }
