@@ -5,8 +5,8 @@ constants from a sibling constant.py).
 acl.init, aclrtSetDevice, aclrtCreateContext, aclrtCreateStream, then the operator APIs
 (acl.op.create_attr, acl.op.set_model_dir, tensor descriptors, data buffers, acl.op.execute_v2)
 around aclrtMalloc / aclrtMemcpy / aclrtSynchronizeStream. A failed call raises, as in the public
-sample. acl-emu emulates the memory, stream and event APIs only: this script stops at
-acl.op.create_attr, and the emulator must say so by name.
+sample. acl-emu does not emulate the operator APIs: this script stops at acl.op.create_attr, and the
+emulator must say so by name.
 """
 import os
 import sys
