@@ -1,18 +1,14 @@
-"""acl.util: moving between Python buffers and the int pointers ACL calls take; and acl.app_log.
+"""acl.util: moving between Python buffers and the int pointers ACL calls take.
 
 As in pyACL, no data is copied: the pointer is the buffer's own address, and
 an array made from a pointer views the memory behind it. The emulator also
 learns here which host memory a program uses (pageable memory).
-
-`acl.app_log` (pyACL's ACL_APP_LOG) is defined here, with the other helpers that are no ACL API, and set on the
-`acl` package when this module is imported (pyACL has no acl.util.app_log).
 """
 from __future__ import annotations
 
 import functools
 import math
 import operator
-import sys
 import warnings
 
 import numpy as np
@@ -131,27 +127,5 @@ def stop_thread(*args) -> int:
         return err.code
     return 0
 
-
-_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")  # aclLogLevel: ACL_DEBUG 0 ... ACL_ERROR 3
-_C_INT = (-(1 << 31), 1 << 31)
-
-
-def _app_log(*args) -> None:
-    """acl.app_log(log_level, message): the application's log line (pyACL's WrapAclAppLog, ACL_APP_LOG; acllite's
-    logger calls it for each line). Written on stderr as the C library's aclAppLog writes it, "[LEVEL]
-    file:line function: message", naming the Python caller; a level outside 0..3 is "LOG". Returns None. Not an
-    int and a str: TypeError("acl.app_log args parse failed"), as pyACL's "is" format."""
-    if (len(args) != 2 or not isinstance(args[1], str) or not isinstance(args[0], int)
-            or not _C_INT[0] <= args[0] < _C_INT[1]):
-        raise TypeError("acl.app_log args parse failed")
-    level, message = args
-    frame = sys._getframe(1)
-    where = f"{frame.f_code.co_filename}:{frame.f_lineno} {frame.f_code.co_name}"
-    name = _LOG_LEVELS[level] if 0 <= level < len(_LOG_LEVELS) else "LOG"
-    print(f"[{name}] {where}: {message}", file=sys.stderr, flush=True)
-
-
-_app_log.__name__, _app_log.__qualname__ = "app_log", "acl.app_log"
-sys.modules[__name__.rpartition(".")[0]].app_log = _app_log  # pyACL's acl.app_log (see the module's docstring)
 
 _install_missing(__name__)
