@@ -265,7 +265,8 @@ def not_emulated(module: types.ModuleType):
         if name.startswith("__"):
             raise AttributeError(name)
         raise AttributeError(f"{module.__name__.replace('emu.acl', 'acl')}.{name} is not emulated by acl-emu "
-                             f"(the emulator covers the memory, stream, event and callback APIs, declared models and device code)")
+                             f"(the emulator covers the memory, stream, event and callback APIs, declared models and "
+                             f"device code)")
 
     return __getattr__
 

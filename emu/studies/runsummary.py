@@ -138,8 +138,9 @@ def summary_text(result: dict) -> str:
     for what in result.get("not_written", ()):
         lines.append(f"[acl-emu] could not write {what}")
     if result.get("not_emulated"):
-        lines.append(f"[acl-emu] the script stopped at {result['not_emulated']}, which acl-emu does not "
-                     f"emulate (it covers the memory, stream, event and callback APIs, declared models and device code); exit code {result['exit_code']}")
+        lines.append(f"[acl-emu] the script stopped at {result['not_emulated']}, which acl-emu does not emulate (it "
+                     f"covers the memory, stream, event and callback APIs, declared models and device code); exit "
+                     f"code {result['exit_code']}")
     elif result.get("signal"):  # (a C program's run: `acl-emu run ./prog`)
         lines.append(f"[acl-emu] the program ended by signal {result['signal']} (exit code {result['exit_code']})")
     elif result.get("exit_code"):
