@@ -4,8 +4,7 @@ A device window is a best-fit allocator (`emu.memory._Window`: the shortest free
 its alignment, of those the one made last; frees merge with their neighbours), and the index of live regions is
 chunked (`emu.memory._Index`). Their behaviour is checked against plain models searched in full, over seeded
 random sequences of thousands of operations; their scaling is counted in operations (free ranges looked at per
-allocation, pointers a chunk holds), and, with generous margins, in the cost of a call at 1,000 against 50,000
-live allocations. Before, an allocation scanned every free range (a 32-byte gap after each 4 KiB allocation of
+allocation, pointers a chunk holds); their cost on the wall is benchmarks/alloc.py's to measure. Before, an allocation scanned every free range (a 32-byte gap after each 4 KiB allocation of
 the 910B): 754 us a call at 10,000 live allocations, and a thread allocating in a loop held the other threads'
 copies back as long."""
 from __future__ import annotations
@@ -299,29 +298,6 @@ def test_the_free_ranges_looked_at_per_allocation_do_not_grow_with_the_live_allo
             rt.free(p)
     assert (window.examined - before) / 2000 <= 3
     assert rt.space.invariant_violations() == []
-
-
-def _steps(rt, kept: list[int], steps: int, seed: int) -> float:
-    """Seconds per step of one allocation and one free of a random live block."""
-    rng = random.Random(seed)
-    picks = [rng.randrange(len(kept)) for _ in range(steps)]
-    t = time.perf_counter()
-    for i in picks:
-        p = rt.malloc(4096)
-        rt.free(kept[i])
-        kept[i] = p
-    return (time.perf_counter() - t) / steps
-
-
-def test_the_cost_of_a_call_at_50000_live_allocations_is_that_at_1000():
-    """Best of three interleaved runs, a generous margin: 3x (measured 1.1-1.3x; before, an allocation at 50,000
-    live allocations took some 250 times one at 1,000)."""
-    few, many = _live_runtime(1_000), _live_runtime(50_000)
-    best = {1_000: float("inf"), 50_000: float("inf")}
-    for r in range(3):
-        for live, (rt, kept) in ((1_000, few), (50_000, many))[::1 if r % 2 else -1]:
-            best[live] = min(best[live], _steps(rt, kept, 2000, r))
-    assert best[50_000] < 3 * best[1_000], best
 
 
 # -- a thread allocating in a loop beside a thread copying ------------------------------------------------------
