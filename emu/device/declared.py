@@ -85,9 +85,19 @@ def _table(path: Path) -> dict:
     return data
 
 
+_where: dict[tuple, Path | None] = {}  # (the variable's value, the binary): the file found, once per process
+
+
 def where(binary: Path | None = None) -> Path | None:
-    """The declaration a launch reads (see the module's docstring), None when there is none."""
-    chosen = os.environ.get(ENV)
+    """The declaration a launch reads (see the module's docstring), None when there is none: looked for once
+    per process, variable and binary."""
+    key = (os.environ.get(ENV), binary)
+    if key not in _where:
+        _where[key] = _find(*key)
+    return _where[key]
+
+
+def _find(chosen: str | None, binary: Path | None) -> Path | None:
     if chosen:
         return Path(chosen)
     candidates = [Path(f"{binary}.toml")] if binary is not None else []
