@@ -335,3 +335,27 @@ def test_a_c_program_gets_one_message_and_no_traceback_for_a_declaration_mistake
         assert "no time for product 910B" in load and query == "query 0"
     else:
         assert "ACL_EMU_MODELS entry 'net.om' is not MODEL.om=DECLARATION.toml" in load and query == "query 145000"
+
+
+def test_a_null_model_id_from_c_is_judged_after_the_file_or_bytes_are_routed(tmp_path):
+    """Rule (item 7): acl_model.cpp's router reads the file or the bytes before the NULL output is judged
+    (AclIsOm2ModelByPath / ByData, IsOm2Model): a missing file with a NULL modelId is 145002, a file or buffer
+    under 4 bytes 145006; a model that would load, with a NULL modelId, 100000; aclmdlQuerySize likewise."""
+    exe = _build(tmp_path, "null_out", r'''
+#include <stdio.h>
+#include "acl/acl.h"
+int main(int argc, char **argv) {
+    aclInit(NULL); aclrtSetDevice(0);
+    size_t work, weight;
+    static const char tiny[2] = {1, 2};
+    printf("%d %d %d %d %d\n", aclmdlLoadFromFile(argv[1], NULL), aclmdlLoadFromFile(argv[2], NULL),
+           aclmdlLoadFromFile(argv[3], NULL), aclmdlLoadFromMem(tiny, sizeof tiny, NULL),
+           aclmdlQuerySize(argv[1], NULL, &weight));
+    (void)work;
+    return 0;
+}
+''')
+    (tmp_path / "m.om.toml").write_text(DIMS_DECLARATION)
+    (tmp_path / "tiny.om").write_bytes(b"ab")
+    done = _run(exe, str(tmp_path / "missing.om"), str(tmp_path / "tiny.om"), str(tmp_path / "m.om"))
+    assert done.stdout.split() == ["145002", "145006", "100000", "145006", "145002"], done.stdout + done.stderr

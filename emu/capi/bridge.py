@@ -19,6 +19,7 @@ program that dereferences one faults, as on hardware.
 """
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 
@@ -45,16 +46,20 @@ def generic(proto: build.Prototype, fn, types: dict[str, str], failed=0):
     value_of = None if proto.returns == "aclError" else (
         marshal.c_string if proto.returns == "const char *" else marshal.double_bits if proto.kind == "f" else int)
 
+    judges_null = "null_out" in inspect.signature(fn).parameters  # (the API judges a NULL output itself)
+
     def handler(*args):
-        for out in outputs:
-            if args[out.index] == 0:
-                return marshal.null_output(name, proto.params[out.index].name)
+        null = next((proto.params[out.index].name for out in outputs if args[out.index] == 0), None)
+        if null is not None and not judges_null:
+            return marshal.null_output(name, null)
         values = [args[i] for i in positions] if plain else [args[i] if read is None else read(args[i])
                                                              for i, read in reads]
         try:
-            result = fn(*values)
+            result = fn(*values, null_out=null) if null is not None else fn(*values)
         except AclError as e:
             return e.code if value_of is None else value_of(failed)
+        if null is not None:  # (an API that judges a NULL output never succeeds with one)
+            return marshal.null_output(name, null)
         if value_of is not None:
             return value_of(result)
         if len(outputs) == 1:
@@ -85,7 +90,8 @@ NOT_EMULATED_VALUES = {
 }
 
 SCOPE = ("acl-emu runs ACL's devices, contexts, streams, events, memory, copies, fills, host registration, peer "
-         "access, graph capture, callbacks and declared models; see docs/api.md, 'The C library'")
+         "access, graph capture, callbacks, declared models, kernel binaries and device code; see docs/api.md, "
+         "'The C library'")
 
 
 def not_emulated_value(proto: build.Prototype):
