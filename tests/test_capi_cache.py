@@ -53,14 +53,17 @@ def test_prune_removes_folders_unused_for_prune_after_days_and_keeps_recent_ones
     old, recent = now - AGE - HOUR, now - AGE + HOUR
     gone = [_folder(tmp_path, "capi-0000000000000001", old, old),
             _folder(tmp_path, "capi-0000000000000002", None, old, stamp=False),
-            _folder(tmp_path, ".capi-leftover", None, old, stamp=False)]
+            _folder(tmp_path, ".capi-leftover", None, old, stamp=False),
+            _folder(tmp_path, "device-0000000000000001", old, old),  # (the device code's runner: emu.device.native)
+            _folder(tmp_path, ".device-leftover", None, old, stamp=False)]
     stay = [_folder(tmp_path, "capi-0000000000000003", recent, old),
+            _folder(tmp_path, "device-0000000000000002", recent, old),
             _folder(tmp_path, "capi-0000000000000004", None, recent, stamp=False),
             _folder(tmp_path, "capi-0000000000000005", old, old),  # the one kept
             _folder(tmp_path, "capi-0000000000000006", None, old, stamp=False, read=recent),  # loaded lately
             _folder(tmp_path, "other", old, old)]
     (tmp_path / ".build.lock").touch()
-    removed = build.prune(tmp_path, keep=stay[2], now=now)
+    removed = build.prune(tmp_path, keep=stay[3], now=now)
     assert sorted(removed) == sorted(gone)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([p.name for p in stay] + [".build.lock"])
 

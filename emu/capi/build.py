@@ -257,13 +257,20 @@ def library_dir() -> Path:
     """The folder holding libascendcl.so for this Python and this emulator, built first if it is not there (and
     then the folders no one has used for PRUNE_AFTER_DAYS removed)."""
     generated = sources(prototypes())
-    final = cache_root() / f"capi-{_key(generated)}"
-    if not (final / LIBRARY).is_file():
+    return cached("capi", _key(generated), LIBRARY, lambda final: _build(generated, final))
+
+
+def cached(prefix: str, key: str, name: str, make) -> Path:
+    """The cache's folder `<prefix>-<key>` holding `name`: made by `make(folder)` if it is not there (under the
+    cache's lock; a build writes a folder of its own and renames it into place whole), after which the folders
+    no one has used for PRUNE_AFTER_DAYS are removed. Touched as used, once per process."""
+    final = cache_root() / f"{prefix}-{key}"
+    if not (final / name).is_file():
         final.parent.mkdir(parents=True, exist_ok=True)
         with open(final.parent / ".build.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not (final / LIBRARY).is_file():
-                _build(generated, final)
+            if not (final / name).is_file():
+                make(final)
                 prune(final.parent, keep=final)
     touch_stamp(final)
     return final
@@ -296,13 +303,16 @@ def last_use(folder: Path) -> float:
     return max(times)
 
 
+BUILT = ("capi-", ".capi-", "device-", ".device-")  # the folders builds leave in the cache (and killed builds)
+
+
 def prune(root: Path, keep: Path, now: float | None = None) -> list[Path]:
-    """Remove the folders of `root` that builds leave (`capi-*` libraries, `.capi-*` leftovers of killed builds)
+    """Remove the folders of `root` that builds leave (BUILT: libraries, and the leftovers of killed builds)
     unused for PRUNE_AFTER_DAYS, except `keep` and the folders this process uses; the folders removed. It never
     raises: a folder it cannot remove stays, and one line on stderr says so."""
     now = time.time() if now is None else now
     try:
-        folders = sorted(p for p in root.iterdir() if p.name.startswith(("capi-", ".capi-")))
+        folders = sorted(p for p in root.iterdir() if p.name.startswith(BUILT))
     except OSError:
         return []
     removed, failed = [], []

@@ -6,7 +6,6 @@ returns a `Result`: how it ended, the block and address of a fault, the printf t
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import hashlib
 import os
 import shlex
@@ -15,7 +14,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..capi.build import BuildError, cache_root, compiler, touch_stamp
+from ..capi.build import BuildError, cached, compiler
 
 HERE = Path(__file__).resolve().parent
 INCLUDE = HERE / "include"
@@ -87,16 +86,8 @@ def _key() -> str:
 
 
 def library_path() -> Path:
-    """The runner library, built first if the cache does not have it."""
-    final = cache_root() / f"device-{_key()}"
-    if not (final / LIBRARY).is_file():
-        final.parent.mkdir(parents=True, exist_ok=True)
-        with open(final.parent / ".build.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not (final / LIBRARY).is_file():
-                _build(final)
-    touch_stamp(final)
-    return final / LIBRARY
+    """The runner library, built first if the cache does not have it (emu.capi.build.cached)."""
+    return cached("device", _key(), LIBRARY, _build) / LIBRARY
 
 
 def _build(final: Path) -> None:
