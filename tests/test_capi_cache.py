@@ -88,11 +88,10 @@ def test_a_folder_is_stamped_once_per_process(tmp_path):
     assert (folder / build.STAMP).stat().st_mtime == 1000.0
 
 
-def _fake_build(generated, final: Path) -> None:
-    """The compiler's stand-in: the folder as `build._build` leaves it (the library and its stamp)."""
-    final.mkdir()
-    (final / build.LIBRARY).write_bytes(b"\x7fELF")
-    (final / build.STAMP).touch()
+def _fake_build(generated, work: Path) -> None:
+    """The compiler's stand-in: the build's folder as `build._build` leaves it (the library and its stamp)."""
+    (work / build.LIBRARY).write_bytes(b"\x7fELF")
+    (work / build.STAMP).touch()
 
 
 @pytest.fixture

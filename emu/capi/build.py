@@ -257,20 +257,26 @@ def library_dir() -> Path:
     """The folder holding libascendcl.so for this Python and this emulator, built first if it is not there (and
     then the folders no one has used for PRUNE_AFTER_DAYS removed)."""
     generated = sources(prototypes())
-    return cached("capi", _key(generated), LIBRARY, lambda final: _build(generated, final))
+    return cached("capi", _key(generated), LIBRARY, lambda work: _build(generated, work))
 
 
 def cached(prefix: str, key: str, name: str, make) -> Path:
-    """The cache's folder `<prefix>-<key>` holding `name`: made by `make(folder)` if it is not there (under the
-    cache's lock; a build writes a folder of its own and renames it into place whole), after which the folders
-    no one has used for PRUNE_AFTER_DAYS are removed. Touched as used, once per process."""
+    """The cache's folder `<prefix>-<key>` holding `name`: made, if it is not there, by `make(work)` filling a
+    folder of its own, renamed into place whole (under the cache's lock: a build that fails or is killed leaves
+    nothing half-made), after which the folders no one has used for PRUNE_AFTER_DAYS are removed. Touched as
+    used, once per process."""
     final = cache_root() / f"{prefix}-{key}"
     if not (final / name).is_file():
         final.parent.mkdir(parents=True, exist_ok=True)
         with open(final.parent / ".build.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             if not (final / name).is_file():
-                make(final)
+                work = Path(tempfile.mkdtemp(prefix=f".{prefix}-", dir=final.parent))
+                try:
+                    make(work)
+                    os.rename(work, final)
+                finally:
+                    shutil.rmtree(work, ignore_errors=True)
                 prune(final.parent, keep=final)
     touch_stamp(final)
     return final
@@ -339,29 +345,30 @@ def _remove(folder: Path) -> None:
     shutil.rmtree(doomed)
 
 
-def _build(generated: dict[str, str], final: Path) -> None:
-    work = Path(tempfile.mkdtemp(prefix=".capi-", dir=final.parent))
+def _build(generated: dict[str, str], work: Path) -> None:
+    """libascendcl.so into `work`: native.c and the generated functions, with the stamp beside it."""
+    for name, text in generated.items():
+        (work / name).write_text(text)
+    py_compile, py_link = _python_flags()
+    compile_library([*compiler(), "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-DFUNC_VISIBILITY",
+                     f"-I{INCLUDE}", f"-I{work}",
+                     *py_compile, f'-DEMU_PYTHON="{_c_string(sys.executable)}"',
+                     f'-DEMU_PACKAGE_PARENT="{_c_string(str(HERE.parent.parent))}"', f'-DEMU_STAMP="{STAMP}"',
+                     str(NATIVE), str(work / "calls.c"), "-o", str(work / LIBRARY), *py_link, "-lpthread", "-ldl"],
+                    LIBRARY)
+    for name in ("emu_calls.h", "calls.c"):
+        (work / name).unlink()
+    (work / STAMP).touch()
+
+
+def compile_library(command: list[str], library: str) -> None:
+    """Run the C compiler's `command`, which builds `library`; BuildError saying why when it cannot."""
     try:
-        for name, text in generated.items():
-            (work / name).write_text(text)
-        py_compile, py_link = _python_flags()
-        command = [*compiler(), "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-DFUNC_VISIBILITY",
-                   f"-I{INCLUDE}", f"-I{work}",
-                   *py_compile, f'-DEMU_PYTHON="{_c_string(sys.executable)}"',
-                   f'-DEMU_PACKAGE_PARENT="{_c_string(str(HERE.parent.parent))}"', f'-DEMU_STAMP="{STAMP}"',
-                   str(NATIVE), str(work / "calls.c"), "-o", str(work / LIBRARY), *py_link, "-lpthread", "-ldl"]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-        except FileNotFoundError:
-            raise BuildError(f"no C compiler: {compiler()[0]!r} was not found (install gcc, or set CC)") from None
-        if done.returncode != 0:
-            raise BuildError(f"building {LIBRARY} failed:\n{shlex.join(command)}\n{done.stderr.strip()}")
-        for name in ("emu_calls.h", "calls.c"):
-            (work / name).unlink()
-        (work / STAMP).touch()
-        os.rename(work, final)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    except FileNotFoundError:
+        raise BuildError(f"no C compiler: {compiler()[0]!r} was not found (install gcc, or set CC)") from None
+    if done.returncode != 0:
+        raise BuildError(f"building {library} failed:\n{shlex.join(command)}\n{done.stderr.strip()}")
 
 
 def _c_string(text: str) -> str:

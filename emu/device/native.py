@@ -7,14 +7,10 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import os
-import shlex
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..capi.build import BuildError, cached, compiler
+from ..capi.build import cached, compile_library, compiler
 
 HERE = Path(__file__).resolve().parent
 INCLUDE = HERE / "include"
@@ -90,23 +86,10 @@ def library_path() -> Path:
     return cached("device", _key(), LIBRARY, _build) / LIBRARY
 
 
-def _build(final: Path) -> None:
-    work = Path(tempfile.mkdtemp(prefix=".device-", dir=final.parent))
-    command = [*compiler(), "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-U_FORTIFY_SOURCE",
-               "-D_FORTIFY_SOURCE=0", f"-I{INCLUDE}", str(RUNNER), "-o", str(work / LIBRARY), "-lpthread"]
-    try:
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-        except FileNotFoundError:
-            raise BuildError(f"no C compiler: {compiler()[0]!r} was not found (install gcc, or set CC)") from None
-        if done.returncode != 0:
-            raise BuildError(f"building {LIBRARY} failed:\n{shlex.join(command)}\n{done.stderr.strip()}")
-        os.rename(work, final)
-    finally:
-        if work.exists():
-            for p in work.iterdir():
-                p.unlink()
-            work.rmdir()
+def _build(work: Path) -> None:
+    compile_library([*compiler(), "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-U_FORTIFY_SOURCE",
+                     "-D_FORTIFY_SOURCE=0", f"-I{INCLUDE}", str(RUNNER), "-o", str(work / LIBRARY), "-lpthread"],
+                    LIBRARY)
 
 
 _lib: ctypes.CDLL | None = None

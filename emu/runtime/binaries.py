@@ -232,6 +232,15 @@ def _open(rt: Core, source: str, data: bytes, path: str | None) -> Binary:
     return _register(rt, Binary(source, lib, kernels, None if fd is not None else path))
 
 
+def _entries(rt: Core, address: int, what: str, field: str) -> list:
+    """The (type, value) entries of the aclrtBinaryLoadOptions or aclrtLaunchKernelCfg at `address` (an array and
+    its count): 107000 when the array is null."""
+    head = _struct(rt, address, _Options, what)
+    if not head.options:
+        fail(ACL_ERROR_RT_PARAM_INVALID, f"{what}->{field} is null ({what} is not)")
+    return _array(rt, ctypes.cast(head.options, ctypes.c_void_p).value, _Option, head.count, f"{what}->{field}")
+
+
 def _load_options(rt: Core, options, from_file: bool) -> None:
     """BinaryLoader::ParseLoadOptions: each option checked in order (107000); an AI CPU kernel mode asked for with
     a valid value is refused after them (207000: the emulator runs AI Core kernels only). `options`: the address
@@ -240,11 +249,7 @@ def _load_options(rt: Core, options, from_file: bool) -> None:
     if not options:
         return
     if isinstance(options, int):
-        o = _struct(rt, options, _Options, "options")
-        if not o.options:
-            fail(ACL_ERROR_RT_PARAM_INVALID, "options->options is null (options is not)")
-        address = ctypes.cast(o.options, ctypes.c_void_p).value
-        pairs = [(x.type, x.value[0]) for x in _array(rt, address, _Option, o.count, "options->options")]
+        pairs = [(x.type, x.value[0]) for x in _entries(rt, options, "options", "options")]
     else:
         pairs = [(int(x["type"]), int(x["value"])) if isinstance(x, dict) else (int(x[0]), int(x[1]))
                  for x in options]
@@ -568,11 +573,7 @@ def _launch_config(rt: Core, cfg) -> None:
     if not cfg:
         return
     if isinstance(cfg, int):
-        c = _struct(rt, cfg, _Options, "cfg")
-        if not c.options:
-            fail(ACL_ERROR_RT_PARAM_INVALID, "cfg->attrs is null (cfg is not)")
-        address = ctypes.cast(c.options, ctypes.c_void_p).value
-        attrs = [(x.type, bytes(x.value)) for x in _array(rt, address, _Option, c.count, "cfg->attrs")]
+        attrs = [(x.type, bytes(x.value)) for x in _entries(rt, cfg, "cfg", "attrs")]
     else:
         attrs = [(int(x["id"]), int(x["value"]).to_bytes(16, "little")) if isinstance(x, dict)
                  else (int(x[0]), int(x[1]).to_bytes(16, "little")) for x in cfg]
