@@ -43,6 +43,7 @@ import struct
 import threading
 
 from .. import files
+from ..device import native
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_HANDLE,
                       ACL_ERROR_RT_PARAM_INVALID)
 from ..memory import is_device_address
@@ -199,7 +200,6 @@ def _dynamic_symbols(data: bytes) -> list[str]:
 
 def _open(rt: Core, source: str, data: bytes, path: str | None) -> Binary:
     """The kernel library `data` (read from `path`, or given in memory), loaded and its kernels' records read."""
-    from ..device import native
     try:
         names = kernel_names(data)
     except ValueError as e:

@@ -17,6 +17,8 @@ import numpy as np
 
 from emu.models import KERNEL, Task, Work
 
+from .. import device
+from ..device import declared, native
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_HANDLE,
                       ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, DeviceException)
 from ..memory import Region, device_of, is_device_address, window_of
@@ -121,7 +123,6 @@ def launch_device_code(rt: Core, kernel: int, block_dim: int, stream: int, args:
     aclrtlaunch_<k> and ACLRT_LAUNCH_KERNEL call. A null kernel or arguments of another size than the record's:
     100000; a record of another acl-emu: 107017; blockDim outside 1..65535: 107000. The launch is a kernel task
     whose blocks run when it starts; a fault or trap is 507035 at the next synchronize (`queue_device_code`)."""
-    from ..device import native
     if kernel == 0:
         fail(ACL_ERROR_INVALID_PARAM, "kernel is null")
     k = native.kernel(kernel)
@@ -156,8 +157,6 @@ def queue_device_code(rt: Core, k, block_dim: int, stream: int, packed: bytes, k
     the task with the vector core's exception, 507035, reported at the next synchronize of its stream
     (hicann/runtime src/runtime/core/src/task/davinci_kernel_task_v100.cc SetStarsResultForDavinciTask: a
     vector-only kernel's exception), and the tasks behind it still run. On a product without an AI Core: 207000."""
-    from .. import device
-    from ..device import declared, native
     try:
         core = device.aicore(rt.product)
     except LookupError as e:
@@ -225,7 +224,6 @@ def _reach(rt: Core, values: list[bytes], pointers: tuple[bool, ...]) -> tuple:
 
 
 def _exception(name: str, block_dim: int, ran) -> str:
-    from ..device import native
     where = f"kernel {name}, block {ran.block} of {block_dim}"
     if ran.status == native.FAULT:
         what = {11: "SIGSEGV", 7: "SIGBUS", 8: "SIGFPE", 4: "SIGILL", 5: "SIGTRAP"}.get(ran.signal, f"signal {ran.signal}")
