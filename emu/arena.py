@@ -43,7 +43,8 @@ _pool: dict[int, list["Arena"]] = {}  # span: arenas given back, zeroed (see `re
 _pool_lock = threading.Lock()
 
 
-def _up(n: int) -> int:
+def page_up(n: int) -> int:
+    """`n` rounded up to whole pages."""
     return -(-n // PAGE) * PAGE
 
 
@@ -79,7 +80,7 @@ class Arena:
     def view(self, offset: int, nbytes: int) -> np.ndarray:
         """The bytes [offset, offset + nbytes) of the window as a writable uint8 array, readable and writable
         from now on (`top` raised to cover them). The caller checked `holds`."""
-        end = _up(offset + nbytes)
+        end = page_up(offset + nbytes)
         if end > self.top:
             if _libc.mprotect(self.base + self.top, end - self.top, _PROT_RW) != 0:
                 raise MemoryError(f"mprotect: {os.strerror(ctypes.get_errno())}")
@@ -92,7 +93,7 @@ class Arena:
         if offset >= self.top:
             return
         nbytes = min(nbytes, self.top - offset)
-        lo, hi = _up(offset), _down(offset + nbytes)
+        lo, hi = page_up(offset), _down(offset + nbytes)
         if hi > lo:
             _libc.madvise(self.base + lo, hi - lo, _MADV_DONTNEED)
             ctypes.memset(self.base + offset, 0, lo - offset)

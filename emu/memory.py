@@ -27,7 +27,7 @@ from collections import deque
 
 import numpy as np
 
-from .arena import PAGE, Arena
+from .arena import Arena, page_up
 from .constants import Location
 from .errors import ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_MEMORY_ALLOCATION, AclError
 
@@ -153,10 +153,6 @@ class Overrun(AclError):
 
     def __reduce__(self):  # (pickled, e.g. out of a child process: the code and message, as any AclError)
         return AclError, (self.code, self.message)
-
-
-def _page_up(n: int) -> int:
-    return -(-n // PAGE) * PAGE
 
 
 def _address_of(arr: np.ndarray) -> int:
@@ -863,7 +859,7 @@ class AddressSpace:
         """Where `device`'s bytes lie (reserved at its first functional allocation): ARENA_CAPACITIES times
         the device's memory of addresses, or None where the system refuses them (see emu.arena)."""
         if device not in self._arenas:
-            arena = self._arenas[device] = Arena.reserve(min(DEVICE_WINDOW, ARENA_CAPACITIES * _page_up(
+            arena = self._arenas[device] = Arena.reserve(min(DEVICE_WINDOW, ARENA_CAPACITIES * page_up(
                 self.capacity)))
             if arena is not None:
                 weakref.finalize(self, arena.release)
