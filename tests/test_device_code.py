@@ -3,9 +3,11 @@ emulator block by block (emu.device). Each program follows a kernel of the runti
 example/, named in its test) or of the Ascend/samples kernel-invocation samples."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +60,16 @@ def run(exe: Path, *args: str, env: dict | None = None, timeout: float = 120) ->
     clean.update(env or {})
     return subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=timeout, env=clean,
                           cwd=exe.parent)
+
+
+def sanitized(exe: Path) -> tuple[subprocess.CompletedProcess, list]:
+    """`acl-emu run --sanitize` of `exe` in its folder: what it did, and the sanitizer's findings."""
+    findings = exe.parent / f"{exe.name}.findings.json"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    done = subprocess.run([sys.executable, "-m", "emu", "run", "--sanitize", "--sanitize-json", str(findings),
+                           "--out", str(exe.parent / "out"), str(exe)], capture_output=True, text=True, timeout=300,
+                          env=clean, cwd=exe.parent)
+    return done, json.loads(findings.read_text())["findings"]
 
 
 def test_a_scalar_kernel_increments_one_word_per_block(tmp_path):
@@ -591,8 +603,6 @@ void ReadDo(uint32_t blockDim, void* stream, int* devPtr) { DeviceRead<<<blockDi
 def test_the_sanitizer_finds_a_race_between_a_kernel_and_a_copy_on_another_stream(tmp_path):
     """A kernel on one stream and a copy into the same device memory on another, no event between: `acl-emu run
     --sanitize` reports the race, naming the kernel (its launch's whole allocation is what it may touch)."""
-    import json
-    import sys
     exe = build(tmp_path, "race", EASY_DECLS + r'''
 int main() {
     CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
@@ -605,12 +615,7 @@ int main() {
     return 0;
 }
 ''', EASY_KERNELS, ("-g",))
-    findings = tmp_path / "findings.json"
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
-    done = subprocess.run([sys.executable, "-m", "emu", "run", "--sanitize", "--sanitize-json", str(findings),
-                           "--out", str(tmp_path / "out"), str(exe)], capture_output=True, text=True, timeout=300,
-                          env=clean, cwd=tmp_path)
-    found = json.loads(findings.read_text())["findings"]
+    done, found = sanitized(exe)
     assert found and any("EasyOPf<<<8>>>" in json.dumps(f) for f in found), done.stdout + done.stderr
 
 
@@ -618,8 +623,6 @@ def test_kernels_between_copies_on_two_streams_ordered_by_events(tmp_path):
     """After example/1_basic_features/stream/2_multi_stream: a copy in on stream A, the kernel on stream B after an
     event of A, the copy out on A after an event of B; the bytes are the kernel's, and the sanitizer finds
     nothing (the events order them)."""
-    import json
-    import sys
     exe = build(tmp_path, "events", EASY_DECLS + r'''
 int main() {
     CHECK(aclInit(nullptr)); CHECK(aclrtSetDevice(0));
@@ -641,13 +644,9 @@ int main() {
     return 0;
 }
 ''', EASY_KERNELS)
-    findings = tmp_path / "findings.json"
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
-    done = subprocess.run([sys.executable, "-m", "emu", "run", "--sanitize", "--sanitize-json", str(findings),
-                           "--out", str(tmp_path / "out"), str(exe)], capture_output=True, text=True, timeout=300,
-                          env=clean, cwd=tmp_path)
+    done, found = sanitized(exe)
     assert done.stdout.split()[:16] == [str(100 * i + 1) for i in range(16)], done.stdout + done.stderr
-    assert json.loads(findings.read_text())["findings"] == [], done.stdout
+    assert found == [], done.stdout
 
 
 DECLARED_MAIN = EASY_DECLS + r'''
