@@ -59,7 +59,7 @@ class Region:
     """A contiguous range of addresses and the bytes behind it."""
 
     __slots__ = ("base", "size", "end", "kind", "is_device", "location", "device", "end_device", "page_size", "owner",
-                 "_buf", "freed", "origin", "va_flag", "virtual", "budget", "readonly", "arena")
+                 "_buf", "freed", "origin", "va_flag", "virtual", "budget", "readonly", "arena", "asked")
 
     DEVICE, PINNED, PAGEABLE = "device", "pinned", "pageable"
 
@@ -87,6 +87,7 @@ class Region:
         self.budget: "HostBudget | None" = None  # device memory: counts its bytes here when first touched
         self.readonly = False  # pageable memory the program showed read-only (bytes, a read-only array)
         self.arena: Arena | None = None  # device memory: where its bytes lie, at a fixed host address (emu.arena)
+        self.asked = size  # the bytes the program asked for (aclrtMalloc: before its rounding and padding)
 
     @property
     def materialized(self) -> bool:
@@ -854,6 +855,18 @@ class AddressSpace:
         self.used[device] += nbytes
         self._insert(r)
         return r
+
+    def regions_in(self, addr: int, nbytes: int) -> list[Region]:
+        """The regions holding bytes of [addr, addr + nbytes), by base."""
+        index = self._index
+        j, i = index.position(addr)
+        out = []
+        for r in index.from_position(max(j, 0), i if j >= 0 else 0):
+            if r.base >= addr + nbytes:
+                break
+            if r.end > addr:
+                out.append(r)
+        return out
 
     def arena(self, device: int) -> Arena | None:
         """Where `device`'s bytes lie (reserved at its first functional allocation): ARENA_CAPACITIES times

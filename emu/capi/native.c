@@ -505,6 +505,13 @@ static void start(void) {
 }
 
 static __thread const void *last_caller;
+static __thread const void *next_caller; /* acl_emu_call_from: where the next call is named as made */
+
+/* Name this thread's next ACL call as made at `caller` (a return address in the program): what a kernel launch
+ * through a library's inline code (emu/device/include/acl_emu_launch.h) says of the program's line. */
+__attribute__((visibility("default"))) void acl_emu_call_from(const void *caller) {
+    next_caller = caller;
+}
 
 /* The return address in the program of this thread's current (or last) ACL call: where the sanitizer says a
  * C program made it (emu.capi.sites). */
@@ -526,7 +533,8 @@ __attribute__((visibility("default"))) int acl_emu_in_call(int value) {
  * address in the program. */
 uint64_t emu_call(int index, const char *kinds, const emu_arg *args, int n, uint64_t failed,
                   const void *caller) {
-    last_caller = caller;
+    last_caller = next_caller != NULL ? next_caller : caller;
+    next_caller = NULL;
     pthread_once(&started, start);
     if (broken)
         return failed;

@@ -70,6 +70,15 @@ function(_acl_emu_kernel_target target)
                                PUBLIC "$<BUILD_INTERFACE:${CMAKE_BINARY_DIR}/include/${target}>"
                                "${ACL_EMU_TOOLKIT}/include")
     target_compile_options(${target} PRIVATE @KERNEL_FLAGS@)
+    # the compiler's checks of loads and stores, which report a kernel's own accesses of global memory to the
+    # sanitizer (emu/device/rewrite.py: CHECKED_GNU, CHECKED_CLANG); not with the program's own AddressSanitizer
+    if(NOT "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${CMAKE_BUILD_TYPE}}" MATCHES "-fsanitize=[a-z,-]*address")
+        if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+            target_compile_options(${target} PRIVATE @CHECKED_GNU@)
+        elseif(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+            target_compile_options(${target} PRIVATE @CHECKED_CLANG@)
+        endif()
+    endif()
     string(TOLOWER "${SOC_VERSION}" soc)
     if(soc MATCHES "^ascend950")
         target_compile_definitions(${target} PRIVATE __NPU_ARCH__=3510)
@@ -163,10 +172,14 @@ def tree() -> Path:
     _write(root / "set_env.sh", script)
     _write(root / "bin" / "setenv.bash", script)
     from ..device.native import INCLUDE as device_include
-    from ..device.rewrite import KERNEL_FLAGS
+    from ..device.rewrite import CHECKED_CLANG, CHECKED_GNU, kernel_flags
+    pairs = [f"SHELL:{a} {b}" for a, b in zip(CHECKED_CLANG[1:-1:2], CHECKED_CLANG[2:-1:2])]
     cmake = (_ASCENDC_CMAKE.replace("@PYTHON@", sys.executable).replace("@PACKAGE_PARENT@", str(HERE_PARENT))
              .replace("@DEVICE_INCLUDE@", str(device_include)).replace("@TOOLKIT@", str(root))
-             .replace("@KERNEL_FLAGS@", " ".join(f for f in KERNEL_FLAGS if not f.startswith("-std="))))
+             .replace("@KERNEL_FLAGS@", " ".join(f for f in kernel_flags(False) if not f.startswith("-std=")))
+             .replace("@CHECKED_GNU@", " ".join(CHECKED_GNU))
+             .replace("@CHECKED_CLANG@", " ".join([CHECKED_CLANG[0], *(f'"{p}"' for p in pairs),
+                                                    CHECKED_CLANG[-1]])))
     for folder in ("tikcpp", "compiler/tikcpp", "tools/tikcpp"):  # (where the samples look for it)
         _write(root / folder / "ascendc_kernel_cmake" / "ascendc.cmake", cmake)
     return root

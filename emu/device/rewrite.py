@@ -19,8 +19,13 @@ its file:line (`NotEmulated`).
 """
 from __future__ import annotations
 
+import functools
+import os
 import platform
 import re
+import shlex
+import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -211,7 +216,7 @@ def _epilogue(found: list[Kernel]) -> str:
         args = ", ".join(["blockDim", "nullptr", "stream"] + [f"*{p.name}" if p.by_value() else p.name
                                                                 for p in k.params])
         lines.append(f'extern "C" __attribute__((visibility("default"))) uint32_t aclrtlaunch_{k.name}({params}) '
-                     f'{{ return acl_emu::launch<&{k.name}>("{k.name}", {args}); }}')
+                     f'{{ return acl_emu::launch_from<&{k.name}>(__builtin_return_address(0), "{k.name}", {args}); }}')
     return "\n".join(lines) + "\n"
 
 
@@ -260,7 +265,7 @@ def is_kernel_source(path: Path) -> bool:
 def compile_args(argv: list[str], work: Path) -> list[str]:
     """`acl-emu c++ ARGS` with device code: each kernel source among ARGS prepared into `work` (its headers in
     `work`/include) and replaced by what the host compiler takes, with AscendC's include folder and the flags
-    kernels need. ARGS without a kernel source come back as they were."""
+    kernels need (`kernel_flags`). ARGS without a kernel source come back as they were."""
     from .native import INCLUDE
     out, folders = [], []
     for arg in argv:
@@ -273,19 +278,47 @@ def compile_args(argv: list[str], work: Path) -> list[str]:
             out.append(arg)
     if not folders:
         return argv
-    return [f"-I{INCLUDE}", f"-I{work / 'include'}", *dict.fromkeys(folders), *KERNEL_FLAGS, *out]
+    checked = not any(re.match(r"-fsanitize=.*address", a) for a in argv)  # (the program's own ASan: not both)
+    return [f"-I{INCLUDE}", f"-I{work / 'include'}", *dict.fromkeys(folders), *kernel_flags(checked), *out]
 
 
-def _kernel_flags() -> tuple[str, ...]:
-    """What a kernel source compiles with: C++17, no strict aliasing (kernels cast global memory freely), and on
-    an x86 host with F16C its half conversions in hardware (without it, each is a library call)."""
+# The compiler's checks of loads and stores, made calls to the hooks of acl_emu/core.h (which report the kernel's
+# own accesses of global memory to the sanitizer): GCC's and Clang's spellings. No stack or globals checked.
+CHECKED_GNU = ("-fsanitize=kernel-address", "--param=asan-instrumentation-with-call-threshold=0",
+               "--param=asan-stack=0", "--param=asan-globals=0", "-DACL_EMU_GM_CHECKED=1")
+CHECKED_CLANG = ("-fsanitize=kernel-address", "-mllvm", "-asan-instrumentation-with-call-threshold=0", "-mllvm",
+                 "-asan-stack=0", "-mllvm", "-asan-globals=0", "-DACL_EMU_GM_CHECKED=1")
+
+
+def kernel_flags(checked: bool = True) -> tuple[str, ...]:
+    """What a kernel source compiles with: C++17, no strict aliasing (kernels cast global memory freely), on an
+    x86 host with F16C its half conversions in hardware (without it, each is a library call), and with `checked`
+    the compiler's checks of loads and stores where the C++ compiler ($CXX, else c++) has them (`checks`)."""
     flags = ("-std=c++17", "-fno-strict-aliasing")
     try:
         cpuinfo = files.read_text("/proc/cpuinfo", files.CONFIG_BYTES, "the CPU's description")
     except files.FileRefused:
         cpuinfo = ""
     f16c = any(line.startswith("flags") and " f16c" in line for line in cpuinfo.splitlines())
-    return flags + (("-mf16c",) if f16c and platform.machine() in ("x86_64", "AMD64") else ())
+    flags += ("-mf16c",) if f16c and platform.machine() in ("x86_64", "AMD64") else ()
+    return flags + (checks() if checked else ())
 
 
-KERNEL_FLAGS = _kernel_flags()
+@functools.cache
+def checks() -> tuple[str, ...]:
+    """The flags that make the C++ compiler call the hooks for each load and store (CHECKED_GNU or
+    CHECKED_CLANG, whichever it takes), or none: then a kernel's own accesses of global memory are not seen one
+    by one, and the sanitizer takes a launch to touch the whole of each allocation it is given."""
+    cxx = shlex.split(os.environ.get("CXX") or "c++")
+    with tempfile.TemporaryDirectory(prefix="acl-emu-probe-") as work:
+        source = Path(work) / "probe.cpp"
+        source.write_text("int probe(int *p) { return *p; }\n")
+        for flags in (CHECKED_GNU, CHECKED_CLANG):
+            try:
+                done = subprocess.run([*cxx, *flags, "-c", str(source), "-o", str(Path(work) / "probe.o")],
+                                      capture_output=True, timeout=60)
+            except (OSError, subprocess.TimeoutExpired):
+                return ()
+            if done.returncode == 0 and not done.stderr:
+                return flags
+    return ()

@@ -7,7 +7,8 @@
  * ends the launch there: the runner returns what happened, which block, and where, and the process goes on.
  * The launch's printf output is gathered (each call prefixed "[AIV Block i/n] ", as the device prints it) for
  * acl_emu_write after the kernel. Counts of what the blocks did and the CPU time the blocks themselves ran tell
- * the launch's time (models/aicore.py).
+ * the launch's time (models/aicore.py). When asked (the sanitizer), the byte ranges the blocks read and wrote in
+ * a window of global memory are kept (`touch`), merged, for the sanitizer.
  *
  * No Python here: the library is loaded by ctypes, which calls acl_emu_run without the GIL. */
 #define _GNU_SOURCE
@@ -43,7 +44,16 @@ typedef struct {
     size_t output_len;
     uint64_t gm_to_ub, ub_to_gm, vector_bytes, vector_calls;
     uint64_t cpu_ns;          /* the thread's CPU time in the blocks */
+    struct Span *spans;       /* the ranges of global memory the blocks touched (acl_emu_free), sorted */
+    size_t n_spans;
+    int coarse;               /* 1: ranges were joined across gaps to keep their number bounded */
 } acl_emu_result;
+
+/* Bytes [lo, hi) of global memory that block `block` read (write 0) or wrote (1). */
+typedef struct Span {
+    uint64_t lo, hi;
+    uint32_t block, write;
+} Span;
 
 typedef struct {
     acl_emu_block block;
@@ -66,6 +76,7 @@ typedef struct Run {
     void *spare_stack;        /* a finished block's stack, for the next */
     unsigned char *spare_ub;  /* ... and its Unified Buffer */
     uint64_t ub_size;
+    size_t spans_cap;         /* out->spans' room */
 } Run;
 
 static __thread Run *running;
@@ -169,6 +180,87 @@ static void block_print(acl_emu_block *self, const char *text, size_t n) {
     memcpy(out->output + out->output_len + p, text, n);
     out->output_len += (size_t)p + n;
     out->output[out->output_len] = '\0';
+}
+
+/* -- the ranges touched (acl_emu_block.touch) ----------------------------------------------------------------- */
+
+#define SPANS_FIRST 1024
+#define SPANS_MOST (1u << 20)  /* past this, ranges are joined across the smallest gaps (out->coarse) */
+
+static int by_block_mode_lo(const void *a, const void *b) {
+    const Span *x = a, *y = b;
+    if (x->block != y->block) return x->block < y->block ? -1 : 1;
+    if (x->write != y->write) return x->write < y->write ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Sort the spans and join those of one block and mode that overlap or are closer than `gap` bytes. */
+static void merge_spans(acl_emu_result *out, uint64_t gap) {
+    Span *s = out->spans;
+    size_t n = out->n_spans, k = 0;
+    if (n == 0)
+        return;
+    qsort(s, n, sizeof *s, by_block_mode_lo);
+    for (size_t i = 1; i < n; i++) {
+        Span *last = &s[k];
+        if (s[i].block == last->block && s[i].write == last->write && s[i].lo <= last->hi + gap) {
+            if (s[i].hi > last->hi)
+                last->hi = s[i].hi;
+        } else {
+            s[++k] = s[i];
+        }
+    }
+    out->n_spans = k + 1;
+}
+
+/* Room for one more span: merged first; if that frees too little, more room; at SPANS_MOST, joined across
+ * growing gaps. 0 when there is no memory (the span is then joined to the last one). */
+static int make_room(Run *run) {
+    acl_emu_result *out = run->out;
+    if (out->n_spans < run->spans_cap)
+        return 1;
+    merge_spans(out, 0);
+    for (uint64_t gap = 64; out->n_spans > run->spans_cap / 2 && run->spans_cap >= SPANS_MOST; gap *= 4) {
+        merge_spans(out, gap);
+        out->coarse = 1;
+    }
+    if (run->spans_cap > 0 && out->n_spans <= run->spans_cap / 2)
+        return 1;
+    size_t cap = run->spans_cap ? run->spans_cap * 2 : SPANS_FIRST;
+    Span *grown = realloc(out->spans, cap * sizeof *grown);
+    if (grown == NULL)
+        return out->n_spans < run->spans_cap;
+    out->spans = grown;
+    run->spans_cap = cap;
+    return 1;
+}
+
+static void block_touch(uint64_t address, uint64_t bytes, int write) {
+    Run *run = running;
+    if (run == NULL || !run->in_block || bytes == 0)
+        return;
+    acl_emu_result *out = run->out;
+    uint32_t block = run->current;
+    uint64_t hi = address + bytes;
+    /* a run of accesses (x[i] += 1: a load, a store, the next load...) grows the last span of its mode */
+    for (size_t back = 1; back <= 2 && back <= out->n_spans; back++) {
+        Span *s = &out->spans[out->n_spans - back];
+        if (s->block == block && s->write == (uint32_t)write && address <= s->hi && hi >= s->lo) {
+            if (address < s->lo) s->lo = address;
+            if (hi > s->hi) s->hi = hi;
+            return;
+        }
+    }
+    if (!make_room(run)) {
+        if (out->n_spans == 0)
+            return;
+        Span *s = &out->spans[out->n_spans - 1];  /* no memory: a coarser range than the truth, never less */
+        if (address < s->lo) s->lo = address;
+        if (hi > s->hi) s->hi = hi;
+        out->coarse = 1;
+        return;
+    }
+    out->spans[out->n_spans++] = (Span){address, hi, block, (uint32_t)write};
 }
 
 /* -- blocks --------------------------------------------------------------------------------------------------- */
@@ -305,9 +397,11 @@ static uint64_t thread_cpu_ns(void) {
 EXPORT uint32_t acl_emu_block_abi(void) { return ACL_EMU_BLOCK_ABI; }
 
 /* Run `blocks` blocks of `entry` on `args`, each with a Unified Buffer of `ub_size` bytes; what happened in *out
- * (its output to be given back with acl_emu_free). 0 when every block ended, else out->status. */
+ * (its output and spans to be given back with acl_emu_free). With gm_span, the ranges of [gm_lo, gm_lo + gm_span)
+ * the blocks touched are kept in out->spans, sorted by block, mode and address. 0 when every block ended, else
+ * out->status. */
 EXPORT int acl_emu_run(acl_emu_entry entry, uint32_t blocks, void *const *args, uint64_t ub_size,
-                       uint32_t npu_arch, acl_emu_result *out) {
+                       uint32_t npu_arch, uint64_t gm_lo, uint64_t gm_span, acl_emu_result *out) {
     memset(out, 0, sizeof *out);
     pthread_once(&handlers_once, install_handlers);
     if (ensure_alt_stack() != 0) {
@@ -340,11 +434,17 @@ EXPORT int acl_emu_run(acl_emu_entry entry, uint32_t blocks, void *const *args, 
         b->sync_all = block_sync_all;
         b->print = block_print;
         b->runner = &run;
+        if (gm_span) {
+            b->gm_lo = gm_lo;
+            b->gm_span = gm_span;
+            b->touch = block_touch;
+        }
         run.blocks[i].state = READY;
     }
     running = &run;
     schedule(&run);
     running = NULL;
+    merge_spans(out, 0);
     for (uint32_t i = 0; i < blocks; i++) {
         acl_emu_block *b = &run.blocks[i].block;
         out->gm_to_ub += b->gm_to_ub;

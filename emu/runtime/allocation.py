@@ -86,8 +86,9 @@ def malloc(rt: Core, size: int, policy: int = C.ACL_MEM_MALLOC_HUGE_FIRST, *,
     if size < 0 or size + 32 + pad > C.SIZE_MAX:
         fail(ACL_ERROR_INVALID_PARAM, f"size {size} overflows once rounded and padded")
     ctx = rt.current_context()
-    return DevicePointer(alloc_by_policy(rt, ctx.device.id, transfer.roundup(size, 32) + pad, policy,
-                                         functional=functional).base, rt)
+    r = alloc_by_policy(rt, ctx.device.id, transfer.roundup(size, 32) + pad, policy, functional=functional)
+    r.asked = size
+    return DevicePointer(r.base, rt)
 
 
 def _driver_allocation(rt: Core, ptr: int, what: str) -> Region:

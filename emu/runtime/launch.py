@@ -19,6 +19,7 @@ from emu.models import KERNEL, Task, Work
 
 from .. import device
 from ..device import declared, native
+from ..sanitize import kernels as sanitize_kernels
 from ..errors import (ACL_ERROR_INVALID_PARAM, ACL_ERROR_RT_FEATURE_NOT_SUPPORT, ACL_ERROR_RT_INVALID_HANDLE,
                       ACL_ERROR_RT_PARAM_INVALID, ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, DeviceException)
 from ..memory import Region, device_of, is_device_address, window_of
@@ -176,8 +177,12 @@ def queue_device_code(rt: Core, k, block_dim: int, stream: int, packed: bytes, k
             task.label = f"{task.label} [{how}]"  # (the trace's row says how its time was found)
         if not transfer.has_bytes(rt, task.label, *(r for r, *_ in reach)):
             return  # freed memory (warned) or timing-only memory (no bytes): the kernel only takes its time
+        san = rt.sanitizer
+        arena = rt.space.arena(s.device) if san is not None and k.checked else None
         ran = native.run(k.entry, block_dim, [_host_pointer(rt, v) if p else v for v, p in zip(values, k.pointers)],
-                         core.ub_bytes, core.npu_arch)
+                         core.ub_bytes, core.npu_arch, (arena.base, arena.span) if arena is not None else (0, 0))
+        if arena is not None:
+            san.kernel_ran(task, *_touched(rt, s.device, arena, ran.spans))
         if ran.output:
             native.write(ran.output)
         if fixed is None:
@@ -188,7 +193,7 @@ def queue_device_code(rt: Core, k, block_dim: int, stream: int, packed: bytes, k
             raise DeviceException(ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, _exception(k.name, block_dim, ran))
 
     run.keep = keep  # (the launch's own bytes live as long as its task can run)
-    reach = _reach(rt, values, k.pointers)
+    reach = _reach(rt, values, k.pointers, s.device if k.checked else None)
     task.on_start = run
     rt.tick(rt.product.hardware.launch)  # the host packs the arguments and submits the kernel's task
     rt.submit(s, task, reach)
@@ -212,15 +217,53 @@ def _host_pointer(rt: Core, value: bytes) -> bytes:
     return (arena.base + offset).to_bytes(len(value), "little")
 
 
-def _reach(rt: Core, values: list[bytes], pointers: tuple[bool, ...]) -> tuple:
-    """What the sanitizer takes the launch to touch: the whole of every allocation a pointer argument is in,
-    read or written ("u": undeclared)."""
+def _reach(rt: Core, values: list[bytes], pointers: tuple[bool, ...], device: int | None) -> tuple:
+    """What the sanitizer takes the launch to touch when it is queued: the whole of every allocation a pointer
+    argument is in, read or written: "k" on `device` (a kernel whose loads and stores are reported: its run
+    tells which bytes, `_touched`), else "u" (undeclared)."""
     out = []
     for v, p in zip(values, pointers):
         r = rt.space.find(int.from_bytes(v, "little")) if p else None
         if r is not None and r.is_device:
-            out.append((r, 0, r.size, "u"))
+            out.append((r, 0, r.size, "k" if r.device == device and r.origin != "alias" else "u"))
     return tuple(out)
+
+
+def _touched(rt: Core, device: int, arena, spans) -> tuple:
+    """What a run touched in `device`'s memory, from the runner's spans (host addresses in its arena): a
+    sanitize.kernels.Touched of the allocations' ranges read and written, and the accesses past what a program
+    asked for ((region, lo, hi, write, block, asked), offsets) or in no allocation (None, address, address end,
+    write, block, 0). (An allocation's first access makes its bytes, so every allocation touched is one.)"""
+    window = window_of(device)
+    by_region: dict = {}
+    outside = []
+    for lo, hi, block, write in spans.tolist():
+        a, end = window + lo - arena.base, window + hi - arena.base
+        for r in rt.space.regions_in(a, end - a):
+            if not r.is_device or r.origin == "alias":
+                continue
+            if a < r.base:
+                outside.append((None, a, r.base, write, block, 0))
+            lo_r, hi_r = a - r.base, min(end, r.end) - r.base
+            by_region.setdefault(r, ([], []))[write].append((lo_r, hi_r))
+            if hi_r > r.asked:
+                outside.append((r, max(lo_r, r.asked), hi_r, write, block, r.asked))
+            a = r.end
+        if a < end:
+            outside.append((None, a, end, write, block, 0))
+    return (sanitize_kernels.Touched({r: (sanitize_kernels.merged(rd), sanitize_kernels.merged(wr))
+                                      for r, (rd, wr) in by_region.items()}), _first_per_place(outside))
+
+
+def _first_per_place(outside: list) -> list:
+    """One access past the bytes asked for per allocation, mode and block: the span of them."""
+    spans: dict = {}
+    for region, lo, hi, write, block, asked in outside:
+        key = (id(region) if region is not None else None, write, block)
+        was = spans.get(key)
+        spans[key] = (region, lo, hi, write, block, asked) if was is None else \
+            (region, min(was[1], lo), max(was[2], hi), write, block, asked)
+    return list(spans.values())
 
 
 def _exception(name: str, block_dim: int, ran) -> str:

@@ -38,13 +38,15 @@ import weakref
 from collections import deque
 
 from ..memory import FREED_KEPT
-from . import report, sites, threads
+from . import kernels, report, sites, threads
 from .clocks import Agent, join
 from .fingerprint import Source
 from .ranges import INIT, READ, UNDECLARED, WRITE, Shadow, happens_before
 
 TOOLS = ("race", "host", "init")
-_MODES = {"r": READ | INIT, "w": WRITE, "rw": READ | WRITE | INIT, "u": READ | WRITE | UNDECLARED}
+# "k": device code's argument, read or written as far as is known when it is queued; its run tells (kernels.py)
+_MODES = {"r": READ | INIT, "w": WRITE, "rw": READ | WRITE | INIT, "u": READ | WRITE | UNDECLARED,
+          "k": READ | WRITE | UNDECLARED}
 _FREES = ("aclrtFree", "aclrtFreeHost", "acldvppFree")
 
 
@@ -100,7 +102,7 @@ class Op:
     to its Op."""
 
     __slots__ = ("agent", "n", "base", "api", "site", "task", "stream", "thread", "host", "time", "captured",
-                 "loose", "wrote")
+                 "loose", "wrote", "exact", "touched")
 
     def __init__(self, agent: int, n: int, base: dict, api: str, site: tuple, task, stream, thread, host: bool,
                  time: float, captured=None):
@@ -108,7 +110,9 @@ class Op:
         self.task, self.stream, self.thread, self.host, self.time = task, stream, thread, host, time
         self.captured = captured  # a replayed task: (site, api) of the call captured into the model
         # set only when they apply (read with `loose` and `wrote`): `loose`, a kernel launched without access=
-        # (each argument may be read or written); `wrote`, the regions such a kernel's run was seen to change
+        # (each argument may be read or written); `wrote`, the regions such a kernel's run was seen to change;
+        # `exact`, the regions of a launch of device code whose run tells what it touched, and `touched`, that
+        # (kernels.PENDING until it runs, a kernels.Touched after, None if it never ran)
 
 
 def loose(op) -> bool:
@@ -185,6 +189,7 @@ class Sanitizer:
         self._views: dict = {}  # host Region -> the site of the first numpy view made of it (acl.util)
         self.unseen: dict = {}  # view site -> copies that wrote memory the view shows (reads through it: unseen)
         self.possible: list[report.Finding] = []  # conflicts only if an undeclared kernel argument is written
+        self._held: dict[int, tuple] = {}  # id(op) -> (op, [conflicts]) of device code not run yet (kernels.py)
         self._frees: deque = deque(maxlen=FREED_KEPT)  # (base, end, the Op of its free): as many as the address space
         rt.space.on_stale = self._used_after_free  # a use of freed memory (emu.memory.AddressSpace)
         threads.watch(self)  # the program's threads: start, join, pool tasks (threads.py)
@@ -482,7 +487,11 @@ class Sanitizer:
             bits = modes[mode]
             if bits & INIT and not (check_init and region.is_device and region.origin != "malloc_host"):
                 bits &= ~INIT
-            if bits & UNDECLARED:
+            if mode == "k":  # device code: what it touched is known once it ran
+                if getattr(op, "touched", None) is None:
+                    op.exact, op.touched = set(), kernels.PENDING
+                op.exact.add(region)
+            elif bits & UNDECLARED:
                 op.loose = True
                 if task is not None and self.rt.functional and not region.virtual:  # its run is watched (`_watch`)
                     loose = loose or []
@@ -597,9 +606,22 @@ class Sanitizer:
                   nbytes: int, pieces: int) -> None:
         if first.host and second.host:  # two host threads: their order is the program's own, unseen here
             return
+        exact = [None, None]
+        for i, op in enumerate((first, second)):
+            if region in getattr(op, "exact", ()):
+                if op.touched is kernels.PENDING:  # decided when it has run (`kernel_ran`)
+                    self._held.setdefault(id(op), (op, []))[1].append(
+                        (first, first_mode, second, second_mode, region, lo, hi, nbytes, pieces))
+                    return
+                exact[i] = op.touched
+        if exact[0] is not None or exact[1] is not None:
+            decided = kernels.narrow(first_mode, exact[0], second_mode, exact[1], region, lo, hi)
+            if decided is None:
+                return
+            first_mode, second_mode, lo, hi, nbytes, pieces = decided
         if second.host and second_mode & WRITE and id(first) in self._watched:
             self._overwritten.add(id(first))  # the fingerprint would see this write again
-        first_loose, second_loose = loose(first), loose(second)
+        first_loose, second_loose = loose(first) and exact[0] is None, loose(second) and exact[1] is None
         possible = (first_loose or second_loose) and not (first_mode & WRITE and not first_loose or
                                                           second_mode & WRITE and not second_loose)
         tool, kind = _kind_of(first, first_mode, second, second_mode)
@@ -723,6 +745,27 @@ class Sanitizer:
                 f.extra["seen_writing"] = True
                 self.findings.append(f)
 
+    def kernel_ran(self, task, touched, outside=()) -> None:
+        """A launch of device code ran: `touched` (kernels.Touched) what it read and wrote; `outside`, its accesses
+        past the bytes a program asked for ((region, lo, hi, write, block, asked), offsets in the region: the
+        allocator's rounding and padding) or outside every allocation (region None, lo and hi addresses). The
+        conflicts held back for it are decided now."""
+        op = getattr(task, "sanitize_op", None)
+        if op is None or getattr(op, "touched", None) is not kernels.PENDING:
+            return
+        op.touched = touched
+        self._decide(op)
+        if self.check_host:
+            for region, lo, hi, write, block, asked in outside:
+                where = region if region is not None else _Freed(lo, hi, "no allocation")
+                self._report("kernel-out-of-bounds", "host", [op], [WRITE if write else READ], where,
+                             lo if region is not None else 0, hi if region is not None else hi - lo,
+                             block=block, asked=asked, inside=region is not None)
+
+    def _decide(self, op) -> None:
+        for args in self._held.pop(id(op), (None, ()))[1]:
+            self._conflict(*args)
+
     def finish(self) -> list:
         """Run the queued work to its end, check the sources of the copies no host thread waited for, and
         make findings of the possible conflicts an undeclared kernel's run confirmed; then the findings."""
@@ -738,6 +781,10 @@ class Sanitizer:
                 for op in queue:
                     self._check_sources(op, "the end of the run (no wait for the copy)")
             self._unsettled.clear()
+            for op, _ in list(self._held.values()):  # never ran: the whole allocations, as queued
+                op.touched, op.exact = None, ()
+                op.loose = True
+                self._decide(op)
             self._promote()
         return self.findings
 
@@ -804,7 +851,7 @@ def _kind_of(first: Op, first_mode: int, second: Op, second_mode: int) -> tuple[
 
 
 _BY_KIND_AND_SITES = ("uninitialized-read", "wait-unrecorded-event", "free-while-in-use", "unregister-while-in-use",
-                      "batch-overlap", "use-after-free", "double-free", "out-of-bounds")
+                      "batch-overlap", "use-after-free", "double-free", "out-of-bounds", "kernel-out-of-bounds")
 
 
 def _key(kind: str, tool: str, ops: list, possible: bool) -> tuple:

@@ -28,6 +28,7 @@ TITLES = {
     "wait-unrecorded-event": "Wait on an event that was never recorded",
     "uninitialized-read": "Read of device memory that nothing wrote",
     "out-of-bounds": "Access past the end of a buffer (the call was refused)",
+    "kernel-out-of-bounds": "Kernel access past the bytes the program allocated",
 }
 
 class Finding:
@@ -146,6 +147,8 @@ def _roles(f: Finding) -> list[str]:
         return ["Wait"]
     if k == "out-of-bounds":
         return [{"source": "Read by", "destination": "Written by"}.get(f.extra.get("role"), "Used by")]
+    if k == "kernel-out-of-bounds":
+        return [f"{'Written' if f.modes[0] & WRITE else 'Read'} by block {f.extra['block']} of"]
     return [_mode_word(m).capitalize() or "Call" for m in f.modes]
 
 
@@ -170,6 +173,8 @@ def missing_edge(f: Finding) -> str:
                 f"aclrtStreamWaitEvent")
     if k == "out-of-bounds":
         return _past_the_end(f, a.api, sa)
+    if k == "kernel-out-of-bounds":
+        return _kernel_past_the_end(f, a.api, sa)
     if k == "uninitialized-read":
         alloc = f.extra.get("alloc")
         made = f" (allocated by {alloc.api} at {sites.short(alloc.site)})" if alloc is not None else ""
@@ -227,6 +232,21 @@ def _past_the_end(f: Finding, api: str, site: str) -> str:
             f"from offset {f.lo}; the buffer holds {hold} from there). The emulator refused it with 100000; on an "
             f"NPU it would {beyond} whatever lies past the buffer and go on. Make the buffer {f.hi} bytes, or "
             f"pass at most {hold}")
+
+
+def _kernel_past_the_end(f: Finding, api: str, site: str) -> str:
+    """What to do about a kernel reaching past the bytes the program allocated."""
+    verb = "wrote" if f.modes[0] & WRITE else "read"
+    if not f.extra.get("inside"):
+        return (f"block {f.extra['block']} of the {api} launched at {site} {verb} memory of no allocation of the "
+                f"device (freed, or between allocations); on an NPU that is an AI Core exception or another "
+                f"buffer's bytes. Check the kernel's offsets and the sizes it is given")
+    asked = f.extra["asked"]
+    return (f"block {f.extra['block']} of the {api} launched at {site} {verb} {f.hi - f.lo} bytes from offset "
+            f"{f.lo} of an allocation of {asked} bytes: past its end, in the rounding and padding the allocator "
+            f"added, which an NPU {'keeps without error (and another kernel may use the same bytes)' if verb == 'wrote' else 'reads without error'}. "
+            f"Keep the kernel's accesses (its tiling, the last block's tail) within {asked} bytes, or allocate "
+            f"{f.hi} bytes")
 
 
 def _the_wait(op) -> str:
@@ -351,6 +371,11 @@ def _bytes(f: Finding) -> str:
         return f"{n} bytes in {f.pieces} pieces within {where}{exact}, offset {f.lo} of {f.region}"
     if f.kind == "out-of-bounds":
         return f"{n} bytes at {where}, offset {f.lo} of {f.region}: {f.extra['over']} bytes past its end"
+    if f.kind == "kernel-out-of-bounds" and f.extra.get("inside"):
+        return (f"{n} bytes at {where}, offset {f.lo} of {f.region}: {f.hi - f.extra['asked']} bytes past the "
+                f"{f.extra['asked']} bytes asked for")
+    if f.kind == "kernel-out-of-bounds":
+        return f"{n} bytes at {where}: in no allocation"
     return f"{n} bytes at {where}{exact}, offset {f.lo} of {f.region}"
 
 
@@ -370,7 +395,7 @@ def lines(f: Finding) -> list[str]:
     seen = observed(f)
     if seen:
         out.extend(_wrap("In this run: ", seen))
-    out.extend(_wrap("Fix: " if f.kind == "out-of-bounds" else "Missing edge: ", f.missing_edge))
+    out.extend(_wrap("Fix: " if f.kind.endswith("out-of-bounds") else "Missing edge: ", f.missing_edge))
     if f.count > 1:
         out.append(f"    (seen {f.count} times)")
     return out
@@ -450,6 +475,10 @@ def finding_dict(f: Finding) -> dict:
             d["memory"]["allocated_by"] = {"api": alloc.api, "site": sites.short(alloc.site)}
     if f.kind == "batch-overlap":
         d["entries"] = list(f.extra["entries"])
+    if f.kind == "kernel-out-of-bounds":
+        d["memory"]["asked"] = f.extra.get("asked")
+        d["memory"]["in_allocation"] = f.extra.get("inside")
+        d["block"] = f.extra["block"]
     if f.kind == "out-of-bounds":
         d["memory"]["past_end"] = f.extra["over"]
         d["memory"]["role"] = f.extra.get("role", "memory")

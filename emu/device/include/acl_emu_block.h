@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-#define ACL_EMU_BLOCK_ABI 1 /* changes whenever this record does */
+#define ACL_EMU_BLOCK_ABI 2 /* changes whenever this record or acl_emu_kernel_info does */
 
 typedef struct acl_emu_block acl_emu_block;
 
@@ -33,6 +33,12 @@ struct acl_emu_block {
     uint64_t vector_bytes;  /* bytes the vector instructions produced */
     uint64_t vector_calls;  /* vector instructions issued */
     void *runner;           /* the runner's own state */
+    /* global memory whose accesses the block reports (the launch device's memory, when the sanitizer is on;
+     * gm_span 0: none): touch(address, bytes, write) for each, made by the AscendC functions that move bytes
+     * to and from global memory, and by the kernel's own loads and stores where the compiler instruments them
+     * (ACL_EMU_GM_CHECKED, emu/device/rewrite.py) */
+    uint64_t gm_lo, gm_span;
+    void (*touch)(uint64_t address, uint64_t bytes, int write);
 };
 
 /* A kernel's entry point as a kernel library exports it: its arguments as the launch packed them (one pointer

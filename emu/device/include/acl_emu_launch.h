@@ -25,9 +25,19 @@ typedef struct acl_emu_kernel_info {
     const uint32_t *sizes;     /* ... and bytes */
     const uint8_t *pointers;   /* 1: a global-memory pointer (a device address, made a host one to run) */
     uint32_t args_size;        /* the packed arguments' bytes */
+    uint32_t flags;            /* ACL_EMU_KERNEL_GM_CHECKED: its loads and stores report global memory */
 } acl_emu_kernel_info;
 
+#define ACL_EMU_KERNEL_GM_CHECKED 1u
+#ifdef ACL_EMU_GM_CHECKED
+#define ACL_EMU_KERNEL_FLAGS ACL_EMU_KERNEL_GM_CHECKED
+#else
+#define ACL_EMU_KERNEL_FLAGS 0u
+#endif
+
 int aclEmuLaunchKernel(const void *kernel, uint32_t blockDim, void *stream, const void *args, size_t argsSize);
+/* The next ACL call of this thread is named as made at `caller` (a return address in the program). */
+void acl_emu_call_from(const void *caller);
 }
 
 /* (included by kernel_operator.h, after acl_emu_current_block) */
@@ -62,6 +72,7 @@ template <typename... P> struct Signature<void (*)(P...)> {
     template <void (*F)(P...)> static void entry(void *const *args, acl_emu_block *block) {
         acl_emu_current_block = block;
         call<F>(args, std::index_sequence_for<P...>{});
+        acl_emu_current_block = nullptr;
     }
     template <typename... A, size_t... I>
     static void pack(unsigned char *out, std::index_sequence<I...>, A &&...a) {
@@ -76,19 +87,31 @@ template <typename... P> struct Signature<void (*)(P...)> {
 template <auto F> const acl_emu_kernel_info *info(const char *name) {
     using S = Signature<decltype(F)>;
     static const acl_emu_kernel_info k = {ACL_EMU_BLOCK_ABI, S::n, name, &S::template entry<F>, S::layout.offsets,
-                                          S::sizes, S::pointers, S::layout.size};
+                                          S::sizes, S::pointers, S::layout.size,
+                                          ACL_EMU_KERNEL_FLAGS};
     return &k;
 }
 
-/* kernel<<<blockDim, l2ctrl, stream>>>(args...): the code of aclEmuLaunchKernel (0: queued). */
+/* Queue kernel F's launch (aclEmuLaunchKernel's code: 0 when queued); `caller`: where in the program it was made,
+ * for the sanitizer's reports (acl_emu_call_from). */
 template <auto F, typename... A>
-uint32_t launch(const char *name, uint32_t blockDim, void *l2ctrl, void *stream, A &&...args) {
+uint32_t launch_from(const void *caller, const char *name, uint32_t blockDim, void *l2ctrl, void *stream,
+                     A &&...args) {
     using S = Signature<decltype(F)>;
     static_assert(sizeof...(A) == S::n, "a kernel launch takes one argument for each of the kernel's parameters");
     (void)l2ctrl;
     unsigned char packed[S::layout.size + 1];
     S::pack(packed, std::index_sequence_for<A...>{}, std::forward<A>(args)...);
+    acl_emu_call_from(caller);
     return (uint32_t)aclEmuLaunchKernel(info<F>(name), blockDim, stream, packed, S::layout.size);
+}
+
+/* kernel<<<blockDim, l2ctrl, stream>>>(args...): made where the expression is (never inlined, so that its
+ * return address is the program's line). */
+template <auto F, typename... A>
+__attribute__((noinline)) uint32_t launch(const char *name, uint32_t blockDim, void *l2ctrl, void *stream,
+                                          A &&...args) {
+    return launch_from<F>(__builtin_return_address(0), name, blockDim, l2ctrl, stream, std::forward<A>(args)...);
 }
 
 }  // namespace acl_emu

@@ -35,10 +35,17 @@ struct acl_emu_core {
     uint8_t atomic = 0;                            /* copies UB -> GM: 0 store, 1 add, 2 max, 3 min ... */
     uint8_t atomic_type = 0;                       /* ... on elements of this type (acl_emu_atomic_type) */
     int64_t kept = 0;                              /* GatherMask's count of the elements it kept */
+    uint64_t gm_lo = 0, gm_span = 0;               /* the block's global memory to report (acl_emu_gm) */
+    void (*touch)(uint64_t, uint64_t, int) = nullptr;
 
     acl_emu_core &operator=(acl_emu_block *b) {
         *this = acl_emu_core();
         block = b;
+        if (b != nullptr && b->touch != nullptr) {
+            gm_lo = b->gm_lo;
+            gm_span = b->gm_span;
+            touch = b->touch;
+        }
         return *this;
     }
     acl_emu_block *operator->() const { return block; }
@@ -46,6 +53,44 @@ struct acl_emu_core {
 };
 
 inline thread_local acl_emu_core acl_emu_current_block;
+
+/* Functions that stand for the vector unit and only touch the Unified Buffer: left out of the compiler's checks
+ * of loads and stores (ACL_EMU_GM_CHECKED), which would cost a call for each element. */
+#if defined(__GNUC__)
+#define ACL_EMU_UB_ONLY __attribute__((no_sanitize_address))
+#else
+#define ACL_EMU_UB_ONLY
+#endif
+
+/* `bytes` of global memory at `p` read (write 0) or written (1) by the block: reported when the sanitizer
+ * watches the launch (acl_emu_block.touch; a stale window after a launch reaches a runner that is not running,
+ * which ignores it). */
+ACL_EMU_UB_ONLY inline void acl_emu_gm(const volatile void *p, uint64_t bytes, int write) {
+    const acl_emu_core &c = acl_emu_current_block;
+    uint64_t a = (uint64_t)(uintptr_t)p;
+    if (a - c.gm_lo < c.gm_span)
+        c.touch(a, bytes, write);
+}
+
+/* The compiler's checks of the kernel's own loads and stores (-fsanitize=kernel-address with calls, in
+ * emu/device/rewrite.py's kernel flags) land here, declared as the compiler declares them. */
+#ifdef ACL_EMU_GM_CHECKED
+#define ACL_EMU_HOOK(name, n, w)                                                                                    \
+    extern "C" __attribute__((weak, no_sanitize_address)) void name(void *a) { acl_emu_gm(a, n, w); }
+ACL_EMU_HOOK(__asan_load1_noabort, 1, 0) ACL_EMU_HOOK(__asan_load2_noabort, 2, 0)
+ACL_EMU_HOOK(__asan_load4_noabort, 4, 0) ACL_EMU_HOOK(__asan_load8_noabort, 8, 0)
+ACL_EMU_HOOK(__asan_load16_noabort, 16, 0) ACL_EMU_HOOK(__asan_store1_noabort, 1, 1)
+ACL_EMU_HOOK(__asan_store2_noabort, 2, 1) ACL_EMU_HOOK(__asan_store4_noabort, 4, 1)
+ACL_EMU_HOOK(__asan_store8_noabort, 8, 1) ACL_EMU_HOOK(__asan_store16_noabort, 16, 1)
+#undef ACL_EMU_HOOK
+extern "C" __attribute__((weak, no_sanitize_address)) void __asan_loadN_noabort(void *a, long n) {
+    acl_emu_gm(a, (uint64_t)n, 0);
+}
+extern "C" __attribute__((weak, no_sanitize_address)) void __asan_storeN_noabort(void *a, long n) {
+    acl_emu_gm(a, (uint64_t)n, 1);
+}
+extern "C" __attribute__((weak)) void __asan_handle_no_return() {}
+#endif
 
 #define block_idx (acl_emu_current_block->index)
 #define block_num (acl_emu_current_block->count)
