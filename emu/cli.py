@@ -695,14 +695,43 @@ def bandwidth_command(args) -> int:
     return 0
 
 
-def add_overlap_arguments(p, required: bool = True) -> None:
-    """The overlap study's options, shared by `acl-emu overlap` and `acl-emu compare overlap`."""
+COMPUTE_FROM_HELP = ("take the compute time from a kernel a run measured: RUN.json is what `acl-emu run --json` "
+                     "printed, KERNEL a kernel's name (default: the one with the most time); the compute per "
+                     "iteration is its mean time per launch in that run, times --launches")
+
+
+def add_compute_from(p) -> None:
+    """--compute-from RUN.json[:KERNEL] and --launches N (`overlap.compute_from_run`), for overlap and sweep."""
+    p.add_argument("--compute-from", metavar="RUN.json[:KERNEL]", default=None, help=COMPUTE_FROM_HELP)
+    p.add_argument("--launches", type=typed(positive_int, "count"), default=None, metavar="N",
+                   help="with --compute-from: the kernel's launches per iteration (default 1)")
+
+
+def compute_from_arg(args, given: bool) -> tuple[dict | None, str | None]:
+    """(the `overlap.compute_from_run` of --compute-from, or None; the argument error, or None). `given`:
+    whether --compute-us was given too (one or the other)."""
+    if args.compute_from is None:
+        return None, ("argument --launches: only with --compute-from" if args.launches is not None else None)
+    if given:
+        return None, "argument --compute-from: give --compute-us or --compute-from, not both"
+    try:
+        return overlap.compute_from_run(args.compute_from, args.launches or 1), None
+    except ValueError as e:
+        return None, f"argument --compute-from: {e}"
+
+
+def add_overlap_arguments(p, required: bool = True, compute_from: bool = False) -> None:
+    """The overlap study's options, shared by `acl-emu overlap` and `acl-emu compare overlap` (compute_from: with
+    --compute-from and --launches, --compute-us then one way of two)."""
     p.add_argument("--h2d", type=typed(parse_size, "size"), required=required, metavar="BYTES",
                    help=f"bytes copied host to device per iteration (4096, 4K, 64M, 1GiB; {SIZE_HELP})")
     p.add_argument("--d2h", type=typed(parse_size, "size"), required=required, metavar="BYTES",
                    help="bytes copied device to host per iteration (as --h2d)")
-    p.add_argument("--compute-us", type=typed(microseconds, "microseconds"), required=required, metavar="US",
-                   help="kernel time per iteration, in microseconds (split evenly across the chunks)")
+    p.add_argument("--compute-us", type=typed(microseconds, "microseconds"), required=required and not compute_from,
+                   metavar="US", help="kernel time per iteration, in microseconds (split evenly across the chunks)"
+                   + ("; or --compute-from" if compute_from else ""))
+    if compute_from:
+        add_compute_from(p)
     p.add_argument("--streams", type=typed(positive_ints(overlap.MAX_STREAMS, "streams"), "ints"),
                    default=parse_ints(overlap.DEFAULT_STREAMS), metavar="N",
                    help=f"stream counts to try: 1..8 or 1,2,4 (default {overlap.DEFAULT_STREAMS})")
@@ -725,7 +754,7 @@ def add_overlap(sub) -> None:
                                    "the resource that sets it and what would go faster.")
     p.add_argument("--product", type=product_arg, help="product name or TOML path (default: $ACL_EMU_PRODUCT "
                                                        "or 910B)")
-    add_overlap_arguments(p)
+    add_overlap_arguments(p, compute_from=True)
     p.add_argument("--out", metavar="DIR", help="output directory (default: acl-emu-out/overlap-<product>)")
     p.add_argument("--msprof", metavar="PATH", help="also write the best schedule in the msprof timeline layout "
                                                      "(opens in MindStudio Insight and Perfetto)")
@@ -773,13 +802,17 @@ def overlap_runs(product, result: dict) -> dict[str, dict]:
 
 def overlap_command(args) -> int:
     product = load(args.product or _env_or_default_product())
-    mistake = _overlap_mistake(args, [product], "--product")
+    source, mistake = compute_from_arg(args, args.compute_us is not None)
+    if source is None and args.compute_us is None and mistake is None:
+        mistake = "the following arguments are required: --compute-us (or --compute-from)"
+    mistake = mistake or _overlap_mistake(args, [product], "--product")
     if mistake:
         return _argument_error("overlap", mistake)
+    compute_us = source["compute_us"] if source else args.compute_us
     msprof = writable_file(args.msprof, "argument --msprof") if args.msprof else None
     with Progress(_overlap_settings(args), "overlap") as progress:
-        result = overlap.plan(product, args.h2d, args.d2h, args.compute_us, args.streams, args.chunks,
-                              args.pageable, progress, extend=not args.grid_only)
+        result = overlap.plan(product, args.h2d, args.d2h, compute_us, args.streams, args.chunks,
+                              args.pageable, progress, extend=not args.grid_only, compute_from=source)
     out = Path(args.out) if args.out else Path("acl-emu-out") / f"overlap-{product.name}"
     overlap_report.write_outputs(out, result, overlap_runs(product, result))
     if msprof is not None:
@@ -883,7 +916,8 @@ def add_sweep(sub) -> None:
     p.add_argument("--d2h", type=typed(parse_sizes_arg, "sizes"), default=None, metavar="BYTES,...",
                    help="D2H bytes per iteration (default 16M)")
     p.add_argument("--compute-us", type=typed(microseconds_list, "microseconds"), default=None, metavar="US,...",
-                   help="compute time per iteration in microseconds (default 1500)")
+                   help="compute time per iteration in microseconds (default 1500; or --compute-from)")
+    add_compute_from(p)
     p.add_argument("--streams", type=typed(positive_ints(overlap.MAX_STREAMS, "streams"), "ints"), default=None,
                    metavar="N", help="stream counts (1..8 or 1,2,4; default 1,2,4)")
     p.add_argument("--chunks", type=typed(positive_ints(overlap.MAX_CHUNKS, "chunks"), "ints"), default=None,
@@ -916,9 +950,12 @@ def _formats(text: str) -> tuple[str, ...]:
     return formats
 
 
-def _sweep_grid(args) -> sweep.Grid:
+def _sweep_grid(args, source: dict | None = None) -> sweep.Grid:
+    """The grid of the config and the options (the options win); `source`: --compute-from's compute time, in
+    place of any compute_us."""
     base = sweep.Grid.from_toml(args.config) if args.config else None
-    given = {"products": args.products, "h2d": args.h2d, "d2h": args.d2h, "compute_us": args.compute_us,
+    compute_us = [source["compute_us"]] if source else args.compute_us
+    given = {"products": args.products, "h2d": args.h2d, "d2h": args.d2h, "compute_us": compute_us,
              "streams": args.streams, "chunks": args.chunks,
              "pageable": None if args.pageable is None else {"no": [False], "yes": [True], "both": [False, True]}[
                  args.pageable]}
@@ -929,8 +966,11 @@ def _sweep_grid(args) -> sweep.Grid:
 
 
 def sweep_command(args) -> int:
+    source, mistake = compute_from_arg(args, args.compute_us is not None)
+    if mistake:
+        return _argument_error("sweep", mistake)
     try:
-        grid = _sweep_grid(args)
+        grid = _sweep_grid(args, source)
     except (ValueError, OSError) as e:
         return _argument_error("sweep", str(e))
     parquet = sweep.can_write_parquet()
@@ -953,9 +993,12 @@ def sweep_command(args) -> int:
     rows, best = done.rows, sweep.best_per_workload(done.rows)
     files = sweep.write(rows, out, formats, grid)
     if args.json:
-        print(json.dumps({"rows": rows, "best": best, "plan": done.plan.line, "files": files}, indent=2))
+        print(json.dumps({"rows": rows, "best": best, "plan": done.plan.line, "files": files,
+                          "compute_from": source}, indent=2))
         return 0
     print(f"{len(rows)} runs {done.plan.line}")
+    if source:
+        print(source["line"])
     print(sweep.best_table(best))
     print(sweep.unvalidated_line(rows))
     more = "" if parquet else "  (Parquet too: pip install 'acl-emu[sweep]')"

@@ -16,8 +16,10 @@ This module measures and returns plain data; `overlap_report` draws it (tables, 
 """
 from __future__ import annotations
 
+import json
 import mmap
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -260,6 +262,64 @@ def check_work(streams_list, chunks_list) -> None:
                          f"{MAX_PLAN_CHUNKS}: ask for fewer streams or chunks")
 
 
+def compute_from_run(spec: str, launches: int = 1) -> dict:
+    """The compute time per iteration from a kernel a run measured: `spec` is RUN.json[:KERNEL], RUN.json the
+    summary `acl-emu run --json` printed (its "kernels": `runsummary.kernels`), KERNEL a kernel's name (default:
+    the kernel with the most time in the run; of a kernel launched with several blockDims, its blockDim with the
+    most time). The compute per iteration is the kernel's mean simulated time per launch (its total over its
+    launches in the run) times `launches`, the launches of it one iteration makes (default 1): the mean, not
+    the total, because the run's launches are its iterations' or its warm-ups', which the planner cannot tell.
+
+    Returns {"compute_us", "file", "kernel", "block_dim", "run_launches", "mean_us", "launches", "how", "line"}
+    (line: "compute 123.400 us: kernel add_custom's mean of 8 launches in run.json (blockDim 8; estimated:
+    ...)"). A ValueError of one line naming the file (and the kernels it has) when the file is not such a
+    summary, or names no such kernel, or the kernel took no time."""
+    from .. import files
+
+    if launches < 1:
+        raise ValueError(f"launches {launches}: expected 1 or more launches of the kernel per iteration")
+    path, kernel = spec, None
+    if ":" in spec and not Path(spec).exists():
+        path, _, kernel = spec.rpartition(":")
+        kernel = kernel or None
+    what = "a run's summary (acl-emu run --json)"
+    try:
+        data = json.loads(files.read_text(path, files.PROFILE_BYTES, what))
+    except files.FileRefused as e:
+        raise ValueError(str(e)) from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not JSON ({e.msg} at line {e.lineno}): expected {what}") from None
+    if not isinstance(data, dict) or "kernels" not in data:
+        raise ValueError(f"{path}: not {what}: it has no \"kernels\"")
+    found = data["kernels"]
+    if found is None:
+        raise ValueError(f"{path}: the run's kernels are not known (it kept only some of its task records: run it "
+                         f"without configure(records=N))")
+    if not isinstance(found, list) or not all(isinstance(k, dict) and {"name", "launches", "total_us"} <= set(k)
+                                              for k in found):
+        raise ValueError(f"{path}: its \"kernels\" are not those of {what}")
+    if not found:
+        raise ValueError(f"{path}: the run launched no kernel")
+    names = list(dict.fromkeys(str(k["name"]) for k in found))
+    chosen = [k for k in found if kernel is None or k["name"] == kernel]
+    if not chosen:
+        raise ValueError(f"{path}: no kernel {kernel!r}; the run launched {', '.join(names)}")
+    k = max(chosen, key=lambda k: k["total_us"])
+    if not (k["launches"] > 0 and k["total_us"] > 0):
+        raise ValueError(f"{path}: kernel {k['name']} took no time in the run ({k.get('how')}); the run launched "
+                         f"{', '.join(names)}")
+    mean = k["total_us"] / k["launches"]
+    dims = [f"{c['block_dim']}" for c in found
+            if c is not k and c["name"] == k["name"] and c.get("block_dim") is not None]
+    others = f", also launched with blockDim {', '.join(dims)}" if dims else ""
+    dim = f"blockDim {k['block_dim']}{others}; " if k.get("block_dim") is not None else ""
+    times = f"{launches} x " if launches > 1 else ""
+    line = (f"compute {mean * launches:.3f} us: {times}kernel {k['name']}'s mean of {k['launches']} "
+            f"launch{'es' if k['launches'] > 1 else ''} in {Path(path).name} ({dim}{k.get('how')})")
+    return {"compute_us": mean * launches, "file": str(path), "kernel": k["name"], "block_dim": k.get("block_dim"),
+            "run_launches": k["launches"], "mean_us": mean, "launches": launches, "how": k.get("how"), "line": line}
+
+
 def check_plan(h2d: int, d2h: int, compute_us: float, streams: int, chunks: int) -> None:
     if h2d <= 0 or d2h <= 0:
         raise ValueError("h2d and d2h must be positive byte counts")
@@ -361,12 +421,13 @@ def simplest_near(rows: list[dict], best: dict, within: float = 0.01) -> dict:
 
 
 def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_list, pageable: bool = False,
-         progress=None, extend: bool = True) -> dict:
+         progress=None, extend: bool = True, compute_from: dict | None = None) -> dict:
     """The sweep over streams x chunks, then (extend) the search past the grid's edge (`_extend`). Settings
     with more streams than chunks are skipped (the extra streams would sit idle); the naive schedule (1
     stream, 1 chunk) is always run, as the reference. The result names the floor, the resource that sets it
     and how far the best schedule is from it (`limits`, `advice`), whether the search converged, and the
-    routes every schedule run rests on, unvalidated ones apart (`routes_of`)."""
+    routes every schedule run rests on, unvalidated ones apart (`routes_of`). compute_from: where compute_us
+    came from (`compute_from_run`), kept as the result's "compute_from" (None: given as a number)."""
     p = _product(product)
     missing = missing_apis(p, pageable)
     if missing:
@@ -404,6 +465,7 @@ def plan(product, h2d: int, d2h: int, compute_us: float, streams_list, chunks_li
         "h2d_bytes": h2d,
         "d2h_bytes": d2h,
         "compute_us": compute_us,
+        "compute_from": compute_from,
         "pageable": pageable,
         "memory": "pageable" if pageable else "page-locked",
         **lim,

@@ -167,6 +167,7 @@ def summary(result: dict) -> str:
         f"{result['product']}: H2D {human_bytes(result['h2d_bytes'])} ({result['copy_h2d_ms']:.3f} ms alone), "
         f"D2H {human_bytes(result['d2h_bytes'])} ({result['copy_d2h_ms']:.3f} ms alone), compute "
         f"{result['compute_ms']:.3f} ms, {result['memory']} host memory",
+        *([result["compute_from"]["line"]] if result.get("compute_from") else []),
         f"floor {result['floor_ms']:.3f} ms, set by the {result['binding']} (busy time of each resource, all "
         f"engines at once: " + ", ".join(f"{k} {v:.3f} ms" for k, v in result["resources_ms"].items()) + ")",
         f"naive (1 stream, 1 chunk): {n['iteration_ms']:.3f} ms, {n['vs_floor']:.3f} x floor",

@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 
 from .. import routes as R
+from ..models.machine import KERNEL
+from ..models.msprof import kernel_label
 from .common import covered, format_table, human_bytes
 
 
@@ -62,12 +64,13 @@ def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
     ended the script, None when it ran to its end) say how the script ended. A trace that cannot be written
     (a full disk, a folder gone) is a line of "not_written" ("the trace PATH: the reason"), never an error."""
     totals = rt.record_totals()  # running counters: right whatever the records keep
+    records = rt.records()
     device_end = totals["end"]
     result = {
         "product": rt.product.name,
         "simulated_ms": max(rt.clock, device_end) * 1e3,
         "host_ms": rt.clock * 1e3,
-        "device_busy_ms": device_busy_ms(rt.records(), totals["tasks"]),
+        "device_busy_ms": device_busy_ms(records, totals["tasks"]),
         "device_end_ms": device_end * 1e3,
         "host_time": rt.host_time if rt.host_time == "calls" or rt.host_time_scale == 1 else
                      f"wall x{rt.host_time_scale:g}",
@@ -76,6 +79,7 @@ def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
         "tasks_by_route": totals["tasks_by_route"],
         **_routes(rt.product, totals["bytes_by_route"]),
         "device_tasks": totals["tasks"],
+        "kernels": kernels(rt, records, totals["tasks"]),
         "trace": None,
         "script": script,
         "exit_code": exit_code,
@@ -103,6 +107,63 @@ def device_busy_ms(records, tasks: int) -> float | None:
     return covered(records["start"], records["end"]) * 1e3
 
 
+# How a kernel's time was found, when its label does not say: a launch of device code whose blocks did not run
+# (timing-only or freed memory: it took no time), and a kernel of another kind (a Python kernel's duration_us or
+# cost through the roofline, a model's declared time).
+NOT_RUN = "not found: its blocks did not run (timing-only or freed memory)"
+GIVEN = "given by its launch (duration_us or a cost) or its model's declaration"
+
+
+def kernels(rt, records, tasks: int) -> list[dict] | None:
+    """Each distinct kernel the run's device tasks ran, by name and blockDim, the one with the most time first:
+    name, block_dim (None for a kernel without one: a Python kernel, a model), launches, total_us, mean_us (its
+    simulated time, total and per launch) and how (how its time was found, from the task's label: "declared in
+    kernels.toml: ...", "estimated: ...-bound, ..."; several, by their launches, when its launches' differ). None
+    when the records kept (`records`, rt.records()) are fewer than the tasks run (`configure(records=N)`), as for
+    device_busy_ms.
+
+    The labels are read from the kept tasks themselves, whole (a record array keeps a label's first characters),
+    when `records` holds a kernel."""
+    if len(records) < tasks:
+        return None
+    if not (records["kind"] == KERNEL).any():
+        return []
+    with rt.lock:
+        ran = [(t.label, t.end - t.start) for t in rt.machine.records if t.kind == KERNEL and t.start is not None]
+    by: dict[tuple, dict] = {}
+    for label, seconds in ran:
+        name, block_dim, how = kernel_label(label)
+        k = by.setdefault((name, block_dim), {"name": name, "block_dim": block_dim, "launches": 0, "total_us": 0.0,
+                                              "hows": {}})
+        k["launches"] += 1
+        k["total_us"] += seconds * 1e6
+        how = how or (GIVEN if block_dim is None else NOT_RUN)
+        k["hows"][how] = k["hows"].get(how, 0) + 1
+    out = []
+    for k in by.values():
+        hows = k.pop("hows")
+        k["mean_us"] = k["total_us"] / k["launches"]
+        k["how"] = next(iter(hows)) if len(hows) == 1 else "; ".join(
+            f"{n} launches {how}" for how, n in sorted(hows.items(), key=lambda kv: -kv[1]))
+        out.append(k)
+    return sorted(out, key=lambda k: (-k["total_us"], k["name"], k["block_dim"] or 0))
+
+
+def kernel_lines(result: dict) -> list[str]:
+    """The kernels the run launched as a table (none when it launched none), or the line that says they are not
+    known."""
+    ks = result.get("kernels", [])
+    if ks is None:
+        return ["[acl-emu] kernels: not known (the run kept only some of its task records)"]
+    if not ks:
+        return []
+    rows = [{"kernel": k["name"], "blockDim": "-" if k["block_dim"] is None else k["block_dim"],
+             "launches": k["launches"], "total": f"{k['total_us']:.3f}", "mean": f"{k['mean_us']:.3f}",
+             "how": k["how"]} for k in ks]
+    return [format_table(rows, [("kernel", "kernel"), ("blockDim", "blockDim"), ("launches", "launches"),
+                                ("total", "total us"), ("mean", "mean us"), ("how", "time found")])]
+
+
 def time_lines(result: dict) -> list[str]:
     """The device time and the host time, each with what to read it for."""
     busy = result.get("device_busy_ms")
@@ -127,6 +188,7 @@ def summary_text(result: dict) -> str:
              f"{result['device_tasks']} device tasks", *time_lines(result)]
     calls = [{"api": k, "calls": v} for k, v in result["calls"].items()]
     lines.append(format_table(calls))
+    lines += kernel_lines(result)
     if result["bytes_by_route"]:
         routes = [{"route": k, "bytes": human_bytes(v), "tasks": result["tasks_by_route"][k]}
                   for k, v in result["bytes_by_route"].items()]
