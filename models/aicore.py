@@ -49,6 +49,5 @@ class AICore:
         seconds = waves * pipes[bound] / self.clock_hz
         hbm = work.gm_bytes / memory_bandwidth
         if hbm > seconds:
-            return hbm, (f"estimated: {work.gm_bytes} B of global memory at the device memory's bandwidth "
-                         f"({block_dim} blocks on {cores} cores)")
-        return seconds, f"estimated: {bound}-bound, {block_dim} blocks on {cores} cores in {waves} wave(s)"
+            return hbm, f"estimated: device-memory-bound, {cores} cores"
+        return seconds, f"estimated: {bound}-bound, {cores} cores x {waves} wave(s)"

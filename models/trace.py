@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .machine import Task
 
 RECORD = np.dtype([
-    ("api", "U40"), ("kind", "U8"), ("stream", "U48"), ("device", "i2"), ("engine", "i2"), ("route", "U10"),
+    ("api", "U64"), ("kind", "U8"), ("stream", "U48"), ("device", "i2"), ("engine", "i2"), ("route", "U10"),
     ("links", "U64"), ("bytes", "i8"), ("tasks", "i4"), ("submit", "f8"), ("start", "f8"), ("end", "f8"),
     ("kind_asked", "i1"), ("kind_used", "i1"),
 ])

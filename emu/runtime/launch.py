@@ -232,8 +232,8 @@ def _reach(rt: Core, values: list[bytes], pointers: tuple[bool, ...], device: in
 def _touched(rt: Core, device: int, arena, spans) -> tuple:
     """What a run touched in `device`'s memory, from the runner's spans (host addresses in its arena): a
     sanitize.kernels.Touched of the allocations' ranges read and written, and the accesses past what a program
-    asked for ((region, lo, hi, write, block, asked), offsets) or in no allocation (None, address, address end,
-    write, block, 0). (An allocation's first access makes its bytes, so every allocation touched is one.)"""
+    asked for ((region, lo, hi, how, block, asked), offsets; how: 1 read, 2 written, 3 both) or in no allocation
+    (None, address, address end, how, block, 0), one per allocation and block. (An allocation's first access makes its bytes, so every allocation touched is one.)"""
     window = window_of(device)
     by_region: dict = {}
     outside = []
@@ -256,13 +256,15 @@ def _touched(rt: Core, device: int, arena, spans) -> tuple:
 
 
 def _first_per_place(outside: list) -> list:
-    """One access past the bytes asked for per allocation, mode and block: the span of them."""
+    """One access past the bytes asked for per allocation and block: the span of its reads and writes there, and
+    how (1 read, 2 written, 3 both)."""
     spans: dict = {}
     for region, lo, hi, write, block, asked in outside:
-        key = (id(region) if region is not None else None, write, block)
+        key = (id(region) if region is not None else None, block)
         was = spans.get(key)
-        spans[key] = (region, lo, hi, write, block, asked) if was is None else \
-            (region, min(was[1], lo), max(was[2], hi), write, block, asked)
+        how = 2 if write else 1
+        spans[key] = (region, lo, hi, how, block, asked) if was is None else \
+            (region, min(was[1], lo), max(was[2], hi), was[3] | how, block, asked)
     return list(spans.values())
 
 

@@ -747,18 +747,19 @@ class Sanitizer:
 
     def kernel_ran(self, task, touched, outside=()) -> None:
         """A launch of device code ran: `touched` (kernels.Touched) what it read and wrote; `outside`, its accesses
-        past the bytes a program asked for ((region, lo, hi, write, block, asked), offsets in the region: the
-        allocator's rounding and padding) or outside every allocation (region None, lo and hi addresses). The
-        conflicts held back for it are decided now."""
+        past the bytes a program asked for ((region, lo, hi, how, block, asked), offsets in the region: the
+        allocator's rounding and padding) or outside every allocation (region None, lo and hi addresses); `how`:
+        1 read, 2 written, 3 both. The conflicts held back for it are decided now."""
         op = getattr(task, "sanitize_op", None)
         if op is None or getattr(op, "touched", None) is not kernels.PENDING:
             return
         op.touched = touched
         self._decide(op)
         if self.check_host:
-            for region, lo, hi, write, block, asked in outside:
+            for region, lo, hi, how, block, asked in outside:
                 where = region if region is not None else _Freed(lo, hi, "no allocation")
-                self._report("kernel-out-of-bounds", "host", [op], [WRITE if write else READ], where,
+                self._report("kernel-out-of-bounds", "host", [op], [(READ if how & 1 else 0) | (WRITE if how & 2
+                                                                                             else 0)], where,
                              lo if region is not None else 0, hi if region is not None else hi - lo,
                              block=block, asked=asked, inside=region is not None)
 

@@ -148,7 +148,7 @@ def _roles(f: Finding) -> list[str]:
     if k == "out-of-bounds":
         return [{"source": "Read by", "destination": "Written by"}.get(f.extra.get("role"), "Used by")]
     if k == "kernel-out-of-bounds":
-        return [f"{'Written' if f.modes[0] & WRITE else 'Read'} by block {f.extra['block']} of"]
+        return [f"{_mode_word(f.modes[0]).capitalize()} by block {f.extra['block']} of"]
     return [_mode_word(m).capitalize() or "Call" for m in f.modes]
 
 
@@ -236,7 +236,7 @@ def _past_the_end(f: Finding, api: str, site: str) -> str:
 
 def _kernel_past_the_end(f: Finding, api: str, site: str) -> str:
     """What to do about a kernel reaching past the bytes the program allocated."""
-    verb = "wrote" if f.modes[0] & WRITE else "read"
+    verb = "wrote" if f.modes[0] & WRITE else "read"  # (a write is what matters most)
     if not f.extra.get("inside"):
         return (f"block {f.extra['block']} of the {api} launched at {site} {verb} memory of no allocation of the "
                 f"device (freed, or between allocations); on an NPU that is an AI Core exception or another "

@@ -1,7 +1,8 @@
 /* AscendC on the CPU, part 3 of kernel_operator.h: moving data between global memory and the Unified Buffer.
  * DataCopy (by count, by DataCopyParams), DataCopyPad (by DataCopyExtParams or DataCopyParams), Fill of global
  * memory; copies to global memory store, add, keep the larger or the smaller as the atomic mode says
- * (SetAtomicAdd, acl_emu/core.h). The bytes moved count as the block's traffic (gm_to_ub, ub_to_gm). */
+ * (SetAtomicAdd, acl_emu/core.h). The bytes moved count as the block's traffic (gm_to_ub, ub_to_gm), and the
+ * global memory read and written is reported (acl_emu_gm) for the sanitizer. */
 #ifndef ACL_EMU_COPY_H
 #define ACL_EMU_COPY_H
 
@@ -18,7 +19,7 @@ inline void acl_emu_check_local(const void *p, uint64_t bytes, const char *what)
 
 /* One element of an atomic copy: `to` (global memory) op `from` (the Unified Buffer), in float for the floating
  * types and rounded once, as numpy adds them. */
-template <typename T> inline void acl_emu_atomic_one(unsigned char *to, const unsigned char *from, uint8_t op) {
+template <typename T> ACL_EMU_UB_ONLY inline void acl_emu_atomic_one(unsigned char *to, const unsigned char *from, uint8_t op) {
     T a, b, out;
     std::memcpy(&a, to, sizeof a);
     std::memcpy(&b, from, sizeof b);
@@ -33,8 +34,11 @@ template <typename T> inline void acl_emu_atomic_one(unsigned char *to, const un
 }
 
 /* `bytes` from the Unified Buffer to global memory, as the atomic mode says. */
-inline void acl_emu_store(unsigned char *to, const unsigned char *from, uint64_t bytes) {
+ACL_EMU_UB_ONLY inline void acl_emu_store(unsigned char *to, const unsigned char *from, uint64_t bytes) {
     const acl_emu_core &core = acl_emu_current_block;
+    if (core.atomic != 0)
+        acl_emu_gm(to, bytes, 0);  /* (an atomic copy reads what is there) */
+    acl_emu_gm(to, bytes, 1);
     if (core.atomic == 0) {
         std::memcpy(to, from, bytes);
         return;
@@ -62,6 +66,7 @@ template <typename T> inline void DataCopy(const LocalTensor<T> &dst, const Glob
     uint64_t bytes = (uint64_t)count * sizeof(T) / ONE_BLK_SIZE * ONE_BLK_SIZE;
     if (bytes > (uint64_t)dst.GetSize() * sizeof(T))
         acl_emu_fail("DataCopy GM->UB of %u elements into a LocalTensor of %u", count, dst.GetSize());
+    acl_emu_gm(src.GetPhyAddr(), bytes, 0);
     std::memcpy(dst.GetPhyAddr(), src.GetPhyAddr(), bytes);
     acl_emu_current_block->gm_to_ub += bytes;
 }
@@ -134,6 +139,7 @@ template <typename T> inline void DataCopy(const LocalTensor<T> &dst, const Glob
     uint64_t run = (uint64_t)p.blockLen * ONE_BLK_SIZE;
     for (uint32_t i = 0; i < p.blockCount; i++) {
         acl_emu_check_local(d, run, "DataCopy GM->UB");
+        acl_emu_gm(s, run, 0);
         std::memcpy(d, s, run);
         s += run + (uint64_t)p.srcStride * ONE_BLK_SIZE;
         d += run + (uint64_t)p.dstStride * ONE_BLK_SIZE;
@@ -177,6 +183,7 @@ template <typename T> inline void DataCopyPad(const LocalTensor<T> &dst, const G
     for (uint32_t i = 0; i < p.blockCount; i++) {
         acl_emu_check_local(d, padded, "DataCopyPad GM->UB");
         T *e = reinterpret_cast<T *>(d);
+        acl_emu_gm(s, p.blockLen, 0);
         std::memcpy(d + left, s, p.blockLen);
         if (pad.isPad && !dummy_first) {
             for (uint32_t k = 0; k < first; k++)
