@@ -177,12 +177,11 @@ def queue_device_code(rt: Core, k, block_dim: int, stream: int, packed: bytes, k
             task.label = f"{task.label} [{how}]"  # (the trace's row says how its time was found)
         if not transfer.has_bytes(rt, task.label, *(r for r, *_ in reach)):
             return  # freed memory (warned) or timing-only memory (no bytes): the kernel only takes its time
-        san = rt.sanitizer
-        arena = rt.space.arena(s.device) if san is not None and k.checked else None
+        arena = rt.space.arena(s.device) if k.checked and rt.sanitize("wants_ranges") else None
         ran = native.run(k.entry, block_dim, [_host_pointer(rt, v) if p else v for v, p in zip(values, k.pointers)],
                          core.ub_bytes, core.npu_arch, (arena.base, arena.span) if arena is not None else (0, 0))
         if arena is not None:
-            san.kernel_ran(task, *_touched(rt, s.device, arena, ran.spans))
+            rt.sanitize("kernel_ran", task, *_touched(rt, s.device, arena, ran.spans))
         if ran.output:
             native.write(ran.output)
         if fixed is None:

@@ -745,6 +745,10 @@ class Sanitizer:
                 f.extra["seen_writing"] = True
                 self.findings.append(f)
 
+    def wants_ranges(self) -> bool:
+        """Whether launches of device code should keep the ranges their blocks touch (`kernel_ran`): yes."""
+        return True
+
     def kernel_ran(self, task, touched, outside=()) -> None:
         """A launch of device code ran: `touched` (kernels.Touched) what it read and wrote; `outside`, its accesses
         past the bytes a program asked for ((region, lo, hi, how, block, asked), offsets in the region: the

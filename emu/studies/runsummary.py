@@ -79,7 +79,7 @@ def summary(rt, out: Path | None, script: str | None = None, exit_code: int = 0,
         "tasks_by_route": totals["tasks_by_route"],
         **_routes(rt.product, totals["bytes_by_route"]),
         "device_tasks": totals["tasks"],
-        "kernels": kernels(rt, records, totals["tasks"]),
+        "kernels": kernels(records, totals["tasks"]),
         "trace": None,
         "script": script,
         "exit_code": exit_code,
@@ -114,22 +114,17 @@ NOT_RUN = "not found: its blocks did not run (timing-only or freed memory)"
 GIVEN = "given by its launch (duration_us or a cost) or its model's declaration"
 
 
-def kernels(rt, records, tasks: int) -> list[dict] | None:
+def kernels(records, tasks: int) -> list[dict] | None:
     """Each distinct kernel the run's device tasks ran, by name and blockDim, the one with the most time first:
     name, block_dim (None for a kernel without one: a Python kernel, a model), launches, total_us, mean_us (its
     simulated time, total and per launch) and how (how its time was found, from the task's label: "declared in
     kernels.toml: ...", "estimated: ...-bound, ..."; several, by their launches, when its launches' differ). None
     when the records kept (`records`, rt.records()) are fewer than the tasks run (`configure(records=N)`), as for
-    device_busy_ms.
-
-    The labels are read from the kept tasks themselves, whole (a record array keeps a label's first characters),
-    when `records` holds a kernel."""
+    device_busy_ms."""
     if len(records) < tasks:
         return None
-    if not (records["kind"] == KERNEL).any():
-        return []
-    with rt.lock:
-        ran = [(t.label, t.end - t.start) for t in rt.machine.records if t.kind == KERNEL and t.start is not None]
+    mine = records[records["kind"] == KERNEL]
+    ran = zip(mine["api"].tolist(), (mine["end"] - mine["start"]).tolist())
     by: dict[tuple, dict] = {}
     for label, seconds in ran:
         name, block_dim, how = kernel_label(label)
