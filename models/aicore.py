@@ -14,6 +14,7 @@ and the launch takes its waves times that, at least its whole traffic at the dev
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -51,3 +52,34 @@ class AICore:
         if hbm > seconds:
             return hbm, f"estimated: device-memory-bound, {cores} cores"
         return seconds, f"estimated: {bound}-bound, {cores} cores x {waves} wave(s)"
+
+
+# -- a launch's label: what the trace, the msprof export and the run summary say of it ---------------------------
+class KernelLabel(NamedTuple):
+    """A kernel task's label read back (`kernel_label`)."""
+    name: str
+    block_dim: int | None  # None: a kernel without one (a Python kernel, a model)
+    how: str | None  # how its time was found; None when the label does not say
+
+
+def label(name: str, block_dim: int, how: str | None = None) -> str:
+    """The label of a launch of device code: "name<<<blockDim>>>", then " [how its time was found]" once its
+    time is known (emu.device.declared, or `AICore.launch`); `kernel_label` reads it back."""
+    return f"{name}<<<{block_dim}>>>" + (f" [{how}]" if how else "")
+
+
+# (a record keeps a label's first characters only, models.trace.RECORD "api": a how cut short has no closing bracket)
+_KERNEL_LABEL = re.compile(r"^(?P<name>.*?)<<<(?P<dim>\d+)>>>(?: \[(?P<how>.*?)\]?)?$", re.S)
+
+
+def kernel_label(text: str) -> KernelLabel:
+    """The kernel's name, blockDim and how its time was found, from a kernel task's label (`label`). A how cut
+    short (a record's label) ends in "..."; a label of another shape (a Python kernel's own name, a model's) is its
+    name, with no blockDim and no how."""
+    m = _KERNEL_LABEL.match(text)
+    if m is None:
+        return KernelLabel(text, None, None)
+    how = m.group("how") or None
+    if how is not None and not text.endswith("]"):
+        how = how.rstrip(" ,;:") + "..."
+    return KernelLabel(m.group("name"), int(m.group("dim")), how)

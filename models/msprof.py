@@ -30,7 +30,7 @@ between two devices ("acl-emu src device", "acl-emu dst device"), the event a re
 accelerator types the documentation lists); the "Mode" and "level" of an API call are "ACL_RTS" and "acl":
 the values msprof writes for runtime APIs are not documented beyond these names (assumed).
 
-A kernel of device code (a label "name<<<blockDim>>> [how]", `kernel_label`) is named by its kernel's name, as
+A kernel of device code (a label "name<<<blockDim>>> [how]", models.aicore.kernel_label) is named by its kernel's name, as
 msprof names an operator, with its blockDim as "Block Dim" (the column of msprof's op_summary: the number of
 pieces the task is split into, the cores it runs on; the same reference page, "op_summary") and how its time
 was found as "acl-emu time" ("declared in kernels.toml: 1500 us", "estimated: vector-bound, ...").
@@ -44,10 +44,10 @@ import bisect
 import json
 import math
 import re
-from typing import NamedTuple
 
 import numpy as np
 
+from .aicore import kernel_label
 from .atomic import atomic_write
 
 HOST_DEVICE = 31  # msprof's device field of the host's process id (json_constant.h HOST_PID)
@@ -62,32 +62,6 @@ OPERATIONS = {"h2d": "host to device", "d2h": "device to host", "h2h": "host to 
 _KIND_OPERATION = {0: "host to host", 1: "host to device", 2: "device to host", 3: "device to device"}
 _EVENT = re.compile(r"^(record|wait) event (\S+)$")
 _EVENT_APIS = {"record": "aclrtRecordEvent", "wait": "aclrtStreamWaitEvent"}
-
-
-class KernelLabel(NamedTuple):
-    """A kernel task's label read back (`kernel_label`)."""
-    name: str
-    block_dim: int | None  # None: a kernel without one (a Python kernel, a model)
-    how: str | None  # how its time was found; None when the label does not say
-
-
-# A launch of device code is labelled "name<<<blockDim>>>", then " [how its time was found]" once its time is known
-# (emu.runtime.launch.queue_device_code; the how: emu.device.declared or models.aicore.AICore.launch). A record
-# keeps a label's first characters only (models.trace.RECORD "api"): a how cut short has no closing bracket.
-_KERNEL_LABEL = re.compile(r"^(?P<name>.*?)<<<(?P<dim>\d+)>>>(?: \[(?P<how>.*?)\]?)?$", re.S)
-
-
-def kernel_label(label: str) -> KernelLabel:
-    """The kernel's name, blockDim and how its time was found, from a kernel task's label: the one reading of
-    the label's format. A how cut short (a record's label) ends in "..."; a label of another shape (a Python
-    kernel's own name, a model's) is its name, with no blockDim and no how."""
-    m = _KERNEL_LABEL.match(label)
-    if m is None:
-        return KernelLabel(label, None, None)
-    how = m.group("how") or None
-    if how is not None and not label.endswith("]"):
-        how = how.rstrip(" ,;:") + "..."
-    return KernelLabel(m.group("name"), int(m.group("dim")), how)
 
 
 def format_pid(device: int, sort_index: int) -> int:

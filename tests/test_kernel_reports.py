@@ -15,7 +15,8 @@ import pytest
 
 import emu
 from emu.cli import main
-from emu.models.msprof import build as msprof_build, kernel_label
+from emu.models.aicore import kernel_label
+from emu.models.msprof import build as msprof_build
 from emu.models.trace import RECORD
 from emu.studies import overlap, overlap_report
 from emu.studies.runsummary import GIVEN, summary, summary_text

@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from emu.models import KERNEL, Task, Work
+from emu.models import KERNEL, Task, Work, aicore
 
 from .. import device
 from ..device import declared, native
@@ -169,12 +169,12 @@ def queue_device_code(rt: Core, k, block_dim: int, stream: int, packed: bytes, k
     rt.check_stream_handle(stream)
     s = rt.stream_of(stream)
     values = [packed[o:o + n] for o, n in zip(k.offsets, k.sizes)]
-    task = Task(KERNEL, device=s.device, label=f"{k.name}<<<{block_dim}>>>", duration=0.0)
+    task = Task(KERNEL, device=s.device, label=aicore.label(k.name, block_dim), duration=0.0)
 
     def run():
         if fixed is not None:
             task.duration, how = fixed
-            task.label = f"{task.label} [{how}]"  # (the trace's row says how its time was found)
+            task.label = aicore.label(k.name, block_dim, how)  # (the trace's row says how its time was found)
         if not transfer.has_bytes(rt, task.label, *(r for r, *_ in reach)):
             return  # freed memory (warned) or timing-only memory (no bytes): the kernel only takes its time
         arena = rt.space.arena(s.device) if k.checked and rt.sanitize("wants_ranges") else None
@@ -187,7 +187,7 @@ def queue_device_code(rt: Core, k, block_dim: int, stream: int, packed: bytes, k
         if fixed is None:
             task.duration, how = core.launch(block_dim, Work(ran.gm_to_ub + ran.ub_to_gm, ran.vector_bytes,
                                                              ran.cpu_ns), rt.product.hardware.memory_bandwidth)
-            task.label = f"{task.label} [{how}]"
+            task.label = aicore.label(k.name, block_dim, how)
         if ran.status != native.OK:
             raise DeviceException(ACL_ERROR_RT_VECTOR_CORE_EXCEPTION, _exception(k.name, block_dim, ran))
 
@@ -229,42 +229,40 @@ def _reach(rt: Core, values: list[bytes], pointers: tuple[bool, ...], device: in
 
 
 def _touched(rt: Core, device: int, arena, spans) -> tuple:
-    """What a run touched in `device`'s memory, from the runner's spans (host addresses in its arena): a
-    sanitize.kernels.Touched of the allocations' ranges read and written, and the accesses past what a program
-    asked for ((region, lo, hi, how, block, asked), offsets; how: 1 read, 2 written, 3 both) or in no allocation
-    (None, address, address end, how, block, 0), one per allocation and block. (An allocation's first access makes its bytes, so every allocation touched is one.)"""
+    """What a run touched in `device`'s memory, from the runner's spans (host addresses in its arena): {Region:
+    (reads, writes)}, each a sanitize.kernels.merged list of offsets, and the accesses past what a program asked
+    for, one per allocation and block ((region, lo, hi, how, block, asked), offsets; how: 1 read, 2 written,
+    3 both) or in no allocation ((None, address, address end, how, block, 0)). (An allocation's first access
+    makes its bytes, so every allocation touched is one.)"""
     window = window_of(device)
     by_region: dict = {}
-    outside = []
+    past: dict = {}  # (region or None, block) -> [region, lo, hi, how, block, asked]
+
+    def beyond(region, lo: int, hi: int, write: int, block: int, asked: int) -> None:
+        was = past.get((region, block))
+        if was is None:
+            past[region, block] = [region, lo, hi, 2 if write else 1, block, asked]
+        else:
+            was[1], was[2], was[3] = min(was[1], lo), max(was[2], hi), was[3] | (2 if write else 1)
+
     for lo, hi, block, write in spans.tolist():
         a, end = window + lo - arena.base, window + hi - arena.base
         for r in rt.space.regions_in(a, end - a):
             if not r.is_device or r.origin == "alias":
                 continue
             if a < r.base:
-                outside.append((None, a, r.base, write, block, 0))
+                beyond(None, a, r.base, write, block, 0)
+                a = r.base
             lo_r, hi_r = a - r.base, min(end, r.end) - r.base
             by_region.setdefault(r, ([], []))[write].append((lo_r, hi_r))
             if hi_r > r.asked:
-                outside.append((r, max(lo_r, r.asked), hi_r, write, block, r.asked))
+                beyond(r, max(lo_r, r.asked), hi_r, write, block, r.asked)
             a = r.end
         if a < end:
-            outside.append((None, a, end, write, block, 0))
-    return (sanitize_kernels.Touched({r: (sanitize_kernels.merged(rd), sanitize_kernels.merged(wr))
-                                      for r, (rd, wr) in by_region.items()}), _first_per_place(outside))
-
-
-def _first_per_place(outside: list) -> list:
-    """One access past the bytes asked for per allocation and block: the span of its reads and writes there, and
-    how (1 read, 2 written, 3 both)."""
-    spans: dict = {}
-    for region, lo, hi, write, block, asked in outside:
-        key = (id(region) if region is not None else None, block)
-        was = spans.get(key)
-        how = 2 if write else 1
-        spans[key] = (region, lo, hi, how, block, asked) if was is None else \
-            (region, min(was[1], lo), max(was[2], hi), was[3] | how, block, asked)
-    return list(spans.values())
+            beyond(None, a, end, write, block, 0)
+    touched = {r: (sanitize_kernels.merged(reads), sanitize_kernels.merged(writes))
+               for r, (reads, writes) in by_region.items()}
+    return touched, [tuple(p) for p in past.values()]
 
 
 def _exception(name: str, block_dim: int, ran) -> str:

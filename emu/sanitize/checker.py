@@ -112,7 +112,7 @@ class Op:
         # set only when they apply (read with `loose` and `wrote`): `loose`, a kernel launched without access=
         # (each argument may be read or written); `wrote`, the regions such a kernel's run was seen to change;
         # `exact`, the regions of a launch of device code whose run tells what it touched, and `touched`, that
-        # (kernels.PENDING until it runs, a kernels.Touched after, None if it never ran)
+        # (kernels.PENDING until it runs, {Region: (reads, writes)} after, None if it never ran)
 
 
 def loose(op) -> bool:
@@ -750,10 +750,10 @@ class Sanitizer:
         return True
 
     def kernel_ran(self, task, touched, outside=()) -> None:
-        """A launch of device code ran: `touched` (kernels.Touched) what it read and wrote; `outside`, its accesses
-        past the bytes a program asked for ((region, lo, hi, how, block, asked), offsets in the region: the
-        allocator's rounding and padding) or outside every allocation (region None, lo and hi addresses); `how`:
-        1 read, 2 written, 3 both. The conflicts held back for it are decided now."""
+        """A launch of device code ran: `touched` what it read and wrote ({Region: (reads, writes)}, offsets);
+        `outside`, its accesses past the bytes a program asked for ((region, lo, hi, how, block, asked), offsets
+        in the region: the allocator's rounding and padding) or outside every allocation (region None, lo and hi
+        addresses); `how`: 1 read, 2 written, 3 both. The conflicts held back for it are decided now."""
         op = getattr(task, "sanitize_op", None)
         if op is None or getattr(op, "touched", None) is not kernels.PENDING:
             return

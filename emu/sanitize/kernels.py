@@ -2,10 +2,10 @@
 
 A launch of device code (emu.runtime.launch.queue_device_code) is queued before it runs: the sanitizer takes it to
 touch the whole of each allocation it is given (mode "k"), as a kernel of undeclared use, and holds back what that
-finds. When its blocks have run, the ranges they read and wrote are known (`Touched`, made from the runner's spans
-by emu.runtime.launch) and each conflict held back is decided on them (`narrow`): over the bytes where the kernel
-and the other call really meet, one of them writing, it is a finding with the kernel's real modes; where they do
-not meet, it is none. A kernel that never ran (timing-only memory, freed memory) keeps the whole allocations.
+finds. When its blocks have run, the ranges they read and wrote are known ({Region: (reads, writes)}, made from
+the runner's spans by emu.runtime.launch) and each conflict held back is decided on them (`narrow`): over the
+bytes where the kernel and the other call really meet, one of them writing, it is a finding with the kernel's
+real modes; where they do not meet, it is none. A kernel that never ran (timing-only memory, freed memory) keeps the whole allocations.
 
 Ranges are (lo, hi) offsets in their allocation, sorted and disjoint.
 """
@@ -16,18 +16,7 @@ from bisect import bisect_left, bisect_right
 from .ranges import READ, WRITE
 
 PENDING = "pending"  # Op.touched of a kernel queued and not run yet
-
-
-class Touched:
-    """The ranges one run read and wrote, by allocation: {Region: (reads, writes)}."""
-
-    __slots__ = ("by_region",)
-
-    def __init__(self, by_region: dict):
-        self.by_region = by_region
-
-    def ranges(self, region) -> tuple[list, list]:
-        return self.by_region.get(region, ([], []))
+NOTHING = ([], [])  # (reads, writes) of an allocation the kernel did not touch
 
 
 def merged(ranges) -> list[tuple[int, int]]:
@@ -69,18 +58,18 @@ def intersect(x: list, y: list) -> list[tuple[int, int]]:
 
 
 def _sides(mode: int, exact, region, lo: int, hi: int) -> tuple[list, list]:
-    """(reads, writes) of one side of a conflict within [lo, hi): a kernel's ranges when it is exact here (its
-    Touched), else the whole span in the access's mode."""
+    """(reads, writes) of one side of a conflict within [lo, hi): a kernel's ranges when it is exact here (what it
+    touched, {Region: (reads, writes)}), else the whole span in the access's mode."""
     if exact is None:
         span = [(lo, hi)]
         return (span if mode & READ else []), (span if mode & WRITE else [])
-    reads, writes = exact.ranges(region)
+    reads, writes = exact.get(region, NOTHING)
     return clip(reads, lo, hi), clip(writes, lo, hi)
 
 
 def narrow(first_mode: int, first_exact, second_mode: int, second_exact, region, lo: int, hi: int):
-    """A conflict over [lo, hi) of `region` decided on what exact kernels touched (`*_exact`: a Touched, or None
-    for a side whose access is as its mode says): None when no byte is touched by both with one of them
+    """A conflict over [lo, hi) of `region` decided on what exact kernels touched (`*_exact`: {Region: (reads,
+    writes)}, or None for a side whose access is as its mode says): None when no byte is touched by both with one of them
     writing; else (first_mode, second_mode, lo, hi, nbytes, pieces) over those bytes, an exact side's mode what
     it did there."""
     fr, fw = _sides(first_mode, first_exact, region, lo, hi)

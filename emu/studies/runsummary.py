@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .. import routes as R
 from ..models.machine import KERNEL
-from ..models.msprof import kernel_label
+from ..models.aicore import kernel_label
 from .common import covered, format_table, human_bytes
 
 
