@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from emu.capi import commands
+from test_device_code import CMAKE_HEAD, cmake_build
 
 N = 8 * 2048  # halves: 8 blocks of 2048
 
@@ -602,14 +603,7 @@ def test_ascendc_fatbin_library_writes_the_binary_the_program_reads(built, tmp_p
     (src / "kernel_func").mkdir(parents=True)
     (src / "kernel_func" / "add_custom.cpp").write_text(SIMPLE_KERNEL)
     (src / "main.cpp").write_text(ADD_MAIN)
-    (src / "CMakeLists.txt").write_text('''
-cmake_minimum_required(VERSION 3.16)
-project(launch_kernel LANGUAGES CXX)
-set(SOC_VERSION $ENV{SOC_VERSION})
-set(ASCENDC_CMAKE_DIR $ENV{ASCENDC_CMAKE_DIR})
-set(CMAKE_INSTALL_PREFIX "${CMAKE_CURRENT_LIST_DIR}/out" CACHE STRING "path for install()" FORCE)
-include(${ASCENDC_CMAKE_DIR}/ascendc.cmake)
-file(GLOB KERNEL_FILES_SIMPLE ${CMAKE_CURRENT_SOURCE_DIR}/kernel_func/add_custom.cpp)
+    (src / "CMakeLists.txt").write_text(CMAKE_HEAD % "launch_kernel" + '''file(GLOB KERNEL_FILES_SIMPLE ${CMAKE_CURRENT_SOURCE_DIR}/kernel_func/add_custom.cpp)
 ascendc_fatbin_library(ascendc_kernels_simple ${KERNEL_FILES_SIMPLE})
 include_directories($ENV{ASCEND_HOME_PATH}/include)
 link_directories($ENV{ASCEND_HOME_PATH}/lib64)
@@ -618,13 +612,7 @@ target_link_libraries(main PRIVATE ascendcl)
 ''')
     for name in ("x.bin", "y.bin"):
         shutil.copy(built / name, src / name)
-    from emu.capi import toolkit
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
-    env.update(toolkit.environment())
-    env["LD_LIBRARY_PATH"] = toolkit.library_path(Path(env["ASCEND_HOME_PATH"]), env.get("LD_LIBRARY_PATH", ""))
-    for step in (["cmake", "-S", str(src), "-B", str(src / "build")], ["cmake", "--build", str(src / "build")]):
-        done = subprocess.run(step, capture_output=True, text=True, timeout=300, env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
+    env = cmake_build(src)
     binary = "./out/fatbin/ascendc_kernels_simple/ascendc_kernels_simple.o"
     assert (src / binary).is_file()
     done = subprocess.run([str(src / "build" / "main"), "file", binary], capture_output=True, text=True, timeout=120,

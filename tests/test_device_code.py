@@ -62,14 +62,41 @@ def run(exe: Path, *args: str, env: dict | None = None, timeout: float = 120) ->
                           cwd=exe.parent)
 
 
-def sanitized(exe: Path) -> tuple[subprocess.CompletedProcess, list]:
-    """`acl-emu run --sanitize` of `exe` in its folder: what it did, and the sanitizer's findings."""
-    findings = exe.parent / f"{exe.name}.findings.json"
+def sanitized(exe: Path, *args: str) -> tuple[subprocess.CompletedProcess, list]:
+    """`acl-emu run --sanitize` of `exe ARGS` in its folder: what it did, and the sanitizer's findings."""
+    name = "-".join((exe.name, *args))
+    findings = exe.parent / f"{name}.findings.json"
     clean = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    out = exe.parent / ("out" if not args else f"out-{name}")
     done = subprocess.run([sys.executable, "-m", "emu", "run", "--sanitize", "--sanitize-json", str(findings),
-                           "--out", str(exe.parent / "out"), str(exe)], capture_output=True, text=True, timeout=300,
+                           "--out", str(out), str(exe), *args], capture_output=True, text=True, timeout=300,
                           env=clean, cwd=exe.parent)
     return done, json.loads(findings.read_text())["findings"]
+
+
+# The head of the CMakeLists.txt of hicann/runtime example/'s kernel programs: the toolkit's ascendc.cmake, the
+# install prefix under the source folder.
+CMAKE_HEAD = '''
+cmake_minimum_required(VERSION 3.16)
+project(%s LANGUAGES CXX)
+set(SOC_VERSION $ENV{SOC_VERSION})
+set(ASCENDC_CMAKE_DIR $ENV{ASCENDC_CMAKE_DIR})
+set(CMAKE_INSTALL_PREFIX "${CMAKE_CURRENT_LIST_DIR}/out" CACHE STRING "path for install()" FORCE)
+include(${ASCENDC_CMAKE_DIR}/ascendc.cmake)
+'''
+
+
+def cmake_build(src: Path) -> dict:
+    """Configure and build `src` (its CMakeLists.txt) into src/build in the toolkit's environment (acl-emu config
+    --env), asserting both steps pass; the environment, to run what it built."""
+    from emu.capi import toolkit
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
+    env.update(toolkit.environment())
+    env["LD_LIBRARY_PATH"] = toolkit.library_path(Path(env["ASCEND_HOME_PATH"]), env.get("LD_LIBRARY_PATH", ""))
+    for step in (["cmake", "-S", str(src), "-B", str(src / "build")], ["cmake", "--build", str(src / "build")]):
+        done = subprocess.run(step, capture_output=True, text=True, timeout=300, env=env)
+        assert done.returncode == 0, done.stdout + done.stderr
+    return env
 
 
 def test_a_scalar_kernel_increments_one_word_per_block(tmp_path):
@@ -387,26 +414,13 @@ int main() {
     return 0;
 }
 ''')
-    (src / "CMakeLists.txt").write_text('''
-cmake_minimum_required(VERSION 3.16)
-project(easy LANGUAGES CXX)
-set(SOC_VERSION $ENV{SOC_VERSION})
-set(ASCENDC_CMAKE_DIR $ENV{ASCENDC_CMAKE_DIR})
-set(CMAKE_INSTALL_PREFIX "${CMAKE_CURRENT_LIST_DIR}/out" CACHE STRING "path for install()" FORCE)
-include(${ASCENDC_CMAKE_DIR}/ascendc.cmake)
-ascendc_library(kernels STATIC kernel_func/easy_OP.cpp)
+    (src / "CMakeLists.txt").write_text(CMAKE_HEAD % "easy" + '''ascendc_library(kernels STATIC kernel_func/easy_OP.cpp)
 include_directories($ENV{ASCEND_HOME_PATH}/include)
 link_directories($ENV{ASCEND_HOME_PATH}/lib64)
 add_executable(main main.cpp)
 target_link_libraries(main PRIVATE ascendcl kernels)
 ''')
-    from emu.capi import toolkit
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
-    env.update(toolkit.environment())
-    env["LD_LIBRARY_PATH"] = toolkit.library_path(Path(env["ASCEND_HOME_PATH"]), env.get("LD_LIBRARY_PATH", ""))
-    for step in (["cmake", "-S", str(src), "-B", str(src / "build")], ["cmake", "--build", str(src / "build")]):
-        done = subprocess.run(step, capture_output=True, text=True, timeout=300, env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
+    env = cmake_build(src)
     done = subprocess.run([str(src / "build" / "main")], capture_output=True, text=True, timeout=120, env=env)
     assert done.stdout.split() == ["42", "1"], done.stdout + done.stderr
 

@@ -117,23 +117,10 @@ def add_program(tmp_path_factory):
     return build(tmp_path_factory.mktemp("add"), "add", ADD_MAIN, ADD_KERNELS)
 
 
-def _sanitized_with(exe, arg):
-    import json
-    import os
-    import subprocess
-    import sys
-    findings = exe.parent / f"{arg}.findings.json"
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("ACL_EMU_")}
-    done = subprocess.run([sys.executable, "-m", "emu", "run", "--sanitize", "--sanitize-json", str(findings),
-                           "--out", str(exe.parent / f"out-{arg}"), str(exe), arg], capture_output=True, text=True,
-                          timeout=300, env=clean, cwd=exe.parent)
-    return done, json.loads(findings.read_text())["findings"]
-
-
 def test_a_kernel_that_only_reads_a_buffer_does_not_race_with_a_copy_reading_it(add_program):
     """The kernel reads x with DataCopy (global memory to the Unified Buffer); a copy out of x on another stream
     reads it too: two reads are no race."""
-    done, found = _sanitized_with(add_program, "read")
+    done, found = sanitized(add_program, "read")
     assert done.stdout.split() == ["0", "2", "4", "6"], done.stdout + done.stderr
     assert found == [], found
 
@@ -141,7 +128,7 @@ def test_a_kernel_that_only_reads_a_buffer_does_not_race_with_a_copy_reading_it(
 def test_a_copy_writing_what_a_kernel_reads_races_over_the_bytes_it_read(add_program):
     """A copy into x on another stream, unordered with the kernel: a race between the kernel's read (its 4 blocks'
     DataCopy of the first half of x) and the copy's write, over exactly those bytes."""
-    done, found = _sanitized_with(add_program, "write")
+    done, found = sanitized(add_program, "write")
     races = [f for f in found if f["kind"] == "race"]
     assert len(races) == 1, found
     f = races[0]
@@ -153,7 +140,7 @@ def test_a_copy_writing_what_a_kernel_reads_races_over_the_bytes_it_read(add_pro
 def test_a_copy_into_what_the_kernel_leaves_alone_is_no_race(add_program):
     """The kernel writes the first half of z (DataCopy out of the Unified Buffer); a copy into the second half on
     another stream shares no byte with it."""
-    done, found = _sanitized_with(add_program, "apart")
+    done, found = sanitized(add_program, "apart")
     assert done.stdout.split() == ["0", "2", "4", "6"], done.stdout + done.stderr
     assert found == [], found
 

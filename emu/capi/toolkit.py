@@ -172,14 +172,13 @@ def tree() -> Path:
     _write(root / "set_env.sh", script)
     _write(root / "bin" / "setenv.bash", script)
     from ..device.native import INCLUDE as device_include
-    from ..device.rewrite import CHECKED_CLANG, CHECKED_GNU, kernel_flags
-    pairs = [f"SHELL:{a} {b}" for a, b in zip(CHECKED_CLANG[1:-1:2], CHECKED_CLANG[2:-1:2])]
+    from ..device.rewrite import CHECK_PARAMS, CHECKED_GNU, kernel_flags
+    clang = ["-fsanitize=kernel-address", *(f'"SHELL:-mllvm -{p}"' for p in CHECK_PARAMS), "-DACL_EMU_GM_CHECKED=1"]
     cmake = (_ASCENDC_CMAKE.replace("@PYTHON@", sys.executable).replace("@PACKAGE_PARENT@", str(HERE_PARENT))
              .replace("@DEVICE_INCLUDE@", str(device_include)).replace("@TOOLKIT@", str(root))
              .replace("@KERNEL_FLAGS@", " ".join(f for f in kernel_flags(False) if not f.startswith("-std=")))
              .replace("@CHECKED_GNU@", " ".join(CHECKED_GNU))
-             .replace("@CHECKED_CLANG@", " ".join([CHECKED_CLANG[0], *(f'"{p}"' for p in pairs),
-                                                    CHECKED_CLANG[-1]])))
+             .replace("@CHECKED_CLANG@", " ".join(clang)))
     for folder in ("tikcpp", "compiler/tikcpp", "tools/tikcpp"):  # (where the samples look for it)
         _write(root / folder / "ascendc_kernel_cmake" / "ascendc.cmake", cmake)
     return root

@@ -284,10 +284,10 @@ def compile_args(argv: list[str], work: Path) -> list[str]:
 
 # The compiler's checks of loads and stores, made calls to the hooks of acl_emu/core.h (which report the kernel's
 # own accesses of global memory to the sanitizer): GCC's and Clang's spellings. No stack or globals checked.
-CHECKED_GNU = ("-fsanitize=kernel-address", "--param=asan-instrumentation-with-call-threshold=0",
-               "--param=asan-stack=0", "--param=asan-globals=0", "-DACL_EMU_GM_CHECKED=1")
-CHECKED_CLANG = ("-fsanitize=kernel-address", "-mllvm", "-asan-instrumentation-with-call-threshold=0", "-mllvm",
-                 "-asan-stack=0", "-mllvm", "-asan-globals=0", "-DACL_EMU_GM_CHECKED=1")
+CHECK_PARAMS = ("asan-instrumentation-with-call-threshold=0", "asan-stack=0", "asan-globals=0")
+CHECKED_GNU = ("-fsanitize=kernel-address", *(f"--param={p}" for p in CHECK_PARAMS), "-DACL_EMU_GM_CHECKED=1")
+CHECKED_CLANG = ("-fsanitize=kernel-address", *(f for p in CHECK_PARAMS for f in ("-mllvm", f"-{p}")),
+                 "-DACL_EMU_GM_CHECKED=1")
 
 
 def kernel_flags(checked: bool = True) -> tuple[str, ...]:
