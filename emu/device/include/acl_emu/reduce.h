@@ -71,8 +71,10 @@ template <typename T> struct acl_emu_gathered {
 };
 
 /* -- over a whole tensor, by count --------------------------------------------------------------------------- */
-template <typename T> ACL_EMU_UB_ONLY inline void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src,
-                                            const LocalTensor<T> &, const int32_t count) {
+template <typename T>
+ACL_EMU_UB_ONLY
+inline void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                      const LocalTensor<T> &, const int32_t count) {
     acl_emu_vector(dst, 1, "ReduceSum");
     if ((uint32_t)count > src.GetSize())
         acl_emu_fail("ReduceSum of %d elements from a LocalTensor of %u", count, src.GetSize());
@@ -80,13 +82,16 @@ template <typename T> ACL_EMU_UB_ONLY inline void ReduceSum(const LocalTensor<T>
     dst.GetPhyAddr()[0] = (T)acl_emu_pairwise<W>(src.GetPhyAddr(), (uint32_t)count);
 }
 
-template <typename T> ACL_EMU_UB_ONLY inline void acl_emu_index_into(T *slot, uint64_t index) {
+template <typename T>
+ACL_EMU_UB_ONLY inline void acl_emu_index_into(T *slot, uint64_t index) {
     typename acl_emu_bits<T>::type bits = (typename acl_emu_bits<T>::type)index;
     std::memcpy(slot, &bits, sizeof bits);
 }
 
-template <typename T, bool most> ACL_EMU_UB_ONLY inline void acl_emu_extreme(const LocalTensor<T> &dst, const LocalTensor<T> &src,
-                                                             int32_t count, bool calIndex, const char *what) {
+template <typename T, bool most>
+ACL_EMU_UB_ONLY
+inline void acl_emu_extreme(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                            int32_t count, bool calIndex, const char *what) {
     acl_emu_vector(dst, calIndex ? 2 : 1, what);
     if (count < 1 || (uint32_t)count > src.GetSize())
         acl_emu_fail("%s of %d elements from a LocalTensor of %u", what, count, src.GetSize());
@@ -101,20 +106,26 @@ template <typename T, bool most> ACL_EMU_UB_ONLY inline void acl_emu_extreme(con
         acl_emu_index_into(dst.GetPhyAddr() + 1, at);
 }
 
-template <typename T> ACL_EMU_UB_ONLY inline void ReduceMax(const LocalTensor<T> &dst, const LocalTensor<T> &src,
-                                            const LocalTensor<T> &, const int32_t count, bool calIndex = false) {
+template <typename T>
+ACL_EMU_UB_ONLY
+inline void ReduceMax(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                      const LocalTensor<T> &, const int32_t count, bool calIndex = false) {
     acl_emu_extreme<T, true>(dst, src, count, calIndex, "ReduceMax");
 }
 
-template <typename T> ACL_EMU_UB_ONLY inline void ReduceMin(const LocalTensor<T> &dst, const LocalTensor<T> &src,
-                                            const LocalTensor<T> &, const int32_t count, bool calIndex = false) {
+template <typename T>
+ACL_EMU_UB_ONLY
+inline void ReduceMin(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                      const LocalTensor<T> &, const int32_t count, bool calIndex = false) {
     acl_emu_extreme<T, false>(dst, src, count, calIndex, "ReduceMin");
 }
 
 /* -- over a whole tensor, by repeats (in Normal mode, source blocks contiguous) ----------------------------- */
-template <typename T, int kind> ACL_EMU_UB_ONLY inline void acl_emu_reduce_repeats(const LocalTensor<T> &dst, const LocalTensor<T> &src,
-                                                                   int32_t repeatTime, int32_t srcRepStride,
-                                                                   bool calIndex, const char *what) {
+template <typename T, int kind>
+ACL_EMU_UB_ONLY
+inline void acl_emu_reduce_repeats(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                                   int32_t repeatTime, int32_t srcRepStride,
+                                   bool calIndex, const char *what) {
     using R = acl_emu_repeats<T>;
     using W = typename acl_emu_wide<T>::type;
     SetMaskNorm();
@@ -125,7 +136,9 @@ template <typename T, int kind> ACL_EMU_UB_ONLY inline void acl_emu_reduce_repea
     acl_emu_check_local(dst.GetPhyAddr(), (kind != 0 && calIndex ? 2 : 1) * sizeof(T), what);
     if (kind == 0) {
         acl_emu_gathered<T> all;
-        rp.each([&](uint64_t r, uint32_t k) ACL_EMU_UB_ONLY { all.add(acl_emu_elem(src, R::at(r, k, 1, (uint32_t)srcRepStride))); });
+        rp.each([&](uint64_t r, uint32_t k) ACL_EMU_UB_ONLY {
+            all.add(acl_emu_elem(src, R::at(r, k, 1, (uint32_t)srcRepStride)));
+        });
         if (all.n)
             dst.GetPhyAddr()[0] = (T)acl_emu_pairwise<W>(all.items, (uint32_t)all.n);
         return;
@@ -149,32 +162,40 @@ template <typename T, int kind> ACL_EMU_UB_ONLY inline void acl_emu_reduce_repea
         acl_emu_index_into(dst.GetPhyAddr() + 1, index);
 }
 
-#define ACL_EMU_REDUCE(NAME, KIND)                                                                               \
-    template <typename T> ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src,                  \
-                                           const LocalTensor<T> &, const uint64_t mask[], const int32_t repeatTime,\
-                                           const int32_t srcRepStride, bool calIndex = false) {                   \
-        SetVectorMask<T>(mask[1], mask[0]);                                                                        \
-        acl_emu_reduce_repeats<T, KIND>(dst, src, repeatTime, srcRepStride, calIndex, #NAME);                      \
-    }                                                                                                              \
-    template <typename T> ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src,                  \
-                                           const LocalTensor<T> &, const int32_t mask, const int32_t repeatTime,  \
-                                           const int32_t srcRepStride, bool calIndex = false) {                   \
-        SetVectorMask<T>(mask);                                                                                    \
-        acl_emu_reduce_repeats<T, KIND>(dst, src, repeatTime, srcRepStride, calIndex, #NAME);                      \
+#define ACL_EMU_REDUCE(NAME, KIND)                                                                                     \
+    template <typename T>                                                                                              \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src,                                             \
+                     const LocalTensor<T> &, const uint64_t mask[], const int32_t repeatTime,                          \
+                     const int32_t srcRepStride, bool calIndex = false) {                                              \
+        SetVectorMask<T>(mask[1], mask[0]);                                                                            \
+        acl_emu_reduce_repeats<T, KIND>(dst, src, repeatTime, srcRepStride, calIndex, #NAME);                          \
+    }                                                                                                                  \
+    template <typename T>                                                                                              \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src,                                             \
+                     const LocalTensor<T> &, const int32_t mask, const int32_t repeatTime,                             \
+                     const int32_t srcRepStride, bool calIndex = false) {                                              \
+        SetVectorMask<T>(mask);                                                                                        \
+        acl_emu_reduce_repeats<T, KIND>(dst, src, repeatTime, srcRepStride, calIndex, #NAME);                          \
     }
 ACL_EMU_REDUCE(ReduceMax, 1)
 ACL_EMU_REDUCE(ReduceMin, 2)
 #undef ACL_EMU_REDUCE
 
-template <typename T> ACL_EMU_UB_ONLY inline void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src,
-                                            const LocalTensor<T> &, const uint64_t mask[], const int32_t repeatTime,
-                                            const int32_t srcRepStride) {
+template <typename T>
+ACL_EMU_UB_ONLY
+inline void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                      const LocalTensor<T> &, const uint64_t mask[], const int32_t repeatTime,
+                      const int32_t srcRepStride) {
     SetVectorMask<T>(mask[1], mask[0]);
     acl_emu_reduce_repeats<T, 0>(dst, src, repeatTime, srcRepStride, false, "ReduceSum");
 }
-template <typename T> ACL_EMU_UB_ONLY inline void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src,
-                                            const LocalTensor<T> &, const int32_t mask, const int32_t repeatTime,
-                                            const int32_t srcRepStride) {
+template <typename T>
+ACL_EMU_UB_ONLY
+inline void ReduceSum(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                      const LocalTensor<T> &, const int32_t mask, const int32_t repeatTime,
+                      const int32_t srcRepStride) {
     SetVectorMask<T>(mask);
     acl_emu_reduce_repeats<T, 0>(dst, src, repeatTime, srcRepStride, false, "ReduceSum");
 }
@@ -187,11 +208,13 @@ enum class ReduceType { SUM, MAX, MIN };
  * pair of T (the index in the value's bits) at 2 * r * dstRepStride; ORDER_ONLY_INDEX a uint32_t index at
  * r * dstRepStride uint32_t (asc-devkit docs: ReduceRepeat, table 3). A repeat the mask leaves empty writes
  * nothing. */
-template <typename T, ReduceType type> ACL_EMU_UB_ONLY inline void acl_emu_reduce_each(const LocalTensor<T> &dst,
-                                                                       const LocalTensor<T> &src, int32_t repeatTime,
-                                                                       int32_t dstRepStride, int32_t srcBlkStride,
-                                                                       int32_t srcRepStride, ReduceOrder order,
-                                                                       const char *what) {
+template <typename T, ReduceType type>
+ACL_EMU_UB_ONLY
+inline void acl_emu_reduce_each(const LocalTensor<T> &dst,
+                                const LocalTensor<T> &src, int32_t repeatTime,
+                                int32_t dstRepStride, int32_t srcBlkStride,
+                                int32_t srcRepStride, ReduceOrder order,
+                                const char *what) {
     using R = acl_emu_repeats<T>;
     using W = typename acl_emu_wide<T>::type;
     if (repeatTime < 0 || dstRepStride < 0 || srcBlkStride < 0 || srcRepStride < 0)
@@ -243,20 +266,22 @@ template <typename T, ReduceType type> ACL_EMU_UB_ONLY inline void acl_emu_reduc
     }
 }
 
-#define ACL_EMU_WHOLE(NAME, TYPE, ORDER_PARAM, ORDER)                                                             \
-    template <typename T, bool isSetMask = true>                                                                   \
-    ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[],                 \
-                     const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,            \
-                     const int32_t srcRepStride ORDER_PARAM) {                                                     \
-        acl_emu_set_mask<T, isSetMask>(mask);                                                                      \
-        acl_emu_reduce_each<T, TYPE>(dst, src, repeatTime, dstRepStride, srcBlkStride, srcRepStride, ORDER, #NAME); \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t mask,                    \
-                     const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,            \
-                     const int32_t srcRepStride ORDER_PARAM) {                                                     \
-        acl_emu_set_mask<T, isSetMask>((uint64_t)(mask < 0 ? 0 : mask));                                          \
-        acl_emu_reduce_each<T, TYPE>(dst, src, repeatTime, dstRepStride, srcBlkStride, srcRepStride, ORDER, #NAME); \
+#define ACL_EMU_WHOLE(NAME, TYPE, ORDER_PARAM, ORDER)                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[],                      \
+                     const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,                 \
+                     const int32_t srcRepStride ORDER_PARAM) {                                                         \
+        acl_emu_set_mask<T, isSetMask>(mask);                                                                          \
+        acl_emu_reduce_each<T, TYPE>(dst, src, repeatTime, dstRepStride, srcBlkStride, srcRepStride, ORDER, #NAME);    \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const int32_t mask,                         \
+                     const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,                 \
+                     const int32_t srcRepStride ORDER_PARAM) {                                                         \
+        acl_emu_set_mask<T, isSetMask>((uint64_t)(mask < 0 ? 0 : mask));                                               \
+        acl_emu_reduce_each<T, TYPE>(dst, src, repeatTime, dstRepStride, srcBlkStride, srcRepStride, ORDER, #NAME);    \
     }
 #define ACL_EMU_ORDER , ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX
 ACL_EMU_WHOLE(WholeReduceSum, ReduceType::SUM, , ReduceOrder::ORDER_ONLY_VALUE)
@@ -267,7 +292,8 @@ ACL_EMU_WHOLE(WholeReduceMin, ReduceType::MIN, ACL_EMU_ORDER, order)
 
 /* ReduceRepeat<ReduceType::SUM / MAX / MIN>: WholeReduce* by its current name. */
 template <ReduceType type, typename T, typename U = T, bool isSetMask = true>
-ACL_EMU_UB_ONLY inline void ReduceRepeat(const LocalTensor<T> &dst, const LocalTensor<U> &src, const uint64_t mask[],
+ACL_EMU_UB_ONLY
+inline void ReduceRepeat(const LocalTensor<T> &dst, const LocalTensor<U> &src, const uint64_t mask[],
                          const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
                          const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {
     static_assert(std::is_same<T, U>::value, "ReduceRepeat from one type into another is not emulated");
@@ -276,7 +302,8 @@ ACL_EMU_UB_ONLY inline void ReduceRepeat(const LocalTensor<T> &dst, const LocalT
                                  "ReduceRepeat");
 }
 template <ReduceType type, typename T, typename U = T, bool isSetMask = true>
-ACL_EMU_UB_ONLY inline void ReduceRepeat(const LocalTensor<T> &dst, const LocalTensor<U> &src, const int32_t mask,
+ACL_EMU_UB_ONLY
+inline void ReduceRepeat(const LocalTensor<T> &dst, const LocalTensor<U> &src, const int32_t mask,
                          const int32_t repeatTime, const int32_t dstRepStride, const int32_t srcBlkStride,
                          const int32_t srcRepStride, ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX) {
     static_assert(std::is_same<T, U>::value, "ReduceRepeat from one type into another is not emulated");
@@ -306,9 +333,11 @@ constexpr GatherMaskMode defaultGatherMaskMode = GatherMaskMode::VERSION_V2;
  * the repeat's start, r * src1RepeatStride blocks into src1Pattern; a fixed one (1-7) is the same for every
  * repeat. The kept elements go to dst one after another; rsvdCnt is how many. The core is in Normal mode
  * after, its mask register {0, mask} (asc-devkit's GatherMaskImpl sets it so in either mode). */
-template <typename T, typename P> ACL_EMU_UB_ONLY inline void acl_emu_gather_mask(const LocalTensor<T> &dst, const LocalTensor<T> &src0,
-                                                                  P pattern, bool reduceMode, uint32_t mask,
-                                                                  const GatherMaskParams &p, uint64_t &rsvdCnt) {
+template <typename T, typename P>
+ACL_EMU_UB_ONLY
+inline void acl_emu_gather_mask(const LocalTensor<T> &dst, const LocalTensor<T> &src0,
+                                P pattern, bool reduceMode, uint32_t mask,
+                                const GatherMaskParams &p, uint64_t &rsvdCnt) {
     static_assert(sizeof(T) == 2 || sizeof(T) == 4, "GatherMask takes 16- or 32-bit elements");
     constexpr uint32_t PB = ONE_BLK_SIZE / sizeof(T), E = ONE_REPEAT_BYTE_SIZE / sizeof(T);
     uint32_t width = reduceMode ? mask : E;
@@ -345,7 +374,8 @@ template <typename T, typename P> ACL_EMU_UB_ONLY inline void acl_emu_gather_mas
 }
 
 template <typename T, typename U, GatherMaskMode mode = defaultGatherMaskMode>
-ACL_EMU_UB_ONLY inline void GatherMask(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<U> &src1Pattern,
+ACL_EMU_UB_ONLY
+inline void GatherMask(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<U> &src1Pattern,
                        const bool reduceMode, const uint32_t mask, const GatherMaskParams &params,
                        uint64_t &rsvdCnt) {
     static_assert(std::is_same<U, uint16_t>::value || std::is_same<U, uint32_t>::value,
@@ -363,7 +393,8 @@ ACL_EMU_UB_ONLY inline void GatherMask(const LocalTensor<T> &dst, const LocalTen
 }
 
 template <typename T, GatherMaskMode mode = defaultGatherMaskMode>
-ACL_EMU_UB_ONLY inline void GatherMask(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const uint8_t src1Pattern,
+ACL_EMU_UB_ONLY
+inline void GatherMask(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const uint8_t src1Pattern,
                        const bool reduceMode, const uint32_t mask, const GatherMaskParams &params,
                        uint64_t &rsvdCnt) {
     if (src1Pattern < 1 || src1Pattern > 7)
@@ -378,7 +409,8 @@ ACL_EMU_UB_ONLY inline void GatherMask(const LocalTensor<T> &dst, const LocalTen
     }, reduceMode, mask, params, rsvdCnt);
 }
 
-ACL_EMU_UB_ONLY inline int64_t GetGatherMaskRemainCount() { return acl_emu_current_block.kept; }
+ACL_EMU_UB_ONLY
+inline int64_t GetGatherMaskRemainCount() { return acl_emu_current_block.kept; }
 
 }  // namespace AscendC
 

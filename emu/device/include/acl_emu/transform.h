@@ -9,7 +9,8 @@
 namespace AscendC {
 
 template <typename T, int32_t dim, int32_t axis, bool isReuseSource = false>
-ACL_EMU_UB_ONLY inline void Broadcast(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t dstShape[dim],
+ACL_EMU_UB_ONLY
+inline void Broadcast(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t dstShape[dim],
                       const uint32_t srcShape[dim]) {
     static_assert(dim == 1 || dim == 2, "Broadcast of 1 or 2 dimensions");
     static_assert(axis == 0 || axis == 1, "Broadcast along axis 0 or 1");
@@ -33,7 +34,8 @@ ACL_EMU_UB_ONLY inline void Broadcast(const LocalTensor<T> &dst, const LocalTens
 
 /* With the caller's temporary buffer: the same (the emulator needs none). */
 template <typename T, int32_t dim, int32_t axis, bool isReuseSource = false>
-ACL_EMU_UB_ONLY inline void Broadcast(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t dstShape[dim],
+ACL_EMU_UB_ONLY
+inline void Broadcast(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint32_t dstShape[dim],
                       const uint32_t srcShape[dim], LocalTensor<uint8_t> &) {
     Broadcast<T, dim, axis, isReuseSource>(dst, src, dstShape, srcShape);
 }

@@ -29,7 +29,8 @@ template <typename T> struct acl_emu_wide { using type = T; };
 template <> struct acl_emu_wide<half> { using type = float; };
 template <> struct acl_emu_wide<bfloat16_t> { using type = float; };
 
-template <typename W> ACL_EMU_UB_ONLY inline W acl_emu_abs(W x) {
+template <typename W>
+ACL_EMU_UB_ONLY inline W acl_emu_abs(W x) {
     if constexpr (std::is_floating_point<W>::value)
         return std::fabs(x);
     else
@@ -38,7 +39,8 @@ template <typename W> ACL_EMU_UB_ONLY inline W acl_emu_abs(W x) {
 
 /* A count form: `count` elements into dst, counted as the block's vector work; the core left in Normal mode
  * with every element in the mask. */
-template <typename T> ACL_EMU_UB_ONLY inline void acl_emu_vector(const LocalTensor<T> &dst, uint32_t count, const char *what) {
+template <typename T>
+ACL_EMU_UB_ONLY inline void acl_emu_vector(const LocalTensor<T> &dst, uint32_t count, const char *what) {
     if (count > dst.GetSize())
         acl_emu_fail("%s of %u elements into a LocalTensor of %u", what, count, dst.GetSize());
     acl_emu_core &core = acl_emu_current_block;
@@ -80,11 +82,13 @@ struct UnaryRepeatParams {
 };
 
 /* The mask forms set the register before they run (isSetMask): bits, or a count of leading elements. */
-template <typename T, bool isSetMask> ACL_EMU_UB_ONLY inline void acl_emu_set_mask(const uint64_t mask[]) {
+template <typename T, bool isSetMask>
+ACL_EMU_UB_ONLY inline void acl_emu_set_mask(const uint64_t mask[]) {
     if (isSetMask)
         SetVectorMask<T>(mask[1], mask[0]);
 }
-template <typename T, bool isSetMask> ACL_EMU_UB_ONLY inline void acl_emu_set_mask(uint64_t mask) {
+template <typename T, bool isSetMask>
+ACL_EMU_UB_ONLY inline void acl_emu_set_mask(uint64_t mask) {
     if (isSetMask)
         SetVectorMask<T>((int32_t)(mask > 256 ? 256 : mask));
 }
@@ -140,13 +144,16 @@ template <typename T> struct acl_emu_repeats {
     }
 };
 
-template <typename T> ACL_EMU_UB_ONLY inline T &acl_emu_elem(const LocalTensor<T> &t, uint64_t byte_offset) {
+template <typename T>
+ACL_EMU_UB_ONLY inline T &acl_emu_elem(const LocalTensor<T> &t, uint64_t byte_offset) {
     return *reinterpret_cast<T *>(reinterpret_cast<unsigned char *>(t.GetPhyAddr()) + byte_offset);
 }
 
-template <typename T, typename F> ACL_EMU_UB_ONLY inline void acl_emu_binary(const LocalTensor<T> &dst, const LocalTensor<T> &a,
-                                                             const LocalTensor<T> &b, uint8_t repeatTime,
-                                                             const BinaryRepeatParams &p, F f, const char *what) {
+template <typename T, typename F>
+ACL_EMU_UB_ONLY
+inline void acl_emu_binary(const LocalTensor<T> &dst, const LocalTensor<T> &a,
+                           const LocalTensor<T> &b, uint8_t repeatTime,
+                           const BinaryRepeatParams &p, F f, const char *what) {
     using R = acl_emu_repeats<T>;
     using W = typename acl_emu_wide<T>::type;
     R rp(repeatTime, what);
@@ -160,9 +167,11 @@ template <typename T, typename F> ACL_EMU_UB_ONLY inline void acl_emu_binary(con
     });
 }
 
-template <typename T, typename F> ACL_EMU_UB_ONLY inline void acl_emu_unary(const LocalTensor<T> &dst, const LocalTensor<T> &src,
-                                                            uint8_t repeatTime, const UnaryRepeatParams &p, F f,
-                                                            const char *what) {
+template <typename T, typename F>
+ACL_EMU_UB_ONLY
+inline void acl_emu_unary(const LocalTensor<T> &dst, const LocalTensor<T> &src,
+                          uint8_t repeatTime, const UnaryRepeatParams &p, F f,
+                          const char *what) {
     using R = acl_emu_repeats<T>;
     using W = typename acl_emu_wide<T>::type;
     R rp(repeatTime, what);
@@ -175,34 +184,40 @@ template <typename T, typename F> ACL_EMU_UB_ONLY inline void acl_emu_unary(cons
 }
 
 /* -- binary: dst = src0 op src1 ----------------------------------------------------------------------------- */
-#define ACL_EMU_BINARY(NAME, EXPR)                                                                              \
-    template <typename T> ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0,                 \
-                                           const LocalTensor<T> &src1, const int32_t &count) {                    \
-        using W = typename acl_emu_wide<T>::type;                                                                  \
-        acl_emu_vector(dst, (uint32_t)count, #NAME);                                                               \
-        if ((uint32_t)count > src0.GetSize() || (uint32_t)count > src1.GetSize())                                  \
-            acl_emu_fail(#NAME " of %d elements from LocalTensors of %u and %u", count, src0.GetSize(),          \
-                         src1.GetSize());                                                                          \
-        T *d = dst.GetPhyAddr();                                                                                   \
-        const T *a = src0.GetPhyAddr(), *b = src1.GetPhyAddr();                                                    \
-        for (int32_t i = 0, n = count; i < n; i++) { /* (n: count may alias what d points to) */                   \
-            W x = (W)a[i], y = (W)b[i];                                                                            \
-            d[i] = (T)(EXPR);                                                                                      \
-        }                                                                                                          \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,           \
-                     const uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams &params) {          \
-        using W = typename acl_emu_wide<T>::type;                                                                  \
-        acl_emu_set_mask<T, isSetMask>(mask);                                                                      \
-        acl_emu_binary(dst, src0, src1, repeatTime, params, [](W x, W y) ACL_EMU_UB_ONLY { return (W)(EXPR); }, #NAME);           \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,           \
-                     uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams &params) {                  \
-        using W = typename acl_emu_wide<T>::type;                                                                  \
-        acl_emu_set_mask<T, isSetMask>(mask);                                                                      \
-        acl_emu_binary(dst, src0, src1, repeatTime, params, [](W x, W y) ACL_EMU_UB_ONLY { return (W)(EXPR); }, #NAME);           \
+#define ACL_EMU_BINARY(NAME, EXPR)                                                                                     \
+    template <typename T>                                                                                              \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0,                                            \
+                     const LocalTensor<T> &src1, const int32_t &count) {                                               \
+        using W = typename acl_emu_wide<T>::type;                                                                      \
+        acl_emu_vector(dst, (uint32_t)count, #NAME);                                                                   \
+        if ((uint32_t)count > src0.GetSize() || (uint32_t)count > src1.GetSize())                                      \
+            acl_emu_fail(#NAME " of %d elements from LocalTensors of %u and %u", count, src0.GetSize(),                \
+                         src1.GetSize());                                                                              \
+        T *d = dst.GetPhyAddr();                                                                                       \
+        const T *a = src0.GetPhyAddr(), *b = src1.GetPhyAddr();                                                        \
+        for (int32_t i = 0, n = count; i < n; i++) { /* (n: count may alias what d points to) */                       \
+            W x = (W)a[i], y = (W)b[i];                                                                                \
+            d[i] = (T)(EXPR);                                                                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,                \
+                     const uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams &params) {              \
+        using W = typename acl_emu_wide<T>::type;                                                                      \
+        acl_emu_set_mask<T, isSetMask>(mask);                                                                          \
+        acl_emu_binary(dst, src0, src1, repeatTime, params,                                                            \
+                       [](W x, W y) ACL_EMU_UB_ONLY { return (W)(EXPR); }, #NAME);                                     \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src0, const LocalTensor<T> &src1,                \
+                     uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams &params) {                      \
+        using W = typename acl_emu_wide<T>::type;                                                                      \
+        acl_emu_set_mask<T, isSetMask>(mask);                                                                          \
+        acl_emu_binary(dst, src0, src1, repeatTime, params,                                                            \
+                       [](W x, W y) ACL_EMU_UB_ONLY { return (W)(EXPR); }, #NAME);                                     \
     }
 ACL_EMU_BINARY(Add, x + y)
 ACL_EMU_BINARY(Sub, x - y)
@@ -213,36 +228,40 @@ ACL_EMU_BINARY(Min, x < y ? x : y)
 #undef ACL_EMU_BINARY
 
 /* -- with a scalar: dst = src op scalar (the scalar in T first, as the device holds it) ---------------------- */
-#define ACL_EMU_SCALAR(NAME, EXPR)                                                                              \
-    template <typename T, typename S> ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src,      \
-                                                       const S &scalar, const int32_t &count) {                   \
-        using W = typename acl_emu_wide<T>::type;                                                                  \
-        acl_emu_vector(dst, (uint32_t)count, #NAME);                                                               \
-        if ((uint32_t)count > src.GetSize())                                                                       \
-            acl_emu_fail(#NAME " of %d elements from a LocalTensor of %u", count, src.GetSize());                \
-        T *d = dst.GetPhyAddr();                                                                                   \
-        const T *a = src.GetPhyAddr();                                                                             \
-        W y = (W)(T)scalar;                                                                                        \
-        for (int32_t i = 0, n = count; i < n; i++) { /* (n: count may alias what d points to) */                   \
-            W x = (W)a[i];                                                                                         \
-            d[i] = (T)(EXPR);                                                                                      \
-        }                                                                                                          \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true, typename S>                                                       \
-    ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const S &scalar, const uint64_t mask[], \
-                     const uint8_t repeatTime, const UnaryRepeatParams &params) {                                  \
-        using W = typename acl_emu_wide<T>::type;                                                                  \
-        W y = (W)(T)scalar;                                                                                        \
-        acl_emu_set_mask<T, isSetMask>(mask);                                                                      \
-        acl_emu_unary(dst, src, repeatTime, params, [y](W x) { return (W)(EXPR); }, #NAME);                       \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true, typename S>                                                       \
-    ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const S &scalar, uint64_t mask,         \
-                     const uint8_t repeatTime, const UnaryRepeatParams &params) {                                  \
-        using W = typename acl_emu_wide<T>::type;                                                                  \
-        W y = (W)(T)scalar;                                                                                        \
-        acl_emu_set_mask<T, isSetMask>(mask);                                                                      \
-        acl_emu_unary(dst, src, repeatTime, params, [y](W x) { return (W)(EXPR); }, #NAME);                       \
+#define ACL_EMU_SCALAR(NAME, EXPR)                                                                                     \
+    template <typename T, typename S>                                                                                  \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src,                                             \
+                     const S &scalar, const int32_t &count) {                                                          \
+        using W = typename acl_emu_wide<T>::type;                                                                      \
+        acl_emu_vector(dst, (uint32_t)count, #NAME);                                                                   \
+        if ((uint32_t)count > src.GetSize())                                                                           \
+            acl_emu_fail(#NAME " of %d elements from a LocalTensor of %u", count, src.GetSize());                      \
+        T *d = dst.GetPhyAddr();                                                                                       \
+        const T *a = src.GetPhyAddr();                                                                                 \
+        W y = (W)(T)scalar;                                                                                            \
+        for (int32_t i = 0, n = count; i < n; i++) { /* (n: count may alias what d points to) */                       \
+            W x = (W)a[i];                                                                                             \
+            d[i] = (T)(EXPR);                                                                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true, typename S>                                                           \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const S &scalar, const uint64_t mask[],     \
+                     const uint8_t repeatTime, const UnaryRepeatParams &params) {                                      \
+        using W = typename acl_emu_wide<T>::type;                                                                      \
+        W y = (W)(T)scalar;                                                                                            \
+        acl_emu_set_mask<T, isSetMask>(mask);                                                                          \
+        acl_emu_unary(dst, src, repeatTime, params, [y](W x) { return (W)(EXPR); }, #NAME);                            \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true, typename S>                                                           \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const S &scalar, uint64_t mask,             \
+                     const uint8_t repeatTime, const UnaryRepeatParams &params) {                                      \
+        using W = typename acl_emu_wide<T>::type;                                                                      \
+        W y = (W)(T)scalar;                                                                                            \
+        acl_emu_set_mask<T, isSetMask>(mask);                                                                          \
+        acl_emu_unary(dst, src, repeatTime, params, [y](W x) { return (W)(EXPR); }, #NAME);                            \
     }
 ACL_EMU_SCALAR(Adds, x + y)
 ACL_EMU_SCALAR(Muls, x * y)
@@ -251,33 +270,37 @@ ACL_EMU_SCALAR(Mins, x < y ? x : y)
 #undef ACL_EMU_SCALAR
 
 /* -- unary: dst = f(src) ------------------------------------------------------------------------------------ */
-#define ACL_EMU_UNARY(NAME, EXPR)                                                                               \
-    template <typename T> ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src,                  \
-                                           const int32_t &count) {                                                 \
-        using W = typename acl_emu_wide<T>::type;                                                                  \
-        acl_emu_vector(dst, (uint32_t)count, #NAME);                                                               \
-        if ((uint32_t)count > src.GetSize())                                                                       \
-            acl_emu_fail(#NAME " of %d elements from a LocalTensor of %u", count, src.GetSize());                \
-        T *d = dst.GetPhyAddr();                                                                                   \
-        const T *a = src.GetPhyAddr();                                                                             \
-        for (int32_t i = 0, n = count; i < n; i++) { /* (n: count may alias what d points to) */                   \
-            W x = (W)a[i];                                                                                         \
-            d[i] = (T)(EXPR);                                                                                      \
-        }                                                                                                          \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[],                 \
-                     const uint8_t repeatTime, const UnaryRepeatParams &params) {                                  \
-        using W = typename acl_emu_wide<T>::type;                                                                  \
-        acl_emu_set_mask<T, isSetMask>(mask);                                                                      \
-        acl_emu_unary(dst, src, repeatTime, params, [](W x) ACL_EMU_UB_ONLY { return (W)(EXPR); }, #NAME);                        \
-    }                                                                                                              \
-    template <typename T, bool isSetMask = true>                                                                   \
-    ACL_EMU_UB_ONLY inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, uint64_t mask,                         \
-                     const uint8_t repeatTime, const UnaryRepeatParams &params) {                                  \
-        using W = typename acl_emu_wide<T>::type;                                                                  \
-        acl_emu_set_mask<T, isSetMask>(mask);                                                                      \
-        acl_emu_unary(dst, src, repeatTime, params, [](W x) ACL_EMU_UB_ONLY { return (W)(EXPR); }, #NAME);                        \
+#define ACL_EMU_UNARY(NAME, EXPR)                                                                                      \
+    template <typename T>                                                                                              \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src,                                             \
+                     const int32_t &count) {                                                                           \
+        using W = typename acl_emu_wide<T>::type;                                                                      \
+        acl_emu_vector(dst, (uint32_t)count, #NAME);                                                                   \
+        if ((uint32_t)count > src.GetSize())                                                                           \
+            acl_emu_fail(#NAME " of %d elements from a LocalTensor of %u", count, src.GetSize());                      \
+        T *d = dst.GetPhyAddr();                                                                                       \
+        const T *a = src.GetPhyAddr();                                                                                 \
+        for (int32_t i = 0, n = count; i < n; i++) { /* (n: count may alias what d points to) */                       \
+            W x = (W)a[i];                                                                                             \
+            d[i] = (T)(EXPR);                                                                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, const uint64_t mask[],                      \
+                     const uint8_t repeatTime, const UnaryRepeatParams &params) {                                      \
+        using W = typename acl_emu_wide<T>::type;                                                                      \
+        acl_emu_set_mask<T, isSetMask>(mask);                                                                          \
+        acl_emu_unary(dst, src, repeatTime, params, [](W x) ACL_EMU_UB_ONLY { return (W)(EXPR); }, #NAME);             \
+    }                                                                                                                  \
+    template <typename T, bool isSetMask = true>                                                                       \
+    ACL_EMU_UB_ONLY                                                                                                    \
+    inline void NAME(const LocalTensor<T> &dst, const LocalTensor<T> &src, uint64_t mask,                              \
+                     const uint8_t repeatTime, const UnaryRepeatParams &params) {                                      \
+        using W = typename acl_emu_wide<T>::type;                                                                      \
+        acl_emu_set_mask<T, isSetMask>(mask);                                                                          \
+        acl_emu_unary(dst, src, repeatTime, params, [](W x) ACL_EMU_UB_ONLY { return (W)(EXPR); }, #NAME);             \
     }
 ACL_EMU_UNARY(Abs, acl_emu_abs(x))
 ACL_EMU_UNARY(Exp, (W)std::exp((double)x))
@@ -288,31 +311,39 @@ ACL_EMU_UNARY(Reciprocal, (W)1 / x)
 #undef ACL_EMU_UNARY
 
 /* -- Duplicate: the scalar into dst's elements ------------------------------------------------------------- */
-template <typename T, typename S> ACL_EMU_UB_ONLY inline void Duplicate(const LocalTensor<T> &dst, const S &scalar,
-                                                        const int32_t &count) {
+template <typename T, typename S>
+ACL_EMU_UB_ONLY
+inline void Duplicate(const LocalTensor<T> &dst, const S &scalar,
+                      const int32_t &count) {
     acl_emu_vector(dst, (uint32_t)count, "Duplicate");
     T v = (T)scalar;
     for (int32_t i = 0, n = count; i < n; i++)
         dst.GetPhyAddr()[i] = v;
 }
 
-template <typename T> ACL_EMU_UB_ONLY inline void acl_emu_duplicate(const LocalTensor<T> &dst, T v, uint8_t repeatTime,
-                                                    uint16_t dstBlockStride, uint8_t dstRepeatStride) {
+template <typename T>
+ACL_EMU_UB_ONLY
+inline void acl_emu_duplicate(const LocalTensor<T> &dst, T v, uint8_t repeatTime,
+                              uint16_t dstBlockStride, uint8_t dstRepeatStride) {
     using R = acl_emu_repeats<T>;
     R rp(repeatTime, "Duplicate");
     rp.check(dst.GetPhyAddr(), dstBlockStride, dstRepeatStride, "Duplicate");
-    rp.each([&](uint64_t r, uint32_t k) ACL_EMU_UB_ONLY { acl_emu_elem(dst, R::at(r, k, dstBlockStride, dstRepeatStride)) = v; });
+    rp.each([&](uint64_t r, uint32_t k) ACL_EMU_UB_ONLY {
+        acl_emu_elem(dst, R::at(r, k, dstBlockStride, dstRepeatStride)) = v;
+    });
 }
 
 template <typename T, bool isSetMask = true, typename S>
-ACL_EMU_UB_ONLY inline void Duplicate(const LocalTensor<T> &dst, const S &scalar, const uint64_t mask[], const uint8_t repeatTime,
+ACL_EMU_UB_ONLY
+inline void Duplicate(const LocalTensor<T> &dst, const S &scalar, const uint64_t mask[], const uint8_t repeatTime,
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride) {
     acl_emu_set_mask<T, isSetMask>(mask);
     acl_emu_duplicate(dst, (T)scalar, repeatTime, dstBlockStride, dstRepeatStride);
 }
 
 template <typename T, bool isSetMask = true, typename S>
-ACL_EMU_UB_ONLY inline void Duplicate(const LocalTensor<T> &dst, const S &scalar, uint64_t mask, const uint8_t repeatTime,
+ACL_EMU_UB_ONLY
+inline void Duplicate(const LocalTensor<T> &dst, const S &scalar, uint64_t mask, const uint8_t repeatTime,
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride) {
     acl_emu_set_mask<T, isSetMask>(mask);
     acl_emu_duplicate(dst, (T)scalar, repeatTime, dstBlockStride, dstRepeatStride);
@@ -327,7 +358,8 @@ template <> struct acl_emu_bits<bfloat16_t> { using type = uint16_t; };
 template <> struct acl_emu_bits<float> { using type = uint32_t; };
 
 /* The representable value next to `x` away from or towards zero (`up`: larger magnitude), in T's own bits. */
-template <typename T> ACL_EMU_UB_ONLY inline T acl_emu_step(T x, bool up) {
+template <typename T>
+ACL_EMU_UB_ONLY inline T acl_emu_step(T x, bool up) {
     typename acl_emu_bits<T>::type b;
     std::memcpy(&b, &x, sizeof b);
     b = up ? b + 1 : b - 1;
@@ -336,7 +368,8 @@ template <typename T> ACL_EMU_UB_ONLY inline T acl_emu_step(T x, bool up) {
 }
 
 /* `v` in a floating type T, rounded as `mode` says (CAST_NONE and CAST_RINT: to nearest, ties to even). */
-template <typename T> ACL_EMU_UB_ONLY inline T acl_emu_round_float(double v, RoundMode mode) {
+template <typename T>
+ACL_EMU_UB_ONLY inline T acl_emu_round_float(double v, RoundMode mode) {
     T near = (T)(float)v;
     if (std::isnan(v) || (double)(float)near == v || mode == RoundMode::CAST_NONE || mode == RoundMode::CAST_RINT)
         return near;
@@ -363,7 +396,8 @@ template <typename T> ACL_EMU_UB_ONLY inline T acl_emu_round_float(double v, Rou
     }
 }
 
-template <typename D> ACL_EMU_UB_ONLY inline D acl_emu_round(double v, RoundMode mode) {
+template <typename D>
+ACL_EMU_UB_ONLY inline D acl_emu_round(double v, RoundMode mode) {
     if constexpr (std::is_integral<D>::value) {
         double r = mode == RoundMode::CAST_FLOOR ? std::floor(v) : mode == RoundMode::CAST_CEIL ? std::ceil(v)
                  : mode == RoundMode::CAST_TRUNC ? std::trunc(v) : mode == RoundMode::CAST_ROUND ? std::round(v)
@@ -379,8 +413,10 @@ template <typename D> ACL_EMU_UB_ONLY inline D acl_emu_round(double v, RoundMode
     }
 }
 
-template <typename D, typename S> ACL_EMU_UB_ONLY inline void Cast(const LocalTensor<D> &dst, const LocalTensor<S> &src,
-                                                   const RoundMode &mode, const uint32_t count) {
+template <typename D, typename S>
+ACL_EMU_UB_ONLY
+inline void Cast(const LocalTensor<D> &dst, const LocalTensor<S> &src,
+                 const RoundMode &mode, const uint32_t count) {
     acl_emu_vector(dst, count, "Cast");
     if (count > src.GetSize())
         acl_emu_fail("Cast of %u elements from a LocalTensor of %u", count, src.GetSize());
