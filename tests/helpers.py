@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from emu import AclError
+import emu
+from emu import AclError, modeldecl
 
 D2H = 2
 
@@ -61,3 +63,19 @@ def device(rt, n: int, fill: int = OLD) -> int:
     d = rt.malloc(n, NORMAL_ONLY)
     rt.memset(d, n, fill, n)
     return d
+
+
+@pytest.fixture
+def no_declared_models(monkeypatch):
+    """No models declared by $ACL_EMU_MODELS, and none kept after the test (emu.modeldecl)."""
+    monkeypatch.delenv(modeldecl.MODELS_ENV, raising=False)
+    yield
+    modeldecl.forget_models()
+
+
+def acl_on(product: str = "910B"):
+    """pyACL on a fresh functional runtime of `product`, initialised, device 0 set."""
+    emu.configure(product, functional=True)
+    import emu.acl as acl
+    assert acl.init() == 0 and acl.rt.set_device(0) == 0
+    return acl

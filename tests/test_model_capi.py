@@ -19,11 +19,13 @@ from pathlib import Path
 import pytest
 
 from emu import modeldecl
+from helpers import no_declared_models
 from emu.capi import commands
 
 CC = shutil.which(os.environ.get("CC", "cc")) and shutil.which(os.environ.get("CXX", "c++"))
-pytestmark = pytest.mark.skipif(not CC or not sysconfig.get_config_var("Py_ENABLE_SHARED"),
-                                reason="needs a C and a C++ compiler and a shared libpython")
+pytestmark = [pytest.mark.skipif(not CC or not sysconfig.get_config_var("Py_ENABLE_SHARED"),
+                                 reason="needs a C and a C++ compiler and a shared libpython"),
+              pytest.mark.usefixtures(no_declared_models.__name__)]
 
 CHECKS = r'''
 #include <stdio.h>
@@ -239,13 +241,6 @@ name = "b"
 dtype = "float32"
 shape = [4]
 """
-
-
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch):
-    monkeypatch.delenv(modeldecl.MODELS_ENV, raising=False)
-    yield
-    modeldecl.forget_models()
 
 
 def _env(extra: dict | None = None) -> dict:

@@ -26,6 +26,7 @@ import pytest
 
 import emu
 from emu import modeldecl
+from helpers import acl_on, no_declared_models
 
 STATIC = {"name": "static",
           "input": [{"name": "x", "dtype": "float32", "shape": [4, 8]}],
@@ -60,18 +61,7 @@ MODEL_CONTEXT = 107004
 STREAM_CONTEXT = 107003
 
 
-@pytest.fixture(autouse=True)
-def _forget(monkeypatch):
-    monkeypatch.delenv(modeldecl.MODELS_ENV, raising=False)
-    yield
-    modeldecl.forget_models()
-
-
-def setup(product="910B"):
-    emu.configure(product, functional=True)
-    import emu.acl as acl
-    assert acl.init() == 0 and acl.rt.set_device(0) == 0
-    return acl
+pytestmark = pytest.mark.usefixtures(no_declared_models.__name__)
 
 
 def load(acl, tmp_path, decl) -> int:
@@ -119,7 +109,7 @@ def test_buffer_counts_other_than_the_models_are_ge_failure_500002_not_145000(tm
     pkg_inc/common/checker.h GE_ASSERT returns ::ErrorResult(), whose ge::Status is ge::PARAM_INVALID, a code
     outside the GE and runtime ranges error_codes_inner.h ACL_GET_ERRCODE_GE passes on, so model.cpp ModelExecute
     returns ACL_ERROR_GE_FAILURE. (tests/test_inference.py said 145000 before this audit.)"""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, STATIC)
     ins = {"an input more": (128, 128), "an input fewer": (), "no input": ()}.get(case, (128,))
     outs = {"an output more": (64, 64), "an output fewer": (), "no output": ()}.get(case, (64,))
@@ -138,7 +128,7 @@ def test_the_count_is_checked_before_the_sizes_and_after_the_execution_mode(tmp_
     UpdateAllNodeArgs checks the counts before ConstructZeroCopyIoActiveBaseAddrs checks each buffer's size
     (CheckUserAndModelSize). All three are 500002; the message tells which fired. InitModelStream records the
     mode before the counts are checked: a refused execution still fixes it."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, STATIC)
     assert acl.mdl.execute(mid, dataset(acl, 8, 8), dataset(acl, 64)) == GE_FAILURE  # too small and one too many
     assert "takes 1 inputs" in acl.get_recent_err_msg()
@@ -155,7 +145,7 @@ def test_a_destroyed_data_buffer_in_a_dataset_is_100000_before_the_model_id(tmp_
     """model.cpp ModelExecute: a blob whose dataBuf is null, in the inputs then the outputs, is 100000 before the
     graph engine looks the model up; a data buffer destroyed after it was added stands for it (on the board its
     struct is freed memory)."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, STATIC)
     ptr, _ = acl.rt.malloc(128, 0)
     buf = acl.create_data_buffer(ptr, 128)
@@ -173,7 +163,7 @@ def test_an_empty_output_buffer_beside_an_extra_one_is_100000_before_the_graph_e
     takes the model's output descriptions (GeExecutor::GetModelDescInfo) and returns ACL_ERROR_INVALID_PARAM if
     there are fewer than the dataset's buffers, before GeExecutor::ExecModel checks anything. aclmdlExecuteAsync
     has no such step: the graph engine's count check (500002) fires."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, STATIC)
     s, _ = acl.rt.create_stream()
     assert acl.mdl.execute(mid, dataset(acl, 128), dataset(acl, (0, 0), 64)) == INVALID_PARAM
@@ -188,7 +178,7 @@ def test_an_unknown_model_id_with_an_empty_output_buffer_is_100000_not_145003(tm
     """Rule: for an id no model has, GeExecutor::GetModelDescInfo fails and ModelExecute ignores it ((void)),
     so it sees no output description: an empty output buffer makes it 100000 before ModelManager::ExecuteModel
     would say 145003. Without an empty output buffer, or from aclmdlExecuteAsync, the id is 145003."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, STATIC)
     s, _ = acl.rt.create_stream()
     assert acl.mdl.execute(mid + 9, dataset(acl, 128), dataset(acl, (0, 0))) == INVALID_PARAM
@@ -202,7 +192,7 @@ def test_an_unknown_model_id_with_an_empty_output_buffer_is_100000_not_145003(tm
 def test_empty_output_buffers_get_their_memory_before_the_graph_engine_fails(tmp_path):
     """Rule: ModelExecute's aclrtMalloc of the empty output buffers comes before GeExecutor::ExecModel: a count
     the graph engine refuses (500002) leaves the buffer with memory of the output's size, the program's to free."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, BATCHED)
     out_buf = acl.create_data_buffer(0, 0)
     outs = acl.mdl.create_dataset()
@@ -218,7 +208,7 @@ def test_set_dynamic_batch_size_checks_the_buffer_length_before_the_model_id(tmp
     """Rule: model.cpp aclmdlSetDynamicBatchSizeImpl checks the dataset, the batch, the buffer and its address
     (100000), then GeExecutor::SetDynamicBatchSize checks the length (under 4 bytes: 145012) before
     GraphExecutor::GetDynamicBatchInfo looks the model up (145003), then the gear (145013)."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, BATCHED)
     short, good = dataset(acl, 128, 3), dataset(acl, 128, 8)
     assert acl.mdl.set_dynamic_batch_size(mid + 9, short, 1, 2) == INPUT_LENGTH_INVALID
@@ -231,7 +221,7 @@ def test_set_dynamic_batch_size_checks_the_buffer_length_before_the_model_id(tmp
 def test_set_dynamic_hw_size_checks_the_buffer_length_before_the_model_id(tmp_path):
     """Rule: model.cpp aclmdlSetDynamicHWSizeImpl, then GeExecutor::SetDynamicImageSize: a gear buffer under
     kDynamicImageSizeInputSize * sizeof(uint32_t) = 8 bytes is 145012 before the model is looked up (145003)."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, HW)
     assert acl.mdl.set_dynamic_hw_size(mid + 9, dataset(acl, 1536, 7), 1, 8, 8) == INPUT_LENGTH_INVALID
     assert acl.mdl.set_dynamic_hw_size(mid + 9, dataset(acl, 1536, 8), 1, 8, 8) == MODEL_ID_INVALID
@@ -246,7 +236,7 @@ def test_output_dims_are_the_largest_gears_and_input_dims_keep_their_minus_1(tmp
     the largest gear), before and after any setter or execution; aclmdlGetInputDims keeps the -1
     (DavinciModel::CreateInputDimsInfo: ATTR_MBATCH_ORIGIN_INPUT_DIMS). (The emulator gave -1 for outputs
     before this audit.)"""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, BATCHED)
     desc = desc_of(acl, mid)
     assert acl.mdl.get_output_dims(desc, 0) == ({"name": "y", "dimCount": 2, "dims": [4, 4]}, 0)
@@ -268,7 +258,7 @@ def test_current_output_dims_follow_the_last_successful_setter_not_the_last_exec
     reached GraphExecutor::SetDynamicSize recorded on the model (DavinciModel::SetDynamicSize), whichever dataset
     it set; no setter yet: the description's dims, the largest gear's (GetDims). An execution does not change
     it, nor does a setter GE refuses before SetDynamicSize. (The emulator followed the last execution before.)"""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, BATCHED)
     desc = desc_of(acl, mid)
     cur = lambda: acl.mdl.get_cur_output_dims(desc, 0)[0]["dims"]  # noqa: E731
@@ -291,7 +281,7 @@ def test_current_output_dims_after_an_nd_setter_on_a_batch_model_are_500001(tmp_
     """Rule: model_common.cpp GetCurGearIndex looks an ND gear up among the description's ND gears only; a batch
     model, which GE lets aclmdlSetInputDynamicDims set (GetCurDynamicDims follows ATC's recorded input order,
     ATTR_USER_DESIGNEATE_SHAPE_ORDER, for every model with gears), has none: ACL_ERROR_FAILURE."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, BATCHED)
     desc = desc_of(acl, mid)
     assert acl.mdl.set_input_dynamic_dims(mid, dataset(acl, 128, 8), 1, {"dimCount": 2, "dims": [2, 8]}) == 0
@@ -306,7 +296,7 @@ def test_a_failed_batch_setter_still_marks_the_dataset_dynamic(tmp_path, failure
     (SetDynamicInputDataFlag: is_dynamic_batch, the batch label of the matching gear, else gear 0), so
     DavinciModel::CheckUserAndModelSize checks no size: an input buffer far too small is accepted, and the
     execution runs at the matching gear, or the model's first."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, BATCHED)
     small = dataset(acl, 8, 3 if failure == "a short gear buffer" else 8)
     outs = dataset(acl, 64)
@@ -326,7 +316,7 @@ def test_a_failed_image_size_setter_still_marks_the_dataset_dynamic(tmp_path):
     GeExecutor::SetDynamicImageSize refuses a size the model lacks (145013); the execution then runs dynamically
     at the model's first gear (SetDynamicInputDataFlag: no gear matches, batch label 0), its small buffers
     accepted."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, HW)
     small, outs = dataset(acl, 16, 16), dataset(acl, 40)
     assert acl.mdl.execute(mid, small, outs) == GE_FAILURE
@@ -339,7 +329,7 @@ def test_a_failed_image_size_setter_still_marks_the_dataset_dynamic(tmp_path):
 def test_a_static_model_ignores_the_mark_a_failed_setter_left(tmp_path):
     """GeExecutor::ExecModel marks the execution dynamic only when the model has gears (batch_info not empty):
     on a static model the sizes are checked as ever."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, STATIC)
     small = dataset(acl, 8)
     assert acl.mdl.set_dynamic_batch_size(mid, small, 0, 2) == BATCH_SIZE_INVALID
@@ -350,7 +340,7 @@ def test_a_failed_nd_setter_clears_the_marks(tmp_path):
     """model.cpp aclmdlSetInputDynamicDimsImpl clears dynamicBatchSize, the resolution and dynamicDims before
     GeExecutor::SetDynamicDims and sets dynamicDims only once it succeeded: after a failed ND setter the dataset
     is not dynamic, and the sizes are checked again."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, BATCHED)
     small, outs = dataset(acl, 8, 8), dataset(acl, 64)
     assert acl.mdl.set_dynamic_batch_size(mid, small, 1, 2) == 0
@@ -368,7 +358,7 @@ def test_execution_in_another_context_is_107004_and_with_none_107002(tmp_path):
     range). Another device's context, a new context on the same device and a thread with none all fail; the
     model's own context runs it. (On the board a first aclmdlExecute on a thread without a context may fail
     earlier, creating the model's stream, with 500002; the emulator creates no such stream.)"""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, STATIC)
     ins, outs = dataset(acl, 128), dataset(acl, 64)
     main_ctx, _ = acl.rt.get_context()
@@ -400,7 +390,7 @@ def test_an_async_execution_checks_the_stream_handle_then_the_contexts(tmp_path)
     """rtModelExecute validates the stream object first (RT_VALIDATE_AND_UNWRAP_OBJECT: 107017), then
     ApiImpl::ModelExecute the contexts; a live stream of another context in the model's own context is refused
     as every stream of another context is (107003)."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, STATIC)
     ins, outs = dataset(acl, 128), dataset(acl, 64)
     main_ctx, _ = acl.rt.get_context()
@@ -452,7 +442,7 @@ def test_a_model_file_under_4_bytes_is_145006_even_with_a_declaration(tmp_path):
     """Rule: om2_model_executor.cc IsOm2Model(file_path) reads FILE_MAGIC_HEADER_SIZE (4) bytes of the file: a
     shorter one is ACL_ERROR_GE_EXEC_MODEL_DATA_SIZE_INVALID, whatever declaration stands in for it (a
     declaration needs no .om file at all)."""
-    acl = setup()
+    acl = acl_on()
     tiny = tmp_path / "tiny.om"
     tiny.write_bytes(b"")
     emu.declare_model(tiny, STATIC)
@@ -474,7 +464,7 @@ def test_set_input_dynamic_dims_codes_in_the_reference_order(tmp_path):
     (GetModelDescInfo), a count other than the inputs' dims or a static dim given another value 145012; a gear
     not among the model's 145013 (IsDynmaicDimsSizeMatchModel); a static model has no recorded input order, so
     any dims are a wrong count (145012)."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, DIMS)
     ins = dataset(acl, 2 * 3 * 24 * 24 * 2, 24)
     assert acl.mdl.set_input_dynamic_dims(mid, 0, 1, dims(2, 3, 24, 24)) == INVALID_PARAM
@@ -497,7 +487,7 @@ def test_set_input_dynamic_dims_writes_the_gear_and_the_execution_runs_at_it(tmp
     8 bytes each when it holds them, else 4; the dataset is marked (dynamicDims) and GeExecutor::ExecModel runs
     that gear (SetDynamicInputDataFlag): its time, the bytes it reads and writes, its sizes unchecked (a
     smaller gear's buffers); aclmdlGetCurOutputDims gives the output at that gear."""
-    acl = setup()
+    acl = acl_on()
     rt = emu.current()
     mid = load(acl, tmp_path, DIMS)
     desc = desc_of(acl, mid)
@@ -524,7 +514,7 @@ def test_a_short_gear_buffer_fails_the_nd_setter_after_the_gear_is_recorded(tmp_
     """Rule: GeExecutor::SetDynamicDims checks the buffer's length (under 4 bytes a value: 145012) after
     GraphExecutor::SetDynamicSize recorded the gear: aclmdlGetCurOutputDims follows it, and the dataset stays
     unmarked (aclmdlSetInputDynamicDimsImpl sets dynamicDims only on success)."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, DIMS)
     desc = desc_of(acl, mid)
     assert acl.mdl.set_input_dynamic_dims(mid, dataset(acl, 8, 11), 1, dims(1, 3, 24, 24)) == INPUT_LENGTH_INVALID
@@ -545,7 +535,7 @@ def test_pyacl_reads_the_dims_dict_as_pyacl_does(tmp_path, bad, error, says):
     list (else "The dims of parameter 4 is not a list."), "dimCount" items of it each an int (else "the dims of
     fourth parameter is not list of int") within an int64 (else PyLong_AsLongLong's error); "name", if given, a
     str; items past dimCount are not read."""
-    acl = setup()
+    acl = acl_on()
     mid = load(acl, tmp_path, DIMS)
     ins = dataset(acl, 8, 24)
     with pytest.raises(error, match=says):
@@ -576,7 +566,7 @@ def test_load_with_mem_takes_device_memory_only(tmp_path):
     """(emulator) aclmdlLoadFromFileWithMem / FromMemWithMem: a non-null workPtr or weightPtr must be device memory
     of the size given (100000); null pointers let the runtime allocate its own. The reference hands the pointers
     to GE unchecked (ConstructGeModelLoadArg); a model run from host memory would fault on the board."""
-    acl = setup()
+    acl = acl_on()
     path = tmp_path / "static.om"
     emu.declare_model(path, STATIC)
     host, _ = acl.rt.malloc_host(4096)

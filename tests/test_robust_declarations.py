@@ -23,6 +23,7 @@ import pytest
 
 import emu
 from emu import modeldecl
+from helpers import acl_on, no_declared_models
 from emu.capi import commands
 
 PARSE_ERROR = 145000  # ACL_ERROR_GE_PARAM_INVALID
@@ -65,18 +66,7 @@ BAD = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _clean(monkeypatch):
-    monkeypatch.delenv(modeldecl.MODELS_ENV, raising=False)
-    yield
-    modeldecl.forget_models()
-
-
-def setup(product="910B"):
-    emu.configure(product, functional=True)
-    import emu.acl as acl
-    assert acl.init() == 0 and acl.rt.set_device(0) == 0
-    return acl
+pytestmark = pytest.mark.usefixtures(no_declared_models.__name__)
 
 
 def _beside(tmp_path: Path, text: str | bytes) -> Path:
@@ -90,7 +80,7 @@ def test_a_wrong_declaration_is_the_parse_error_with_a_one_line_message(tmp_path
     """Rule: aclmdlLoadFromFile of a model whose declaration is wrong in any way returns 145000
     (ModelHelper::LoadRootModel), and aclGetRecentErrMsg says, in one line, which file and what is wrong."""
     text, says = BAD[case]
-    acl = setup()
+    acl = acl_on()
     om = _beside(tmp_path, text)
     assert acl.mdl.load_from_file(str(om)) == (0, PARSE_ERROR)
     message = acl.get_recent_err_msg()
@@ -103,7 +93,7 @@ def test_every_api_that_reads_a_declaration_gives_the_parse_error(tmp_path, case
     """aclmdlLoadFromFileWithMem and aclmdlQuerySize (ModelManager::GetModelMemAndWeightSize) too; the bytes of a
     wrong declaration given to aclmdlLoadFromMem / aclmdlQuerySizeFromMem as well."""
     text, says = BAD[case]
-    acl = setup()
+    acl = acl_on()
     om = str(_beside(tmp_path, text))
     assert acl.mdl.load_from_file_with_mem(om, 0, 0, 0, 0) == (0, PARSE_ERROR)
     assert acl.mdl.query_size(om) == (0, 0, PARSE_ERROR)
@@ -116,7 +106,7 @@ def test_every_api_that_reads_a_declaration_gives_the_parse_error(tmp_path, case
 
 def test_a_failed_load_uses_a_model_id_and_a_failed_query_does_not(tmp_path):
     """ModelManager::LoadModelOffline: GenModelId, then LoadRootModel; the query parses without an id."""
-    acl = setup()
+    acl = acl_on()
     bad = str(_beside(tmp_path, "[[input]\n"))
     assert acl.mdl.query_size(bad)[-1] == PARSE_ERROR
     assert acl.mdl.load_from_file(bad) == (0, PARSE_ERROR)
@@ -126,7 +116,7 @@ def test_a_failed_load_uses_a_model_id_and_a_failed_query_does_not(tmp_path):
 
 def test_a_fifo_beside_the_model_is_the_parse_error_at_once(tmp_path):
     """A FIFO as X.om.toml is refused as not a regular file, without waiting for a writer."""
-    acl = setup()
+    acl = acl_on()
     os.mkfifo(tmp_path / "net.om.toml")
     box = {}
     t = threading.Thread(target=lambda: box.update(r=acl.mdl.load_from_file(str(tmp_path / "net.om")),

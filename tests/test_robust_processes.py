@@ -529,23 +529,14 @@ def test_sigterm_to_acl_emu_run_writes_the_c_programs_summary_and_trace(bins, tm
     assert "signal SIGTERM" in err
 
 
-def test_sigint_to_acl_emu_run_alone_stops_the_run(bins, tmp_path):
-    """SIGINT sent to the `acl-emu run` process alone (not its group) is passed on: the run stops with its summary
-    and trace, exit code 130."""
+@pytest.mark.parametrize("send", [os.kill, os.killpg], ids=["to-acl-emu-run-alone", "to-the-group"])
+def test_sigint_under_acl_emu_run_stops_the_run_with_its_summary(bins, tmp_path, send):
+    """SIGINT sent to the `acl-emu run` process alone (not its group) is passed on; sent to the process group
+    (`kill -INT -PGID`), the program dies of SIGINT, having written its summary and trace. Either way the run stops
+    with its summary and trace, and `acl-emu run` exits 130."""
     proc = _start([sys.executable, "-m", "emu", "run", "--out", str(tmp_path), str(bins / "looping")], bins)
     _await_line(proc.stdout, "ready")
-    os.kill(proc.pid, signal.SIGINT)
-    code, out, err = _finish(proc)
-    assert code == 130, out + err
-    _summary_written(err, tmp_path)
-
-
-def test_sigint_to_the_group_under_acl_emu_run_writes_the_summary(bins, tmp_path):
-    """SIGINT to the process group (`kill -INT -PGID`): the program dies of SIGINT, having written its summary and
-    trace; `acl-emu run` exits 130."""
-    proc = _start([sys.executable, "-m", "emu", "run", "--out", str(tmp_path), str(bins / "looping")], bins)
-    _await_line(proc.stdout, "ready")
-    os.killpg(proc.pid, signal.SIGINT)
+    send(proc.pid, signal.SIGINT)
     code, out, err = _finish(proc)
     assert code == 130, out + err
     _summary_written(err, tmp_path)
