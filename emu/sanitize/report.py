@@ -235,18 +235,18 @@ def _past_the_end(f: Finding, api: str, site: str) -> str:
 
 
 def _kernel_past_the_end(f: Finding, api: str, site: str) -> str:
-    """What to do about a kernel reaching past the bytes the program allocated."""
-    verb = "wrote" if f.modes[0] & WRITE else "read"  # (a write is what matters most)
+    """What to do about a kernel reaching past the bytes the program allocated (named by its write, if it wrote)."""
+    wrote = f.modes[0] & WRITE
+    who = f"block {f.extra['block']} of the {api} launched at {site} {'wrote' if wrote else 'read'}"
     if not f.extra.get("inside"):
-        return (f"block {f.extra['block']} of the {api} launched at {site} {verb} memory of no allocation of the "
-                f"device (freed, or between allocations); on an NPU that is an AI Core exception or another "
-                f"buffer's bytes. Check the kernel's offsets and the sizes it is given")
+        return (f"{who} memory of no allocation of the device (freed, or between allocations); on an NPU that is an "
+                f"AI Core exception or another buffer's bytes. Check the kernel's offsets and the sizes it is given")
     asked = f.extra["asked"]
-    return (f"block {f.extra['block']} of the {api} launched at {site} {verb} {f.hi - f.lo} bytes from offset "
-            f"{f.lo} of an allocation of {asked} bytes: past its end, in the rounding and padding the allocator "
-            f"added, which an NPU {'keeps without error (and another kernel may use the same bytes)' if verb == 'wrote' else 'reads without error'}. "
-            f"Keep the kernel's accesses (its tiling, the last block's tail) within {asked} bytes, or allocate "
-            f"{f.hi} bytes")
+    device = "keeps them without error (and another kernel may use the same bytes)" if wrote else \
+        "reads them without error"
+    return (f"{who} {f.hi - f.lo} bytes from offset {f.lo} of an allocation of {asked} bytes: past its end, in the "
+            f"rounding and padding the allocator added, which an NPU {device}. Keep the kernel's accesses (its "
+            f"tiling, the last block's tail) within {asked} bytes, or allocate {f.hi} bytes")
 
 
 def _the_wait(op) -> str:
